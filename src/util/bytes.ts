@@ -1,0 +1,54 @@
+import { CharmsError } from '../errors.js';
+
+const HEX = '0123456789abcdef';
+
+export function toHex(b: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < b.length; i++) s += HEX[b[i]! >> 4]! + HEX[b[i]! & 15]!;
+  return s;
+}
+
+/** Parses hex (either case, optional 0x). `what` names the field in the error. */
+export function fromHex(h: string, what = 'hex', expectedBytes?: number): Uint8Array {
+  let s = h.trim();
+  if (s.startsWith('0x') || s.startsWith('0X')) s = s.slice(2);
+  if (s.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(s))
+    throw new CharmsError('INVALID_INPUT', `${what}: not a valid hex string`);
+  if (expectedBytes !== undefined && s.length !== expectedBytes * 2)
+    throw new CharmsError(
+      'INVALID_INPUT',
+      `${what}: expected ${expectedBytes * 2} hex characters, got ${s.length}`,
+    );
+  const out = new Uint8Array(s.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(s.substr(i * 2, 2), 16);
+  return out;
+}
+
+export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Lexicographic comparison of byte strings (Rust's Ord for [u8]). */
+export function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+export const reversed = (b: Uint8Array): Uint8Array => Uint8Array.from(b).reverse();
+
+export const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
