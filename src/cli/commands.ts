@@ -1,0 +1,199 @@
+/**
+ * The `charms` command tree (one definition for parser, help and completions). Handlers are
+ * thin shells over library functions, loaded lazily so `--help` stays fast.
+ */
+import type { CommandDef, OptionDef } from './define.js';
+import { SHELLS } from './completions.js';
+
+const chainOpt = (help = 'Target chain'): OptionDef => ({ name: 'chain', value: 'CHAIN', choices: ['bitcoin', 'cardano'], default: 'bitcoin', help });
+const mockOpt = (help: string): OptionDef => ({ name: 'mock', help });
+
+const spellCheckOptions: OptionDef[] = [
+  { name: 'spell', value: 'FILE', default: '/dev/stdin', help: 'Spell YAML/JSON file' },
+  { name: 'private-inputs', value: 'FILE', help: 'YAML/JSON map tag/identity_hex/vk_hex -> app private input data' },
+  { name: 'beamed-from', value: 'STRING', help: 'YAML/JSON map input_index -> ["txid:vout"] or ["txid:vout", nonce]' },
+  { name: 'app-bins', value: 'WASM', repeatable: true, help: 'App .wasm binaries (repeatable)' },
+  { name: 'app-signatures', value: 'FILE', help: 'YAML/JSON map vk_hex -> {public_key, signature} for versioned apps' },
+  {
+    name: 'prev-txs',
+    value: 'HEX',
+    repeatable: true,
+    help: 'Prerequisite transactions: plain hex, YAML (!bitcoin/!cardano), JSON {"bitcoin": ...}, or a finality-proof object',
+  },
+  chainOpt(),
+  mockOpt('Accept mock proofs when resolving prerequisite spells'),
+];
+
+const lazy =
+  (load: () => Promise<{ default: NonNullable<CommandDef['run']> }>): NonNullable<CommandDef['run']> =>
+  async (a, ctx) =>
+    (await load()).default(a, ctx);
+
+export function commandTree(binName: string): CommandDef {
+  return {
+    name: binName,
+    about: 'Charms: programmable assets on Bitcoin and Cardano',
+    subcommands: [
+      {
+        name: 'server',
+        about: 'Start the proving server (POST /spells/prove, GET /ready)',
+        long: 'Start the proving server: POST /spells/prove and GET /ready over HTTP/1.1 and h2c on one port.\nMock mode (--mock or MOCK=1) proves locally and offline; real proving uses APP_ZK_PROVER / SPELL_ZK_PROVER.',
+        options: [
+          { name: 'ip', value: 'IP', default: '0.0.0.0', help: 'IP address to listen on' },
+          { name: 'port', value: 'PORT', default: '17784', help: 'Port to listen on' },
+          mockOpt('Serve mock proofs (offline, for development); same as MOCK=1'),
+        ],
+        run: lazy(() => import('./commands/server.js')),
+      },
+      {
+        name: 'query-server',
+        about: 'Start the spell-query service (GET/PUT /spells/<txid>) and the wallet page',
+        options: [
+          { name: 'ip', value: 'IP', default: '0.0.0.0', help: 'IP address to listen on' },
+          { name: 'port', value: 'PORT', default: '17785', help: 'Port to listen on' },
+          mockOpt('Also return mock spells'),
+        ],
+        run: lazy(() => import('./commands/query-server.js')),
+      },
+      {
+        name: 'spell',
+        about: 'Work with spells',
+        subcommands: [
+          {
+            name: 'check',
+            about: 'Check a spell: protocol rules and app contracts, without a proof',
+            options: spellCheckOptions,
+            run: lazy(() => import('./commands/spell-check.js')),
+          },
+          {
+            name: 'prove',
+            about: 'Prove a spell and print the unsigned transaction(s)',
+            options: [
+              ...spellCheckOptions.filter((o) => o.name !== 'mock'),
+              { name: 'change-address', value: 'ADDRESS', required: true, help: 'Change address on the target chain' },
+              { name: 'fee-rate', value: 'SATS_PER_VB', default: '2.0', help: 'Bitcoin fee rate in sats/vB (>= 1.0)' },
+              { name: 'collateral-utxo', aliases: ['collateral'], value: 'UTXO', help: 'Collateral UTXO txid:vout (required for Cardano)' },
+              { name: 'payload', help: 'Print the ProveRequest instead of proving' },
+              { name: 'output', short: 'o', value: 'FORMAT', choices: ['json', 'cbor'], default: 'json', help: 'Payload format with --payload' },
+              mockOpt('Prove locally in mock mode instead of calling the proving service'),
+            ],
+            run: lazy(() => import('./commands/spell-prove.js')),
+          },
+          {
+            name: 'vk',
+            about: 'Print the spell verification key JSON',
+            options: [mockOpt('Mock mode: adds "mock": true')],
+            run: lazy(() => import('./commands/spell-vk.js')),
+          },
+        ],
+      },
+      {
+        name: 'tx',
+        about: 'Work with transactions',
+        subcommands: [
+          {
+            name: 'show-spell',
+            about: 'Extract and verify the spell in a transaction',
+            options: [
+              { name: 'tx', value: 'HEX', required: true, help: 'Transaction hex' },
+              chainOpt('Chain of the transaction'),
+              { name: 'json', help: 'Print JSON instead of YAML' },
+              mockOpt('Accept mock proofs'),
+            ],
+            run: lazy(() => import('./commands/tx-show-spell.js')),
+          },
+        ],
+      },
+      {
+        name: 'app',
+        about: 'Work with apps',
+        subcommands: [
+          {
+            name: 'new',
+            about: 'Create a new app project',
+            args: [{ name: 'NAME', required: true, help: 'Project directory name' }],
+            options: [{ name: 'template', value: 'TEMPLATE', choices: ['rust', 'assemblyscript'], default: 'rust', help: 'Project template' }],
+            run: lazy(() => import('./commands/app-new.js')),
+          },
+          {
+            name: 'build',
+            about: 'Build the app to WebAssembly (wasm32-wasip1); prints the .wasm path',
+            run: lazy(() => import('./commands/app-build.js')),
+          },
+          {
+            name: 'vk',
+            about: 'Print the app verification key (SHA-256 of the binary or of the public key)',
+            args: [{ name: 'PATH', help: 'App .wasm binary' }],
+            options: [{ name: 'pubkey', value: 'FILE', help: 'Public key file (hex, or an app-key JSON)' }],
+            run: lazy(() => import('./commands/app-vk.js')),
+          },
+          {
+            name: 'keygen',
+            about: 'Generate a BIP-340 key pair for a versioned app',
+            options: [{ name: 'out', value: 'FILE', help: 'Output file [default: .svc/app-key.json]' }],
+            run: lazy(() => import('./commands/app-keygen.js')),
+          },
+          {
+            name: 'sign',
+            about: 'Sign an app binary (Schnorr over SHA-256 of the binary)',
+            options: [
+              { name: 'key', value: 'FILE', help: 'Key file [default: .svc/app-key.json]' },
+              { name: 'bin', value: 'WASM', help: 'App binary [default: the release build output]' },
+              { name: 'out', value: 'FILE', help: 'Output file [default: <wasm>.sig.yaml]; .yaml/.yml: map vk -> signature, else one JSON signature' },
+            ],
+            run: lazy(() => import('./commands/app-sign.js')),
+          },
+          {
+            name: 'verify',
+            about: 'Verify app binary signatures',
+            options: [
+              { name: 'bin', value: 'WASM', help: 'App binary [default: the release build output]' },
+              { name: 'sig', value: 'FILE', help: 'Signature file [default: <wasm>.sig.yaml]' },
+            ],
+            run: lazy(() => import('./commands/app-verify.js')),
+          },
+        ],
+      },
+      {
+        name: 'wallet',
+        about: 'Wallet commands (Bitcoin, via bitcoin-cli)',
+        subcommands: [
+          {
+            name: 'list',
+            about: 'List wallet UTXOs carrying charms',
+            options: [{ name: 'json', help: 'Print JSON instead of YAML' }, mockOpt('Accept mock proofs')],
+            run: lazy(() => import('./commands/wallet-list.js')),
+          },
+        ],
+      },
+      {
+        name: 'util',
+        about: 'Utilities',
+        subcommands: [
+          {
+            name: 'dest',
+            about: 'Compute the hex `dest` for tx.coins[].dest',
+            options: [
+              { name: 'addr', value: 'ADDRESS', help: 'Address (auto-detected: Cardano first, then Bitcoin)' },
+              { name: 'apps', value: 'APP', repeatable: true, help: 'App keys tag/identity/vk: the Cardano proxy-script address' },
+              { name: 'chain', value: 'CHAIN', choices: ['bitcoin', 'cardano'], help: 'Chain of the address' },
+            ],
+            run: lazy(() => import('./commands/util-dest.js')),
+          },
+          {
+            name: 'install-circuit-files',
+            about: 'Install the proving circuit artifacts (Groth16)',
+            hidden: true,
+            run: lazy(() => import('./commands/util-install-circuit-files.js')),
+          },
+        ],
+      },
+      {
+        name: 'completions',
+        about: 'Print shell completions',
+        args: [{ name: 'SHELL', required: true, choices: [...SHELLS], help: 'Shell' }],
+        run: lazy(() => import('./commands/completions.js')),
+      },
+    ],
+  };
+}

@@ -1,0 +1,27 @@
+import type { CommandDef } from '../define.js';
+import { optFlag, optString } from '../io.js';
+import { CharmsError } from '../../errors.js';
+import { fromHex } from '../../util/bytes.js';
+import { extractAndVerifySpell, spellToJson, spellToYaml } from '../../verify/index.js';
+import { parseChain } from '../../model/request.js';
+
+/**
+ * Prints the verified spell (YAML, or JSON with --json). A transaction without a valid spell is
+ * not an error: "No spell found in the transaction" on stderr, exit 0 (as the reference).
+ * Unparseable hex or an unsupported chain is an error (exit 1).
+ */
+const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
+  const chain = parseChain(optString(a, 'chain') ?? 'bitcoin', '--chain');
+  const bytes = fromHex(optString(a, 'tx')!, '--tx');
+  let spell;
+  try {
+    spell = extractAndVerifySpell(chain === 'bitcoin' ? { bitcoin: bytes } : { cardano: bytes }, optFlag(a, 'mock'));
+  } catch (e) {
+    if (e instanceof CharmsError && (e.code === 'INVALID_TX' || e.code === 'UNSUPPORTED') && !/version/.test(e.message)) throw e;
+    if (ctx.env.CHARMS_DEBUG) ctx.stderr(`${(e as Error).message}\n`);
+    ctx.stderr('No spell found in the transaction\n');
+    return 0;
+  }
+  ctx.stdout(optFlag(a, 'json') ? spellToJson(spell) + '\n' : spellToYaml(spell));
+};
+export default run;

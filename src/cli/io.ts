@@ -1,0 +1,44 @@
+/** File and input helpers shared by CLI commands. */
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { CharmsError } from '../errors.js';
+import type { CliContext, ParsedArgs } from './define.js';
+
+export const optString = (a: ParsedArgs, name: string): string | undefined => {
+  const v = a.opts[name];
+  return typeof v === 'string' ? v : undefined;
+};
+export const optList = (a: ParsedArgs, name: string): string[] => {
+  const v = a.opts[name];
+  return Array.isArray(v) ? v : typeof v === 'string' ? [v] : [];
+};
+export const optFlag = (a: ParsedArgs, name: string): boolean => a.opts[name] === true;
+
+export function readFileBytes(path: string, what: string): Uint8Array {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    throw new CharmsError('IO', `cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+export const readFileText = (path: string, what: string): string => new TextDecoder().decode(readFileBytes(path, what));
+
+/**
+ * The project's settings directory: `.svc/` (ours), falling back to the reference's `.charms/`
+ * when only that one exists.
+ */
+export function settingsDir(cwd: string): string {
+  const ours = join(cwd, '.svc');
+  const theirs = join(cwd, '.charms');
+  if (!existsSync(ours) && existsSync(theirs)) return theirs;
+  return ours;
+}
+
+export const defaultKeyFile = (cwd: string): string => join(settingsDir(cwd), 'app-key.json');
+
+/** Reads `--spell` style inputs: a path, `/dev/stdin` or `-` meaning stdin. */
+export async function readInput(ctx: CliContext, path: string, what: string): Promise<string> {
+  if (path === '-' || path === '/dev/stdin') return new TextDecoder().decode(await ctx.readStdin());
+  return readFileText(resolve(ctx.cwd, path), what);
+}

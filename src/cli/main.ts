@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import { CharmsError } from '../errors.js';
+import type { CliContext } from './define.js';
+import { commandTree } from './commands.js';
+import { helpText, parseArgv } from './parse.js';
+
+const pkgVersion = (): string => {
+  try {
+    return JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+  } catch {
+    return 'unknown';
+  }
+};
+
+async function readStdin(): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Runs the CLI; never throws: errors become one line on stderr and a non-zero exit code. */
+export async function main(binName: string, prover: boolean, argv = process.argv.slice(2)): Promise<number> {
+  const ctx: CliContext = {
+    prover,
+    stdout: (s) => void process.stdout.write(s),
+    stderr: (s) => void process.stderr.write(s),
+    env: process.env,
+    cwd: process.cwd(),
+    readStdin,
+  };
+  const root = commandTree(binName);
+  try {
+    const r = parseArgv(root, argv);
+    if (r.version) {
+      ctx.stdout(`${binName} ${pkgVersion()}\n`);
+      return 0;
+    }
+    const cmd = r.path[r.path.length - 1]!;
+    if (r.help || !cmd.run) {
+      ctx.stdout(helpText(r.path));
+      return 0;
+    }
+    return (await cmd.run(r.parsed, ctx)) ?? 0;
+  } catch (e) {
+    const msg = e instanceof CharmsError ? e.fullMessage : e instanceof Error ? e.message : String(e);
+    ctx.stderr(`Error: ${msg.replace(/\s*\n\s*/g, ' ')}\n`);
+    if (process.env.CHARMS_DEBUG && e instanceof Error) ctx.stderr(`${e.stack}\n`);
+    return e instanceof CharmsError && e.code === 'INVALID_INPUT' ? 2 : 1;
+  }
+}
+
+/** Entry used by the bin scripts: flushes output before exiting. */
+export function runMain(binName: string, prover: boolean): void {
+  main(binName, prover).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e) => {
+      process.stderr.write(`Error: ${String(e)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,154 @@
+import { CharmsError } from '../errors.js';
+import type { CommandDef, OptionDef, ParsedArgs } from './define.js';
+
+export interface Resolved {
+  path: CommandDef[];
+  parsed: ParsedArgs;
+  help: boolean;
+  version: boolean;
+}
+
+const usage = (msg: string): CharmsError => new CharmsError('INVALID_INPUT', msg);
+
+function findOption(cmd: CommandDef, name: string): OptionDef | undefined {
+  return cmd.options?.find((o) => o.name === name || o.aliases?.includes(name));
+}
+
+/** Walks subcommands, then parses options and positionals of the leaf command. */
+export function parseArgv(root: CommandDef, argv: string[]): Resolved {
+  const path: CommandDef[] = [root];
+  let i = 0;
+  let help = false;
+  let version = false;
+  // descend into subcommands (global flags --help/--version allowed anywhere before)
+  while (i < argv.length) {
+    const cur = path[path.length - 1]!;
+    const a = argv[i]!;
+    if (a === '-h' || a === '--help') {
+      help = true;
+      i++;
+      continue;
+    }
+    if (a === '-V' || a === '--version') {
+      version = true;
+      i++;
+      continue;
+    }
+    if (a === 'help' && cur.subcommands) {
+      help = true;
+      i++;
+      continue;
+    }
+    if (!cur.subcommands || a.startsWith('-')) break;
+    const sub = cur.subcommands.find((c) => c.name === a);
+    if (!sub) throw usage(`unrecognized subcommand '${a}' for '${path.map((c) => c.name).join(' ')}'`);
+    path.push(sub);
+    i++;
+  }
+  const cmd = path[path.length - 1]!;
+  const parsed: ParsedArgs = { opts: {}, args: [] };
+  if (cmd.subcommands && !cmd.run) {
+    if (i < argv.length && !help) throw usage(`unexpected argument '${argv[i]}'`);
+    return { path, parsed, help: true, version };
+  }
+  let onlyPositional = false;
+  for (; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (!onlyPositional && a === '--') {
+      onlyPositional = true;
+      continue;
+    }
+    if (!onlyPositional && (a === '-h' || a === '--help')) {
+      help = true;
+      continue;
+    }
+    if (!onlyPositional && a.startsWith('-') && a.length > 1) {
+      let name: string;
+      let inline: string | undefined;
+      let opt: OptionDef | undefined;
+      if (a.startsWith('--')) {
+        const eq = a.indexOf('=');
+        name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
+        inline = eq >= 0 ? a.slice(eq + 1) : undefined;
+        opt = findOption(cmd, name);
+      } else {
+        name = a.slice(1, 2);
+        inline = a.length > 2 ? a.slice(2) : undefined;
+        opt = cmd.options?.find((o) => o.short === name);
+      }
+      if (!opt) throw usage(`unexpected argument '${a}' for '${path.map((c) => c.name).join(' ')}' (see --help)`);
+      if (!opt.value) {
+        if (inline !== undefined) throw usage(`--${opt.name} takes no value`);
+        parsed.opts[opt.name] = true;
+        continue;
+      }
+      let val = inline;
+      if (val === undefined) {
+        if (i + 1 >= argv.length) throw usage(`a value is required for '--${opt.name} <${opt.value}>'`);
+        val = argv[++i]!;
+      }
+      if (opt.choices && !opt.choices.includes(val))
+        throw usage(`invalid value '${val}' for '--${opt.name}': possible values: ${opt.choices.join(', ')}`);
+      if (opt.repeatable) {
+        const prev = parsed.opts[opt.name];
+        const list = Array.isArray(prev) ? prev : [];
+        list.push(val);
+        // `--app-bins a b c` style: keep taking values until the next option
+        while (i + 1 < argv.length && !argv[i + 1]!.startsWith('-')) list.push(argv[++i]!);
+        parsed.opts[opt.name] = list;
+      } else {
+        if (parsed.opts[opt.name] !== undefined) throw usage(`'--${opt.name}' cannot be used multiple times`);
+        parsed.opts[opt.name] = val;
+      }
+      continue;
+    }
+    parsed.args.push(a);
+  }
+  if (help || version) return { path, parsed, help, version };
+  const defs = cmd.args ?? [];
+  const variadic = defs.some((d) => d.variadic);
+  if (!variadic && parsed.args.length > defs.length) throw usage(`unexpected argument '${parsed.args[defs.length]}'`);
+  defs.forEach((d, idx) => {
+    if (d.required && parsed.args[idx] === undefined) throw usage(`the required argument <${d.name}> was not provided`);
+    const val = parsed.args[idx];
+    if (val !== undefined && d.choices && !d.choices.includes(val))
+      throw usage(`invalid value '${val}' for <${d.name}>: possible values: ${d.choices.join(', ')}`);
+  });
+  for (const o of cmd.options ?? []) {
+    if (parsed.opts[o.name] === undefined && o.default !== undefined && o.value) parsed.opts[o.name] = o.default;
+    if (o.required && parsed.opts[o.name] === undefined) throw usage(`the required option '--${o.name} <${o.value}>' was not provided`);
+  }
+  return { path, parsed, help, version };
+}
+
+export function helpText(path: CommandDef[]): string {
+  const cmd = path[path.length - 1]!;
+  const full = path.map((c) => c.name).join(' ');
+  const lines: string[] = [cmd.long ?? cmd.about, ''];
+  const argsUsage = (cmd.args ?? []).map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`) + (a.variadic ? '...' : '')).join(' ');
+  lines.push(`Usage: ${full}${cmd.options?.length ? ' [OPTIONS]' : ''}${cmd.subcommands ? ' <COMMAND>' : ''}${argsUsage ? ' ' + argsUsage : ''}`);
+  const subs = (cmd.subcommands ?? []).filter((s) => !s.hidden);
+  if (subs.length) {
+    lines.push('', 'Commands:');
+    const w = Math.max(...subs.map((s) => s.name.length));
+    for (const s of subs) lines.push(`  ${s.name.padEnd(w)}  ${s.about}`);
+  }
+  if (cmd.args?.length) {
+    lines.push('', 'Arguments:');
+    for (const a of cmd.args) lines.push(`  ${(a.required ? `<${a.name}>` : `[${a.name}]`).padEnd(20)}  ${a.help}`);
+  }
+  const opts = (cmd.options ?? []).filter((o) => !o.hidden);
+  lines.push('', 'Options:');
+  const fmt = (o: OptionDef) =>
+    `${o.short ? `-${o.short}, ` : '    '}--${o.name}${o.value ? ` <${o.value}>` : ''}`;
+  const w = Math.max(14, ...opts.map((o) => fmt(o).length));
+  for (const o of opts) {
+    let h = o.help;
+    if (o.aliases?.length) h += ` [aliases: ${o.aliases.map((a) => '--' + a).join(', ')}]`;
+    if (o.default !== undefined) h += ` [default: ${o.default}]`;
+    if (o.choices) h += ` [possible values: ${o.choices.join(', ')}]`;
+    lines.push(`  ${fmt(o).padEnd(w)}  ${h}`);
+  }
+  lines.push(`  ${'-h, --help'.padEnd(w)}  Print help`);
+  return lines.join('\n') + '\n';
+}

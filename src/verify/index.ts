@@ -1,0 +1,37 @@
+/**
+ * charms-ts/verify: the browser-safe read side. Given a chain-tagged transaction, find the
+ * spell it carries and verify its proof. Imports no Node built-ins.
+ *
+ *   import { extractAndVerifySpell } from 'charms-ts/verify';
+ *   const spell = extractAndVerifySpell({ bitcoin: txHex }, false);
+ */
+import { CharmsError } from '../errors.js';
+import { fromHex } from '../util/bytes.js';
+import { spellToValue, type NormalizedSpell } from '../model/spell.js';
+import { toJsonPretty } from '../codec/json.js';
+import { toYaml } from '../codec/yaml.js';
+import { extractAndVerifyBitcoin } from './bitcoin.js';
+import { extractAndVerifyCardano } from './cardano.js';
+
+export type TxInput = { bitcoin: string | Uint8Array } | { cardano: string | Uint8Array };
+
+const bytesOf = (x: string | Uint8Array, what: string): Uint8Array => (typeof x === 'string' ? fromHex(x, what) : x);
+
+/**
+ * Returns the spell (with `tx.ins`/`tx.coins` recovered from the transaction) if the transaction
+ * carries a spell with a valid proof; throws a CharmsError otherwise. Mock proofs are accepted
+ * only when `mock` is true.
+ */
+export function extractAndVerifySpell(tx: TxInput, mock = false): NormalizedSpell {
+  if ('bitcoin' in tx) return extractAndVerifyBitcoin(bytesOf(tx.bitcoin, 'bitcoin tx'), mock);
+  if ('cardano' in tx) return extractAndVerifyCardano(bytesOf(tx.cardano, 'cardano tx'), mock);
+  throw new CharmsError('INVALID_INPUT', 'expected {bitcoin: hex} or {cardano: hex}');
+}
+
+/** The spell as `tx show-spell --json` prints it (serde_json pretty, no trailing newline). */
+export const spellToJson = (s: NormalizedSpell): string => toJsonPretty(spellToValue(s, true));
+/** The spell as `tx show-spell` prints it (serde_yaml). */
+export const spellToYaml = (s: NormalizedSpell): string => toYaml(spellToValue(s, true));
+
+export type { NormalizedSpell } from '../model/spell.js';
+export { CharmsError } from '../errors.js';
