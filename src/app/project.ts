@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CharmsError } from '../errors.js';
 
 export type ProjectKind = 'rust' | 'assemblyscript';
@@ -38,6 +39,21 @@ function run(cmd: string, args: string[], dir: string, installHint: string, log:
   if (r.status !== 0) throw new CharmsError('IO', `${cmd} ${args.join(' ')} failed (exit ${r.status ?? r.signal})`);
 }
 
+/**
+ * The AssemblyScript compiler: the project's own (`npm install` in the app), else the one
+ * installed with charms-ts, if any.
+ */
+function findAsc(dir: string): string {
+  const own = join(dir, 'node_modules', 'assemblyscript', 'bin', 'asc.js');
+  if (existsSync(own)) return own;
+  try {
+    // the package exports no bin path: locate it from the main entry (dist/assemblyscript.js)
+    return fileURLToPath(new URL('../bin/asc.js', import.meta.resolve('assemblyscript')));
+  } catch {
+    throw new CharmsError('IO', 'AssemblyScript compiler not installed: run `npm install` in the app directory');
+  }
+}
+
 /** Builds the app in release mode and returns the path of the .wasm. */
 export async function buildApp(dir: string, log: (s: string) => void): Promise<string> {
   const kind = projectKind(dir);
@@ -50,9 +66,8 @@ export async function buildApp(dir: string, log: (s: string) => void): Promise<s
       log,
     );
   } else {
-    const asc = join(dir, 'node_modules', '.bin', 'asc');
-    if (!existsSync(asc)) throw new CharmsError('IO', 'AssemblyScript compiler not installed: run `npm install` in the app directory');
-    run(asc, ['assembly/index.ts', '--target', 'release'], dir, 'run `npm install` in the app directory', log);
+    const asc = findAsc(dir);
+    run(process.execPath, [asc, 'assembly/index.ts', '--target', 'release'], dir, 'run `npm install` in the app directory', log);
   }
   const wasm = releaseWasmPath(dir);
   if (!existsSync(wasm)) throw new CharmsError('IO', `build finished but ${wasm} is missing`);

@@ -22,6 +22,6 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     ctx.stderr('No spell found in the transaction\n');
     return 0;
   }
-  ctx.stdout(optFlag(a, 'json') ? spellToJson(spell) + '\n' : spellToYaml(spell));
+  ctx.stdout(optFlag(a, 'json') ? spellToJson(spell) : spellToYaml(spell)); // JSON: no trailing newline, as the reference
 };
 export default run;

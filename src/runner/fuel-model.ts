@@ -1,0 +1,756 @@
+/**
+ * Static fuel model of wasmi 1.1.0 (the reference engine, `consume_fuel` on, default costs).
+ *
+ * wasmi translates wasm into a register IR and places one `ConsumeFuel` instruction at each
+ * function entry, loop header, `if` arm and `else` arm. Each carries the static sum of the IR
+ * instructions charged to that region (each costs 1), paid whenever the region is entered.
+ * This module replays the parts of wasmi's translator that decide how many IR instructions a
+ * wasm instruction becomes: operands that are locals/constants are folded into instructions,
+ * compares fuse into the following branch/select, `local.set` rewrites the previous result,
+ * constants that must live in registers cost a copy, and so on. Unusual corners (multi-value
+ * `if` without `else`, constant-folded traps) are approximated; the runner's docs say so.
+ */
+import { funcTypeOf, type FuncType, type ParsedModule, type ValType } from './wasm-module.js';
+import type { BlockType, DecodedBody, Instr } from './wasm-code.js';
+
+/** Fuel charged per byte of a function body the first time it is called (7 translate + 2 validate). */
+export const COMPILE_FUEL_PER_BYTE = 9;
+
+export interface FunctionFuel {
+  /** Fuel for lazily compiling the function: 9 × body size. */
+  compileFuel: number;
+  /** Region cost at function entry (includes its own ConsumeFuel). */
+  entryFuel: number;
+  /**
+   * Region costs keyed by the index (in `DecodedBody.instrs`) of the `loop`, `if` or `else`
+   * instruction that opens the region; the charge goes right after that instruction.
+   */
+  regionFuel: Map<number, number>;
+}
+
+type Value = number | bigint | null | undefined; // undefined = constant of unknown value
+
+type Operand =
+  | { k: 'local'; ty: ValType; idx: number }
+  | { k: 'temp'; ty: ValType; origin: number }
+  | { k: 'imm'; ty: ValType; v: Value };
+
+type LastKind = 'cmp' | 'result' | 'copy' | 'copy2' | 'other';
+
+interface Frame {
+  kind: 'func' | 'block' | 'loop' | 'if' | 'else' | 'dead';
+  region: number;
+  height: number;
+  params: number;
+  results: ValType[];
+  branched: boolean;
+  /** `if`: which arms are reachable. */
+  reach?: 'both' | 'then' | 'else';
+  thenEndReachable?: boolean;
+  elseStack?: Operand[];
+}
+
+function blockSig(m: ParsedModule, bt: BlockType | undefined): FuncType {
+  if (!bt || bt.kind === 'empty') return { params: [], results: [] };
+  if (bt.kind === 'value') return { params: [], results: [bt.type] };
+  return m.types[bt.index] ?? { params: [], results: [] };
+}
+
+// ---- constant evaluation (only what decides branches/encodings) ----------------------------
+
+const I32_BIN: Record<number, (a: number, b: number) => number | undefined> = {
+  0x46: (a, b) => +(a === b), 0x47: (a, b) => +(a !== b),
+  0x48: (a, b) => +(a < b), 0x49: (a, b) => +(a >>> 0 < b >>> 0),
+  0x4a: (a, b) => +(a > b), 0x4b: (a, b) => +(a >>> 0 > b >>> 0),
+  0x4c: (a, b) => +(a <= b), 0x4d: (a, b) => +(a >>> 0 <= b >>> 0),
+  0x4e: (a, b) => +(a >= b), 0x4f: (a, b) => +(a >>> 0 >= b >>> 0),
+  0x6a: (a, b) => (a + b) | 0, 0x6b: (a, b) => (a - b) | 0, 0x6c: (a, b) => Math.imul(a, b),
+  0x71: (a, b) => a & b, 0x72: (a, b) => a | b, 0x73: (a, b) => a ^ b,
+  0x74: (a, b) => a << b, 0x75: (a, b) => a >> b, 0x76: (a, b) => (a >>> b) | 0,
+};
+const I64_BIN: Record<number, (a: bigint, b: bigint) => bigint> = {
+  0x7c: (a, b) => a + b, 0x7d: (a, b) => a - b, 0x7e: (a, b) => a * b,
+  0x83: (a, b) => a & b, 0x84: (a, b) => a | b, 0x85: (a, b) => a ^ b,
+  0x86: (a, b) => a << (b & 63n),
+};
+const I64_CMP: Record<number, (a: bigint, b: bigint) => boolean> = {
+  0x51: (a, b) => a === b, 0x52: (a, b) => a !== b,
+  0x53: (a, b) => a < b, 0x54: (a, b) => BigInt.asUintN(64, a) < BigInt.asUintN(64, b),
+  0x55: (a, b) => a > b, 0x56: (a, b) => BigInt.asUintN(64, a) > BigInt.asUintN(64, b),
+  0x57: (a, b) => a <= b, 0x58: (a, b) => BigInt.asUintN(64, a) <= BigInt.asUintN(64, b),
+  0x59: (a, b) => a >= b, 0x5a: (a, b) => BigInt.asUintN(64, a) >= BigInt.asUintN(64, b),
+};
+
+function evalBinary(op: number, a: Value, b: Value): Value {
+  if (typeof a === 'number' && typeof b === 'number' && I32_BIN[op]) return I32_BIN[op]!(a, b);
+  if (typeof a === 'bigint' && typeof b === 'bigint') {
+    if (I64_BIN[op]) return BigInt.asIntN(64, I64_BIN[op]!(a, b));
+    if (I64_CMP[op]) return +I64_CMP[op]!(a, b);
+  }
+  return undefined;
+}
+
+function evalUnary(op: number, a: Value): Value {
+  if (op === 0x45 && typeof a === 'number') return +(a === 0);
+  if (op === 0x50 && typeof a === 'bigint') return +(a === 0n);
+  if (op === 0xa7 && typeof a === 'bigint') return Number(BigInt.asIntN(32, a));
+  if (op === 0xac && typeof a === 'number') return BigInt(a);
+  if (op === 0xad && typeof a === 'number') return BigInt(a >>> 0);
+  return undefined;
+}
+
+// ---- opcode classification ------------------------------------------------------------------
+
+/** Result type of a unary/binary numeric opcode, and its arity. */
+function numericSig(op: number): { arity: 1 | 2; result: ValType; cmp: boolean } | undefined {
+  if (op === 0x45 || op === 0x50) return { arity: 1, result: 'i32', cmp: false };
+  if ((op >= 0x46 && op <= 0x4f) || (op >= 0x51 && op <= 0x66)) return { arity: 2, result: 'i32', cmp: true };
+  if (op >= 0x67 && op <= 0x69) return { arity: 1, result: 'i32', cmp: false };
+  if (op >= 0x6a && op <= 0x78) return { arity: 2, result: 'i32', cmp: op >= 0x71 && op <= 0x73 };
+  if (op >= 0x79 && op <= 0x7b) return { arity: 1, result: 'i64', cmp: false };
+  if (op >= 0x7c && op <= 0x8a) return { arity: 2, result: 'i64', cmp: op >= 0x83 && op <= 0x85 };
+  if (op >= 0x8b && op <= 0x91) return { arity: 1, result: 'f32', cmp: false };
+  if (op >= 0x92 && op <= 0x98) return { arity: 2, result: 'f32', cmp: false };
+  if (op >= 0x99 && op <= 0x9f) return { arity: 1, result: 'f64', cmp: false };
+  if (op >= 0xa0 && op <= 0xa6) return { arity: 2, result: 'f64', cmp: false };
+  if (op === 0xa7 || (op >= 0xa8 && op <= 0xab) || op === 0xbc || op === 0xc0 || op === 0xc1)
+    return { arity: 1, result: 'i32', cmp: false };
+  if ((op >= 0xac && op <= 0xb1) || op === 0xbd || (op >= 0xc2 && op <= 0xc4))
+    return { arity: 1, result: 'i64', cmp: false };
+  if ((op >= 0xb2 && op <= 0xb6) || op === 0xbe) return { arity: 1, result: 'f32', cmp: false };
+  if ((op >= 0xb7 && op <= 0xbb) || op === 0xbf) return { arity: 1, result: 'f64', cmp: false };
+  if (op >= 0xfc00 && op <= 0xfc03) return { arity: 1, result: 'i32', cmp: false };
+  if (op >= 0xfc04 && op <= 0xfc07) return { arity: 1, result: 'i64', cmp: false };
+  return undefined;
+}
+
+const LOAD_TYPES: ValType[] = [
+  'i32', 'i64', 'f32', 'f64', 'i32', 'i32', 'i32', 'i32', 'i64', 'i64', 'i64', 'i64', 'i64', 'i64',
+];
+
+/** Whether wasmi can encode a register copy of this constant inline (else: constant slot, no copy). */
+function copyImmInline(ty: ValType, v: Value): boolean {
+  if (ty === 'i32' || ty === 'f32') return true;
+  if (ty === 'i64') return typeof v === 'bigint' ? v >= -(2n ** 31n) && v < 2n ** 31n : true;
+  if (ty === 'f64') return typeof v === 'number' ? Math.fround(v) === v || Number.isNaN(v) : true;
+  return false;
+}
+
+// ---- the translator replay ------------------------------------------------------------------
+
+class FuelReplay {
+  private stack: Operand[] = [];
+  private frames: Frame[] = [];
+  private reachable = true;
+  private nextId = 0;
+  private last: { id: number; kind: LastKind; result?: number; value?: number } | undefined;
+  private regionCost: number[] = [];
+  private regionAt = new Map<number, number>(); // instr index → region id
+  private readonly localTypes: ValType[];
+
+  constructor(
+    private readonly m: ParsedModule,
+    private readonly type: FuncType,
+    body: DecodedBody,
+  ) {
+    this.localTypes = [...type.params, ...body.locals];
+  }
+
+  run(instrs: Instr[]): { entry: number; regions: Map<number, number> } {
+    const entry = this.newRegion();
+    this.frames.push({ kind: 'func', region: entry, height: 0, params: 0, results: this.type.results, branched: false });
+    for (let i = 0; i < instrs.length; i++) this.step(instrs[i]!, i);
+    const regions = new Map<number, number>();
+    for (const [at, id] of this.regionAt) regions.set(at, this.regionCost[id]!);
+    return { entry: this.regionCost[entry]!, regions };
+  }
+
+  private get top(): Frame {
+    return this.frames[this.frames.length - 1]!;
+  }
+
+  /** Region of the innermost live frame (wasmi's `stack.consume_fuel_instr()`). */
+  private get region(): number {
+    for (let i = this.frames.length - 1; i >= 0; i--)
+      if (this.frames[i]!.kind !== 'dead') return this.frames[i]!.region;
+    return 0;
+  }
+
+  private newRegion(at?: number): number {
+    const id = this.regionCost.length;
+    this.regionCost.push(1); // the ConsumeFuel instruction itself
+    if (at !== undefined) this.regionAt.set(at, id);
+    this.last = { id: this.nextId++, kind: 'other' };
+    return id;
+  }
+
+  private emit(kind: LastKind, region = this.region, cost = 1): number {
+    this.regionCost[region]! += cost;
+    const id = this.nextId++;
+    this.last = { id, kind };
+    return id;
+  }
+
+  private pushResult(ty: ValType, kind: LastKind): void {
+    const id = this.emit(kind);
+    this.stack.push({ k: 'temp', ty, origin: id });
+  }
+
+  private pop(): Operand {
+    return this.stack.pop() ?? { k: 'temp', ty: 'i32', origin: -1 };
+  }
+
+  private slotOf(o: Operand, pos: number): number {
+    if (o.k === 'local') return o.idx;
+    if (o.k === 'temp') return this.localTypes.length + pos;
+    return -1 - pos; // function-local constant slot
+  }
+
+  /** A register copy `result ← value`; merges with a preceding copy into `copy2` like wasmi. */
+  private copy(result: number, value: Operand, valuePos: number, region = this.region): void {
+    if (value.k === 'imm' && copyImmInline(value.ty, value.v)) {
+      this.emit('other', region);
+      return;
+    }
+    const valueSlot = this.slotOf(value, valuePos);
+    const l = this.last;
+    if (
+      l &&
+      l.kind === 'copy' &&
+      l.result !== undefined &&
+      valueSlot !== l.result &&
+      (result === l.result + 1 || result === l.result - 1)
+    ) {
+      this.last = { id: l.id, kind: 'copy2' };
+      return;
+    }
+    const id = this.emit('copy', region);
+    this.last = { id, kind: 'copy', result, value: valueSlot };
+  }
+
+  /** wasmi `immediate_to_reg`: constants not encodable inline get a register copy. */
+  private immToReg(o: Operand): void {
+    if (o.k === 'imm' && copyImmInline(o.ty, o.v)) this.emit('other');
+  }
+
+  private preserveAllLocals(): void {
+    for (let p = 0; p < this.stack.length; p++) {
+      const o = this.stack[p]!;
+      if (o.k !== 'local') continue;
+      this.copy(this.localTypes.length + p, o, p);
+      this.stack[p] = { k: 'temp', ty: o.ty, origin: -1 };
+    }
+  }
+
+  private isFusableCmp(o: Operand): boolean {
+    return o.k === 'temp' && this.last !== undefined && o.origin === this.last.id && this.last.kind === 'cmp';
+  }
+
+  /** Conditional branch on `cond` (`br_if`/`if` lowering): fused into the compare when possible. */
+  private branchOn(cond: Operand): void {
+    if (this.isFusableCmp(cond)) {
+      this.last = { id: this.nextId++, kind: 'other' }; // fused branch replaces the compare
+      return;
+    }
+    this.emit('other');
+  }
+
+  private branchParams(f: Frame): number {
+    return f.kind === 'loop' ? f.params : f.results.length;
+  }
+
+  /** Copies the top `n` operands into the result slots of frame `f` (no-ops skipped). */
+  private copyBranchValues(f: Frame, region = this.region): void {
+    const n = this.branchParams(f);
+    const base = this.stack.length - n;
+    for (let i = 0; i < n; i++) {
+      const pos = base + i;
+      const o = this.stack[pos];
+      if (!o) continue;
+      const target = this.localTypes.length + f.height + i;
+      if (o.k === 'temp' && pos === f.height + i) continue;
+      this.copy(target, o, pos, region);
+    }
+  }
+
+  private encodeReturn(region = this.region): void {
+    this.emit('other', region);
+  }
+
+  private pushFrameResults(f: Frame): void {
+    this.stack.length = Math.min(this.stack.length, f.height);
+    for (const ty of f.results) this.stack.push({ k: 'temp', ty, origin: -1 });
+  }
+
+  private resetLast(): void {
+    this.last = undefined;
+  }
+
+  private br(depth: number): void {
+    const f = this.frames[this.frames.length - 1 - depth];
+    if (!f) return;
+    if (f.kind === 'func') {
+      this.encodeReturn();
+    } else {
+      f.branched = true;
+      this.copyBranchValues(f);
+      this.emit('other');
+    }
+    this.reachable = false;
+  }
+
+  private step(ins: Instr, index: number): void {
+    const op = ins.op;
+    // Structured control first: these run even in unreachable code.
+    switch (op) {
+      case 0x02:
+      case 0x03:
+      case 0x04:
+        return this.open(ins, index);
+      case 0x05:
+        return this.else(index);
+      case 0x0b:
+        return this.end();
+    }
+    if (!this.reachable) return;
+    const num = numericSig(op);
+    if (num) return this.numeric(op, num);
+    switch (op) {
+      case 0x00: // unreachable → trap instruction
+        this.emit('other');
+        this.reachable = false;
+        return;
+      case 0x01:
+        return;
+      case 0x0c:
+        return this.br(ins.a);
+      case 0x0d:
+        return this.brIf(ins.a);
+      case 0x0e:
+        return this.brTable(ins);
+      case 0x0f:
+        this.encodeReturn();
+        this.reachable = false;
+        return;
+      case 0x10:
+      case 0x12:
+        return this.call(funcTypeOf(this.m, ins.a), 0, op === 0x12);
+      case 0x11:
+      case 0x13:
+        return this.call(this.m.types[ins.a] ?? { params: [], results: [] }, 1, op === 0x13);
+      case 0x1a:
+        this.pop();
+        return;
+      case 0x1b:
+      case 0x1c:
+        return this.select();
+      case 0x20:
+        this.stack.push({ k: 'local', ty: this.localTypes[ins.a] ?? 'i32', idx: ins.a });
+        return;
+      case 0x21:
+      case 0x22:
+        return this.localSet(ins.a, op === 0x22);
+      case 0x23: {
+        const g = this.m.globals[ins.a];
+        if (g && !g.mutable && g.constValue !== undefined) {
+          this.stack.push({ k: 'imm', ty: g.type, v: g.constValue });
+          return;
+        }
+        return this.pushResult(g?.type ?? 'i32', 'result');
+      }
+      case 0x24:
+        this.pop();
+        this.emit('other');
+        return;
+      case 0x25: // table.get
+        this.pop();
+        return this.pushResult('funcref', 'result');
+      case 0x26: // table.set
+        this.pop();
+        this.pop();
+        this.emit('other');
+        return;
+      case 0x3f:
+        return this.pushResult('i32', 'result');
+      case 0x40: {
+        const delta = this.pop();
+        if (!(delta.k === 'imm' && delta.v === 0)) this.immToReg(delta);
+        return this.pushResult('i32', 'result');
+      }
+      case 0x41:
+        this.stack.push({ k: 'imm', ty: 'i32', v: ins.a });
+        return;
+      case 0x42:
+        this.stack.push({ k: 'imm', ty: 'i64', v: ins.big });
+        return;
+      case 0x43:
+        this.stack.push({ k: 'imm', ty: 'f32', v: ins.f });
+        return;
+      case 0x44:
+        this.stack.push({ k: 'imm', ty: 'f64', v: ins.f });
+        return;
+      case 0xd0:
+        this.stack.push({ k: 'imm', ty: 'funcref', v: null });
+        return;
+      case 0xd1:
+        this.pop();
+        return this.pushResult('i32', 'result');
+      case 0xd2:
+        return this.pushResult('funcref', 'result');
+      case 0xfc08: // memory.init
+      case 0xfc0a: // memory.copy
+      case 0xfc0c: // table.init
+      case 0xfc0e: {
+        // table.copy
+        const len = this.pop();
+        const src = this.pop();
+        const dst = this.pop();
+        this.immToReg(dst);
+        this.immToReg(src);
+        this.immToReg(len);
+        this.emit('other');
+        return;
+      }
+      case 0xfc0b: {
+        // memory.fill: the byte value may stay an immediate
+        const len = this.pop();
+        this.pop();
+        const dst = this.pop();
+        this.immToReg(dst);
+        this.immToReg(len);
+        this.emit('other');
+        return;
+      }
+      case 0xfc09:
+      case 0xfc0d:
+        this.emit('other');
+        return;
+      case 0xfc0f: // table.grow
+        this.pop();
+        this.pop();
+        return this.pushResult('i32', 'result');
+      case 0xfc10:
+        return this.pushResult('i32', 'result');
+      case 0xfc11: // table.fill
+        this.pop();
+        this.pop();
+        this.pop();
+        this.emit('other');
+        return;
+    }
+    if (op >= 0x28 && op <= 0x35) {
+      this.pop();
+      return this.pushResult(LOAD_TYPES[op - 0x28]!, 'result');
+    }
+    if (op >= 0x36 && op <= 0x3e) {
+      this.pop();
+      this.pop();
+      this.emit('other');
+    }
+  }
+
+  private numeric(op: number, sig: { arity: 1 | 2; result: ValType; cmp: boolean }): void {
+    if (sig.arity === 1) {
+      const a = this.pop();
+      if (a.k === 'imm') {
+        this.stack.push({ k: 'imm', ty: sig.result, v: evalUnary(op, a.v) });
+        return;
+      }
+      if (op === 0x45 || op === 0x50) return this.eqzLike(a);
+      return this.pushResult(sig.result, 'result');
+    }
+    const b = this.pop();
+    const a = this.pop();
+    if (a.k === 'imm' && b.k === 'imm') {
+      this.stack.push({ k: 'imm', ty: sig.result, v: evalBinary(op, a.v, b.v) });
+      return;
+    }
+    // `x == 0` / `x != 0` on a fresh compare result: wasmi negates/keeps the compare in place.
+    const isEq = op === 0x46 || op === 0x51;
+    const isNe = op === 0x47 || op === 0x52;
+    if (isEq || isNe) {
+      const zero = (o: Operand) => o.k === 'imm' && (o.v === 0 || o.v === 0n);
+      const other = zero(b) ? a : zero(a) ? b : undefined;
+      if (other) return this.eqzLike(other);
+    }
+    this.pushResult(sig.result, sig.cmp ? 'cmp' : 'result');
+  }
+
+  private eqzLike(a: Operand): void {
+    if (this.isFusableCmp(a)) {
+      const id = this.nextId++;
+      this.last = { id, kind: 'cmp' };
+      this.stack.push({ k: 'temp', ty: 'i32', origin: id });
+      return;
+    }
+    this.pushResult('i32', 'cmp');
+  }
+
+  private localSet(idx: number, tee: boolean): void {
+    const input = this.pop();
+    if (input.k === 'local' && input.idx === idx) {
+      if (tee) this.stack.push(input);
+      return;
+    }
+    for (let p = 0; p < this.stack.length; p++) {
+      const o = this.stack[p]!;
+      if (o.k === 'local' && o.idx === idx) {
+        this.copy(this.localTypes.length + p, o, p);
+        this.stack[p] = { k: 'temp', ty: o.ty, origin: -1 };
+      }
+    }
+    if (tee) this.stack.push(input.k === 'imm' ? input : { k: 'local', ty: input.ty, idx });
+    const l = this.last;
+    if (
+      input.k === 'temp' &&
+      l !== undefined &&
+      input.origin === l.id &&
+      (l.kind === 'result' || l.kind === 'cmp' || l.kind === 'copy')
+    ) {
+      this.last = { id: l.id, kind: 'other' }; // result rewritten in place
+      return;
+    }
+    this.copy(idx, input, this.stack.length - (tee ? 1 : 0));
+  }
+
+  private select(): void {
+    const cond = this.pop();
+    const f = this.pop();
+    const t = this.pop();
+    const same =
+      (t.k === 'local' && f.k === 'local' && t.idx === f.idx) ||
+      (t.k === 'imm' && f.k === 'imm' && t.v !== undefined && t.v === f.v && t.ty === f.ty);
+    if (same) {
+      this.stack.push(t);
+      return;
+    }
+    if (cond.k === 'imm') {
+      const pickTrue = cond.v !== 0;
+      const picked = pickTrue ? t : f;
+      if (picked.k === 'temp' && !pickTrue) return this.pushResult(picked.ty, 'result');
+      this.stack.push(picked);
+      return;
+    }
+    this.immToReg(t);
+    this.immToReg(f);
+    if (this.isFusableCmp(cond)) {
+      const id = this.nextId++;
+      this.last = { id, kind: 'result' };
+      this.stack.push({ k: 'temp', ty: t.ty, origin: id });
+      return;
+    }
+    this.pushResult(t.ty, 'result');
+  }
+
+  private call(type: FuncType, extraPops: number, tail: boolean): void {
+    for (let i = 0; i < extraPops; i++) this.pop();
+    for (let i = 0; i < type.params.length; i++) this.pop();
+    // Parameter passing costs 8 bytes per value at 64 bytes per fuel.
+    const cost = 1 + Math.floor((type.params.length * 8) / 64);
+    const id = this.emit(type.results.length === 1 ? 'result' : 'other', this.region, cost);
+    if (tail) {
+      this.reachable = false;
+      return;
+    }
+    for (const ty of type.results) this.stack.push({ k: 'temp', ty, origin: type.results.length === 1 ? id : -1 });
+  }
+
+  private brIf(depth: number): void {
+    const cond = this.pop();
+    if (cond.k === 'imm') {
+      if (cond.v !== 0) this.br(depth);
+      return;
+    }
+    const f = this.frames[this.frames.length - 1 - depth];
+    if (!f) return;
+    f.branched = true;
+    const n = this.branchParams(f);
+    const heightMatches = f.height === this.stack.length - n;
+    const onlyTemps = this.stack.slice(this.stack.length - n).every((o) => o.k === 'temp');
+    if (n === 0 || (heightMatches && onlyTemps)) return this.branchOn(cond);
+    this.branchOn(cond);
+    this.copyBranchValues(f);
+    this.emit('other');
+  }
+
+  private brTable(ins: Instr): void {
+    const index = this.pop();
+    const targets = ins.targets ?? [];
+    if (targets.length === 0) return this.br(ins.a);
+    if (index.k === 'imm') {
+      const i = typeof index.v === 'number' ? index.v >>> 0 : -1;
+      return this.br(i >= 0 && i < targets.length ? targets[i]! : ins.a);
+    }
+    if (targets.every((t) => t === ins.a)) return this.br(ins.a);
+    const def = this.frames[this.frames.length - 1 - ins.a];
+    const n = def ? this.branchParams(def) : 0;
+    if (n > 0) {
+      // move non-temporary values into temporaries so they form a register span
+      const base = this.stack.length - n;
+      for (let p = base; p < this.stack.length; p++) {
+        const o = this.stack[p]!;
+        if (o.k !== 'temp') this.copy(this.localTypes.length + p, o, p);
+      }
+    }
+    this.emit('other');
+    for (const t of [...targets, ins.a]) {
+      const f = this.frames[this.frames.length - 1 - t];
+      if (f) f.branched = true;
+    }
+    this.reachable = false;
+  }
+
+  private open(ins: Instr, index: number): void {
+    const sig = blockSig(this.m, ins.bt);
+    if (!this.reachable) {
+      this.frames.push({ kind: 'dead', region: 0, height: 0, params: 0, results: [], branched: false });
+      return;
+    }
+    const frameOf = (kind: Frame['kind'], region: number, height: number): Frame => ({
+      kind,
+      region,
+      height,
+      params: sig.params.length,
+      results: sig.results,
+      branched: false,
+    });
+    if (ins.op === 0x02) {
+      this.preserveAllLocals();
+      this.frames.push(frameOf('block', this.region, this.stack.length - sig.params.length));
+      return;
+    }
+    if (ins.op === 0x03) {
+      this.preserveAllLocals();
+      const base = this.stack.length - sig.params.length;
+      for (let p = base; p < this.stack.length; p++) {
+        const o = this.stack[p]!;
+        if (o.k !== 'temp') {
+          this.copy(this.localTypes.length + p, o, p);
+          this.stack[p] = { k: 'temp', ty: o.ty, origin: -1 };
+        }
+      }
+      const region = this.newRegion(index);
+      this.resetLast();
+      this.frames.push(frameOf('loop', region, base));
+      return;
+    }
+    // if
+    const cond = this.pop();
+    this.preserveAllLocals();
+    const height = this.stack.length - sig.params.length;
+    let frame: Frame;
+    if (cond.k === 'imm') {
+      const taken = cond.v !== 0;
+      frame = frameOf('if', this.region, height);
+      frame.reach = taken ? 'then' : 'else';
+      if (!taken) this.reachable = false;
+    } else {
+      this.branchOn(cond);
+      frame = frameOf('if', this.newRegion(index), height);
+      frame.reach = 'both';
+    }
+    frame.elseStack = this.stack.slice();
+    this.frames.push(frame);
+  }
+
+  private else(index: number): void {
+    const f = this.frames.pop();
+    if (!f || f.kind === 'dead') {
+      this.frames.push({ kind: 'dead', region: 0, height: 0, params: 0, results: [], branched: false });
+      return;
+    }
+    const thenEndReachable = this.reachable;
+    if (f.reach === 'both') {
+      if (thenEndReachable) {
+        this.copyBranchValues(f, f.region);
+        f.branched = true;
+        this.emit('other'); // branch to the end: charged to the enclosing region
+      }
+      this.resetLast();
+    }
+    f.region = this.newRegion(index);
+    f.kind = 'else';
+    f.thenEndReachable = thenEndReachable;
+    this.reachable = f.reach !== 'then';
+    this.stack = (f.elseStack ?? []).slice();
+    this.frames.push(f);
+  }
+
+  private end(): void {
+    const f = this.frames.pop();
+    if (!f) return;
+    switch (f.kind) {
+      case 'dead':
+        this.resetLast();
+        return;
+      case 'loop':
+        return;
+      case 'func':
+      case 'block': {
+        if (f.branched) {
+          if (this.reachable) this.copyBranchValues(f, f.region);
+          this.pushFrameResults(f);
+        }
+        this.reachable ||= f.branched;
+        if (this.reachable && f.kind === 'func') this.encodeReturn(f.region);
+        if (f.branched) this.resetLast();
+        return;
+      }
+      case 'if': {
+        if (f.reach === 'both') {
+          // Multi-value `if` without `else` also gets an implicit else region in wasmi;
+          // that rare case is not instrumented (its cost is left out).
+          if (this.reachable && f.results.length > 0) {
+            this.copyBranchValues(f, f.region);
+            this.emit('other', f.region);
+          }
+          this.stack = (f.elseStack ?? []).slice();
+          this.pushFrameResults(f);
+          this.reachable = true;
+          this.resetLast();
+          return;
+        }
+        const endReachable = f.reach === 'then' ? this.reachable : true;
+        if (f.reach === 'else') this.stack = (f.elseStack ?? []).slice();
+        return this.endOneArm(f, endReachable);
+      }
+      case 'else': {
+        if (f.reach === 'both') {
+          const elseEnd = this.reachable;
+          if (elseEnd) this.copyBranchValues(f, f.region);
+          this.pushFrameResults(f);
+          this.reachable = f.thenEndReachable || elseEnd ? true : f.branched;
+          this.resetLast();
+          return;
+        }
+        const endReachable = f.reach === 'then' ? !!f.thenEndReachable : this.reachable;
+        return this.endOneArm(f, endReachable);
+      }
+    }
+  }
+
+  private endOneArm(f: Frame, endReachable: boolean): void {
+    if (f.branched) {
+      if (endReachable) this.copyBranchValues(f, f.region);
+      this.pushFrameResults(f);
+    } else {
+      this.pushFrameResults(f);
+    }
+    this.reachable = endReachable || f.branched;
+    if (f.branched) this.resetLast();
+  }
+}
+
+/** Fuel model of one defined function (`definedIndex` counts defined functions only). */
+export function functionFuel(m: ParsedModule, definedIndex: number, body: DecodedBody): FunctionFuel {
+  const typeIndex = m.funcTypeIndices[definedIndex]!;
+  const type = m.types[typeIndex] ?? { params: [], results: [] };
+  const bodyBytes = m.bodies[definedIndex]!;
+  const replay = new FuelReplay(m, type, body);
+  const { entry, regions } = replay.run(body.instrs);
+  return {
+    compileFuel: COMPILE_FUEL_PER_BYTE * (bodyBytes.end - bodyBytes.start),
+    entryFuel: entry,
+    regionFuel: regions,
+  };
+}

@@ -1,0 +1,2 @@
+#![no_main]
+charms_sdk::main!({{crate}}::app_contract);
