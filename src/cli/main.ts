@@ -29,8 +29,19 @@ export async function main(binName: string, prover: boolean, argv = process.argv
     readStdin,
   };
   const root = commandTree(binName);
+  const fail = (e: unknown, code: number): number => {
+    const msg = e instanceof CharmsError ? e.fullMessage : e instanceof Error ? e.message : String(e);
+    ctx.stderr(`Error: ${msg.replace(/\s*\n\s*/g, ' ')}\n`);
+    if (process.env.CHARMS_DEBUG && e instanceof Error) ctx.stderr(`${e.stack}\n`);
+    return code;
+  };
+  let r: ReturnType<typeof parseArgv>;
   try {
-    const r = parseArgv(root, argv);
+    r = parseArgv(root, argv);
+  } catch (e) {
+    return fail(e, 2); // usage error, as clap
+  }
+  try {
     if (r.version) {
       ctx.stdout(`${binName} ${pkgVersion()}\n`);
       return 0;
@@ -42,10 +53,7 @@ export async function main(binName: string, prover: boolean, argv = process.argv
     }
     return (await cmd.run(r.parsed, ctx)) ?? 0;
   } catch (e) {
-    const msg = e instanceof CharmsError ? e.fullMessage : e instanceof Error ? e.message : String(e);
-    ctx.stderr(`Error: ${msg.replace(/\s*\n\s*/g, ' ')}\n`);
-    if (process.env.CHARMS_DEBUG && e instanceof Error) ctx.stderr(`${e.stack}\n`);
-    return e instanceof CharmsError && e.code === 'INVALID_INPUT' ? 2 : 1;
+    return fail(e, 1);
   }
 }
 

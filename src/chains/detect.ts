@@ -1,0 +1,20 @@
+/** Chain auto-detection for plain transaction hex (`--prev-txs`): Bitcoin first, then Cardano. */
+import { CharmsError } from '../errors.js';
+import { parseTx } from '../bitcoin/tx.js';
+import { parseCardanoTx } from '../cardano/tx.js';
+import type { Chain } from '../model/request.js';
+
+export function detectChain(bytes: Uint8Array): Chain {
+  try {
+    parseTx(bytes);
+    return 'bitcoin';
+  } catch {
+    /* not Bitcoin */
+  }
+  try {
+    parseCardanoTx(bytes);
+    return 'cardano';
+  } catch {
+    throw new CharmsError('INVALID_INPUT', 'transaction hex is neither a Bitcoin nor a Cardano transaction');
+  }
+}

@@ -1,0 +1,38 @@
+import type { CommandDef } from '../define.js';
+import { CharmsError } from '../../errors.js';
+import { optFlag, optString } from '../io.js';
+import { describeConfig, proverConfig } from '../../prover/config.js';
+import { serverProveService } from '../../prover/setup.js';
+import { bodyHandler } from '../../prover/service.js';
+import { startProveServer } from '../../services/prove-server.js';
+import { createCache } from '../../services/cache.js';
+import { createLogger } from '../../services/log.js';
+
+/** Starts the proving server and runs until SIGINT/SIGTERM. */
+const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
+  const port = Number(optString(a, 'port'));
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CharmsError('INVALID_INPUT', '--port: expected 0..65535');
+  const host = optString(a, 'ip')!;
+  const log = createLogger(ctx.env);
+  const config = proverConfig(ctx.env, { mock: optFlag(a, 'mock') });
+  const service = serverProveService(config, ctx.prover, (m) => log.info(m));
+  const cache = createCache(ctx.env, log);
+  const server = await startProveServer({
+    host,
+    port,
+    prove: bodyHandler(service),
+    ready: async () => (await service.ready()) && (await cache.ready()),
+    cache,
+    log,
+  });
+  log.info(`Server running on ${host}:${server.port}`, { prover: service.description, ...describeConfig(config) });
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  log.info('shutting down');
+  await server.close();
+  await cache.close();
+};
+export default run;

@@ -1,0 +1,102 @@
+/**
+ * The prove pipeline: check the spell (protocol rules and app contracts), prove the committed
+ * public values with the configured backend, and build the unsigned transaction carrying
+ * `(spell without ins/coins, proof)`.
+ */
+import { CharmsError } from '../errors.js';
+import { CborWriter } from '../codec/cbor.js';
+import { fromHex } from '../util/bytes.js';
+import { parseTx } from '../bitcoin/tx.js';
+import { buildSpellTx } from '../bitcoin/builder.js';
+import { addressToScript } from '../bitcoin/address.js';
+import { charmsFee, feeScriptFor, type FeeSettings } from '../bitcoin/fee-settings.js';
+import { encodeSpellCbor, spellToValue, stripForChain, type NormalizedSpell } from '../model/spell.js';
+import { utxoIdToString, txidToDisplay } from '../model/primitives.js';
+import type { ChainTx, ProveRequest } from '../model/request.js';
+import { publicValues } from '../verify/public-values.js';
+import { checkSpell, type CheckResult } from '../checker/check.js';
+import { runApp as defaultRunApp } from '../runner/index.js';
+import { toHex } from '../util/bytes.js';
+import type { ProofBackend } from './backend.js';
+
+export interface ProveDeps {
+  backend: ProofBackend;
+  feeSettings?: FeeSettings;
+  runApp?: typeof defaultRunApp;
+  log?: (msg: string) => void;
+}
+
+export interface ProveOutcome {
+  txs: ChainTx[];
+  check: CheckResult;
+}
+
+/** `(spell, proof)` as it goes on chain: CBOR array(2), the proof as an array of uints. */
+export function spellPayload(spell: NormalizedSpell, proof: Uint8Array): Uint8Array {
+  const w = new CborWriter();
+  w.arrayHeader(2);
+  w.value(spellToValue(stripForChain(spell), false));
+  w.uintArray(proof);
+  return w.finish();
+}
+
+/** Output values of the transactions that created the spell's inputs, from `prev_txs`. */
+function prevOutValues(spell: NormalizedSpell, prevTxs: ChainTx[]): bigint[] {
+  const byTxid = new Map<string, ReturnType<typeof parseTx>>();
+  for (const t of prevTxs) {
+    if (t.chain !== 'bitcoin') continue;
+    const tx = parseTx(fromHex(t.hex, 'prev_txs'));
+    byTxid.set(txidToDisplay(txidOf(tx)), tx);
+  }
+  return (spell.tx.ins ?? []).map((u) => {
+    const tx = byTxid.get(txidToDisplay(u.txid));
+    const out = tx?.outputs[u.vout];
+    if (!out) throw new CharmsError('INVALID_INPUT', `utxo not found in prev_txs: ${utxoIdToString(u)}`);
+    return out.value;
+  });
+}
+
+import { txid as txidOf } from '../bitcoin/tx.js';
+
+export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<ProveOutcome> {
+  const { backend } = deps;
+  if (req.chain === 'cardano') {
+    if (!req.collateral_utxo) throw new CharmsError('INVALID_INPUT', 'Collateral UTXO is required for Cardano spells');
+    throw new CharmsError('UNSUPPORTED', 'building Cardano spell transactions is not supported yet: use --chain bitcoin');
+  }
+  if (req.spell.mock && !backend.mock)
+    throw new CharmsError('INVALID_SPELL', `cannot prove a mock==true spell on a mock==false prover`);
+  // The mock prover marks the spell as a mock (its proof commits to the mock spell vk).
+  const spell: NormalizedSpell = backend.mock ? { ...req.spell, mock: true } : req.spell;
+  const check = await checkSpell({
+    spell,
+    prevTxs: req.prev_txs,
+    privateInputs: req.app_private_inputs,
+    beamedFrom: req.tx_ins_beamed_source_utxos,
+    binaries: new Map(req.binaries.map(([vk, wasm]) => [toHex(vk), wasm])),
+    appSignatures: req.app_signatures,
+    chain: req.chain,
+    mock: backend.mock,
+    runApp: deps.runApp ?? defaultRunApp,
+  });
+  const totalCycles = check.cycles.reduce((a, b) => a + b, 0n);
+  deps.log?.(`spell checked: ${check.cycles.length} app run(s), ${totalCycles} cycles`);
+  const proof = await backend.prove(publicValues(spell.version, encodeSpellCbor(spell), spell.mock));
+  const change = addressToScript(req.change_address);
+  let fee: { script: Uint8Array; amount: bigint } | undefined;
+  if (deps.feeSettings) {
+    const script = feeScriptFor(deps.feeSettings, change.network);
+    const amount = charmsFee(deps.feeSettings, totalCycles);
+    if (script && amount > 0n) fee = { script, amount };
+  }
+  const txBytes = buildSpellTx({
+    ins: spell.tx.ins ?? [],
+    prevOutValues: prevOutValues(spell, req.prev_txs),
+    coins: (spell.tx.coins ?? []).map((c) => ({ amount: c.amount, dest: c.dest })),
+    spellPayload: spellPayload(spell, proof),
+    changeAddress: req.change_address,
+    feeRate: req.fee_rate,
+    ...(fee ? { charmsFee: fee } : {}),
+  });
+  return { txs: [{ chain: 'bitcoin', hex: toHex(txBytes) }], check };
+}

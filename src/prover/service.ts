@@ -1,0 +1,87 @@
+/**
+ * What `POST /spells/prove` does with a request body: decode it (JSON or CBOR), prove locally
+ * (mock or a real backend) or relay to another proving service, and encode the answer in the
+ * request's format.
+ */
+import { CharmsError } from '../errors.js';
+import { decodeCbor, encodeCbor } from '../codec/cbor.js';
+import { parseJson, toJsonCompact } from '../codec/json.js';
+import type { Value } from '../codec/value.js';
+import { chainTxToValue, proveRequestFromValue, type ChainTx, type ProveRequest } from '../model/request.js';
+import { proveSpellTx, type ProveDeps } from './prove.js';
+import { proveRemote } from './client.js';
+import type { ProofBackend } from './backend.js';
+
+export type BodyFormat = 'json' | 'cbor';
+
+export function decodeProveRequest(body: Uint8Array, format: BodyFormat): ProveRequest {
+  let v: Value;
+  if (format === 'cbor') {
+    try {
+      v = decodeCbor(body);
+    } catch (e) {
+      throw new CharmsError('CBOR_DECODE', `Invalid CBOR: ${(e as Error).message}`);
+    }
+  } else {
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+    } catch {
+      throw new CharmsError('INVALID_INPUT', 'Invalid JSON: body is not UTF-8');
+    }
+    try {
+      v = parseJson(text);
+    } catch (e) {
+      throw new CharmsError('INVALID_INPUT', `Invalid JSON: ${(e as Error).message}`);
+    }
+  }
+  return proveRequestFromValue(v, format === 'json');
+}
+
+export function encodeProveResponse(txs: ChainTx[], format: BodyFormat): Uint8Array {
+  const v = txs.map(chainTxToValue);
+  return format === 'cbor' ? encodeCbor(v) : new TextEncoder().encode(toJsonCompact(v));
+}
+
+export interface ProveService {
+  readonly description: string;
+  prove(req: ProveRequest): Promise<ChainTx[]>;
+  ready(): Promise<boolean>;
+}
+
+/** Proves on this machine with the given backend (mock, or a real one). */
+export class LocalProveService implements ProveService {
+  readonly description: string;
+  constructor(private readonly deps: ProveDeps & { backend: ProofBackend }) {
+    this.description = `local ${deps.backend.name} prover`;
+  }
+  async prove(req: ProveRequest): Promise<ChainTx[]> {
+    return (await proveSpellTx(req, this.deps)).txs;
+  }
+  ready(): Promise<boolean> {
+    return this.deps.backend.ready();
+  }
+}
+
+/** Forwards requests to another proving service (what a non-prover `charms server` does). */
+export class RelayProveService implements ProveService {
+  readonly description: string;
+  constructor(
+    private readonly url: string,
+    private readonly log?: (msg: string) => void,
+  ) {
+    this.description = `relay to ${url}`;
+  }
+  async prove(req: ProveRequest): Promise<ChainTx[]> {
+    return proveRemote(req, { url: this.url, attempts: 3, ...(this.log ? { progress: this.log } : {}) });
+  }
+  async ready(): Promise<boolean> {
+    return true;
+  }
+}
+
+/** The body-level handler the HTTP server calls. */
+export function bodyHandler(service: ProveService) {
+  return async ({ body, format }: { body: Uint8Array; format: BodyFormat }): Promise<Uint8Array> =>
+    encodeProveResponse(await service.prove(decodeProveRequest(body, format)), format);
+}
