@@ -92,8 +92,9 @@ export function mockPublicInput(publicValues: Uint8Array): bigint {
 function mul(p: G1P, s: bigint): G1P;
 function mul(p: G2P, s: bigint): G2P;
 function mul(p: G1P | G2P, s: bigint): G1P | G2P {
-  if (p instanceof G1) return s === 0n || p.is0() ? G1.ZERO : p.multiplyUnsafe(s);
-  return s === 0n || p.is0() ? G2.ZERO : (p as G2P).multiplyUnsafe(s);
+  const zero = (p as G1P).is0() || s === 0n;
+  if (p instanceof G1) return zero ? G1.ZERO : (p as G1P).multiplyUnsafe(s);
+  return zero ? G2.ZERO : (p as G2P).multiplyUnsafe(s);
 }
 
 /** True iff the 192-byte proof verifies for these public values (strict pairing check). */
