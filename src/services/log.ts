@@ -1,0 +1,32 @@
+/**
+ * Structured logs: one JSON object per line on stderr, filtered by `LOG_LEVEL`. Fields whose
+ * names look secret (keys, passwords, tokens) are redacted.
+ */
+export type Level = 'error' | 'warn' | 'info' | 'debug' | 'trace';
+const ORDER: Record<Level, number> = { error: 0, warn: 1, info: 2, debug: 3, trace: 4 };
+const SECRET = /private_?key|secret|password|token|authorization/i;
+
+export interface Logger {
+  error(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  debug(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export function redact(fields: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) out[k] = SECRET.test(k) ? '[redacted]' : typeof v === 'bigint' ? v.toString() : v;
+  return out;
+}
+
+export function createLogger(env: Record<string, string | undefined> = process.env, write: (line: string) => void = (l) => void process.stderr.write(l)): Logger {
+  const lvl = (env.LOG_LEVEL ?? 'info').toLowerCase() as Level;
+  const max = ORDER[lvl] ?? ORDER.info;
+  const log = (level: Level) => (msg: string, fields: Record<string, unknown> = {}) => {
+    if (ORDER[level] > max) return;
+    write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...redact(fields) }) + '\n');
+  };
+  return { error: log('error'), warn: log('warn'), info: log('info'), debug: log('debug') };
+}
+
+export const silentLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
