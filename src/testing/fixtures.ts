@@ -1,0 +1,40 @@
+/**
+ * Shared test fixtures: the AssemblyScript template app built from source, and a funding
+ * transaction from the vectors to spend.
+ */
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { buildApp } from '../app/project.js';
+import { templatesDir } from '../app/new.js';
+import { toHex } from '../util/bytes.js';
+
+let built: Promise<{ wasm: Uint8Array; vk: string; path: string }> | undefined;
+
+/** Builds templates/assemblyscript once per process (asc from the dev dependencies). */
+export function templateApp(): Promise<{ wasm: Uint8Array; vk: string; path: string }> {
+  built ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'charms-as-app-'));
+    cpSync(join(templatesDir(), 'assemblyscript'), join(dir, 'app'), { recursive: true });
+    const path = await buildApp(join(dir, 'app'), () => {});
+    const wasm = readFileSync(path);
+    return { wasm, vk: toHex(sha256(wasm)), path };
+  })();
+  return built;
+}
+
+export interface Funding {
+  hex: string;
+  txid: string;
+  changeAddress: string;
+  dest: string;
+}
+
+/** The funding transaction of the build vectors: outputs 0 (50 000 sats) and 1 (20 000 sats). */
+export function funding(read: (...p: string[]) => string): Funding {
+  const v = JSON.parse(read('vectors', 'bitcoin-tx-build-vectors.json'));
+  return { hex: v.prev_tx_hex, txid: v.prev_txid, changeAddress: v.change_address, dest: v.change_script };
+}
+
+export const identityFor = (utxo: string): string => toHex(sha256(new TextEncoder().encode(utxo)));
