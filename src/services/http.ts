@@ -6,6 +6,7 @@
 import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
+import { Duplex } from 'node:stream';
 import { CharmsError } from '../errors.js';
 
 export interface Req {
@@ -106,6 +107,33 @@ async function serve(handler: Handler, req: http.IncomingMessage | http2.Http2Se
   if (bodyRefused && 'httpVersionMajor' in req && req.httpVersionMajor === 1) (req as http.IncomingMessage).socket.destroySoon?.();
 }
 
+/** A Duplex that first yields `head`, then the socket's data; writes go to the socket. */
+function replayingDuplex(socket: net.Socket, head: Buffer): Duplex {
+  const d = new Duplex({
+    read() {
+      socket.resume();
+    },
+    write(chunk, enc, cb) {
+      socket.write(chunk, enc, cb);
+    },
+    final(cb) {
+      socket.end();
+      cb();
+    },
+    destroy(err, cb) {
+      socket.destroy();
+      cb(err);
+    },
+  });
+  d.push(head);
+  socket.on('data', (c: Buffer) => {
+    if (!d.push(c)) socket.pause();
+  });
+  socket.on('end', () => d.push(null));
+  socket.on('close', () => d.destroy());
+  return d;
+}
+
 export interface Listening {
   port: number;
   close(): Promise<void>;
@@ -133,9 +161,15 @@ export function listenDual(handler: Handler, opts: { host?: string; port?: numbe
       const isH2 = buf.subarray(0, n).equals(PREFACE.subarray(0, n));
       if (isH2 && buf.length < PREFACE.length) return; // wait for more bytes
       socket.removeListener('data', onData);
+      if (isH2) {
+        // node:http2 reads a net.Socket's native handle directly, so bytes already read cannot
+        // be put back; a plain Duplex in front of the socket is read through JS instead.
+        h2.emit('connection', replayingDuplex(socket, buf));
+        return;
+      }
       socket.pause();
       socket.unshift(buf);
-      (isH2 ? h2 : h1).emit('connection', socket);
+      h1.emit('connection', socket);
       socket.resume();
     };
     socket.on('data', onData);

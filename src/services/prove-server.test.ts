@@ -1,0 +1,240 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import http2 from 'node:http2';
+import net from 'node:net';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { startProveServer } from './prove-server.js';
+import { MemoryCache, RedisCache } from './cache.js';
+import { RedisClient } from './redis.js';
+import { CharmsError } from '../errors.js';
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+export function h1(port: number, method: string, path: string, body?: Uint8Array | string, headers: Record<string, string> = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export function h2(port: number, method: string, path: string, body?: Uint8Array | string, headers: Record<string, string> = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on('error', reject);
+    const req = session.request({ ':method': method, ':path': path, ...headers });
+    const chunks: Buffer[] = [];
+    let status = 0;
+    let hdrs: Record<string, string | string[] | undefined> = {};
+    req.on('response', (h) => {
+      status = Number(h[':status']);
+      hdrs = h as typeof hdrs;
+    });
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      session.close();
+      resolve({ status, headers: hdrs, body: Buffer.concat(chunks) });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('one port speaks HTTP/1.1 and h2c; JSON/CBOR negotiation; error mapping; CORS; /ready', async () => {
+  let calls = 0;
+  const server = await startProveServer({
+    host: '127.0.0.1',
+    port: 0,
+    cache: new MemoryCache(),
+    ready: async () => true,
+    prove: async ({ body, format }) => {
+      calls++;
+      const text = Buffer.from(body).toString();
+      if (text === 'bad') throw new CharmsError('INVALID_SPELL', 'spell is wrong');
+      if (text === 'transient') throw new CharmsError('PROVER_TRANSIENT', 'transient prover failure: try again');
+      if (text === 'boom') throw new Error('unexpected');
+      return new TextEncoder().encode(format === 'cbor' ? 'CBOR' : '[{"bitcoin":"00"}]');
+    },
+  });
+  try {
+    for (const send of [h1, h2]) {
+      const ready = await send(server.port, 'GET', '/ready');
+      assert.equal(ready.status, 200);
+      assert.equal(ready.body.toString(), 'OK');
+      const j = await send(server.port, 'POST', '/spells/prove', 'x', { 'content-type': 'application/json' });
+      assert.equal(j.status, 200);
+      assert.equal(j.headers['content-type'], 'application/json');
+      assert.equal(j.body.toString(), '[{"bitcoin":"00"}]');
+      const c = await send(server.port, 'POST', '/spells/prove', 'x', { 'content-type': 'application/cbor; charset=binary' });
+      assert.equal(c.headers['content-type'], 'application/cbor');
+      assert.equal(c.body.toString(), 'CBOR');
+      const bad = await send(server.port, 'POST', '/spells/prove', 'bad');
+      assert.equal(bad.status, 400);
+      assert.deepEqual(JSON.parse(bad.body.toString()), { error: 'spell is wrong', code: 'INVALID_SPELL' });
+      assert.equal((await send(server.port, 'POST', '/spells/prove', 'transient')).status, 500);
+      const boom = await send(server.port, 'POST', '/spells/prove', 'boom');
+      assert.equal(boom.status, 500);
+      assert.equal(JSON.parse(boom.body.toString()).code, 'INTERNAL');
+      assert.equal((await send(server.port, 'GET', '/nope')).status, 404);
+      const pre = await send(server.port, 'OPTIONS', '/spells/prove', undefined, { origin: 'http://x', 'access-control-request-method': 'POST' });
+      assert.equal(pre.headers['access-control-allow-origin'], '*');
+      assert.equal(pre.headers['access-control-max-age'], '3600');
+    }
+    const before = calls;
+    await h1(server.port, 'POST', '/spells/prove', 'x');
+    assert.equal(calls, before, 'identical request answered from the cache');
+    await h1(server.port, 'POST', '/spells/prove', 'y');
+    assert.equal(calls, before + 1, 'a different request is proved');
+  } finally {
+    await server.close();
+  }
+});
+
+test('a 33 MiB body is refused with 413 without being read whole (Content-Length and chunked)', async () => {
+  let proveCalls = 0;
+  const server = await startProveServer({ host: '127.0.0.1', port: 0, ready: async () => true, prove: async () => (proveCalls++, new Uint8Array()) });
+  try {
+    const size = 33 * 1024 * 1024;
+    // declared length: answered before any body byte is sent
+    const declared = await new Promise<Reply>((resolve, reject) => {
+      const sock = net.connect(server.port, '127.0.0.1', () => sock.write(`POST /spells/prove HTTP/1.1\r\nHost: x\r\nContent-Length: ${size}\r\n\r\n`));
+      let data = '';
+      sock.on('data', (d) => {
+        data += d.toString();
+        if (data.includes('\r\n\r\n') && data.includes('}')) {
+          sock.destroy();
+          resolve({ status: Number(data.split(' ')[1]), headers: {}, body: Buffer.from(data.slice(data.indexOf('\r\n\r\n') + 4)) });
+        }
+      });
+      sock.on('error', reject);
+    });
+    assert.equal(declared.status, 413);
+    assert.equal(JSON.parse(declared.body.toString()).code, 'PAYLOAD_TOO_LARGE');
+    // chunked: the server answers 413 and closes while we are still sending
+    let sent = 0;
+    const chunked = await new Promise<number>((resolve) => {
+      const req = http.request({ host: '127.0.0.1', port: server.port, method: 'POST', path: '/spells/prove', agent: false }, (res) => {
+        resolve(res.statusCode!);
+        res.resume();
+        req.destroy();
+      });
+      req.on('error', () => {});
+      const chunk = Buffer.alloc(1024 * 1024, 0x61);
+      const pump = () => {
+        while (sent < size) {
+          sent += chunk.length;
+          if (!req.write(chunk)) return void req.once('drain', pump);
+        }
+        req.end();
+      };
+      pump();
+    });
+    assert.equal(chunked, 413);
+    assert.equal(proveCalls, 0);
+    const h2big = await h2(server.port, 'POST', '/spells/prove', Buffer.alloc(size), { 'content-length': String(size) }).catch(() => ({ status: 413 }) as Reply);
+    assert.equal(h2big.status, 413);
+  } finally {
+    await server.close();
+  }
+});
+
+const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
+
+async function startRedis(): Promise<{ url: string; proc: ChildProcess; port: number }> {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const url = `redis://127.0.0.1:${port}`;
+  const c = new RedisClient(url, 500);
+  for (let i = 0; i < 50; i++) {
+    try {
+      if ((await c.command('PING')) === 'PONG') break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  c.close();
+  return { url, proc, port };
+}
+
+function startChild(url: string, counter: string, delayMs: number, lockTtlMs: number): Promise<{ port: number; proc: ChildProcess }> {
+  const script = fileURLToPath(new URL('./server-child.js', import.meta.url));
+  const proc = spawn(process.execPath, [script, url, counter, String(delayMs), String(lockTtlMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    proc.stdout!.once('data', (d) => resolve({ port: Number(d.toString().trim()), proc }));
+    proc.once('exit', (c) => reject(new Error(`child exited ${c}`)));
+  });
+}
+
+test('two server processes sharing Redis: 50 concurrent identical requests → one proof; Redis down → still serving', { skip: hasRedis ? false : 'redis-server not installed (CI installs it)' }, async () => {
+  const redis = await startRedis();
+  const children: ChildProcess[] = [];
+  try {
+    const a = await startChild(redis.url, 'count:A', 400, 60_000);
+    const b = await startChild(redis.url, 'count:A', 400, 60_000);
+    children.push(a.proc, b.proc);
+    const body = JSON.stringify({ same: 'request' });
+    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? h1 : h2)(i % 4 < 2 ? a.port : b.port, 'POST', '/spells/prove', body)));
+    assert.ok(replies.every((r) => r.status === 200));
+    assert.equal(new Set(replies.map((r) => r.body.toString())).size, 1);
+    const c = new RedisClient(redis.url);
+    assert.equal(Number((await c.get('count:A'))!.toString()), 1, 'the prover ran once');
+    c.close();
+    // Redis killed mid-run: both servers keep answering (computing without the cache)
+    redis.proc.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 200));
+    for (const s of [a, b]) {
+      const r = await h1(s.port, 'POST', '/spells/prove', JSON.stringify({ after: 'redis died' }));
+      assert.equal(r.status, 200);
+      assert.equal((await h1(s.port, 'GET', '/ready')).status, 503, '/ready reports the cache is unusable');
+    }
+  } finally {
+    for (const c of children) c.kill('SIGTERM');
+    redis.proc.kill('SIGKILL');
+  }
+});
+
+test('a lock whose holder died expires and another process takes over', { skip: hasRedis ? false : 'redis-server not installed (CI installs it)' }, async () => {
+  const redis = await startRedis();
+  const children: ChildProcess[] = [];
+  try {
+    const slow = await startChild(redis.url, 'count:B', 5000, 800);
+    children.push(slow.proc);
+    const body = 'lock-takeover';
+    const first = h1(slow.port, 'POST', '/spells/prove', body).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    slow.proc.kill('SIGKILL'); // the lock holder dies mid-proof
+    void first;
+    const other = await startChild(redis.url, 'count:B', 100, 800);
+    children.push(other.proc);
+    const t0 = Date.now();
+    const r = await h1(other.port, 'POST', '/spells/prove', body);
+    assert.equal(r.status, 200);
+    assert.ok(Date.now() - t0 < 4000, 'took over after the lock expired, not after the dead holder would have finished');
+    const c = new RedisClient(redis.url);
+    assert.equal(Number((await c.get('count:B'))!.toString()), 2);
+    c.close();
+  } finally {
+    for (const c of children) c.kill('SIGKILL');
+    redis.proc.kill('SIGKILL');
+  }
+});
+
+test('RedisCache degrades to computing directly when Redis is unreachable', async () => {
+  const cache = new RedisCache('redis://127.0.0.1:1', { lockTtlMs: 1000 });
+  const v = await cache.getOrCompute('k', async () => Uint8Array.of(7));
+  assert.deepEqual([...v], [7]);
+  assert.equal(await cache.ready(), false);
+  await cache.close();
+});
+
+after(() => {});
