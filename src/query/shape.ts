@@ -17,7 +17,7 @@ export function spellQueryValue(s: NormalizedSpell): ValueMap {
   const publicArgs = s.app_public_inputs.map(([, d], i) => [appRef(i), d] as [Value, Value]).filter(([, d]) => d !== null);
   if (publicArgs.length > 0) m.set('public_args', new ValueMap(publicArgs));
   m.set('ins', (s.tx.ins ?? []).map((u) => ValueMap.of({ utxo_id: utxoIdToString(u) })));
-  if (s.tx.refs) m.set('refs', s.tx.refs.map((u) => ValueMap.of({ utxo_id: utxoIdToString(u) })));
+  if (s.tx.refs && s.tx.refs.length > 0) m.set('refs', s.tx.refs.map((u) => ValueMap.of({ utxo_id: utxoIdToString(u) })));
   m.set(
     'outs',
     s.tx.outs.map((charms, i) => {

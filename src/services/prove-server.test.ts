@@ -1,7 +1,6 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import http2 from 'node:http2';
 import net from 'node:net';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -9,46 +8,7 @@ import { startProveServer } from './prove-server.js';
 import { MemoryCache, RedisCache } from './cache.js';
 import { RedisClient } from './redis.js';
 import { CharmsError } from '../errors.js';
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
-
-export function h1(port: number, method: string, path: string, body?: Uint8Array | string, headers: Record<string, string> = {}): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-export function h2(port: number, method: string, path: string, body?: Uint8Array | string, headers: Record<string, string> = {}): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const session = http2.connect(`http://127.0.0.1:${port}`);
-    session.on('error', reject);
-    const req = session.request({ ':method': method, ':path': path, ...headers });
-    const chunks: Buffer[] = [];
-    let status = 0;
-    let hdrs: Record<string, string | string[] | undefined> = {};
-    req.on('response', (h) => {
-      status = Number(h[':status']);
-      hdrs = h as typeof hdrs;
-    });
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      session.close();
-      resolve({ status, headers: hdrs, body: Buffer.concat(chunks) });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+import { h1, h2, type Reply } from '../testing/http.js';
 
 test('one port speaks HTTP/1.1 and h2c; JSON/CBOR negotiation; error mapping; CORS; /ready', async () => {
   let calls = 0;

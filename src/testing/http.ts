@@ -1,0 +1,44 @@
+/** Minimal HTTP/1.1 and HTTP/2 (prior knowledge) clients for tests. */
+import http from 'node:http';
+import http2 from 'node:http2';
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+export function h1(port: number, method: string, path: string, body?: Uint8Array | string, headers: Record<string, string> = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export function h2(port: number, method: string, path: string, body?: Uint8Array | string, headers: Record<string, string> = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on('error', reject);
+    const req = session.request({ ':method': method, ':path': path, ...headers });
+    const chunks: Buffer[] = [];
+    let status = 0;
+    let hdrs: Record<string, string | string[] | undefined> = {};
+    req.on('response', (h) => {
+      status = Number(h[':status']);
+      hdrs = h as typeof hdrs;
+    });
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      session.close();
+      resolve({ status, headers: hdrs, body: Buffer.concat(chunks) });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
