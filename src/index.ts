@@ -1,0 +1,28 @@
+/**
+ * charms-ts: the Charms protocol's tooling in TypeScript. The browser-safe read side is also
+ * available alone as `charms-ts/verify`.
+ */
+export { CharmsError, type ErrorCode } from './errors.js';
+export { extractAndVerifySpell, spellToJson, spellToYaml, type TxInput } from './verify/index.js';
+export { encodeCbor, decodeCbor, CborReader, CborWriter } from './codec/cbor.js';
+export { parseJson, toJsonCompact, toJsonPretty } from './codec/json.js';
+export { parseYaml, toYaml } from './codec/yaml.js';
+export { ValueMap, Tagged, type Value } from './codec/value.js';
+export * from './model/primitives.js';
+export * from './model/spell.js';
+export * from './model/request.js';
+export { parseSpellText, parsePrivateInputs, parseBeamedFrom, parseAppSignatures, parsePrevTx } from './model/inputs.js';
+export { parseTx, serializeTx, txid, txidHex, type BitcoinTx } from './bitcoin/tx.js';
+export { addressToScript, scriptToAddress } from './bitcoin/address.js';
+export { buildSpellTx } from './bitcoin/builder.js';
+export { verifySpellProof } from './proof/verify.js';
+export { proveMock, verifyMockProof } from './proof/mock.js';
+export { spellVkFor } from './proof/constants.js';
+export { runApp, validateAppModule, shutdownRunner } from './runner/index.js';
+export { checkSpell, type CheckArgs, type CheckResult } from './checker/check.js';
+export { proveSpellTx } from './prover/prove.js';
+export { proveRemote } from './prover/client.js';
+export { startProveServer } from './services/prove-server.js';
+export { startQueryServer } from './query/service.js';
+export { spellQueryValue } from './query/shape.js';
+export { generateAppKey, signBinary, verifyBinarySignature, vkOfBinary, vkOfPublicKey } from './keys/app-key.js';
