@@ -1,0 +1,67 @@
+/** `spell prove --mock` wall time for a 2-app spell (NFT supply update + token mint), and mock proof time. */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { hasShared, readSharedText } from '../testing/shared.js';
+import { funding, identityFor, templateApp } from '../testing/fixtures.js';
+import { proveMock } from '../proof/mock.js';
+import { parseSpellText } from '../model/inputs.js';
+import { proveSpellTx } from '../prover/prove.js';
+import { MockBackend } from '../prover/backend.js';
+import { appFromString } from '../model/primitives.js';
+import { shutdownRunner } from '../runner/index.js';
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export async function run(): Promise<void> {
+  const pv = new Uint8Array(700).fill(7);
+  proveMock(pv);
+  const t: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const s = performance.now();
+    proveMock(pv);
+    t.push(performance.now() - s);
+  }
+  console.log(`mock Groth16 proof (BLS12-381): median ${median(t).toFixed(1)} ms`);
+  if (!hasShared) return console.log('skipped the rest: ../shared not found');
+  const app = await templateApp();
+  const f = funding(readSharedText);
+  const in0 = `${f.txid}:0`;
+  const id = identityFor(in0);
+  const nft = `n/${id}/${app.vk}`;
+  const tok = `t/${id}/${app.vk}`;
+  const coin = `{amount: 1000, dest: ${f.dest}}`;
+  const mint = await proveSpellTx(
+    {
+      spell: parseSpellText(`version: 15\ntx:\n  ins: [${in0}]\n  outs:\n  - 0: {ticker: B, remaining: 100000}\n  coins: [${coin}]\napp_public_inputs:\n  ${nft}: ~\n`),
+      app_private_inputs: [[appFromString(nft), in0]],
+      tx_ins_beamed_source_utxos: new Map(),
+      binaries: [[sha256(app.wasm), app.wasm]],
+      app_signatures: [],
+      prev_txs: [{ chain: 'bitcoin', hex: f.hex }],
+      change_address: f.changeAddress,
+      fee_rate: 2,
+      chain: 'bitcoin',
+    },
+    { backend: new MockBackend() },
+  );
+  await shutdownRunner();
+  const tx1 = mint.txs[0]!.hex;
+  const { parseTx, txidHex } = await import('../bitcoin/tx.js');
+  const { fromHex } = await import('../util/bytes.js');
+  const tx1id = txidHex(parseTx(fromHex(tx1)));
+  const dir = mkdtempSync(join(tmpdir(), 'bench-prove-'));
+  writeFileSync(join(dir, 'spell.yaml'), `version: 15\ntx:\n  ins: [${tx1id}:0, ${f.txid}:1]\n  outs:\n  - 0: {ticker: B, remaining: 30580}\n  - 1: 69420\n  coins: [${coin}, ${coin}]\napp_public_inputs:\n  ${nft}: ~\n  ${tok}: ~\n`);
+  const bin = fileURLToPath(new URL('../cli/charms.js', import.meta.url));
+  const wall: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const s = performance.now();
+    const r = spawnSync(process.execPath, [bin, 'spell', 'prove', '--mock', '--spell', join(dir, 'spell.yaml'), '--app-bins', app.path, '--prev-txs', tx1, '--prev-txs', f.hex, '--change-address', f.changeAddress], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(r.stderr);
+    wall.push(performance.now() - s);
+  }
+  console.log(`charms spell prove --mock, 2-app spell (2 contract runs + mock proof + tx build): median ${median(wall).toFixed(0)} ms wall (n=5, includes Node start)`);
+}
