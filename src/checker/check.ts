@@ -246,10 +246,10 @@ function checkScrollsListed(spell: NormalizedSpell): void {
 export async function checkSpell(a: CheckArgs): Promise<CheckResult> {
   const { spell } = a;
   const notices: string[] = [];
-  if (a.beamedFrom.size > 0)
-    throw new CharmsError('UNSUPPORTED', 'beamed inputs need finality proofs of the beaming transactions; checking them is not supported yet');
   const prev = prevSpells(a.prevTxs, a.mock || spell.mock);
   checkRequestShape(spell, new Set(prev.keys()), a.beamedFrom, a.chain);
+  if (a.beamedFrom.size > 0)
+    throw new CharmsError('UNSUPPORTED', 'beamed inputs need finality proofs of the beaming transactions; checking them is not supported yet');
   wellFormed(spell, prev, a.beamedFrom);
   const changed = checkVersionedApps(spell, prev, a.beamedFrom);
   checkScrollsListed(spell);
