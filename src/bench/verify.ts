@@ -31,6 +31,15 @@ export async function run(): Promise<void> {
     }
     console.log(`extract+verify ${name}: median ${median(times).toFixed(1)} ms (min ${Math.min(...times).toFixed(1)}, n=30)`);
   }
+  const ada = readSharedText('vectors', 'chain', '361927aed267ef049a5b9315aa7296493b385938d73340146b0af5d4637a02cf.cardano.hex').trim();
+  for (let i = 0; i < 5; i++) extractAndVerifySpell({ cardano: ada }, false);
+  const at: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const t = performance.now();
+    extractAndVerifySpell({ cardano: ada }, false);
+    at.push(performance.now() - t);
+  }
+  console.log(`extract+verify Cardano v11: median ${median(at).toFixed(1)} ms (n=30)`);
   const mod = fileURLToPath(new URL('../verify/index.js', import.meta.url));
   const first: number[] = [];
   for (let i = 0; i < 3; i++) {

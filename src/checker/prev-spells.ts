@@ -8,6 +8,8 @@ import { fromHex, toHex } from '../util/bytes.js';
 import { parseTx, txid as bitcoinTxid, type BitcoinTx } from '../bitcoin/tx.js';
 import { extractAndVerifyBitcoin } from '../verify/bitcoin.js';
 import type { ChainTx } from '../model/request.js';
+import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
+import { extractAndVerifyCardanoTx, parseInputs, parseOutputs } from '../cardano/extract.js';
 import type { NormalizedSpell } from '../model/spell.js';
 
 export interface PrevSpell {
@@ -23,9 +25,25 @@ export interface PrevSpell {
 
 const allCoins = (tx: BitcoinTx) => tx.outputs.map((o) => ({ amount: o.value, dest: o.script }));
 
+function cardanoVirtualSpell(t: ChainTx, mock: boolean): PrevSpell {
+  const bytes = fromHex(t.hex, 'prev_txs');
+  const tx = parseCardanoTx(bytes);
+  const txid = cardanoTxid(tx);
+  const outs = parseOutputs(tx);
+  const coins = outs.map((o) => ({ amount: o.lovelace, dest: o.address }));
+  try {
+    const spell = extractAndVerifyCardanoTx(bytes, mock);
+    return { txid, spell: { ...spell, tx: { ...spell.tx, coins } }, numOuts: outs.length, tx: t, verified: true };
+  } catch (e) {
+    if (e instanceof CharmsError && e.code === 'INVALID_TX') throw e;
+    // Charms held as plain native tokens (moved by ordinary wallets) are not read back yet.
+    const spell: NormalizedSpell = { version: 0, tx: { ins: parseInputs(tx), outs: [], coins }, app_public_inputs: [], versioned_apps: [], mock: false };
+    return { txid, spell, numOuts: outs.length, tx: t, verified: false };
+  }
+}
+
 export function virtualSpell(t: ChainTx, mock: boolean): PrevSpell {
-  if (t.chain !== 'bitcoin')
-    throw new CharmsError('UNSUPPORTED', 'Cardano prerequisite transactions are not supported yet by the checker');
+  if (t.chain === 'cardano') return cardanoVirtualSpell(t, mock);
   const bytes = fromHex(t.hex, 'prev_txs');
   const tx = parseTx(bytes);
   const txid = bitcoinTxid(tx);

@@ -1,6 +1,13 @@
 /**
- * JSON as serde_json reads and writes it: a lossless parser (integers stay bigints, maps keep
- * their order) and byte-exact compact and pretty printers. Browser-safe.
+ * JSON as serde_json reads and writes it. Browser-safe (no `node:` imports).
+ *
+ * - `parseJson` is lossless: integers (no `.`/exponent) become bigints of any size, other numbers
+ *   floats, objects `ValueMap`s in source order with duplicate keys kept. Strict JSON as
+ *   serde_json accepts it (`-0` is the float -0.0 there, out-of-range floats and lone surrogate
+ *   escapes are errors, nesting is limited to 127 levels).
+ * - `toJsonCompact` / `toJsonPretty` print byte for byte as `serde_json::to_string` /
+ *   `to_string_pretty` print a ciborium `Value`: floats through ryu, non-finite floats as `null`,
+ *   bytes as an array of numbers, tags as `{"@@TAGGED@@":[tag,value]}`, no trailing newline.
  */
 import { CharmsError } from '../errors.js';
 import { Tagged, ValueMap, type Value } from './value.js';
@@ -8,241 +15,327 @@ import { formatFloatRyu } from './float-format.js';
 
 // ------------------------------------------------------------------------------ parser
 
-class JsonParser {
-  i = 0;
-  constructor(private s: string) {}
+/** serde_json's default recursion limit: the 128th nested container is refused. */
+const MAX_DEPTH = 127;
 
-  fail(msg: string): never {
+// Runs of characters that need no attention inside a string, and the number grammar.
+const PLAIN_RUN = /[^"\\\u0000-\u001f]*/y;
+const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
+
+class JsonParser {
+  pos = 0;
+  constructor(private readonly text: string) {}
+
+  fail(message: string, at = this.pos): never {
     let line = 1;
-    let col = 1;
-    for (let k = 0; k < this.i && k < this.s.length; k++) {
-      if (this.s[k] === '\n') {
-        line++;
-        col = 1;
-      } else col++;
+    let lineStart = 0;
+    const end = Math.min(at, this.text.length);
+    for (let k = this.text.indexOf('\n'); k !== -1 && k < end; k = this.text.indexOf('\n', k + 1)) {
+      line++;
+      lineStart = k + 1;
     }
-    throw new CharmsError('INVALID_INPUT', `${msg} at line ${line} column ${col}`);
+    throw new CharmsError('INVALID_INPUT', `invalid JSON: ${message} at line ${line} column ${end - lineStart + 1}`);
   }
 
-  ws(): void {
-    const s = this.s;
-    while (this.i < s.length) {
-      const c = s.charCodeAt(this.i);
-      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) this.i++;
+  skipWhitespace(): void {
+    const s = this.text;
+    let i = this.pos;
+    for (;;) {
+      const c = s.charCodeAt(i);
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
       else break;
     }
+    this.pos = i;
   }
 
   value(depth: number): Value {
-    if (depth > 512) this.fail('recursion limit exceeded');
-    this.ws();
-    const c = this.s[this.i];
-    if (c === '{') return this.object(depth);
-    if (c === '[') return this.array(depth);
-    if (c === '"') return this.string();
-    if (c === 't') return this.literal('true', true);
-    if (c === 'f') return this.literal('false', false);
-    if (c === 'n') return this.literal('null', null);
-    if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return this.number();
-    if (c === undefined) this.fail('EOF while parsing a value');
-    this.fail('expected value');
+    this.skipWhitespace();
+    const c = this.text.charCodeAt(this.pos);
+    switch (c) {
+      case 0x7b /* { */:
+        return this.object(depth + 1);
+      case 0x5b /* [ */:
+        return this.array(depth + 1);
+      case 0x22 /* " */:
+        return this.string();
+      case 0x74 /* t */:
+        return this.literal('true', true);
+      case 0x66 /* f */:
+        return this.literal('false', false);
+      case 0x6e /* n */:
+        return this.literal('null', null);
+      default:
+        if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return this.number();
+        if (Number.isNaN(c)) this.fail('EOF while parsing a value');
+        return this.fail('expected value');
+    }
   }
 
   literal(word: string, v: Value): Value {
-    if (this.s.startsWith(word, this.i)) {
-      this.i += word.length;
-      return v;
-    }
-    this.fail('expected value');
+    if (!this.text.startsWith(word, this.pos)) this.fail('expected ident');
+    this.pos += word.length;
+    return v;
   }
 
   number(): Value {
-    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(this.s.slice(this.i, this.i + 400));
-    if (!m) this.fail('invalid number');
+    NUMBER.lastIndex = this.pos;
+    const m = NUMBER.exec(this.text);
+    const next = this.text.charCodeAt(this.pos + (m ? m[0].length : 0));
+    // `01`, `1.`, `1e`, `-`: the grammar stops early and a digit, `.` or exponent follows
+    if (!m || (next >= 0x30 && next <= 0x39) || next === 0x2e || next === 0x65 || next === 0x45)
+      this.fail('invalid number', this.pos + (m ? m[0].length : 0));
     const text = m[0];
-    // very long numbers: re-run without the window
-    const full = text.length === 400 ? /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(this.s.slice(this.i))![0] : text;
-    this.i += full.length;
-    if (/[.eE]/.test(full)) return Number(full);
-    return BigInt(full);
+    const start = this.pos;
+    this.pos += text.length;
+    if (m[1] === undefined && m[2] === undefined) return text === '-0' ? -0 : BigInt(text);
+    const f = Number(text);
+    if (!Number.isFinite(f)) this.fail('number out of range', start);
+    return f;
   }
 
   string(): string {
-    const s = this.s;
-    this.i++; // opening quote
+    const s = this.text;
+    let i = this.pos + 1; // after the opening quote
     let out = '';
-    let start = this.i;
     for (;;) {
-      if (this.i >= s.length) this.fail('EOF while parsing a string');
-      const c = s.charCodeAt(this.i);
+      PLAIN_RUN.lastIndex = i;
+      PLAIN_RUN.exec(s);
+      const runEnd = PLAIN_RUN.lastIndex;
+      if (runEnd > i) out += s.slice(i, runEnd);
+      i = runEnd;
+      const c = s.charCodeAt(i);
       if (c === 0x22) {
-        out += s.slice(start, this.i);
-        this.i++;
+        this.pos = i + 1;
         return out;
       }
-      if (c < 0x20) this.fail('control character (\\u0000-\\u001F) found while parsing a string');
-      if (c === 0x5c) {
-        out += s.slice(start, this.i);
-        const e = s[this.i + 1];
-        this.i += 2;
-        switch (e) {
-          case '"':
-            out += '"';
-            break;
-          case '\\':
-            out += '\\';
-            break;
-          case '/':
-            out += '/';
-            break;
-          case 'b':
-            out += '\b';
-            break;
-          case 'f':
-            out += '\f';
-            break;
-          case 'n':
-            out += '\n';
-            break;
-          case 'r':
-            out += '\r';
-            break;
-          case 't':
-            out += '\t';
-            break;
-          case 'u': {
-            const h = s.slice(this.i, this.i + 4);
-            if (!/^[0-9a-fA-F]{4}$/.test(h)) this.fail('invalid escape');
-            out += String.fromCharCode(parseInt(h, 16));
-            this.i += 4;
-            break;
-          }
-          default:
-            this.fail('invalid escape');
+      if (Number.isNaN(c)) this.fail('EOF while parsing a string', i);
+      if (c < 0x20) this.fail('control character (\\u0000-\\u001F) found while parsing a string', i);
+      // backslash
+      const e = s[i + 1];
+      i += 2;
+      switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+          out += e;
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'u': {
+          const unit = this.hex4(i);
+          i += 4;
+          if (unit >= 0xdc00 && unit <= 0xdfff) this.fail('lone leading surrogate in hex escape', i);
+          if (unit >= 0xd800 && unit <= 0xdbff) {
+            if (s[i] !== '\\' || s[i + 1] !== 'u') this.fail('unexpected end of hex escape', i);
+            const low = this.hex4(i + 2);
+            if (low < 0xdc00 || low > 0xdfff) this.fail('lone leading surrogate in hex escape', i + 6);
+            out += String.fromCharCode(unit, low);
+            i += 6;
+          } else out += String.fromCharCode(unit);
+          break;
         }
-        start = this.i;
-        continue;
+        default:
+          this.fail(e === undefined ? 'EOF while parsing a string' : 'invalid escape', i - 1);
       }
-      this.i++;
     }
   }
 
+  hex4(at: number): number {
+    const h = this.text.slice(at, at + 4);
+    if (h.length < 4) this.fail('EOF while parsing a string', this.text.length);
+    if (!/^[0-9a-fA-F]{4}$/.test(h)) this.fail('invalid escape', at);
+    return parseInt(h, 16);
+  }
+
   array(depth: number): Value[] {
-    this.i++;
+    if (depth > MAX_DEPTH) this.fail('recursion limit exceeded');
+    this.pos++;
     const out: Value[] = [];
-    this.ws();
-    if (this.s[this.i] === ']') {
-      this.i++;
+    this.skipWhitespace();
+    if (this.text.charCodeAt(this.pos) === 0x5d) {
+      this.pos++;
       return out;
     }
     for (;;) {
-      out.push(this.value(depth + 1));
-      this.ws();
-      const c = this.s[this.i++];
-      if (c === ']') return out;
-      if (c !== ',') this.fail('expected `,` or `]`');
+      out.push(this.value(depth));
+      this.skipWhitespace();
+      const c = this.text.charCodeAt(this.pos);
+      if (c === 0x5d) {
+        this.pos++;
+        return out;
+      }
+      if (c !== 0x2c) this.fail(Number.isNaN(c) ? 'EOF while parsing a list' : 'expected `,` or `]`');
+      this.pos++;
+      this.skipWhitespace();
+      if (this.text.charCodeAt(this.pos) === 0x5d) this.fail('trailing comma');
     }
   }
 
   object(depth: number): ValueMap {
-    this.i++;
-    const m = new ValueMap();
-    this.ws();
-    if (this.s[this.i] === '}') {
-      this.i++;
-      return m;
+    if (depth > MAX_DEPTH) this.fail('recursion limit exceeded');
+    this.pos++;
+    const map = new ValueMap();
+    this.skipWhitespace();
+    if (this.text.charCodeAt(this.pos) === 0x7d) {
+      this.pos++;
+      return map;
     }
     for (;;) {
-      this.ws();
-      if (this.s[this.i] !== '"') this.fail('key must be a string');
-      const k = this.string();
-      this.ws();
-      if (this.s[this.i++] !== ':') this.fail('expected `:`');
-      m.entries.push([k, this.value(depth + 1)]);
-      this.ws();
-      const c = this.s[this.i++];
-      if (c === '}') return m;
-      if (c !== ',') this.fail('expected `,` or `}`');
+      this.skipWhitespace();
+      const q = this.text.charCodeAt(this.pos);
+      if (q !== 0x22) this.fail(Number.isNaN(q) ? 'EOF while parsing an object' : q === 0x7d ? 'trailing comma' : 'key must be a string');
+      const key = this.string();
+      this.skipWhitespace();
+      const colon = this.text.charCodeAt(this.pos);
+      if (colon !== 0x3a) this.fail(Number.isNaN(colon) ? 'EOF while parsing an object' : 'expected `:`');
+      this.pos++;
+      map.entries.push([key, this.value(depth)]);
+      this.skipWhitespace();
+      const c = this.text.charCodeAt(this.pos);
+      if (c === 0x7d) {
+        this.pos++;
+        return map;
+      }
+      if (c !== 0x2c) this.fail(Number.isNaN(c) ? 'EOF while parsing an object' : 'expected `,` or `}`');
+      this.pos++;
     }
   }
 }
 
+/**
+ * Parses one JSON text losslessly (see the module comment). Throws CharmsError INVALID_INPUT
+ * with the line and column of the first problem.
+ */
 export function parseJson(text: string): Value {
   const p = new JsonParser(text);
   const v = p.value(0);
-  p.ws();
-  if (p.i < text.length) p.fail('trailing characters');
+  p.skipWhitespace();
+  if (p.pos < text.length) p.fail('trailing characters');
   return v;
 }
 
 // ------------------------------------------------------------------------------ printers
 
-const ESC: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const SHORT_ESCAPES: Record<string, string> = {
+  '"': '\\"',
+  '\\': '\\\\',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+};
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/g;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/** A JSON string literal as serde_json writes it: only `"`, `\` and C0 controls are escaped. */
 export function jsonString(s: string): string {
-  // serde_json escapes only quote, backslash and control characters
-  return '"' + s.replace(/["\\\u0000-\u001f]/g, (c) => ESC[c] ?? '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')) + '"';
+  if (LONE_SURROGATE.test(s)) throw new CharmsError('INVALID_INPUT', 'cannot print JSON: string contains a lone UTF-16 surrogate');
+  return '"' + s.replace(NEEDS_ESCAPE, (c) => SHORT_ESCAPES[c] ?? '\\u00' + c.charCodeAt(0).toString(16).padStart(2, '0')) + '"';
 }
 
+/** serde_json's map-key rule: strings as they are; integers, bools and finite floats quoted. */
 function mapKey(k: Value): string {
   if (typeof k === 'string') return jsonString(k);
-  if (typeof k === 'bigint') return `"${k}"`;
-  if (typeof k === 'boolean') return `"${k}"`;
-  throw new CharmsError('INVALID_INPUT', 'key must be a string');
-}
-
-function scalar(v: Value): string | undefined {
-  if (v === null || v === undefined) return 'null';
-  if (typeof v === 'boolean') return v ? 'true' : 'false';
-  if (typeof v === 'bigint') return v.toString();
-  if (typeof v === 'number') return Number.isFinite(v) ? formatFloatRyu(v) : 'null';
-  if (typeof v === 'string') return jsonString(v);
-  return undefined;
-}
-
-function write(v: Value, indent: string | null, level: number, out: string[]): void {
-  const s = scalar(v);
-  if (s !== undefined) {
-    out.push(s);
-    return;
+  if (typeof k === 'bigint' || typeof k === 'boolean') return `"${k}"`;
+  if (typeof k === 'number') {
+    if (!Number.isFinite(k)) throw new CharmsError('INVALID_INPUT', 'cannot print JSON: float key must be finite');
+    return `"${formatFloatRyu(k)}"`;
   }
-  if (v instanceof Uint8Array) return write(Array.from(v, (b) => BigInt(b)), indent, level, out);
-  if (v instanceof Tagged) return write(new ValueMap([['@@TAGGED@@', [v.tag, v.value]]]), indent, level, out);
-  const nl = indent === null ? '' : '\n' + indent.repeat(level + 1);
-  const close = indent === null ? '' : '\n' + indent.repeat(level);
+  throw new CharmsError('INVALID_INPUT', `cannot print JSON: key must be a string (found ${describe(k)})`);
+}
+
+function describe(v: Value): string {
+  if (v === null || v === undefined) return 'null';
+  if (v instanceof Uint8Array) return 'bytes';
+  if (Array.isArray(v)) return 'array';
+  if (v instanceof ValueMap) return 'map';
+  if (v instanceof Tagged) return 'tag';
+  return typeof v;
+}
+
+/** Appends `v` to `out`; `indent` is null for compact output, else the indentation of `v`'s line. */
+function write(v: Value, indent: string | null, out: string[]): void {
+  switch (typeof v) {
+    case 'bigint':
+      out.push(v.toString());
+      return;
+    case 'number':
+      out.push(Number.isFinite(v) ? formatFloatRyu(v) : 'null');
+      return;
+    case 'string':
+      out.push(jsonString(v));
+      return;
+    case 'boolean':
+      out.push(v ? 'true' : 'false');
+      return;
+    case 'undefined':
+      out.push('null');
+      return;
+  }
+  if (v === null) return void out.push('null');
+  if (v instanceof Uint8Array) return void out.push(bytesArray(v, indent));
+  if (v instanceof Tagged) return write(new ValueMap([['@@TAGGED@@', [v.tag, v.value]]]), indent, out);
+  const inner = indent === null ? null : indent + '  ';
+  const open = inner === null ? '' : '\n' + inner;
+  const sep = inner === null ? ',' : ',\n' + inner;
+  const close = indent === null ? '' : '\n' + indent;
   if (Array.isArray(v)) {
     if (v.length === 0) return void out.push('[]');
-    out.push('[');
-    v.forEach((x, i) => {
-      out.push(i ? ',' + nl : nl);
-      write(x, indent, level + 1, out);
-    });
-    out.push(close + ']');
+    out.push('[', open);
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) out.push(sep);
+      write(v[i]!, inner, out);
+    }
+    out.push(close, ']');
     return;
   }
   if (v instanceof ValueMap) {
     if (v.entries.length === 0) return void out.push('{}');
-    out.push('{');
+    const colon = inner === null ? ':' : ': ';
+    out.push('{', open);
     v.entries.forEach(([k, x], i) => {
-      out.push((i ? ',' + nl : nl) + mapKey(k) + (indent === null ? ':' : ': '));
-      write(x, indent, level + 1, out);
+      if (i > 0) out.push(sep);
+      out.push(mapKey(k), colon);
+      write(x, inner, out);
     });
-    out.push(close + '}');
+    out.push(close, '}');
     return;
   }
-  throw new CharmsError('INTERNAL', `cannot print ${typeof v} as JSON`);
+  throw new CharmsError('INTERNAL', `cannot print a ${typeof v} as JSON`);
 }
 
-/** serde_json::to_string */
+function bytesArray(b: Uint8Array, indent: string | null): string {
+  if (b.length === 0) return '[]';
+  const items = Array.from(b, String);
+  if (indent === null) return '[' + items.join(',') + ']';
+  const inner = indent + '  ';
+  return '[\n' + inner + items.join(',\n' + inner) + '\n' + indent + ']';
+}
+
+/** `serde_json::to_string`: no spaces, no trailing newline. */
 export function toJsonCompact(v: Value): string {
   const out: string[] = [];
-  write(v, null, 0, out);
+  write(v, null, out);
   return out.join('');
 }
 
-/** serde_json::to_string_pretty (2-space indent, no trailing newline) */
+/** `serde_json::to_string_pretty`: 2-space indent, `": "`, `{}`/`[]` when empty, no trailing newline. */
 export function toJsonPretty(v: Value): string {
   const out: string[] = [];
-  write(v, '  ', 0, out);
+  write(v, '', out);
   return out.join('');
 }

@@ -1,7 +1,7 @@
-/** Cardano read side: placeholder until the Cardano issue lands. */
-import { CharmsError } from '../errors.js';
+/** Cardano read side (browser-safe). */
 import type { NormalizedSpell } from '../model/spell.js';
+import { extractAndVerifyCardanoTx } from '../cardano/extract.js';
 
-export function extractAndVerifyCardano(_tx: Uint8Array, _mock: boolean): NormalizedSpell {
-  throw new CharmsError('UNSUPPORTED', 'Cardano transactions are not supported yet: use --chain bitcoin');
+export function extractAndVerifyCardano(tx: Uint8Array, mock: boolean): NormalizedSpell {
+  return extractAndVerifyCardanoTx(tx, mock);
 }
