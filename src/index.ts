@@ -23,6 +23,9 @@ export { checkSpell, type CheckArgs, type CheckResult } from './checker/check.js
 export { proveSpellTx } from './prover/prove.js';
 export { proveRemote } from './prover/client.js';
 export { startProveServer } from './services/prove-server.js';
+export { policyIdForApp, assetNameForApp, proxyAddressForApps } from './cardano/scripts.js';
+export { cardanoAddressBytes } from './cardano/address.js';
+export { verifyCardanoFinality } from './cardano/finality.js';
 export { startQueryServer } from './query/service.js';
 export { spellQueryValue } from './query/shape.js';
 export { generateAppKey, signBinary, verifyBinarySignature, vkOfBinary, vkOfPublicKey } from './keys/app-key.js';
