@@ -7,7 +7,7 @@
 import { CharmsError } from '../errors.js';
 import { decodeCbor } from '../codec/cbor.js';
 import { Tagged, ValueMap, type Value } from '../codec/value.js';
-import { compareBytes, equalBytes, reversed, toHex } from '../util/bytes.js';
+import { compareBytes, equalBytes, fromHex, reversed, toHex } from '../util/bytes.js';
 import { appToString, type App, type UtxoId } from '../model/primitives.js';
 import type { NativeOutput, NormalizedSpell } from '../model/spell.js';
 import { decodeSpellAndProof, verifyFilledSpell, type SpellAndProof } from '../verify/bitcoin.js';
@@ -159,7 +159,7 @@ function expectedTokens(charms: [App, Value][]): Map<string, Map<string, bigint>
 }
 
 function multiassetValue(assets: Map<string, Map<string, bigint>>): ValueMap {
-  const byBytes = (a: string, b: string) => compareBytes(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
+  const byBytes = (a: string, b: string) => compareBytes(fromHex(a), fromHex(b));
   return new ValueMap(
     [...assets.keys()].sort(byBytes).map((p) => {
       const inner = assets.get(p)!;

@@ -12,6 +12,7 @@ test('charms-ts/verify imports no node: modules, transitively', () => {
     if (seen.has(file)) return;
     seen.add(file);
     const src = readFileSync(file, 'utf8');
+    assert.ok(!/\bBuffer\b|\bprocess\./.test(src), `${file} uses a Node global`);
     for (const m of src.matchAll(/(?:import|export)[^'"]*from\s*['"]([^'"]+)['"]/g)) {
       const spec = m[1]!;
       assert.ok(!spec.startsWith('node:'), `${file} imports ${spec}`);
