@@ -22,6 +22,11 @@ import { checkAppSignature, vkOfBinary } from '../keys/app-key.js';
 import { appStdin, type AppTransaction, type Charms } from './app-input.js';
 import { prevSpells, type PrevSpell } from './prev-spells.js';
 import { isSimpleTransfer } from './transfer.js';
+import { fromHex } from '../util/bytes.js';
+import { parseTx, txid as bitcoinTxid } from '../bitcoin/tx.js';
+import { verifyBitcoinFinality } from '../bitcoin/finality.js';
+import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
+import { verifyCardanoFinality } from '../cardano/finality.js';
 
 export interface RunResult {
   ok: boolean;
@@ -117,6 +122,28 @@ export function checkRequestShape(spell: NormalizedSpell, prevTxIds: Set<string>
   });
   const vks = new Set(appsOf(spell).map((a) => toHex(a.vk)));
   for (const [vk] of spell.versioned_apps) if (!vks.has(toHex(vk))) throw rule(`versioned_apps contains unused vk: ${toHex(vk)}`);
+}
+
+/** Every beaming source transaction must come with a finality proof that verifies. */
+function checkBeamingFinality(prevTxs: ChainTx[], beamedFrom: Map<number, BeamSource>): void {
+  const byTxid = new Map<string, ChainTx>();
+  for (const t of prevTxs) {
+    const bytes = fromHex(t.hex, 'prev_txs');
+    byTxid.set(toHex(t.chain === 'bitcoin' ? bitcoinTxid(parseTx(bytes)) : cardanoTxid(parseCardanoTx(bytes))), t);
+  }
+  for (const [i, b] of beamedFrom) {
+    const t = byTxid.get(toHex(b.utxo.txid));
+    const final =
+      t?.chain === 'bitcoin'
+        ? !!t.proof && verifyBitcoinFinality(t.hex, t.proof.proof, t.proof.headers)
+        : t?.chain === 'cardano'
+          ? t.signature !== undefined && verifyCardanoFinality(fromHex(t.hex), fromHex(t.signature))
+          : false;
+    if (!final)
+      throw rule(
+        `input #${i}: the beaming source transaction ${utxoIdToString(b.utxo).split(':')[0]} needs a valid finality proof in prev_txs ({bitcoin: {tx, proof, headers}} or {cardano: {tx, signature}})`,
+      );
+  }
 }
 
 /** `well_formed` with each condition named. */
@@ -248,8 +275,7 @@ export async function checkSpell(a: CheckArgs): Promise<CheckResult> {
   const notices: string[] = [];
   const prev = prevSpells(a.prevTxs, a.mock || spell.mock);
   checkRequestShape(spell, new Set(prev.keys()), a.beamedFrom, a.chain);
-  if (a.beamedFrom.size > 0)
-    throw new CharmsError('UNSUPPORTED', 'beamed inputs need finality proofs of the beaming transactions; checking them is not supported yet');
+  checkBeamingFinality(a.prevTxs, a.beamedFrom);
   wellFormed(spell, prev, a.beamedFrom);
   const changed = checkVersionedApps(spell, prev, a.beamedFrom);
   checkScrollsListed(spell);
