@@ -28,13 +28,7 @@ import { verifyBitcoinFinality } from '../bitcoin/finality.js';
 import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
 import { verifyCardanoFinality } from '../cardano/finality.js';
 
-export interface RunResult {
-  ok: boolean;
-  cycles: bigint;
-  stderr: string;
-  exitCode?: number;
-  error?: string;
-}
+import type { RunResult } from '../runner/index.js';
 export type RunApp = (args: { wasm: Uint8Array; stdin: Uint8Array; expectedVersion?: number }) => Promise<RunResult>;
 
 export interface CheckArgs {

@@ -7,6 +7,7 @@
  */
 import { CharmsError } from '../errors.js';
 import { Tagged, ValueMap, type Value } from './value.js';
+import { concatBytes } from '../util/bytes.js';
 
 const U64_MAX = (1n << 64n) - 1n;
 const MAX_DEPTH = 256;
@@ -314,15 +315,7 @@ export class CborReader {
       parts.push(this.bytes.subarray(this.pos, this.pos + n));
       this.pos += n;
     }
-    let total = 0;
-    for (const p of parts) total += p.length;
-    const out = new Uint8Array(total);
-    let o = 0;
-    for (const p of parts) {
-      out.set(p, o);
-      o += p.length;
-    }
-    return out;
+    return concatBytes(...parts);
   }
 
   value(depth = 0): Value {
