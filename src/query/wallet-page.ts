@@ -49,7 +49,7 @@ function card(app, data, utxo, spell) {
     body = (img ? '<img alt="' + esc(meta.name || 'NFT') + '" src="' + esc(img) + '">' : '') +
       (meta.description ? '<p>' + esc(meta.description) + '</p>' : '');
   }
-  return '<div class="card" data-tag="' + esc(tag) + '"><h3>' + esc(title || (tag === 'n' ? 'NFT' : tag === 't' ? 'Token' : 'Charm')) + '</h3>' + body +
+  return '<div class="card" data-tag="' + esc(tag) + '"><h3>' + esc(title || ((tag === 'n' ? 'NFT ' : tag === 't' ? 'Token ' : 'Charm ') + identity.slice(0, 8) + '…')) + '</h3>' + body +
     '<div class="muted">' + esc(utxo) + '</div><details><summary>Details</summary><pre>' + esc(JSON.stringify({ app, data }, null, 2)) + '</pre></details></div>';
 }
 async function show() {
