@@ -74,6 +74,8 @@ export interface GnarkVerifyingKey {
   k: G1P[];
   /** Cached for speed: line coefficients of −γ, −δ and the Miller loop of e(α, β). */
   prepared: { gammaNeg: unknown; deltaNeg: unknown; alphaBeta: unknown };
+  /** k[i]·s for inputs that repeat across proofs (spell vk, vk root), keyed `i:s`. */
+  products: Map<string, G1P>;
 }
 
 /** Parses a gnark Groth16 verifying key as SP1 reads it. */
@@ -90,7 +92,8 @@ export function parseGnarkVk(b: Uint8Array): GnarkVerifyingKey {
   const pre = bn254.utils.calcPairingPrecomputes;
   const a = alpha.toAffine();
   const alphaBeta = millerLoop([[pre(beta), a.x, a.y]]);
-  return { alpha, beta, gamma, delta, k, prepared: { gammaNeg: pre(gamma.negate()), deltaNeg: pre(delta.negate()), alphaBeta } };
+  for (const p of k) p.precompute(8); // window tables: faster scalar multiplication
+  return { alpha, beta, gamma, delta, k, prepared: { gammaNeg: pre(gamma.negate()), deltaNeg: pre(delta.negate()), alphaBeta }, products: new Map() };
 }
 
 // ---------------------------------------------------------------- gnark uncompressed (proofs)
@@ -134,7 +137,15 @@ export function verifyGnarkProof(vk: GnarkVerifyingKey, proof: Uint8Array, input
   let L = vk.k[0]!;
   inputs.forEach((input, i) => {
     const s = Fr.create(be(input));
-    if (s !== 0n) L = L.add(vk.k[i + 1]!.multiplyUnsafe(s));
+    if (s === 0n) return;
+    const key = `${i}:${s}`;
+    let prod = vk.products.get(key);
+    if (!prod) {
+      prod = vk.k[i + 1]!.multiplyUnsafe(s);
+      // inputs 0 and 3 are per-version constants (spell vk, vk root); digests and nonces vary
+      if ((i === 0 || i === 3) && vk.products.size < 64) vk.products.set(key, prod);
+    }
+    L = L.add(prod);
   });
   // e(A,B) == e(α,β)·e(L,γ)·e(C,δ)  ⇔  e(A,B)·e(L,−γ)·e(C,−δ) / e(α,β) == 1
   const pre = bn254.utils.calcPairingPrecomputes;
