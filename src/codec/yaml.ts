@@ -39,7 +39,6 @@ function digitsButNotNumber(s: string): boolean {
   return t.length > 1 && t[0] === '0' && /^[0-9]+$/.test(t.slice(1));
 }
 
-const RADIX_PREFIX: Record<string, string> = { '0x': '0x', '0o': '0o', '0b': '0b' };
 const RADIX_DIGITS: Record<string, RegExp> = { '0x': /^[0-9a-fA-F]+$/, '0o': /^[0-7]+$/, '0b': /^[01]+$/ };
 
 /** serde_yaml `visit_int`: u64, i64, u128, i128 in that order — here one bigint in that range. */
@@ -52,8 +51,9 @@ function parseYamlInt(s: string): bigint | undefined {
     body = s.slice(1);
   }
   let magnitude: bigint | undefined;
-  const prefix = RADIX_PREFIX[body.slice(0, 2)];
-  if (prefix !== undefined && RADIX_DIGITS[prefix]!.test(body.slice(2))) magnitude = BigInt(prefix + body.slice(2));
+  const prefix = body.slice(0, 2);
+  const digits = RADIX_DIGITS[prefix];
+  if (digits !== undefined && digits.test(body.slice(2))) magnitude = BigInt(body); // BigInt reads 0x/0o/0b
   else if (/^[0-9]+$/.test(body) && !digitsButNotNumber(s)) magnitude = BigInt(body);
   if (magnitude === undefined) return undefined;
   const v = negative ? -magnitude : magnitude;
@@ -169,6 +169,16 @@ class YamlReader {
   }
 }
 
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let k = text.indexOf('\n'); k !== -1 && k < offset; k = text.indexOf('\n', k + 1)) {
+    line++;
+    lineStart = k + 1;
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
 /**
  * Parses one YAML document (JSON is YAML too) into a Value, resolving scalars as serde_yaml 0.9
  * does (see the module comment). An empty stream is null. Throws CharmsError INVALID_INPUT.
@@ -181,9 +191,9 @@ export function parseYaml(text: string): Value {
   const doc = docs[0]!;
   const err = doc.errors[0];
   if (err !== undefined) {
-    const at = err.linePos?.[0];
-    const where = at ? ` at line ${at.line} column ${at.col}` : '';
-    throw new CharmsError('INVALID_INPUT', `invalid YAML: ${err.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}${where}`, { cause: err });
+    const { line, column } = lineAndColumn(text, err.pos[0]);
+    const message = err.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    throw new CharmsError('INVALID_INPUT', `invalid YAML: ${message} at line ${line} column ${column}`, { cause: err });
   }
   return new YamlReader(doc).node(doc.contents, 0);
 }
