@@ -1,13 +1,474 @@
-import { test } from 'node:test';
+/**
+ * The spell checker against real prerequisite transactions from the vectors: a BRO token transfer
+ * spending outputs of the real v12 transaction 28355906…, mints from a plain payment, versioned
+ * apps, and the exact stdin handed to apps (fake runner), plus a real WAT app on the real runner.
+ */
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkSpell, type RunApp } from './check.js';
-import { parseSpellText } from '../model/inputs.js';
-import { utxoIdFromString } from '../model/primitives.js';
-import { readSharedText, sharedOrSkip } from '../testing/shared.js';
-import { funding } from '../testing/fixtures.js';
+import { sha256 } from '@noble/hashes/sha2.js';
 import { CharmsError } from '../errors.js';
-import { decodeCbor } from '../codec/cbor.js';
-import { ValueMap } from '../codec/value.js';
+import { decodeCbor, encodeCbor } from '../codec/cbor.js';
+import { ValueMap, type Value } from '../codec/value.js';
+import { fromHex, toHex, utf8 } from '../util/bytes.js';
+import { appFromString, appToString, txidFromDisplay, utxoIdFromString, utxoIdToBytes, type App, type Data } from '../model/primitives.js';
+import type { NativeOutput, NormalizedSpell } from '../model/spell.js';
+import type { ChainTx } from '../model/request.js';
+import { appKeyFromSecret, signBinary } from '../keys/app-key.js';
+import { readSharedText, sharedOrSkip } from '../testing/shared.js';
+import { runApp as realRunApp, shutdownRunner } from '../runner/index.js';
+import { checkSpell, utxoHashWithNonce, validateProveRequestShape, wellFormed, type CheckArgs, type RunApp, type RunResult } from './check.js';
+import { prevSpells, charmsInUtxo, type PrevSpell } from './prev-spells.js';
+import { isSimpleTransfer, sumTokenAmount } from './transfer.js';
+import { appTransaction, type AppTransaction } from './app-input.js';
+import { parseSpellText } from '../model/inputs.js';
+import { funding } from '../testing/fixtures.js';
+
+after(() => shutdownRunner());
+
+const V12 = '283559062cb6b651eb4a5f557ba4f67efa9aae55ba2278d4f10f35cbefaa84a5'; // outs 0, 3: BRO 116e9 and 942e8
+const PLAIN = '4125a400a51213b256b3b8087717e429712787d943e65f045063f4ea011bfe36'; // no spell
+const CARDANO_PLAIN = '974cd8137ec7bd73cebcd27d3c532db11b532a803731d236d36b75870130381e'; // no spell
+const BRO = appFromString('t/3d7fe7e4cea6121947af73d70e5119bebd8aa5b7edfe74bfaf6e779a1847bd9b/c975d4e0c292fb95efbda5c13312d6ac1d8b5aeff7f0f1e5578645a2da70ff5f');
+const DEST = fromHex('00144f01bcd75f71938618c6d617ace82114542cbb76');
+
+const chainTx = (txid: string, chain: 'bitcoin' | 'cardano' = 'bitcoin'): ChainTx => ({
+  chain,
+  hex: readSharedText('vectors', 'chain', `${txid}.${chain}.hex`).trim(),
+});
+const u = (s: string) => utxoIdFromString(s);
+const coin = (amount = 1000n): NativeOutput => ({ amount, dest: DEST });
+
+function spellOf(p: {
+  ins: string[];
+  outs: [number, Data][][];
+  apps: [App, Data][];
+  refs?: string[];
+  version?: number;
+  versioned?: NormalizedSpell['versioned_apps'];
+  scrolls?: number[];
+}): NormalizedSpell {
+  const s: NormalizedSpell = {
+    version: p.version ?? 15,
+    tx: { ins: p.ins.map(u), outs: p.outs.map((o) => new Map(o)), coins: p.outs.map(() => coin()) },
+    app_public_inputs: p.apps,
+    versioned_apps: p.versioned ?? [],
+    mock: false,
+  };
+  if (p.refs) s.tx.refs = p.refs.map(u);
+  if (p.scrolls) s.tx.scrolls = p.scrolls;
+  return s;
+}
+
+const neverRun: RunApp = async () => {
+  throw new Error('no app should run');
+};
+
+function args(spell: NormalizedSpell, prevTxs: ChainTx[], more: Partial<CheckArgs> = {}): CheckArgs {
+  return {
+    spell,
+    prevTxs,
+    privateInputs: [],
+    beamedFrom: new Map(),
+    binaries: new Map(),
+    appSignatures: [],
+    chain: 'bitcoin',
+    mock: false,
+    runApp: neverRun,
+    ...more,
+  };
+}
+
+const rejects = (p: Promise<unknown>, code: string, re: RegExp) =>
+  assert.rejects(p, (e: unknown) => {
+    assert.ok(e instanceof CharmsError, `expected a CharmsError, got ${String(e)}`);
+    assert.equal(e.code, code, e.message);
+    assert.match(e.message, re);
+    return true;
+  });
+
+/** A fake runner recording each call; answers with `reply`. */
+function recorder(reply: Partial<RunResult> = {}) {
+  const calls: { wasm: Uint8Array; stdin: Uint8Array; expectedVersion?: number }[] = [];
+  const run: RunApp = async (a) => {
+    calls.push(a);
+    return { ok: true, cycles: 123n, stderr: '', ...reply };
+  };
+  return { calls, run };
+}
+
+// A fake "binary": any bytes will do for the fake runner; the app's vk is its SHA-256.
+const FAKE_WASM = utf8('\0asm fake app binary for the checker tests');
+const tokenApp = (tag = 't', wasm = FAKE_WASM): App => ({ tag, identity: sha256(utf8('identity')), vk: sha256(wasm) });
+
+test('prev spells: the real v12 tx yields its BRO charms and all its outputs as coins; a plain tx an empty spell', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const next = spellOf({ ins: [], outs: [], apps: [] });
+  const prev = prevSpells([chainTx(V12), chainTx(PLAIN)], next, false);
+  const v12 = prev.get(toHex(txidFromDisplay(V12)))!;
+  assert.equal(v12.verified, true);
+  assert.deepEqual(charmsInUtxo(v12.spell, 0)?.map(([a, d]) => [appToString(a), d]), [[appToString(BRO), 11600000000n]]);
+  assert.deepEqual(charmsInUtxo(v12.spell, 3)?.map(([, d]) => d), [94200000000n]);
+  assert.equal(charmsInUtxo(v12.spell, 1), undefined);
+  assert.equal(v12.spell.tx.coins!.length, v12.numOuts, 'coins = all outputs, the OP_RETURN and change included');
+  assert.ok(v12.numOuts > v12.spell.tx.outs.length);
+  const plain = prev.get(toHex(txidFromDisplay(PLAIN)))!;
+  assert.equal(plain.verified, false);
+  assert.equal(plain.spell.version, 15);
+  assert.deepEqual(plain.spell.tx.outs, []);
+  assert.ok(plain.spell.tx.ins!.length > 0);
+  assert.equal(plain.spell.tx.coins!.length, plain.numOuts);
+});
+
+test('simple transfer of real BRO tokens is accepted without binaries; no contract runs', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const spell = spellOf({ ins: [`${V12}:0`, `${V12}:3`], outs: [[[0, 100000000000n]], [[0, 5800000000n]]], apps: [[BRO, null]] });
+  const r = await checkSpell(args(spell, [chainTx(V12)]));
+  assert.deepEqual(r.cycles, [0n]);
+  assert.deepEqual(r.notices, [`➡️  simple transfer w.r.t. app: ${appToString(BRO)}`]);
+  assert.equal(r.scrollsBound, true);
+});
+
+test('creating tokens from nothing is not a simple transfer: rejected without binaries, naming the app', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const spell = spellOf({ ins: [`${V12}:0`, `${V12}:3`], outs: [[[0, 105800000001n]]], apps: [[BRO, null]] });
+  await rejects(checkSpell(args(spell, [chainTx(V12)])), 'INVALID_SPELL', /no app binaries provided, but the spell is not a simple transfer for: \[t\/3d7fe7e4/);
+  // with some other binary supplied, the set comparison names the missing hash
+  await rejects(
+    checkSpell(args(spell, [chainTx(V12)], { binaries: new Map([[toHex(sha256(FAKE_WASM)), FAKE_WASM]]) })),
+    'INVALID_SPELL',
+    /binaries must contain exactly the required app binaries\. Required binary hashes: \{c975d4e0.*\} Provided binary hashes: \{/,
+  );
+});
+
+test('well-formedness: dangling app index, zero amount, wrong version, duplicate and unknown inputs', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const prev = [chainTx(V12)];
+  const ins = [`${V12}:0`, `${V12}:3`];
+  await rejects(
+    checkSpell(args(spellOf({ ins, outs: [[[0, 105800000000n]], [[1, 5n]]], apps: [[BRO, null]] }), prev)),
+    'INVALID_SPELL',
+    /tx\.outs\[1\] refers to app index 1, but app_public_inputs has 1 app/,
+  );
+  await rejects(
+    checkSpell(args(spellOf({ ins, outs: [[[0, 105800000000n]], [[0, 0n]]], apps: [[BRO, null]] }), prev)),
+    'INVALID_SPELL',
+    /zero output amount for app t\/3d7fe7e4.*tx\.outs\[1\]/,
+  );
+  await rejects(
+    checkSpell(args(spellOf({ ins, outs: [[[0, 'lots']]], apps: [[BRO, null]] }), prev)),
+    'INVALID_SPELL',
+    /amount of token t\/3d7fe7e4.* must be an unsigned 64-bit integer/,
+  );
+  await rejects(
+    checkSpell(args(spellOf({ ins, outs: [[[0, 105800000000n]]], apps: [[BRO, null]], version: 12 }), prev)),
+    'INVALID_SPELL',
+    /spell version 12 is not the current protocol version 15/,
+  );
+  await rejects(
+    checkSpell(args(spellOf({ ins: [`${V12}:0`, `${V12}:0`], outs: [[[0, 23200000000n]]], apps: [[BRO, null]] }), prev)),
+    'INVALID_SPELL',
+    /spell\.tx\.ins contains duplicate UTXO: 28355906.*:0/,
+  );
+  await rejects(
+    checkSpell(args(spellOf({ ins: [...ins, `${PLAIN}:0`], outs: [[[0, 105800000000n]]], apps: [[BRO, null]] }), prev)),
+    'INVALID_SPELL',
+    /prev_txs MUST contain transactions creating input UTXOs \(missing the one of 4125a400.*:0\)/,
+  );
+  await rejects(
+    checkSpell(args(spellOf({ ins, outs: [[[0, 105800000000n]]], apps: [[BRO, null]] }), [chainTx(V12), chainTx(PLAIN)])),
+    'INVALID_SPELL',
+    /prev_txs must contain exactly the transactions producing spell inputs and beaming sources\. Required: \{28355906.*\} Provided: \{/,
+  );
+  // vout beyond the transaction's outputs (the reference bound is `<=`, the coin lookup catches the rest)
+  await rejects(
+    checkSpell(args(spellOf({ ins: [`${V12}:${99}`], outs: [], apps: [] }), prev)),
+    'INVALID_SPELL',
+    /input #0 28355906.*:99 is not created by the given prev_txs/,
+  );
+  // coins must match outs
+  const s = spellOf({ ins, outs: [[[0, 105800000000n]]], apps: [[BRO, null]] });
+  s.tx.coins = [];
+  await rejects(checkSpell(args(s, prev)), 'INVALID_SPELL', /coins length \(0\) must match outs length \(1\)/);
+});
+
+test('beamed inputs need a finality proof of the beaming source transaction', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const spell = spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 11600000000n]]], apps: [[BRO, null]] });
+  await rejects(
+    checkSpell(args(spell, [chainTx(PLAIN), chainTx(V12)], { beamedFrom: new Map([[0, { utxo: u(`${V12}:0`) }]]) })),
+    'INVALID_SPELL',
+    /beaming finality: input #0's beaming source transaction 28355906.* needs a valid finality proof/,
+  );
+  // the beaming source must also be in prev_txs
+  await rejects(
+    checkSpell(args(spell, [chainTx(PLAIN)], { beamedFrom: new Map([[0, { utxo: u(`${V12}:0`) }]]) })),
+    'INVALID_SPELL',
+    /prev_txs MUST contain transactions creating beaming source and destination UTXOs \(input #0\)/,
+  );
+});
+
+test('beaming rules (no finality fixture exists, so on hand-made prev spells): hash of destination and nonce, charms travel', () => {
+  const app = tokenApp();
+  const src = u(`${'aa'.repeat(32)}:0`);
+  const dest = u(`${'bb'.repeat(32)}:1`);
+  const mkPrev = (txid: Uint8Array, spell: NormalizedSpell, numOuts: number): PrevSpell => ({
+    txid,
+    spell,
+    numOuts,
+    tx: { chain: 'bitcoin', hex: '00' },
+    verified: true,
+  });
+  const srcSpell: NormalizedSpell = {
+    version: 15,
+    tx: { ins: [], outs: [new Map([[0, 9n]])], beamed_outs: new Map([[0, utxoHashWithNonce(dest, 7n)]]), coins: [coin()] },
+    app_public_inputs: [[app, null]],
+    versioned_apps: [],
+    mock: false,
+  };
+  const destSpell: NormalizedSpell = { version: 15, tx: { ins: [], outs: [], coins: [coin(1n), coin(2n)] }, app_public_inputs: [], versioned_apps: [], mock: false };
+  const prev = new Map([
+    [toHex(src.txid), mkPrev(src.txid, srcSpell, 1)],
+    [toHex(dest.txid), mkPrev(dest.txid, destSpell, 2)],
+  ]);
+  const spell = spellOf({ ins: [`${'bb'.repeat(32)}:1`], outs: [[[0, 9n]]], apps: [[app, null]] });
+  wellFormed(spell, prev, new Map([[0, { utxo: src, nonce: 7n }]]));
+  assert.throws(() => wellFormed(spell, prev, new Map([[0, { utxo: src, nonce: 8n }]])), /input #0: beaming source a{64}:0 was not beamed to b{64}:1/);
+  assert.throws(() => wellFormed(spell, prev, new Map([[0, { utxo: src }]])), /was not beamed to/);
+  // the beamed-out source cannot itself be spent
+  assert.throws(() => wellFormed(spellOf({ ins: [`${'aa'.repeat(32)}:0`], outs: [], apps: [] }), prev, new Map()), /is not created by the given prev_txs \(or was beamed out\)/);
+  // the app sees the source's charms on the destination input, and the destination's own coin
+  const tx = appTransaction(spell, prev, new Map([[0, { utxo: src, nonce: 7n }]]));
+  assert.deepEqual(tx.ins[0]![1].map(([, d]) => d), [9n]);
+  assert.equal(tx.coinIns![0]!.amount, 2n);
+});
+
+test('spending a charm needs its app listed; refs must come from input transactions (reference rule)', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  await rejects(
+    checkSpell(args(spellOf({ ins: [`${V12}:0`], outs: [[]], apps: [] }), [chainTx(V12)])),
+    'INVALID_SPELL',
+    /input #0 \(28355906.*:0\) carries a charm for app t\/3d7fe7e4.*but the spending spell does not list it in app_public_inputs/,
+  );
+  // a ref to the v12 tx while spending only a plain output
+  await rejects(
+    checkSpell(args(spellOf({ ins: [`${PLAIN}:0`], refs: [`${V12}:0`], outs: [[]], apps: [] }), [chainTx(PLAIN), chainTx(V12)])),
+    'INVALID_SPELL',
+    /\{28355906.*\} only produce refs/,
+  );
+  // a ref into an input's own transaction is fine; refs carry their charms to apps
+  const app = tokenApp('x');
+  const rec = recorder();
+  await checkSpell(
+    args(spellOf({ ins: [`${V12}:1`], refs: [`${V12}:0`], outs: [[]], apps: [[app, null]] }), [chainTx(V12)], {
+      binaries: new Map([[toHex(app.vk), FAKE_WASM]]),
+      runApp: rec.run,
+    }),
+  );
+  const tx = (decodeCbor(rec.calls[0]!.stdin) as Value[])[1] as ValueMap;
+  const refs = tx.get('refs') as Value[][];
+  assert.deepEqual(refs[0]![0], utxoIdToBytes(u(`${V12}:0`)));
+  assert.equal((refs[0]![1] as ValueMap).entries[0]![1], 11600000000n);
+});
+
+test('the stdin handed to an app: CBOR [app, tx, x, w] with the reference field order and forms', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const app = tokenApp();
+  const spell = spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 5n]], []], apps: [[app, 'mint']] });
+  const rec = recorder();
+  const r = await checkSpell(
+    args(spell, [chainTx(PLAIN)], {
+      privateInputs: [[app, new ValueMap([['secret', 7n]])]],
+      binaries: new Map([[toHex(app.vk), FAKE_WASM]]),
+      runApp: rec.run,
+    }),
+  );
+  assert.deepEqual(r.cycles, [123n]);
+  assert.deepEqual(r.notices, [`✅  app contract satisfied: ${appToString(app)}`]);
+  assert.equal(rec.calls.length, 1);
+  const { stdin, wasm, expectedVersion } = rec.calls[0]!;
+  assert.equal(wasm, FAKE_WASM);
+  assert.equal(expectedVersion, undefined);
+  assert.deepEqual(encodeCbor(decodeCbor(stdin)), stdin, 'definite, minimal, round-trips byte for byte');
+  const top = decodeCbor(stdin) as Value[];
+  assert.equal(top.length, 4);
+  const appValue = ['t', Array.from(app.identity, BigInt), Array.from(app.vk, BigInt)];
+  assert.deepEqual(top[0], appValue);
+  assert.equal(top[2], 'mint');
+  assert.ok(top[3] instanceof ValueMap && top[3].get('secret') === 7n);
+  const tx = top[1] as ValueMap;
+  assert.deepEqual(tx.entries.map(([k]) => k), ['ins', 'refs', 'outs', 'coin_ins', 'coin_outs', 'prev_txs', 'app_public_inputs']);
+  const ins = tx.get('ins') as Value[][];
+  assert.deepEqual(ins[0]![0], utxoIdToBytes(u(`${PLAIN}:0`)));
+  assert.deepEqual((ins[0]![1] as ValueMap).entries, []);
+  assert.deepEqual(tx.get('refs'), []);
+  const outs = tx.get('outs') as ValueMap[];
+  assert.deepEqual(outs[0]!.entries, [[appValue, 5n]]);
+  assert.deepEqual(outs[1]!.entries, []);
+  const coinIns = tx.get('coin_ins') as ValueMap[];
+  const plain = prevSpells([chainTx(PLAIN)], spell, false).get(toHex(txidFromDisplay(PLAIN)))!;
+  assert.equal(coinIns[0]!.get('amount'), plain.spell.tx.coins![0]!.amount);
+  assert.deepEqual(coinIns[0]!.get('dest'), Array.from(plain.spell.tx.coins![0]!.dest, BigInt), 'dest as an array of uints');
+  assert.equal(coinIns[0]!.has('content'), false);
+  const coinOuts = tx.get('coin_outs') as ValueMap[];
+  assert.deepEqual(coinOuts.map((c) => c.get('amount')), [1000n, 1000n]);
+  const prevTxs = tx.get('prev_txs') as ValueMap;
+  assert.deepEqual(prevTxs.entries[0]![0], txidFromDisplay(PLAIN), 'txid bytes, internal order');
+  assert.ok(prevTxs.entries[0]![1] instanceof ValueMap);
+  assert.equal((prevTxs.entries[0]![1] as ValueMap).get('bitcoin'), chainTx(PLAIN).hex);
+  assert.deepEqual((tx.get('app_public_inputs') as ValueMap).entries, [[appValue, 'mint']]);
+});
+
+test('a contract that rejects gives APP_FAILED naming the app and carrying its stderr', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const app = tokenApp();
+  const spell = spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 5n]]], apps: [[app, null]] });
+  const seen: string[] = [];
+  const rec = recorder({ ok: false, stderr: 'condition does not hold: minting allowed\n', error: 'error running wasm: unreachable' });
+  await rejects(
+    checkSpell(args(spell, [chainTx(PLAIN)], { binaries: new Map([[toHex(app.vk), FAKE_WASM]]), runApp: rec.run, onAppStderr: (_a, s) => seen.push(s) })),
+    'APP_FAILED',
+    new RegExp(`app contract for ${appToString(app)} rejected the transaction \\(error running wasm: unreachable; stderr: condition does not hold: minting allowed\\)`),
+  );
+  assert.deepEqual(seen, ['condition does not hold: minting allowed\n']);
+  // a binary that is not the app's
+  const other = utf8('another binary');
+  await rejects(
+    checkSpell(args(spell, [chainTx(PLAIN)], { binaries: new Map([[toHex(app.vk), other]]), runApp: rec.run })),
+    'INVALID_SPELL',
+    /app\.vk mismatch \(binary hash\) for app: t\//,
+  );
+});
+
+test('versioned apps: binary pinned by wasm_hash, signed by the key whose hash is the vk', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const key = appKeyFromSecret(sha256(utf8('checker test key')));
+  const app: App = { tag: 't', identity: sha256(utf8('v-id')), vk: sha256(key.public_key) };
+  const wasmHash = sha256(FAKE_WASM);
+  const spell = spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 5n]]], apps: [[app, null]], versioned: [[app.vk, { version: 2, wasm_hash: wasmHash }]] });
+  const binaries = new Map([[toHex(wasmHash), FAKE_WASM]]);
+  const sig = signBinary(key, FAKE_WASM);
+  const rec = recorder();
+  const r = await checkSpell(args(spell, [chainTx(PLAIN)], { binaries, appSignatures: [[app.vk, sig]], runApp: rec.run }));
+  assert.deepEqual(r.cycles, [123n]);
+  assert.equal(rec.calls[0]!.expectedVersion, 2);
+  await rejects(
+    checkSpell(args(spell, [chainTx(PLAIN)], { binaries, runApp: rec.run })),
+    'INVALID_SPELL',
+    /app_signatures must contain exactly one entry per non-simple-transfer versioned app referenced in the spell\. Required app vks: \{[0-9a-f]{64}\} Provided app vks: \{\}/,
+  );
+  const wrong = signBinary(key, utf8('some other binary'));
+  await rejects(
+    checkSpell(args(spell, [chainTx(PLAIN)], { binaries, appSignatures: [[app.vk, wrong]], runApp: rec.run })),
+    'INVALID_SPELL',
+    /BIP-340 Schnorr signature verification failed for t\//,
+  );
+  const orphan = { ...spell, versioned_apps: [...spell.versioned_apps, [sha256(utf8('nobody')), { version: 1, wasm_hash: wasmHash }]] as NormalizedSpell['versioned_apps'] };
+  await rejects(checkSpell(args(orphan, [chainTx(PLAIN)], { binaries, appSignatures: [[app.vk, sig]], runApp: rec.run })), 'INVALID_SPELL', /versioned_apps contains unused vk: /);
+  // a simple app (vk = binary hash) cannot be declared versioned when its spent charms were simple
+  const bro = spellOf({ ins: [`${V12}:0`], outs: [[[0, 11600000000n]]], apps: [[BRO, null]], versioned: [[BRO.vk, { version: 1, wasm_hash: wasmHash }]] });
+  await rejects(checkSpell(args(bro, [chainTx(V12)])), 'INVALID_SPELL', /treated this app as simple \(immutable\); the spending spell cannot declare it versioned/);
+});
+
+test('Scrolls: a scroll charm must sit in a listed output; listed outputs on Bitcoin are reported unbound', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const app = tokenApp('s');
+  const binaries = new Map([[toHex(app.vk), FAKE_WASM]]);
+  const rec = recorder();
+  await rejects(
+    checkSpell(args(spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 1n]]], apps: [[app, null]] }), [chainTx(PLAIN)], { binaries, runApp: rec.run })),
+    'INVALID_SPELL',
+    /output #0 carries a SCROLL-tagged charm but is not listed in tx\.scrolls/,
+  );
+  await rejects(
+    checkSpell(args(spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 1n]]], apps: [[app, null]], scrolls: [0, 3] }), [chainTx(PLAIN)], { binaries, runApp: rec.run })),
+    'INVALID_SPELL',
+    /tx\.scrolls references output #3 but the spell only has 1 output/,
+  );
+  const r = await checkSpell(args(spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 1n]]], apps: [[app, null]], scrolls: [0] }), [chainTx(PLAIN)], { binaries, runApp: rec.run }));
+  assert.equal(r.scrollsBound, false);
+  assert.match(r.notices[0]!, /Scrolls outputs whose scriptPubKeys are not yet bound/);
+});
+
+test('Cardano: a plain prev tx gives coin_ins with default content; missing output content gets the default', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const app = tokenApp();
+  const spell = spellOf({ ins: [`${CARDANO_PLAIN}:0`], outs: [[[0, 5n]]], apps: [[app, null]] });
+  const rec = recorder();
+  const shape = validateProveRequestShape(args(spell, [chainTx(CARDANO_PLAIN, 'cardano')], { chain: 'cardano', binaries: new Map([[toHex(app.vk), FAKE_WASM]]) }));
+  assert.ok(shape.spell.tx.coins![0]!.content instanceof ValueMap);
+  const r = await checkSpell(args(spell, [chainTx(CARDANO_PLAIN, 'cardano')], { chain: 'cardano', binaries: new Map([[toHex(app.vk), FAKE_WASM]]), runApp: rec.run }));
+  assert.deepEqual(r.cycles, [123n]);
+  const tx = (decodeCbor(rec.calls[0]!.stdin) as Value[])[1] as ValueMap;
+  const coinIn = (tx.get('coin_ins') as ValueMap[])[0]!;
+  assert.equal(coinIn.get('amount'), 20000000n);
+  assert.deepEqual(((coinIn.get('content') as ValueMap).get('multiasset') as ValueMap).entries, []);
+  assert.equal((((tx.get('prev_txs') as ValueMap).entries[0]![1]) as ValueMap).entries[0]![0], 'cardano');
+  // Bitcoin coins must not carry content
+  const bad = spellOf({ ins: [`${PLAIN}:0`], outs: [[]], apps: [] });
+  bad.tx.coins = [{ ...coin(), content: 1n }];
+  await rejects(checkSpell(args(bad, [chainTx(PLAIN)])), 'INVALID_SPELL', /coins\[0\]\.content must be None for Bitcoin/);
+});
+
+test('is_simple_transfer: tokens balance, NFT states as a multiset, other tags never; u64 overflow aborts', () => {
+  const t = tokenApp('t');
+  const n = tokenApp('n');
+  const c = tokenApp('c');
+  const mk = (ins: [App, Data][][], outs: [App, Data][][]): AppTransaction => ({
+    ins: ins.map((ch, i) => [{ txid: new Uint8Array(32), vout: i }, ch]),
+    refs: [],
+    outs,
+    prevTxs: [],
+    appPublicInputs: [],
+  });
+  assert.equal(isSimpleTransfer(t, mk([[[t, 3n]], [[t, 4n]]], [[[t, 7n]]])), true);
+  assert.equal(isSimpleTransfer(t, mk([[[t, 3n]]], [[[t, 4n]]])), false);
+  assert.equal(isSimpleTransfer(t, mk([[[t, 'x']]], [[[t, 4n]]])), false);
+  assert.equal(isSimpleTransfer(n, mk([[[n, 'a']], [[n, 'b']]], [[[n, 'b']], [[n, 'a']]])), true);
+  assert.equal(isSimpleTransfer(n, mk([[[n, 'a']], [[n, 'a']]], [[[n, 'a']], [[n, 'b']]])), false);
+  assert.equal(isSimpleTransfer(n, mk([[[n, 'a']]], [])), false);
+  assert.equal(isSimpleTransfer(c, mk([], [])), false);
+  assert.throws(() => sumTokenAmount(t, [[[t, (1n << 64n) - 1n]], [[t, 1n]]]), /sum beyond u64/);
+  // once a value is not a u64 the reference stops adding, so no overflow after it
+  assert.equal(sumTokenAmount(t, [[[t, 'x']], [[t, (1n << 64n) - 1n]], [[t, 1n]]]), undefined);
+});
+
+test('real runner: a WAT app that accepts only when its private input is `true`', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const { default: wabtInit } = await import('wabt');
+  const wabt = await wabtInit();
+  // Reads stdin into memory at 1024 and traps unless the last byte (w) is CBOR true (0xf5).
+  const wat = `(module
+    (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+    (memory (export "memory") 2)
+    (data (i32.const 16) "w is not true\\n")
+    (func (export "_start") (local $total i32) (local $n i32)
+      (loop $more
+        (i32.store (i32.const 0) (i32.add (i32.const 1024) (local.get $total)))
+        (i32.store (i32.const 4) (i32.const 4096))
+        (drop (call $fd_read (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 8)))
+        (local.set $n (i32.load (i32.const 8)))
+        (local.set $total (i32.add (local.get $total) (local.get $n)))
+        (br_if $more (i32.ne (local.get $n) (i32.const 0))))
+      (if (i32.ne (i32.load8_u (i32.add (i32.const 1023) (local.get $total))) (i32.const 0xf5))
+        (then
+          (i32.store (i32.const 0) (i32.const 16))
+          (i32.store (i32.const 4) (i32.const 14))
+          (drop (call $fd_write (i32.const 2) (i32.const 0) (i32.const 1) (i32.const 8)))
+          unreachable))))`;
+  const mod = wabt.parseWat('w-true.wat', wat);
+  const wasm = new Uint8Array(mod.toBinary({}).buffer);
+  mod.destroy();
+  const app: App = { tag: 't', identity: sha256(utf8('wat')), vk: sha256(wasm) };
+  const spell = spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 21n]]], apps: [[app, null]] });
+  const base = args(spell, [chainTx(PLAIN)], { binaries: new Map([[toHex(app.vk), wasm]]), runApp: realRunApp });
+  const ok = await checkSpell({ ...base, privateInputs: [[app, true]] });
+  assert.equal(ok.cycles.length, 1);
+  assert.ok(ok.cycles[0]! > 0n, 'metered');
+  await rejects(checkSpell({ ...base, privateInputs: [[app, false]] }), 'APP_FAILED', /app contract for t\/.*rejected the transaction.*stderr: w is not true/);
+});
+
+// ---------------------------------------------------------------- rule tests from YAML spells
 
 const noRun: RunApp = async () => {
   throw new Error('no app should run');

@@ -1,14 +1,16 @@
 /**
- * The spell checker: the protocol's correctness rules (a port of the reference's `is_correct`
- * family and the prover's request checks) and the app contract runs. Errors name the rule that
- * failed and the app or input concerned.
+ * The spell checker: a port of the reference's correctness rules (`is_correct` and what it calls in
+ * charms-client, `run_all` in charms-app-runner) and of the request checks the CLI (`spell check`)
+ * and the prover (`validate_prove_request`) make before it. Every error names the rule that failed
+ * and the app or input concerned: INVALID_SPELL for a broken rule, APP_FAILED when a contract
+ * rejects, UNSUPPORTED for what we cannot check yet.
  */
 import { CharmsError } from '../errors.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { compareBytes, equalBytes, toHex } from '../util/bytes.js';
+import { compareBytes, equalBytes, fromHex, toHex } from '../util/bytes.js';
 import {
   appToString,
-  compareApps,
+  txidToDisplay,
   utxoIdToBytes,
   utxoIdToString,
   type App,
@@ -16,31 +18,50 @@ import {
   type Data,
   type UtxoId,
 } from '../model/primitives.js';
-import { CURRENT_VERSION, type AppSignature, type BeamSource, type NormalizedSpell, type VersionedApp } from '../model/spell.js';
+import {
+  CURRENT_VERSION,
+  type AppSignature,
+  type BeamSource,
+  type NativeOutput,
+  type NormalizedSpell,
+  type VersionedApp,
+} from '../model/spell.js';
+import { ValueMap } from '../codec/value.js';
 import type { Chain, ChainTx } from '../model/request.js';
-import { checkAppSignature, vkOfBinary } from '../keys/app-key.js';
-import { appStdin, type AppTransaction, type Charms } from './app-input.js';
-import { prevSpells, type PrevSpell } from './prev-spells.js';
-import { isSimpleTransfer } from './transfer.js';
-import { fromHex } from '../util/bytes.js';
-import { parseTx, txid as bitcoinTxid } from '../bitcoin/tx.js';
+import { vkOfBinary, vkOfPublicKey, verifyBinarySignature } from '../keys/app-key.js';
+import { appStdin, appTransaction, type AppTransaction } from './app-input.js';
+import { chainTxid, charmsInUtxo, prevSpells, type PrevSpell } from './prev-spells.js';
+import { isSimpleTransfer, isU64 } from './transfer.js';
 import { verifyBitcoinFinality } from '../bitcoin/finality.js';
-import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
 import { verifyCardanoFinality } from '../cardano/finality.js';
 
-import type { RunResult } from '../runner/index.js';
-export type RunApp = (args: { wasm: Uint8Array; stdin: Uint8Array; expectedVersion?: number }) => Promise<RunResult>;
+export interface RunResult {
+  ok: boolean;
+  cycles: bigint;
+  stderr: string;
+  exitCode?: number;
+  error?: string;
+}
+/** The app runner (src/runner `runApp`), injected so tests can fake it. */
+export type RunApp = (args: {
+  wasm: Uint8Array;
+  stdin: Uint8Array;
+  expectedVersion?: number;
+  fuelLimit?: bigint;
+  timeoutMs?: number;
+}) => Promise<RunResult>;
 
 export interface CheckArgs {
   spell: NormalizedSpell;
   prevTxs: ChainTx[];
   privateInputs: [App, Data][];
+  /** Input index → the beaming source of that input. */
   beamedFrom: Map<number, BeamSource>;
   /** App binaries by SHA-256 (hex). */
   binaries: Map<string, Uint8Array>;
   appSignatures: [B32, AppSignature][];
   chain: Chain;
-  /** Accept mock proofs in prerequisite transactions. */
+  /** Accept mock proofs in prerequisite transactions (the reference uses the spell's `mock`). */
   mock: boolean;
   runApp: RunApp;
   /** Receives each app's stderr (how a contract explains a rejection). */
@@ -48,43 +69,83 @@ export interface CheckArgs {
 }
 
 export interface CheckResult {
-  /** Cycles per app, in app order (0 for simple transfers). */
+  /** Cycles per app, in app order (0 for apps not run). */
   cycles: bigint[];
-  /** Simple-transfer notices and warnings, for stderr. */
+  /** Simple-transfer / contract-satisfied notices and warnings, for stderr. */
   notices: string[];
+  /** False when a Bitcoin spell lists Scrolls outputs whose scriptPubKeys are not bound yet. */
+  scrollsBound: boolean;
+  /** The spell as checked: Cardano coins given their default `content`. */
+  spell: NormalizedSpell;
 }
 
 const rule = (msg: string) => new CharmsError('INVALID_SPELL', msg);
 const isEmpty = (d: Data | undefined) => d === undefined || d === null;
-
-function appsOf(spell: NormalizedSpell): App[] {
-  return spell.app_public_inputs.map(([a]) => a);
-}
-
-/** Charms of one normalized output, resolved to apps. */
-function charmsOf(spell: NormalizedSpell, outIndex: number): Charms | undefined {
-  const apps = appsOf(spell);
-  const n = spell.tx.outs[outIndex];
-  if (!n || n.size === 0) return undefined;
-  return [...n.entries()].map(([i, d]) => [apps[i]!, d] as [App, Data]);
-}
-
+const appsOf = (spell: NormalizedSpell): App[] => spell.app_public_inputs.map(([a]) => a);
+const versionedOf = (spell: NormalizedSpell, vk: B32): VersionedApp | undefined =>
+  spell.versioned_apps.find(([k]) => equalBytes(k, vk))?.[1];
 const beamedOutHash = (spell: NormalizedSpell, i: number): B32 | undefined => spell.tx.beamed_outs?.get(i);
+const showTxids = (s: Iterable<string>) => [...s].sort().map((h) => txidToDisplay(fromHex(h))).join(', ');
+const showSet = (s: Iterable<string>) => `{${[...s].sort().join(', ')}}`;
 
-function utxoHashWithNonce(u: UtxoId, nonce?: bigint): Uint8Array {
+/** `utxo_id_hash_with_nonce`: SHA-256(utxo id bytes ‖ nonce u64 LE if any). */
+export function utxoHashWithNonce(u: UtxoId, nonce?: bigint): Uint8Array {
   const b = utxoIdToBytes(u);
   if (nonce === undefined) return sha256(b);
-  const n = new Uint8Array(8);
-  new DataView(n.buffer).setBigUint64(0, nonce, true);
-  return sha256(new Uint8Array([...b, ...n]));
+  const out = new Uint8Array(44);
+  out.set(b);
+  new DataView(out.buffer).setBigUint64(36, nonce, true);
+  return sha256(out);
 }
 
-function versionedOf(spell: NormalizedSpell, vk: B32): VersionedApp | undefined {
-  return spell.versioned_apps.find(([k]) => equalBytes(k, vk))?.[1];
+// ------------------------------------------------------------------------------ request shape
+
+/**
+ * `adjust_coin_contents`: coins present, one per output; Bitcoin coins carry no `content`; Cardano
+ * coins without one get the default `{multiasset: {}}` (the reference also canonicalizes given
+ * contents through its Cardano types; we keep them as given).
+ */
+export function adjustCoinContents(spell: NormalizedSpell, chain: Chain): NormalizedSpell {
+  const coins = spell.tx.coins;
+  if (!coins) throw rule('coins must be present');
+  if (coins.length !== spell.tx.outs.length)
+    throw rule(`coins length (${coins.length}) must match outs length (${spell.tx.outs.length})`);
+  if (chain === 'bitcoin') {
+    coins.forEach((c, i) => {
+      if (c.content !== undefined) throw rule(`coins[${i}].content must be None for Bitcoin`);
+    });
+    return spell;
+  }
+  if (coins.every((c) => c.content !== undefined)) return spell;
+  const filled: NativeOutput[] = coins.map((c) =>
+    c.content !== undefined ? c : { ...c, content: new ValueMap([['multiasset', new ValueMap()]]) },
+  );
+  return { ...spell, tx: { ...spell.tx, coins: filled } };
 }
 
-/** Shape checks the CLI and the prover make before `is_correct`. */
-export function checkRequestShape(spell: NormalizedSpell, prevTxIds: Set<string>, beamedFrom: Map<number, BeamSource>, chain: Chain): void {
+/** `ensure_all_prev_txs_are_present`: the producing transactions, all of them and nothing else. */
+export function ensureAllPrevTxsArePresent(spell: NormalizedSpell, beamedFrom: Map<number, BeamSource>, prevTxids: Set<string>): void {
+  const ins = spell.tx.ins;
+  if (!ins) throw rule('spell.tx.ins must be present');
+  const has = (u: UtxoId) => prevTxids.has(toHex(u.txid));
+  const missingIn = ins.find((u) => !has(u));
+  if (missingIn) throw rule(`prev_txs MUST contain transactions creating input UTXOs (missing the one of ${utxoIdToString(missingIn)})`);
+  const missingRef = (spell.tx.refs ?? []).find((u) => !has(u));
+  if (missingRef) throw rule(`prev_txs MUST contain transactions creating ref UTXOs (missing the one of ${utxoIdToString(missingRef)})`);
+  for (const [i, b] of beamedFrom) {
+    const u = ins[i];
+    if (!u || !has(u) || !has(b.utxo))
+      throw rule(`prev_txs MUST contain transactions creating beaming source and destination UTXOs (input #${i})`);
+  }
+  const required = new Set([...ins, ...(spell.tx.refs ?? []), ...[...beamedFrom.values()].map((b) => b.utxo)].map((u) => toHex(u.txid)));
+  if (required.size !== prevTxids.size || [...required].some((t) => !prevTxids.has(t)))
+    throw rule(
+      `prev_txs must contain exactly the transactions producing spell inputs and beaming sources. Required: {${showTxids(required)}} Provided: {${showTxids(prevTxids)}}`,
+    );
+}
+
+/** `ensure_unique_spell_inputs`. */
+export function ensureUniqueSpellInputs(spell: NormalizedSpell): void {
   const ins = spell.tx.ins;
   if (!ins) throw rule('spell.tx.ins must be present');
   const seen = new Set<string>();
@@ -93,38 +154,89 @@ export function checkRequestShape(spell: NormalizedSpell, prevTxIds: Set<string>
     if (seen.has(k)) throw rule(`spell.tx.ins contains duplicate UTXO: ${k}`);
     seen.add(k);
   }
-  const has = (u: UtxoId) => prevTxIds.has(toHex(u.txid));
-  if (!ins.every(has)) throw rule('prev_txs MUST contain transactions creating input UTXOs');
-  if (!(spell.tx.refs ?? []).every(has)) throw rule('prev_txs MUST contain transactions creating ref UTXOs');
-  for (const [i, b] of beamedFrom) {
-    const u = ins[i];
-    if (!u || !has(u) || !has(b.utxo)) throw rule('prev_txs MUST contain transactions creating beaming source and destination UTXOs');
-  }
-  const required = new Set([...ins, ...(spell.tx.refs ?? []), ...[...beamedFrom.values()].map((b) => b.utxo)].map((u) => toHex(u.txid)));
-  const same = required.size === prevTxIds.size && [...required].every((t) => prevTxIds.has(t));
-  if (!same) {
-    const show = (s: Set<string>) => [...s].map((h) => toHex(Uint8Array.from(Buffer.from(h, 'hex')).reverse())).join(', ');
-    throw rule(
-      `prev_txs must contain exactly the transactions producing spell inputs and beaming sources. Required: {${show(required)}} Provided: {${show(prevTxIds)}}`,
-    );
-  }
-  const coins = spell.tx.coins;
-  if (!coins) throw rule('coins must be present');
-  if (coins.length !== spell.tx.outs.length) throw rule(`coins length (${coins.length}) must match outs length (${spell.tx.outs.length})`);
-  if (chain === 'bitcoin') coins.forEach((c, i) => {
-    if (c.content !== undefined) throw rule(`coins[${i}].content must be None for Bitcoin`);
-  });
+}
+
+/** `ensure_no_orphan_versioned_apps`. */
+export function ensureNoOrphanVersionedApps(spell: NormalizedSpell): void {
   const vks = new Set(appsOf(spell).map((a) => toHex(a.vk)));
   for (const [vk] of spell.versioned_apps) if (!vks.has(toHex(vk))) throw rule(`versioned_apps contains unused vk: ${toHex(vk)}`);
 }
 
-/** Every beaming source transaction must come with a finality proof that verifies. */
-function checkBeamingFinality(prevTxs: ChainTx[], beamedFrom: Map<number, BeamSource>): void {
-  const byTxid = new Map<string, ChainTx>();
-  for (const t of prevTxs) {
-    const bytes = fromHex(t.hex, 'prev_txs');
-    byTxid.set(toHex(t.chain === 'bitcoin' ? bitcoinTxid(parseTx(bytes)) : cardanoTxid(parseCardanoTx(bytes))), t);
+/** Apps whose contract must run: non-empty public or private input, or not a simple transfer. */
+function appsToRun(spell: NormalizedSpell, privates: Map<string, Data>, tx: AppTransaction): boolean[] {
+  return spell.app_public_inputs.map(([app, x]) => !isEmpty(x) || !isEmpty(privates.get(appToString(app))) || !isSimpleTransfer(app, tx));
+}
+
+const binaryKey = (spell: NormalizedSpell, app: App) => toHex(versionedOf(spell, app.vk)?.wasm_hash ?? app.vk);
+
+/**
+ * `ensure_exact_app_binaries` and `ensure_versioned_apps_have_signatures`. Without any binaries or
+ * signatures (the reference's `app_input = None`), an app that needs its contract run is reported
+ * with the reference's "no app binaries provided" wording instead of the set comparison.
+ */
+export function ensureExactAppInputs(
+  spell: NormalizedSpell,
+  needsRun: boolean[],
+  binaries: Set<string>,
+  signatureVks: Set<string>,
+): void {
+  const apps = appsOf(spell);
+  const running = apps.filter((_, i) => needsRun[i]);
+  if (binaries.size === 0 && signatureVks.size === 0 && running.length > 0) {
+    const nonSimple = running.map(appToString);
+    throw rule(
+      `no app binaries provided, but the spell is not a simple transfer for: [${nonSimple.join(', ')}] (or gives them public/private inputs); provide the app binaries so the contracts can run, or restructure the spell to preserve balances/state`,
+    );
   }
+  const required = new Set(running.map((a) => binaryKey(spell, a)));
+  if (required.size !== binaries.size || [...required].some((k) => !binaries.has(k)))
+    throw rule(
+      `binaries must contain exactly the required app binaries. Required binary hashes: ${showSet(required)} Provided binary hashes: ${showSet(binaries)}`,
+    );
+  const requiredSigs = new Set(running.filter((a) => versionedOf(spell, a.vk)).map((a) => toHex(a.vk)));
+  if (requiredSigs.size !== signatureVks.size || [...requiredSigs].some((k) => !signatureVks.has(k)))
+    throw rule(
+      `app_signatures must contain exactly one entry per non-simple-transfer versioned app referenced in the spell. Required app vks: ${showSet(requiredSigs)} Provided app vks: ${showSet(signatureVks)}`,
+    );
+}
+
+export interface PreparedCheck {
+  spell: NormalizedSpell;
+  prev: Map<string, PrevSpell>;
+  tx: AppTransaction;
+  /** Per app (in app order): its contract runs unless its version changes too. */
+  needsRun: boolean[];
+  privates: Map<string, Data>;
+}
+
+/**
+ * The checks the prover (`validate_prove_request`) and the CLI make before `is_correct`: coins,
+ * prev_txs exactly the producing transactions, unique inputs, no orphan `versioned_apps`, binaries
+ * exactly the required set, one signature per non-simple-transfer versioned app.
+ */
+export function validateProveRequestShape(a: Omit<CheckArgs, 'runApp' | 'onAppStderr'>): PreparedCheck {
+  const spell = adjustCoinContents(a.spell, a.chain);
+  const prevTxids = new Set(a.prevTxs.map((t) => toHex(chainTxid(t))));
+  ensureAllPrevTxsArePresent(spell, a.beamedFrom, prevTxids);
+  ensureUniqueSpellInputs(spell);
+  ensureNoOrphanVersionedApps(spell);
+  const prev = prevSpells(a.prevTxs, spell, a.mock || spell.mock);
+  checkBeamingFinality(a.prevTxs, a.beamedFrom); // is_correct checks this first
+  wellFormed(spell, prev, a.beamedFrom); // before building the app view: it indexes apps and outputs
+  const tx = appTransaction(spell, prev, a.beamedFrom);
+  const privates = new Map(a.privateInputs.map(([app, d]) => [appToString(app), d]));
+  const needsRun = appsToRun(spell, privates, tx);
+  ensureExactAppInputs(spell, needsRun, new Set(a.binaries.keys()), new Set(a.appSignatures.map(([vk]) => toHex(vk))));
+  return { spell, prev, tx, needsRun, privates };
+}
+
+// ------------------------------------------------------------------------------ is_correct
+
+/** `beaming_txs_have_finality_proofs`: each beaming source transaction comes proven final. */
+export function checkBeamingFinality(prevTxs: ChainTx[], beamedFrom: Map<number, BeamSource>): void {
+  if (beamedFrom.size === 0) return;
+  const byTxid = new Map<string, ChainTx>();
+  for (const t of prevTxs) byTxid.set(toHex(chainTxid(t)), t);
   for (const [i, b] of beamedFrom) {
     const t = byTxid.get(toHex(b.utxo.txid));
     const final =
@@ -135,126 +247,110 @@ function checkBeamingFinality(prevTxs: ChainTx[], beamedFrom: Map<number, BeamSo
           : false;
     if (!final)
       throw rule(
-        `input #${i}: the beaming source transaction ${utxoIdToString(b.utxo).split(':')[0]} needs a valid finality proof in prev_txs ({bitcoin: {tx, proof, headers}} or {cardano: {tx, signature}})`,
+        `beaming finality: input #${i}'s beaming source transaction ${txidToDisplay(b.utxo.txid)} needs a valid finality proof in prev_txs ({bitcoin: {tx, proof, headers}} or {cardano: {tx, signature}})`,
       );
   }
 }
 
-/** `well_formed` with each condition named. */
-function wellFormed(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): void {
-  if (spell.version !== CURRENT_VERSION) throw rule(`spell version ${spell.version} is not the current protocol version ${CURRENT_VERSION}`);
+/** `ensure_no_zero_amounts` (part of `well_formed`): token amounts are non-zero u64s. */
+export function ensureNoZeroAmounts(spell: NormalizedSpell): void {
   const apps = appsOf(spell);
   spell.tx.outs.forEach((out, o) => {
     for (const [i, d] of out) {
       const app = apps[i];
-      if (!app) throw rule(`tx.outs[${o}] refers to app index ${i}, but app_public_inputs has ${apps.length} app(s)`);
-      if (app.tag === 't') {
-        if (typeof d !== 'bigint' || d < 0n || d >= 1n << 64n) throw rule(`tx.outs[${o}]: amount of token ${appToString(app)} must be an unsigned integer`);
-        if (d === 0n) throw rule(`zero output amount for app ${appToString(app)}`);
-      }
+      if (!app) throw rule(`well_formed: tx.outs[${o}] refers to app index ${i}, but app_public_inputs has ${apps.length} app(s)`);
+      if (app.tag !== 't') continue;
+      if (!isU64(d)) throw rule(`well_formed: tx.outs[${o}]: the amount of token ${appToString(app)} must be an unsigned 64-bit integer`);
+      if (d === 0n) throw rule(`zero output amount for app ${appToString(app)} (tx.outs[${o}])`);
     }
   });
-  const ins = spell.tx.ins!;
+}
+
+/** `well_formed`, each condition with its own message. */
+export function wellFormed(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): void {
+  if (spell.version !== CURRENT_VERSION)
+    throw rule(`well_formed: spell version ${spell.version} is not the current protocol version ${CURRENT_VERSION}`);
+  ensureNoZeroAmounts(spell);
+  const ins = spell.tx.ins;
+  if (!ins) throw rule('well_formed: spell.tx.ins must be present');
+  // `utxo_index <= num_tx_outs` is the reference's bound (sic); the coin lookup catches vout == numOuts.
   const created = (u: UtxoId): boolean => {
     const p = prev.get(toHex(u.txid));
     return !!p && u.vout <= p.numOuts && !beamedOutHash(p.spell, u.vout);
   };
-  for (const u of ins) if (!created(u)) throw rule(`input ${utxoIdToString(u)} is not created by the given prev_txs (or was beamed out)`);
-  for (const u of spell.tx.refs ?? []) if (!created(u)) throw rule(`ref ${utxoIdToString(u)} is not created by the given prev_txs`);
+  for (const [i, u] of ins.entries())
+    if (!created(u)) throw rule(`well_formed: input #${i} ${utxoIdToString(u)} is not created by the given prev_txs (or was beamed out)`);
+  for (const [i, u] of (spell.tx.refs ?? []).entries())
+    if (!created(u)) throw rule(`well_formed: ref #${i} ${utxoIdToString(u)} is not created by the given prev_txs (or was beamed out)`);
   for (const [i, b] of beamedFrom) {
     const dest = ins[i];
-    if (!dest) throw rule(`beamed-from refers to input #${i}, but the spell has ${ins.length} input(s)`);
+    if (!dest) throw rule(`well_formed: beamed-from refers to input #${i}, but the spell has ${ins.length} input(s)`);
     const destPrev = prev.get(toHex(dest.txid));
-    if (!destPrev) throw rule(`input #${i}: its transaction is missing from prev_txs`);
-    const destCharms = charmsOf(destPrev.spell, dest.vout);
-    if (destCharms && !beamedOutHash(destPrev.spell, dest.vout)) throw rule(`input #${i}: the beaming destination already carries charms`);
+    if (!destPrev) throw rule(`well_formed: input #${i}: its transaction is missing from prev_txs`);
+    if (charmsInUtxo(destPrev.spell, dest.vout) && !beamedOutHash(destPrev.spell, dest.vout))
+      throw rule(`well_formed: beamed input #${i} ${utxoIdToString(dest)} already carries charms`);
     const src = prev.get(toHex(b.utxo.txid));
     const hash = src && beamedOutHash(src.spell, b.utxo.vout);
     if (!hash || !equalBytes(hash, utxoHashWithNonce(dest, b.nonce)))
-      throw rule(`input #${i}: beaming source ${utxoIdToString(b.utxo)} was not beamed to ${utxoIdToString(dest)}`);
+      throw rule(`well_formed: input #${i}: beaming source ${utxoIdToString(b.utxo)} was not beamed to ${utxoIdToString(dest)}`);
   }
 }
 
-/** The `charms_data::Transaction` apps see. */
-function toAppTransaction(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): AppTransaction {
-  const ins = spell.tx.ins!;
-  const beamSourceOf = new Map<string, UtxoId>();
-  for (const [i, b] of beamedFrom) beamSourceOf.set(utxoIdToString(ins[i]!), b.utxo);
-  const fromUtxo = (u: UtxoId): [UtxoId, Charms] => {
-    const p = prev.get(toHex(u.txid))!;
-    let charms = charmsOf(p.spell, u.vout);
-    if (!charms) {
-      const src = beamSourceOf.get(utxoIdToString(u));
-      if (src) charms = charmsOf(prev.get(toHex(src.txid))!.spell, src.vout);
-    }
-    return [u, charms ?? []];
-  };
-  const apps = appsOf(spell);
-  return {
-    ins: ins.map(fromUtxo),
-    refs: (spell.tx.refs ?? []).map(fromUtxo),
-    outs: spell.tx.outs.map((n) => [...n.entries()].map(([i, d]) => [apps[i]!, d] as [App, Data])),
-    coinIns: ins.map((u) => {
-      const c = prev.get(toHex(u.txid))!.spell.tx.coins?.[u.vout];
-      if (!c) throw rule(`utxo not found in prev_txs: ${utxoIdToString(u)}`);
-      return c;
-    }),
-    ...(spell.tx.coins ? { coinOuts: spell.tx.coins } : {}),
-    prevTxs: [...prev.values()].map((p) => [p.txid, p.tx] as [Uint8Array, ChainTx]),
-    appPublicInputs: spell.app_public_inputs,
-  };
+/**
+ * `is_correct` compares the txids of the inputs and beaming sources with the prev_txs (refs are
+ * not counted there, unlike in the request check): so a ref must come from a transaction that
+ * also produces an input or a beaming source.
+ */
+function checkPrevTxidsMatchInputs(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): void {
+  const inputTxids = new Set([...spell.tx.ins!, ...[...beamedFrom.values()].map((b) => b.utxo)].map((u) => toHex(u.txid)));
+  const extra = [...prev.keys()].filter((t) => !inputTxids.has(t));
+  if (extra.length > 0)
+    throw rule(
+      `prev_txs must be exactly the transactions of the spell's inputs and beaming sources; {${showTxids(extra)}} only produce refs, which the protocol does not accept`,
+    );
 }
 
-/** Source prev spell and UTXO of each input (the beaming source for beamed inputs). */
-function inputSources(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>) {
+/** Source prev spell and UTXO of each input (the beaming source for a beamed input). */
+function spentSources(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>) {
   return spell.tx.ins!.map((u, i) => {
-    const src = beamedFrom.get(i)?.utxo ?? u;
+    const b = beamedFrom.get(i);
+    const src = b?.utxo ?? u;
     const p = prev.get(toHex(src.txid));
-    if (!p) throw rule(`missing prev spell for input utxo ${utxoIdToString(src)} (input #${i})`);
-    return { i, src, prevSpell: p.spell, charms: charmsOf(p.spell, src.vout) ?? [] };
+    if (!p) throw rule(`missing prev spell for ${b ? 'beam source' : 'input'} utxo ${utxoIdToString(src)} (input #${i})`);
+    return { i, src, prevSpell: p.spell, charms: charmsInUtxo(p.spell, src.vout) ?? [] };
   });
 }
 
-function checkVersionedApps(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): Set<string> {
+/** `check_input_apps_are_referenced`: spending (or burning) a charm needs its app listed. */
+export function checkInputAppsAreReferenced(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): void {
   const referenced = new Set(appsOf(spell).map(appToString));
-  const referencedVks = new Set(appsOf(spell).map((a) => toHex(a.vk)));
-  const changed = new Set<string>();
-  // consistency of (vk, version) → wasm_hash across prev spells
-  const seen = new Map<string, string>();
-  for (const p of prev.values())
+  for (const s of spentSources(spell, prev, beamedFrom))
+    for (const [app] of s.charms)
+      if (!referenced.has(appToString(app)))
+        throw rule(
+          `input #${s.i} (${utxoIdToString(s.src)}) carries a charm for app ${appToString(app)}, but the spending spell does not list it in app_public_inputs (spending or burning it needs the app's contract)`,
+        );
+}
+
+/** `check_prev_versioned_apps_consistency`: one wasm hash per (vk, version) across prev spells. */
+export function checkPrevVersionedAppsConsistency(prev: Map<string, PrevSpell>): void {
+  const seen = new Map<string, [string, Uint8Array]>();
+  const ordered = [...prev.values()].sort((a, b) => compareBytes(a.txid, b.txid));
+  for (const p of ordered)
     for (const [vk, va] of p.spell.versioned_apps) {
       const k = `${toHex(vk)}/${va.version}`;
       const h = toHex(va.wasm_hash);
-      if (seen.has(k) && seen.get(k) !== h) throw rule(`inconsistent Wasm hash for versioned app (vk=${toHex(vk)}, version=${va.version})`);
-      seen.set(k, h);
-    }
-  for (const s of inputSources(spell, prev, beamedFrom)) {
-    for (const [app] of s.charms) {
-      const name = appToString(app);
-      if (!referenced.has(name))
+      const s = seen.get(k);
+      if (s && s[0] !== h)
         throw rule(
-          `input #${s.i} (${utxoIdToString(s.src)}) carries a charm for app ${name}, but the spending spell does not list it in app_public_inputs`,
+          `inconsistent Wasm hash for versioned app (vk=${toHex(vk)}, version=${va.version}): ${s[0]} (in tx ${txidToDisplay(s[1])}) vs ${h} (in tx ${txidToDisplay(p.txid)})`,
         );
-      const prevVa = versionedOf(s.prevSpell, app.vk);
-      const curVa = versionedOf(spell, app.vk);
-      if (!prevVa) {
-        if (curVa) throw rule(`input #${s.i}, app ${name}: the spent charm's spell treated this app as immutable; the spending spell cannot declare it versioned`);
-        continue;
-      }
-      if (!referencedVks.has(toHex(app.vk))) continue;
-      if (!curVa) throw rule(`input #${s.i}, app ${name}: versioned app missing from versioned_apps of the spending spell`);
-      if (prevVa.version === 0 && curVa.version !== 0) throw rule(`input #${s.i}, app ${name}: spent version is 0, the spending version must also be 0 (got ${curVa.version})`);
-      if (prevVa.version !== 0 && curVa.version !== 0 && curVa.version < prevVa.version)
-        throw rule(`input #${s.i}, app ${name}: spending version (${curVa.version}) must be 0, equal to, or higher than the spent version (${prevVa.version})`);
-      if (curVa.version === prevVa.version && !equalBytes(curVa.wasm_hash, prevVa.wasm_hash))
-        throw rule(`input #${s.i}, app ${name}: same version ${curVa.version} but different Wasm hashes`);
-      if (curVa.version !== prevVa.version) changed.add(name);
+      if (!s) seen.set(k, [h, p.txid]);
     }
-  }
-  return changed;
 }
 
-function checkScrollsListed(spell: NormalizedSpell): void {
+/** `check_scroll_outputs_are_listed`. */
+export function checkScrollOutputsAreListed(spell: NormalizedSpell): void {
   const n = spell.tx.outs.length;
   for (const i of spell.tx.scrolls ?? []) if (i >= n) throw rule(`tx.scrolls references output #${i} but the spell only has ${n} output(s)`);
   const apps = appsOf(spell);
@@ -264,80 +360,134 @@ function checkScrollsListed(spell: NormalizedSpell): void {
   });
 }
 
+/** `hosting_chain_is_bitcoin`: the chain of the transaction that created the first input. */
+function hostingChainIsBitcoin(spell: NormalizedSpell, prev: Map<string, PrevSpell>): boolean {
+  const first = spell.tx.ins?.[0];
+  return !!first && prev.get(toHex(first.txid))?.tx.chain === 'bitcoin';
+}
+
+/** `check_app_version_continuity`, per spent input and app. */
+export function checkAppVersionContinuity(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): void {
+  const referencedVks = new Set(appsOf(spell).map((a) => toHex(a.vk)));
+  for (const s of spentSources(spell, prev, beamedFrom))
+    for (const [app] of s.charms) {
+      const where = `input #${s.i} (${utxoIdToString(s.src)}), app ${appToString(app)}`;
+      const prevVa = versionedOf(s.prevSpell, app.vk);
+      const curVa = versionedOf(spell, app.vk);
+      if (!prevVa) {
+        if (curVa)
+          throw rule(`${where}: the spent charm's spell treated this app as simple (immutable); the spending spell cannot declare it versioned`);
+        continue;
+      }
+      if (!referencedVks.has(toHex(app.vk))) continue;
+      if (!curVa) throw rule(`${where}: spent charm of a versioned app, but the spending spell does not declare it in versioned_apps`);
+      if (prevVa.version === 0 && curVa.version !== 0)
+        throw rule(`${where}: spent version is 0, spending spell version must also be 0 (got ${curVa.version})`);
+      if (prevVa.version !== 0 && curVa.version !== 0 && curVa.version < prevVa.version)
+        throw rule(`${where}: spending version (${curVa.version}) must be 0, equal to, or higher than the spent version (${prevVa.version})`);
+      if (curVa.version === prevVa.version && !equalBytes(curVa.wasm_hash, prevVa.wasm_hash))
+        throw rule(
+          `${where}: spending and spent versions are both ${curVa.version}, but Wasm hashes differ (spent: ${toHex(prevVa.wasm_hash)}, spending: ${toHex(curVa.wasm_hash)})`,
+        );
+    }
+}
+
+/** `collect_version_changed_apps`: apps (by string) whose version differs from a spent charm's. */
+export function collectVersionChangedApps(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): Set<string> {
+  const changed = new Set<string>();
+  for (const s of spentSources(spell, prev, beamedFrom))
+    for (const [app] of s.charms) {
+      const p = versionedOf(s.prevSpell, app.vk);
+      const c = versionedOf(spell, app.vk);
+      if (p && c && p.version !== c.version) changed.add(appToString(app));
+    }
+  return changed;
+}
+
+/** `verify_app_binary`: the binary is the app's (simple: vk = hash; versioned: pinned hash + signature). */
+export function verifyAppBinary(app: App, wasm: Uint8Array, spell: NormalizedSpell, sigs: Map<string, AppSignature>): void {
+  const name = appToString(app);
+  const hash = vkOfBinary(wasm);
+  const va = versionedOf(spell, app.vk);
+  if (!va) {
+    if (sigs.has(toHex(app.vk))) throw rule(`signature provided for non-versioned app: ${name}`);
+    if (!equalBytes(app.vk, hash)) throw rule(`app.vk mismatch (binary hash) for app: ${name}`);
+    return;
+  }
+  if (!equalBytes(va.wasm_hash, hash)) throw rule(`Wasm hash mismatch for versioned app: ${name}`);
+  const sig = sigs.get(toHex(app.vk));
+  if (!sig) throw rule(`missing signature for versioned app: ${name}`);
+  if (!equalBytes(vkOfPublicKey(sig.public_key), app.vk)) throw rule(`public key hash does not match app.vk: ${name}`);
+  if (!verifyBinarySignature(sig, wasm)) throw rule(`BIP-340 Schnorr signature verification failed for ${name}`);
+}
+
+const oneLine = (s: string, max = 400) => {
+  const t = s.trim().split(/\r?\n/).filter(Boolean).join(' | ');
+  return t.length > max ? `…${t.slice(t.length - max)}` : t;
+};
+
+/**
+ * Checks the spell as `spell check` and the prover do: the request shape, then `is_correct`
+ * (finality of beaming sources, well-formedness, charms of the inputs, versioned apps, Scrolls),
+ * then runs every app contract that is not skipped as a simple transfer.
+ */
 export async function checkSpell(a: CheckArgs): Promise<CheckResult> {
-  const { spell } = a;
   const notices: string[] = [];
-  const prev = prevSpells(a.prevTxs, a.mock || spell.mock);
-  checkRequestShape(spell, new Set(prev.keys()), a.beamedFrom, a.chain);
-  checkBeamingFinality(a.prevTxs, a.beamedFrom);
-  wellFormed(spell, prev, a.beamedFrom);
-  const changed = checkVersionedApps(spell, prev, a.beamedFrom);
-  checkScrollsListed(spell);
-  if ((spell.tx.scrolls ?? []).length > 0 && a.chain === 'bitcoin')
+  const { spell, prev, tx, needsRun, privates } = validateProveRequestShape(a);
+  // the rest of is_correct (beaming finality and well_formed ran in the shape check)
+  checkPrevTxidsMatchInputs(spell, prev, a.beamedFrom);
+  checkInputAppsAreReferenced(spell, prev, a.beamedFrom);
+  checkPrevVersionedAppsConsistency(prev);
+  checkScrollOutputsAreListed(spell);
+  // Without the Scrolls canister's signed scriptPubKey map, listed Scrolls outputs are "not yet bound".
+  const scrollsBound = !hostingChainIsBitcoin(spell, prev) || (spell.tx.scrolls ?? []).length === 0;
+  if (!scrollsBound)
     notices.push('warning: spell has Scrolls outputs whose scriptPubKeys are not yet bound; binding happens at proving time on the prover server');
-  const tx = toAppTransaction(spell, prev, a.beamedFrom);
-  const privates = new Map(a.privateInputs.map(([app, d]) => [appToString(app), d]));
-  const sigs = new Map(a.appSignatures.map(([vk, s]) => [toHex(vk), s]));
-  // Which apps need their contract run, and hence their binary (and signature if versioned).
+  checkAppVersionContinuity(spell, prev, a.beamedFrom);
+  const changed = collectVersionChangedApps(spell, prev, a.beamedFrom);
   const apps = appsOf(spell);
-  const needsRun = apps.map((app, i) => {
-    const x = spell.app_public_inputs[i]![1];
-    const w = privates.get(appToString(app));
-    return changed.has(appToString(app)) || !isEmpty(x) || !isEmpty(w) || !isSimpleTransfer(app, tx);
-  });
-  const binaryKey = (app: App) => toHex(versionedOf(spell, app.vk)?.wasm_hash ?? app.vk);
-  if (a.binaries.size === 0 && a.appSignatures.length === 0) {
-    const nonSimple = apps.filter((app, i) => needsRun[i]).map(appToString);
-    if (nonSimple.length > 0)
+  const noAppInput = a.binaries.size === 0 && a.appSignatures.length === 0;
+  if (changed.size > 0 && noAppInput)
+    throw rule(
+      `no app binaries provided, but versioned-app version changes were declared for: [${[...changed].join(', ')}]; a version change requires running the new app binary to authorize the transition`,
+    );
+  for (const app of apps) {
+    const name = appToString(app);
+    const va = versionedOf(spell, app.vk);
+    if (changed.has(name) && va && !a.binaries.has(toHex(va.wasm_hash)))
       throw rule(
-        `no app binaries provided, but the spell is not a simple transfer for: [${nonSimple.join(', ')}]; provide the app binaries (--app-bins) so the contracts can run`,
-      );
-  } else {
-    const required = new Set(apps.filter((_, i) => needsRun[i]).map(binaryKey));
-    const provided = new Set(a.binaries.keys());
-    if (required.size !== provided.size || [...required].some((k) => !provided.has(k)))
-      throw rule(
-        `binaries must contain exactly the required app binaries. Required binary hashes: {${[...required].join(', ')}} Provided binary hashes: {${[...provided].join(', ')}}`,
-      );
-    const requiredSigs = new Set(apps.filter((app, i) => needsRun[i] && versionedOf(spell, app.vk)).map((app) => toHex(app.vk)));
-    if (requiredSigs.size !== sigs.size || [...requiredSigs].some((k) => !sigs.has(k)))
-      throw rule(
-        `app_signatures must contain exactly one entry per non-simple-transfer versioned app referenced in the spell. Required app vks: {${[...requiredSigs].join(', ')}} Provided app vks: {${[...sigs.keys()].join(', ')}}`,
+        `app ${name}: version is changing to ${va.version}; its new binary (wasm_hash ${toHex(va.wasm_hash)}) must be supplied so the new contract can run and authorize the transition`,
       );
   }
+  if (noAppInput) {
+    // `is_correct` without app input: every app must be a simple transfer (already ensured above).
+    for (const app of apps) notices.push(`➡️  simple transfer w.r.t. app: ${appToString(app)}`);
+    return { cycles: apps.map(() => 0n), notices, scrollsBound, spell };
+  }
+  // run_all
+  const sigs = new Map(a.appSignatures.map(([vk, s]) => [toHex(vk), s]));
   const cycles: bigint[] = [];
-  for (let i = 0; i < apps.length; i++) {
-    const app = apps[i]!;
+  for (const [i, app] of apps.entries()) {
     const name = appToString(app);
-    if (!needsRun[i]) {
+    if (!changed.has(name) && !needsRun[i]) {
       notices.push(`➡️  simple transfer w.r.t. app: ${name}`);
       cycles.push(0n);
       continue;
     }
-    const wasm = a.binaries.get(binaryKey(app));
-    if (!wasm) throw rule(`app binary not found: ${name}`);
+    const wasm = a.binaries.get(binaryKey(spell, app));
+    if (!wasm) throw rule(`all apps should run successfully: app binary not found: ${name}`);
+    verifyAppBinary(app, wasm, spell, sigs);
     const va = versionedOf(spell, app.vk);
-    if (!va) {
-      if (sigs.has(toHex(app.vk))) throw rule(`signature provided for non-versioned app: ${name}`);
-      if (!equalBytes(vkOfBinary(wasm), app.vk)) throw rule(`app.vk mismatch (binary hash) for app: ${name}`);
-    } else {
-      if (!equalBytes(vkOfBinary(wasm), va.wasm_hash)) throw rule(`Wasm hash mismatch for versioned app: ${name}`);
-      const sig = sigs.get(toHex(app.vk));
-      if (!sig) throw rule(`missing signature for versioned app: ${name}`);
-      checkAppSignature(app.vk, sig, wasm);
-    }
     const stdin = appStdin(app, tx, spell.app_public_inputs[i]![1], privates.get(name) ?? null);
     const r = await a.runApp({ wasm, stdin, ...(va ? { expectedVersion: va.version } : {}) });
     if (r.stderr) a.onAppStderr?.(app, r.stderr);
-    if (!r.ok)
-      throw new CharmsError(
-        'APP_FAILED',
-        `all apps should run successfully: app contract for ${name} rejected the transaction${r.error ? ` (${r.error})` : ''}`,
-      );
+    if (!r.ok) {
+      const why = [r.error, r.stderr ? `stderr: ${oneLine(r.stderr)}` : ''].filter(Boolean).join('; ');
+      throw new CharmsError('APP_FAILED', `all apps should run successfully: app contract for ${name} rejected the transaction${why ? ` (${why})` : ''}`);
+    }
     notices.push(`✅  app contract satisfied: ${name}`);
     cycles.push(r.cycles);
   }
-  return { cycles, notices };
+  return { cycles, notices, scrollsBound, spell };
 }
 
-export { compareApps, compareBytes };

@@ -1,16 +1,28 @@
 /**
  * The spells of prerequisite transactions as the checker sees them (the reference's
- * `virtual_spell`): a verified spell with `coins` = all outputs, or, for a transaction without a
- * valid spell, an empty spell whose `ins` are all its inputs and `coins` all its outputs.
+ * `virtual_spell`, called with the spell being checked as `next_spell`):
+ *
+ * - a transaction with a valid spell: that spell (ins and coins filled from the transaction), with
+ *   `coins` = ALL outputs of the transaction;
+ * - a transaction without one (no spell, bad proof, mock spell outside mock mode, ...): an empty
+ *   current-version spell with `ins` = all its inputs, `outs` = [] and `coins` = all outputs.
+ *   On Cardano the outputs' native tokens of the next spell's token apps are read back as charms
+ *   (charms moved by ordinary wallets), as the reference does.
+ *
+ * Plus the charms each UTXO holds (`charms_in_utxo`).
  */
 import { CharmsError } from '../errors.js';
-import { fromHex, toHex } from '../util/bytes.js';
-import { parseTx, txid as bitcoinTxid, type BitcoinTx } from '../bitcoin/tx.js';
+import { ValueMap, type Value } from '../codec/value.js';
+import { compareBytes, fromHex, toHex } from '../util/bytes.js';
+import { parseTx, txid as bitcoinTxid } from '../bitcoin/tx.js';
 import { extractAndVerifyBitcoin } from '../verify/bitcoin.js';
-import type { ChainTx } from '../model/request.js';
 import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
-import { extractAndVerifyCardanoTx, parseInputs, parseOutputs } from '../cardano/extract.js';
-import type { NormalizedSpell } from '../model/spell.js';
+import { extractAndVerifyCardanoTx, parseInputs, parseOutputs, type CardanoOutput } from '../cardano/extract.js';
+import { assetNameForApp, isTokenApp, policyIdForApp } from '../cardano/scripts.js';
+import { CURRENT_VERSION, type NativeOutput, type NormalizedCharms, type NormalizedSpell } from '../model/spell.js';
+import { txidToDisplay, utxoIdToString, type App, type Data, type UtxoId } from '../model/primitives.js';
+import type { ChainTx } from '../model/request.js';
+import type { Charms } from './app-input.js';
 
 export interface PrevSpell {
   /** Internal byte order. */
@@ -21,54 +33,198 @@ export interface PrevSpell {
   tx: ChainTx;
   /** Whether the transaction carried a valid spell. */
   verified: boolean;
+  /**
+   * Cardano outputs whose `content` (datum / script reference as Data) we cannot render yet;
+   * spending one as a coin input is refused with UNSUPPORTED.
+   */
+  unrenderedCoins?: Set<number>;
 }
 
-const allCoins = (tx: BitcoinTx) => tx.outputs.map((o) => ({ amount: o.value, dest: o.script }));
+/** Errors that mean "this transaction cannot be read at all" (they are not swallowed). */
+const fatal = (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_TX';
 
-function cardanoVirtualSpell(t: ChainTx, mock: boolean): PrevSpell {
+const emptySpell = (ins: UtxoId[], coins: NativeOutput[]): NormalizedSpell => ({
+  version: CURRENT_VERSION,
+  tx: { ins, outs: [], coins },
+  app_public_inputs: [],
+  versioned_apps: [],
+  mock: false,
+});
+
+/** The id of a chain-tagged transaction, internal byte order. */
+export function chainTxid(t: ChainTx): Uint8Array {
+  const bytes = fromHex(t.hex, 'prev_txs');
+  return t.chain === 'bitcoin' ? bitcoinTxid(parseTx(bytes)) : cardanoTxid(parseCardanoTx(bytes));
+}
+
+function bitcoinVirtualSpell(t: ChainTx, mock: boolean): PrevSpell {
+  const bytes = fromHex(t.hex, 'prev_txs');
+  const tx = parseTx(bytes);
+  const txid = bitcoinTxid(tx);
+  const coins = tx.outputs.map((o) => ({ amount: o.value, dest: o.script }));
+  const base = { txid, numOuts: tx.outputs.length, tx: t };
+  try {
+    const spell = extractAndVerifyBitcoin(bytes, mock);
+    return { ...base, spell: { ...spell, tx: { ...spell.tx, coins } }, verified: true };
+  } catch (e) {
+    if (fatal(e)) throw e;
+    return { ...base, spell: emptySpell(tx.inputs.map((i) => ({ txid: i.txid, vout: i.vout })), coins), verified: false };
+  }
+}
+
+// ------------------------------------------------------------------------------ Cardano
+
+type Assets = Map<string, Map<string, bigint>>;
+
+/** Native tokens standing for the charms of one output: NFTs count 1, tokens their amount. */
+function charmTokens(charms: Charms): Assets {
+  const out: Assets = new Map();
+  for (const [app, data] of charms) {
+    if (!isTokenApp(app)) continue;
+    const qty = app.tag === 'n' ? 1n : typeof data === 'bigint' ? data : 0n;
+    const p = toHex(policyIdForApp(app));
+    const m = out.get(p) ?? new Map<string, bigint>();
+    m.set(toHex(assetNameForApp(app)), qty);
+    out.set(p, m);
+  }
+  return out;
+}
+
+/** `MultiAsset::checked_sub`: all of `b` must be present in `a`. */
+function subAssets(a: Assets, b: Assets, where: string): Assets {
+  const rest: Assets = new Map([...a].map(([p, m]) => [p, new Map(m)]));
+  for (const [p, m] of b)
+    for (const [n, q] of m) {
+      const have = rest.get(p)?.get(n) ?? 0n;
+      if (have < q) throw new CharmsError('INVALID_SPELL', `${where}: native token ${p}.${n} short of its charms (${have} < ${q})`);
+      if (have === q) rest.get(p)!.delete(n);
+      else rest.get(p)!.set(n, have - q);
+      if (rest.get(p)!.size === 0) rest.delete(p);
+    }
+  return rest;
+}
+
+function assetsValue(assets: Assets): ValueMap {
+  const byBytes = (x: string, y: string) => compareBytes(fromHex(x), fromHex(y));
+  return new ValueMap(
+    [...assets.keys()].sort(byBytes).map((p) => {
+      const inner = assets.get(p)!;
+      return [p, new ValueMap([...inner.keys()].sort(byBytes).map((n) => [n, inner.get(n)!] as [Value, Value]))];
+    }),
+  );
+}
+
+/**
+ * `all_coin_outs` on Cardano: every output with `content` = its native tokens minus those of its
+ * charms (unless beamed out), plus datum and script reference. Outputs carrying a datum or a
+ * script reference are kept with the filled spell's content when it has one, otherwise marked
+ * unrendered.
+ */
+function cardanoCoins(spell: NormalizedSpell, outs: CardanoOutput[], txLabel: string) {
+  const unrendered = new Set<number>();
+  const coins = outs.map((o, i): NativeOutput => {
+    const filled = spell.tx.coins?.[i];
+    if (filled?.content !== undefined) return filled;
+    const n = spell.tx.outs[i];
+    const beamed = spell.tx.beamed_outs?.has(i) ?? false;
+    const charms = n && !beamed ? charmsOf(spell, n) : [];
+    const rest = subAssets(o.assets, charmTokens(charms), `${txLabel} output #${i}`);
+    const coin: NativeOutput = { amount: o.lovelace, dest: o.address, content: new ValueMap([['multiasset', assetsValue(rest)]]) };
+    if (o.datum !== undefined || o.scriptRef !== undefined) unrendered.add(i);
+    return coin;
+  });
+  return { coins, unrendered };
+}
+
+function cardanoVirtualSpell(t: ChainTx, next: NormalizedSpell, mock: boolean): PrevSpell {
   const bytes = fromHex(t.hex, 'prev_txs');
   const tx = parseCardanoTx(bytes);
   const txid = cardanoTxid(tx);
   const outs = parseOutputs(tx);
-  const coins = outs.map((o) => ({ amount: o.lovelace, dest: o.address }));
+  const label = `prev tx ${txidToDisplay(txid)}`;
+  const base = { txid, numOuts: outs.length, tx: t };
+  let spell: NormalizedSpell;
+  let verified = true;
   try {
-    const spell = extractAndVerifyCardanoTx(bytes, mock);
-    return { txid, spell: { ...spell, tx: { ...spell.tx, coins } }, numOuts: outs.length, tx: t, verified: true };
+    spell = extractAndVerifyCardanoTx(bytes, mock);
   } catch (e) {
-    if (e instanceof CharmsError && e.code === 'INVALID_TX') throw e;
-    // Charms held as plain native tokens (moved by ordinary wallets) are not read back yet.
-    const spell: NormalizedSpell = { version: 0, tx: { ins: parseInputs(tx), outs: [], coins }, app_public_inputs: [], versioned_apps: [], mock: false };
-    return { txid, spell, numOuts: outs.length, tx: t, verified: false };
-  }
-}
-
-export function virtualSpell(t: ChainTx, mock: boolean): PrevSpell {
-  if (t.chain === 'cardano') return cardanoVirtualSpell(t, mock);
-  const bytes = fromHex(t.hex, 'prev_txs');
-  const tx = parseTx(bytes);
-  const txid = bitcoinTxid(tx);
-  try {
-    const spell = extractAndVerifyBitcoin(bytes, mock);
-    return { txid, spell: { ...spell, tx: { ...spell.tx, coins: allCoins(tx) } }, numOuts: tx.outputs.length, tx: t, verified: true };
-  } catch (e) {
-    if (e instanceof CharmsError && e.code === 'INVALID_TX') throw e;
-    const spell: NormalizedSpell = {
-      version: 0,
-      tx: { ins: tx.inputs.map((i) => ({ txid: i.txid, vout: i.vout })), outs: [], coins: allCoins(tx) },
-      app_public_inputs: [],
-      versioned_apps: [],
-      mock: false,
+    if (fatal(e)) throw e;
+    verified = false;
+    // Charms of the next spell's token apps held as plain native tokens (NFTs: not yet, as in
+    // the reference).
+    const apps = next.app_public_inputs.map(([a]) => a);
+    const outsCharms: NormalizedCharms[] = outs.map((o) => {
+      const n: NormalizedCharms = new Map();
+      apps.forEach((app, i) => {
+        if (app.tag !== 't') return;
+        const amount = o.assets.get(toHex(policyIdForApp(app)))?.get(toHex(assetNameForApp(app)));
+        if (amount !== undefined) n.set(i, amount);
+      });
+      return n;
+    });
+    spell = {
+      ...emptySpell(parseInputs(tx), []),
+      tx: { ins: parseInputs(tx), outs: outsCharms },
+      app_public_inputs: apps.map((a) => [a, null] as [App, Data]),
     };
-    return { txid, spell, numOuts: tx.outputs.length, tx: t, verified: false };
   }
+  const { coins, unrendered } = cardanoCoins(spell, outs, label);
+  const p: PrevSpell = { ...base, spell: { ...spell, tx: { ...spell.tx, coins } }, verified };
+  if (unrendered.size > 0) p.unrenderedCoins = unrendered;
+  return p;
 }
 
-/** Prev spells by txid (hex of internal order). */
-export function prevSpells(prevTxs: ChainTx[], mock: boolean): Map<string, PrevSpell> {
+// ------------------------------------------------------------------------------ API
+
+/**
+ * The virtual spell of one prerequisite transaction. `mock` allows mock spells (the reference
+ * passes the next spell's `mock` flag).
+ */
+export function virtualSpell(t: ChainTx, next: NormalizedSpell, mock: boolean): PrevSpell {
+  return t.chain === 'cardano' ? cardanoVirtualSpell(t, next, mock) : bitcoinVirtualSpell(t, mock);
+}
+
+/** Prev spells by txid (hex of internal order); a repeated transaction counts once. */
+export function prevSpells(prevTxs: ChainTx[], next: NormalizedSpell, mock: boolean): Map<string, PrevSpell> {
   const out = new Map<string, PrevSpell>();
   for (const t of prevTxs) {
-    const p = virtualSpell(t, mock);
+    const p = virtualSpell(t, next, mock);
     out.set(toHex(p.txid), p);
   }
   return out;
+}
+
+/** `charms(spell, n_charms)`: app indexes resolved to apps (in App order, as indexes are). */
+export function charmsOf(spell: NormalizedSpell, n: NormalizedCharms): Charms {
+  return [...n.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([i, d]) => {
+      const app = spell.app_public_inputs[i]?.[0];
+      if (!app) throw new CharmsError('INVALID_SPELL', `charm refers to app index ${i}, but the spell has ${spell.app_public_inputs.length} app(s)`);
+      return [app, d] as [App, Data];
+    });
+}
+
+/** `charms_in_utxo`: the charms output `vout` of the spell holds; undefined when none. */
+export function charmsInUtxo(spell: NormalizedSpell, vout: number): Charms | undefined {
+  const n = spell.tx.outs[vout];
+  if (!n || n.size === 0) return undefined;
+  return charmsOf(spell, n);
+}
+
+/**
+ * The charms held by a UTXO, as the app sees them: its own charms, else (for a beamed input) the
+ * charms of its beaming source, else none.
+ */
+export function charmsHeldBy(prev: Map<string, PrevSpell>, u: UtxoId, beamSource?: UtxoId): Charms {
+  const p = prev.get(toHex(u.txid));
+  if (!p) throw new CharmsError('INVALID_SPELL', `utxo not found in prev_txs: ${utxoIdToString(u)}`);
+  const own = charmsInUtxo(p.spell, u.vout);
+  if (own) return own;
+  if (beamSource) {
+    const s = prev.get(toHex(beamSource.txid));
+    if (!s) throw new CharmsError('INVALID_SPELL', `beaming source not found in prev_txs: ${utxoIdToString(beamSource)}`);
+    return charmsInUtxo(s.spell, beamSource.vout) ?? [];
+  }
+  return [];
 }
