@@ -1,164 +1,137 @@
 /**
- * SP1 / gnark Groth16 verification over BN254 with @noble/curves. Every point is range-checked
- * (coordinates < p), curve-checked and, for G2, subgroup-checked, as substrate-bn does. The G2
- * line coefficients of a verifying key and the Miller loop of e(α, β) are computed once per key.
+ * SP1 / gnark Groth16 verification over BN254 behind a small backend interface, and the pure-JS
+ * backend (@noble/curves). The faster WASM backend lives in `bn254-mcl.ts`; both reject the same
+ * points: A and C must be on the curve, B on the twist and in the prime-order G2 subgroup (as
+ * substrate-bn checks). Browser-safe.
+ *
+ * The check is e(A,B) = e(α,β)·e(L,γ)·e(C,δ) with L = K[0] + Σ inputᵢ·K[i+1], evaluated as one
+ * multi-Miller loop of (A,B), (L,−γ), (C,−δ), divided by the cached Miller loop of (α,β), and
+ * a single final exponentiation.
  */
 import { bn254 } from '@noble/curves/bn254.js';
-import { CharmsError } from '../errors.js';
+import { invalidProof, type G1Affine, type G2Affine, type GnarkProof, type GnarkVerifyingKey } from './gnark.js';
 
-const { Fp, Fp2, Fp12, Fr } = bn254.fields;
+export interface Bn254Backend {
+  readonly name: 'noble' | 'mcl-wasm';
+  /** Converts a parsed verifying key and caches its per-key pairing terms. */
+  prepareKey(vk: GnarkVerifyingKey): PreparedKey;
+  /**
+   * True iff the proof satisfies the pairing equation for `inputs` (already reduced mod r).
+   * `repeating` lists the indices of inputs that recur across proofs (the spell vk, the vk root):
+   * their products K[i+1]·input are cached. Throws CharmsError PROOF_INVALID for points off the
+   * curve or outside the subgroup.
+   */
+  verify(key: PreparedKey, proof: GnarkProof, inputs: readonly bigint[], repeating?: readonly number[]): boolean;
+}
+
+/** Bounded memo of K[i+1]·s for repeating inputs, shared by both backends. */
+export class ProductCache<P> {
+  private readonly map = new Map<string, P>();
+  constructor(private readonly limit = 64) {}
+  get(index: number, scalar: bigint, compute: () => P, cache: boolean): P {
+    if (!cache) return compute();
+    const id = `${index}:${scalar}`;
+    let p = this.map.get(id);
+    if (p === undefined) {
+      p = compute();
+      if (this.map.size < this.limit) this.map.set(id, p);
+    }
+    return p;
+  }
+}
+
+/** A verifying key in a backend's own representation; only that backend reads it. */
+export interface PreparedKey {
+  readonly backend: Bn254Backend['name'];
+  readonly inputCount: number;
+}
+
+const { Fp2, Fp12 } = bn254.fields;
 const G1 = bn254.G1.Point;
-/** Miller loop without the final exponentiation (noble's second parameter; its typings omit it). */
-const millerLoop = (pairs: unknown[]): ReturnType<typeof Fp12.mul> =>
-  (bn254.millerLoopBatch as unknown as (p: unknown[], fe: boolean) => ReturnType<typeof Fp12.mul>)(pairs, false);
 const G2 = bn254.G2.Point;
 type G1P = InstanceType<typeof G1>;
 type G2P = InstanceType<typeof G2>;
-type Fp2T = ReturnType<typeof Fp2.fromBigTuple>;
+type Fp12T = ReturnType<typeof Fp12.mul>;
+type LineCoefficients = ReturnType<typeof bn254.utils.calcPairingPrecomputes>;
 
-const invalid = (msg: string) => new CharmsError('PROOF_INVALID', `invalid Groth16 proof: ${msg}`);
+/** Miller loop without the final exponentiation (noble's second parameter; its typings omit it). */
+const millerLoop = (pairs: [LineCoefficients, bigint, bigint][]): Fp12T =>
+  (bn254.millerLoopBatch as unknown as (p: unknown[], finalExp: boolean) => Fp12T)(pairs, false);
 
-const be = (b: Uint8Array): bigint => {
-  let v = 0n;
-  for (const x of b) v = (v << 8n) | BigInt(x);
-  return v;
+interface NobleKey extends PreparedKey {
+  k: (G1P | null)[];
+  gammaNeg: LineCoefficients;
+  deltaNeg: LineCoefficients;
+  alphaBetaInverse: Fp12T;
+  products: ProductCache<G1P>;
+}
+
+const g1 = (p: G1Affine): G1P => G1.fromAffine(p);
+const g2 = (p: G2Affine): G2P =>
+  G2.fromAffine({ x: Fp2.fromBigTuple([p.x.c0, p.x.c1]), y: Fp2.fromBigTuple([p.y.c0, p.y.c1]) });
+
+function checkedG1(p: G1Affine, what: string): G1P {
+  try {
+    const q = g1(p);
+    q.assertValidity();
+    return q;
+  } catch {
+    throw invalidProof(`${what} is not on the curve`);
+  }
+}
+
+function checkedG2(p: G2Affine, what: string): G2P {
+  try {
+    const q = g2(p);
+    q.assertValidity(); // on the twist and in the prime-order subgroup
+    return q;
+  } catch {
+    throw invalidProof(`${what} is not a valid G2 point (off the curve or outside the subgroup)`);
+  }
+}
+
+/** Pure-JS backend: synchronous, no initialisation, roughly 3× slower than mcl-wasm. */
+export const nobleBackend: Bn254Backend = {
+  name: 'noble',
+  prepareKey(vk: GnarkVerifyingKey): PreparedKey {
+    const pre = bn254.utils.calcPairingPrecomputes;
+    const alpha = g1(vk.alpha);
+    // no window tables for K: building them costs more on a one-shot (CLI, browser) verification
+    // than they save, and the products of repeating inputs are cached anyway
+    const k = vk.k.map((p) => (p ? g1(p) : null));
+    const key: NobleKey = {
+      backend: 'noble',
+      inputCount: vk.k.length - 1,
+      k,
+      gammaNeg: pre(g2(vk.gamma).negate()),
+      deltaNeg: pre(g2(vk.delta).negate()),
+      alphaBetaInverse: Fp12.inv(millerLoop([[pre(g2(vk.beta)), alpha.x, alpha.y]])),
+      products: new ProductCache(),
+    };
+    return key;
+  },
+  verify(prepared: PreparedKey, proof: GnarkProof, inputs: readonly bigint[], repeating: readonly number[] = []): boolean {
+    const key = prepared as NobleKey;
+    const A = checkedG1(proof.a, 'A');
+    const B = checkedG2(proof.b, 'B');
+    const C = checkedG1(proof.c, 'C');
+    let L = key.k[0] ?? G1.ZERO;
+    inputs.forEach((s, i) => {
+      const k = key.k[i + 1];
+      // public scalars: no constant-time multiplication needed
+      if (s !== 0n && k) L = L.add(key.products.get(i, s, () => k.multiplyUnsafe(s), repeating.includes(i)));
+    });
+    const pairs: [LineCoefficients, bigint, bigint][] = [];
+    // noble's Miller loop cannot take the point at infinity; such a pair contributes 1
+    const add = (p: G1P, q: LineCoefficients) => {
+      if (p.is0()) return;
+      const a = p.toAffine();
+      pairs.push([q, a.x, a.y]);
+    };
+    add(A, bn254.utils.calcPairingPrecomputes(B));
+    add(L, key.gammaNeg);
+    add(C, key.deltaNeg);
+    const f = Fp12.finalExponentiate(Fp12.mul(millerLoop(pairs), key.alphaBetaInverse));
+    return Fp12.eql(f, Fp12.ONE);
+  },
 };
-
-function fp(b: Uint8Array, what: string): bigint {
-  const v = be(b);
-  if (v >= Fp.ORDER) throw invalid(`${what}: coordinate not below the field modulus`);
-  return v;
-}
-
-const half = (Fp.ORDER - 1n) / 2n;
-const fp2Largest = (y: Fp2T): boolean => (y.c1 !== 0n ? y.c1 > half : y.c0 > half);
-
-// ---------------------------------------------------------------- gnark compressed (verifying keys)
-
-const B_G1 = 3n;
-const B_G2 = Fp2.div(Fp2.fromBigTuple([3n, 0n]), Fp2.fromBigTuple([9n, 1n]));
-
-function g1Compressed(b: Uint8Array): G1P {
-  const flag = b[0]! >> 6;
-  if (flag === 0b01) return G1.ZERO;
-  if (flag !== 0b10 && flag !== 0b11) throw invalid('bad G1 compression flag');
-  const xb = Uint8Array.from(b);
-  xb[0]! &= 0x3f;
-  const x = fp(xb, 'G1.x');
-  let y = Fp.sqrt(Fp.add(Fp.pow(x, 3n), B_G1));
-  if ((y > half) !== (flag === 0b11)) y = Fp.neg(y);
-  const p = G1.fromAffine({ x, y });
-  p.assertValidity();
-  return p;
-}
-
-function g2Compressed(b: Uint8Array): G2P {
-  const flag = b[0]! >> 6;
-  if (flag === 0b01) return G2.ZERO;
-  if (flag !== 0b10 && flag !== 0b11) throw invalid('bad G2 compression flag');
-  const a1b = Uint8Array.from(b.subarray(0, 32));
-  a1b[0]! &= 0x3f;
-  const x = Fp2.fromBigTuple([fp(b.subarray(32, 64), 'G2.x.A0'), fp(a1b, 'G2.x.A1')]);
-  let y = Fp2.sqrt(Fp2.add(Fp2.pow(x, 3n), B_G2));
-  if (fp2Largest(y) !== (flag === 0b11)) y = Fp2.neg(y);
-  const p = G2.fromAffine({ x, y });
-  p.assertValidity();
-  return p;
-}
-
-export interface GnarkVerifyingKey {
-  alpha: G1P;
-  beta: G2P;
-  gamma: G2P;
-  delta: G2P;
-  k: G1P[];
-  /** Cached for speed: line coefficients of −γ, −δ and the Miller loop of e(α, β). */
-  prepared: { gammaNeg: unknown; deltaNeg: unknown; alphaBeta: unknown };
-  /** k[i]·s for inputs that repeat across proofs (spell vk, vk root), keyed `i:s`. */
-  products: Map<string, G1P>;
-}
-
-/** Parses a gnark Groth16 verifying key as SP1 reads it. */
-export function parseGnarkVk(b: Uint8Array): GnarkVerifyingKey {
-  if (b.length < 292) throw invalid('verifying key too short');
-  const alpha = g1Compressed(b.subarray(0, 32));
-  const beta = g2Compressed(b.subarray(64, 128));
-  const gamma = g2Compressed(b.subarray(128, 192));
-  const delta = g2Compressed(b.subarray(224, 288));
-  const n = new DataView(b.buffer, b.byteOffset).getUint32(288, false);
-  if (b.length < 292 + 32 * n) throw invalid('verifying key truncated');
-  const k: G1P[] = [];
-  for (let i = 0; i < n; i++) k.push(g1Compressed(b.subarray(292 + 32 * i, 324 + 32 * i)));
-  const pre = bn254.utils.calcPairingPrecomputes;
-  const a = alpha.toAffine();
-  const alphaBeta = millerLoop([[pre(beta), a.x, a.y]]);
-  for (const p of k) p.precompute(8); // window tables: faster scalar multiplication
-  return { alpha, beta, gamma, delta, k, prepared: { gammaNeg: pre(gamma.negate()), deltaNeg: pre(delta.negate()), alphaBeta }, products: new Map() };
-}
-
-// ---------------------------------------------------------------- gnark uncompressed (proofs)
-
-function g1Uncompressed(b: Uint8Array, what: string): G1P {
-  const x = fp(b.subarray(0, 32), `${what}.x`);
-  const y = fp(b.subarray(32, 64), `${what}.y`);
-  if (x === 0n && y === 0n) throw invalid(`${what} is the point at infinity`);
-  try {
-    const p = G1.fromAffine({ x, y });
-    p.assertValidity();
-    return p;
-  } catch {
-    throw invalid(`${what} is not on the curve`);
-  }
-}
-
-function g2Uncompressed(b: Uint8Array, what: string): G2P {
-  const x = Fp2.fromBigTuple([fp(b.subarray(32, 64), `${what}.x.A0`), fp(b.subarray(0, 32), `${what}.x.A1`)]);
-  const y = Fp2.fromBigTuple([fp(b.subarray(96, 128), `${what}.y.A0`), fp(b.subarray(64, 96), `${what}.y.A1`)]);
-  if (Fp2.is0(x) && Fp2.is0(y)) throw invalid(`${what} is the point at infinity`);
-  try {
-    const p = G2.fromAffine({ x, y });
-    p.assertValidity(); // on curve and in the prime-order subgroup
-    return p;
-  } catch {
-    throw invalid(`${what} is not a valid G2 point (off the curve or outside the subgroup)`);
-  }
-}
-
-/**
- * Verifies a 256-byte gnark proof (A ‖ B ‖ C, uncompressed) for the given public inputs
- * (big-endian 32-byte values, reduced mod r as substrate-bn's `Fr::from_slice` does).
- */
-export function verifyGnarkProof(vk: GnarkVerifyingKey, proof: Uint8Array, inputs: Uint8Array[]): boolean {
-  if (proof.length !== 256) throw invalid(`expected 256 proof bytes, got ${proof.length}`);
-  if (inputs.length + 1 !== vk.k.length) throw invalid(`expected ${vk.k.length - 1} public inputs, got ${inputs.length}`);
-  const A = g1Uncompressed(proof.subarray(0, 64), 'A');
-  const B = g2Uncompressed(proof.subarray(64, 192), 'B');
-  const C = g1Uncompressed(proof.subarray(192, 256), 'C');
-  let L = vk.k[0]!;
-  inputs.forEach((input, i) => {
-    const s = Fr.create(be(input));
-    if (s === 0n) return;
-    const key = `${i}:${s}`;
-    let prod = vk.products.get(key);
-    if (!prod) {
-      prod = vk.k[i + 1]!.multiplyUnsafe(s);
-      // inputs 0 and 3 are per-version constants (spell vk, vk root); digests and nonces vary
-      if ((i === 0 || i === 3) && vk.products.size < 64) vk.products.set(key, prod);
-    }
-    L = L.add(prod);
-  });
-  // e(A,B) == e(α,β)·e(L,γ)·e(C,δ)  ⇔  e(A,B)·e(L,−γ)·e(C,−δ) / e(α,β) == 1
-  const pre = bn254.utils.calcPairingPrecomputes;
-  const pairs: [unknown, bigint, bigint][] = [];
-  const add = (p: G1P, q: unknown) => {
-    if (p.is0()) return; // contributes 1
-    const a = p.toAffine();
-    pairs.push([q, a.x, a.y]);
-  };
-  add(A, pre(B));
-  add(L, vk.prepared.gammaNeg);
-  add(C, vk.prepared.deltaNeg);
-  const ml = millerLoop(pairs);
-  const f = Fp12.finalExponentiate(Fp12.mul(ml, Fp12.inv(vk.prepared.alphaBeta as never)));
-  return Fp12.eql(f, Fp12.ONE);
-}

@@ -1,32 +1,183 @@
-/** Which protocol constant applies to which spell version. */
+/**
+ * Public protocol constants of Charms (published in CharmsDev/charms) and which protocol version
+ * uses which: spell vks, the SP1 Groth16 verifying keys (gnark format), the SP1 vk roots of the
+ * v6 proof shape, and the mock Groth16 keys (arkworks, BLS12-381). Browser-safe.
+ */
 import { CharmsError } from '../errors.js';
 import { fromHex } from '../util/bytes.js';
-import { GROTH16_VKS_HEX, MOCK_SPELL_VK_HEX, SPELL_VKS_HEX, VK_ROOT_V12_HEX, VK_ROOT_V14_HEX } from './keys-data.js';
 
+/** The newest protocol version; spells above it are rejected. */
 export const CURRENT_PROTOCOL_VERSION = 15;
-export const MOCK_SPELL_VK = fromHex(MOCK_SPELL_VK_HEX);
 
-/** The spell vk a spell of `version` commits to (the mock vk for mock spells). */
-export function spellVkFor(version: number, mock: boolean): Uint8Array {
-  if (!Number.isInteger(version) || version < 0 || version > CURRENT_PROTOCOL_VERSION)
-    throw new CharmsError('UNSUPPORTED', `unsupported spell version: ${version}`);
-  return mock ? MOCK_SPELL_VK : fromHex(SPELL_VKS_HEX[version]!);
-}
+/** Spell vk by protocol version (index = version). V15 is the current proof-wrapper program's vk. */
+export const SPELL_VKS_HEX: readonly string[] = [
+  '00e9398ac819e6dd281f81db3ada3fe5159c3cc40222b5ddb0e7584ed2327c5d', // V0
+  '009f38f590ebca4c08c1e97b4064f39e4cd336eea4069669c5f5170a38a1ff97', // V1
+  '00bd312b6026dbe4a2c16da1e8118d4fea31587a4b572b63155252d2daf69280', // V2
+  '0034872b5af38c95fe82fada696b09a448f7ab0928273b7ac8c58ba29db774b9', // V3
+  '00c707a155bf8dc18dc41db2994c214e93e906a3e97b4581db4345b3edd837c5', // V4
+  '00e98665c417bd2e6e81c449af63b26ed5ad5c400ef55811b592450bf62c67cd', // V5
+  '005a1df17094445572e4dd474b3e5dd9093936cba62ca3a62bb2ce63d9db8cba', // V6
+  '0041d9843ec25ba04797a0ce29af364389f7eda9f7126ef39390c357432ad9aa', // V7
+  '00e440d40e331c16bc4c78d2dbc6bb35876e6ea944e943de359a075e07385abc', // V8
+  '00713f077ec2bd68157512835dc678053565a889935ecd5789ce2fa097c93ee9', // V9
+  '00ccf030317cae019a4cd3c8557b2c5b522050e7e562e3adf287cd5ad596511f', // V10
+  '00d41d49f54303acee4e7d064a31e0c9bd2e1bbdb60f39170a1461c71015c308', // V11
+  '00cd44537c67da0dc50b88e794deed43c4507a862070ed83c99941789811a6a0', // V12
+  '004ef5bd2f6ed0c33b022dcc263bde479421d81a82ca0cb1a99d9ff361f89895', // V13
+  '001a2396afb7e376736d9cf82d33c0dec55cb66866bf7f141fdaa92ab70a0506', // V14
+  '00425796f4c4fa050043eee14d801b4f935244e44aad6a28de0cd5cb3de0ae52', // V15
+];
+
+/** SHA-256 of the mock Groth16 vk file; the spell vk of every mock spell. */
+export const MOCK_SPELL_VK_HEX = '7c38e8639a2eac0074cee920982b92376513e8940f4a7ca6859f17a728af5b0e';
+
+/**
+ * SP1 Groth16 verifying key files (gnark, compressed points, 8 trailing zero bytes), named after
+ * the first protocol version that used each. A real proof starts with SHA-256(file)[0..4].
+ */
+export const GROTH16_VKS_HEX = {
+  v0: [
+    'ad4d9aa7e302d9df41749d5507949d05dbea33fbb16c643b22f599a2be6df2e2e1a1575c2e494d3613e95e43b622318d',
+    '9225c820e46acd08e8c987b44051195bc967032fcbf776d1afc985f88877f182d38480a653f2decaa9794cbc3bf3060c',
+    '0e187847ad4c798374d0d6732bf501847dd68bc0e071241e0213bc7fc13db7ab998e9393920d483a7260bfb731fb5d25',
+    'f1aa493335a9e71297e485b7aef312c21800deef121f1e76426a00665e5c4479674322d4f75edadd46debd5cd992f6ed',
+    'd63e92d1f8f778ec7f3633cb4b780b675c694395d723ec92abe3c7ba5a94aee7e1ab438b0ad9688f8d9afc96ed0ab25e',
+    '6ab7f19ed6f7d58a9dc136d68de55e3e2d1f461ca03a65528393919e9e412f6b82d7096e44fa039bd7642a5112188af7',
+    '00000003c251859caefe66b516c5549d3768d1ba94146083cb044026abebc9908991924893a264f6a5d0e3938bea4e44',
+    '31d417f2980774db501085ceafd0d7e76a7f128b83777818388f77b4065a87d01e141b5fec2ee452d1ada3493892aca2',
+    'c4da5d400000000000000000',
+  ].join(''),
+  v1: [
+    'ad4d9aa7e302d9df41749d5507949d05dbea33fbb16c643b22f599a2be6df2e2e1a1575c2e494d3613e95e43b622318d',
+    '9225c820e46acd08e8c987b44051195bc967032fcbf776d1afc985f88877f182d38480a653f2decaa9794cbc3bf3060c',
+    '0e187847ad4c798374d0d6732bf501847dd68bc0e071241e0213bc7fc13db7ab998e9393920d483a7260bfb731fb5d25',
+    'f1aa493335a9e71297e485b7aef312c21800deef121f1e76426a00665e5c4479674322d4f75edadd46debd5cd992f6ed',
+    'c980d3486a83b99e6c876acec4d309746e28cd96fa8e01864daa84599384f354a62eabe81511aa8e3034cbd75d42e708',
+    'aa4ed80303fb0e4fb90cd0ff6e9092132b65c9ae2605f3ef5540d3a64503c84fe5e1d9ec6eb1bd3a906bbc80830e8e54',
+    '00000003ced6e0c13f353262ae2dbbe49ce6a0b67576d38aaf5958564be7648356830ef7db611b8f696f28ffb6250c7f',
+    'fac66efbd638d97f0d6c843c23691c3af532c9e3a974086bde6c91267b201137cfe6ee8cd50ff0a3da861e808503e7df',
+    '4da87b8d0000000000000000',
+  ].join(''),
+  v4: [
+    'ad4d9aa7e302d9df41749d5507949d05dbea33fbb16c643b22f599a2be6df2e2e1a1575c2e494d3613e95e43b622318d',
+    '9225c820e46acd08e8c987b44051195bc967032fcbf776d1afc985f88877f182d38480a653f2decaa9794cbc3bf3060c',
+    '0e187847ad4c798374d0d6732bf501847dd68bc0e071241e0213bc7fc13db7ab998e9393920d483a7260bfb731fb5d25',
+    'f1aa493335a9e71297e485b7aef312c21800deef121f1e76426a00665e5c4479674322d4f75edadd46debd5cd992f6ed',
+    'd8e5739a73d657e832a336791977332a4b96e5bbfdcb9903afe487db9aa6cb5ddcc7cb8de715675f21f01ecc9b46d236',
+    'e0865e0cc020024521998269845f74e603ff41f4ba0c37fe2caf27354d28e4b8f83d3b76777a63b327d736bffb0122ed',
+    '00000003a6091e1cafb0ad8a4ea0a694cd3743ebf524779233db734c451d28b58aa9758e861c3fd0fd3da25d2607c227',
+    'd090cca750ed36c6ec878755e537c1c48951fb4c84eab241388a79817fe0e0e2ead0b2ec4ffdec51a16028dee020634f',
+    'd129e71c0000000000000000',
+  ].join(''),
+  v12: [
+    'e838edbc8aee47ec511c2837d538a49ffd752370e06ed44e109b4c0f35be6e3aabbbc51c6076754b04eb297e3eac8a0c',
+    '76aba01b10f2455b7f6ace31f0bb8170828cbe84124fba3ad76d33e6ca441f570726da5692cae5335a52209a15b9fd45',
+    '2f6457660eeb88acf2baf1e7aefc0958da27058879cc77ba162d2df754aaf933998e9393920d483a7260bfb731fb5d25',
+    'f1aa493335a9e71297e485b7aef312c21800deef121f1e76426a00665e5c4479674322d4f75edadd46debd5cd992f6ed',
+    'e4e2137a99f2749aa034638b5af8c93bdc02599305efa5fee4ec66d3658726ceef21b62705c5d7f4a7482bf1a69c35db',
+    '8858584d6f155381b22022a71f817afa08da56e9eb0d183a64e55881a5ed90cfdb0ed5229e588ec3de4452045b2445b1',
+    '00000006ea2cd5881e62ead81dc6997cfff997745379facd38c972e0825deedb0e4fa564e19e17d13bc5f5ae36d78093',
+    'cd6d112374a69844b7d058a7a0a62493f1c369c4a58c71a2309359a248879ba915796e5e2e655acebace0ae7ef8fda2d',
+    '40d2b2d6c945b0f65ee8acfce0b22bab7a27663bfaf8eed78d511a96a54b50f307cd2a23a90b3cba8ec4c97f171261b1',
+    '7b9c90e101b65934db12f4a299d4d5b939e9235ce2474ea30b64abc35269a0c55be5972965bf920e937c3d1927da5e89',
+    'e60cf9160000000000000000',
+  ].join(''),
+  v14: [
+    'e1c7d728a5fd961fc179ec5eab938f564deba5b271e1c90c2c29a79648418fc182e78e216b27cb2b30abd22d17fb65b7',
+    '47ad8050d18e543498522d01a2c3fe79dc3c9339849225980c7d3f824f80d19e2a9c2554b6ab2160fa9635528f693fc0',
+    '0d964538da2653f2e62499571e6c78afb8909d3ea8107f306bd6928253680a3a998e9393920d483a7260bfb731fb5d25',
+    'f1aa493335a9e71297e485b7aef312c21800deef121f1e76426a00665e5c4479674322d4f75edadd46debd5cd992f6ed',
+    'd7e00b2ca4f62668135017ed8a68894e104ac26dfd9bf376634b42af9e5ae50e91b7e9276171bb0efd647fc63e38bbfb',
+    'a3076f20daca8cd52bcc7284d9b1c6eb1723616533dd6ae53502c9c506a81f23f543d68750b5133ebfbe1f4746b3b011',
+    '00000006acd6bf7f164af0b6b0bbbe0fdcb06ee0c1ba07f8e6eb2f9f3943a90cb1d402908f5460f3b7221705435e745d',
+    'a21e276536379c0113c13c4255e7ae101f1e90bf8b0ae6e491bc04c544da9e8cd4857d201b4cfa0222dbe96aac97f044',
+    'fdf1c922c97c875a6ebd0999b06e7267ff3d8a6bf859bb9635abae07cb6b3534ba409a839807204ddcd27506ba72e17b',
+    '55227b0bf310136ecb40c74acd52f3ccfbcba9f7808c7b7c98d78c07a2c4be5f6be7082ba41021611f9a2dfc016f8bbb',
+    '37d36bee0000000000000000',
+  ].join(''),
+} as const;
 
 export type Groth16KeyName = keyof typeof GROTH16_VKS_HEX;
 
+/** SP1 recursion vk roots pinned by the v6 proof shape (protocol 12–13 and 14–15). */
+export const VK_ROOT_V12_HEX = '008cd56e10c2fe24795cff1e1d1f40d3a324528d315674da45d26afb376e8670';
+export const VK_ROOT_V14_HEX = '002f850ee998974d6cc00e50cd0814b098c05bfade466d28573240d057f25352';
+
+/** The mock Groth16 verifying key (arkworks compressed, BLS12-381, 440 bytes). */
+export const MOCK_GROTH16_VK_HEX = [
+  '8fda482e4d7d7cfe718413cd03a290e7f48e6d18867caf21e74f594eedeead1ab2ccf6bf0ed52c492f683f27d6c72861',
+  '95d2ebb1584d1fc5c7e839cb5a2fdeb0c93da725ab2e89dc9f14d31ec3fd7a54c11b02df84e197ab492c02804b9d68b0',
+  '0a4aafdfdee1356d7089291430753ddc48bbe3dfee5677d9016b14645db6a1a623063b2c2261f53625d3bc80a6839dca',
+  'a604b708bc781ae38a361b93451384c060e8865aff71dbefee8326798aab2bfea23775cc734de87c275c5ff8648ec130',
+  '0dd0d7c6d60ac00708ff7db2c274f8bcf99c710a010e41a0221d9fa6582f8ab41f299a1daa65cdf007aef54c6f623dde',
+  'ae3e7a8c90ba5b5e266fea7105f5d374324ad0e72809aeeda144ffba7defff7d45169d6f7e3c781dba158e67256dc98e',
+  '18b219a74108de96a9519a60d0b71d6edfa740f665e34c84d83ce7d5ca555ae1cc54e5306295df8b9ffbb9f638117fb4',
+  '02000000000000009404936cde6bd34242ed397e1cbb20cbb8c708e616c63e326caaadcd4cfbd13506d5d16a294cf125',
+  '28c931e766701cfea2d72c8535137e081100d44ec28bd6a0539637f4f29450ab6112d756259299f81d4ce6ef16c0bf48',
+  '07a3ded9f8a8b8e5',
+].join('');
+
+/** The mock Groth16 proving key (arkworks compressed, 1344 bytes; starts with the vk). Small, so hex. */
+export const MOCK_GROTH16_PK_HEX = [
+  '8fda482e4d7d7cfe718413cd03a290e7f48e6d18867caf21e74f594eedeead1ab2ccf6bf0ed52c492f683f27d6c72861',
+  '95d2ebb1584d1fc5c7e839cb5a2fdeb0c93da725ab2e89dc9f14d31ec3fd7a54c11b02df84e197ab492c02804b9d68b0',
+  '0a4aafdfdee1356d7089291430753ddc48bbe3dfee5677d9016b14645db6a1a623063b2c2261f53625d3bc80a6839dca',
+  'a604b708bc781ae38a361b93451384c060e8865aff71dbefee8326798aab2bfea23775cc734de87c275c5ff8648ec130',
+  '0dd0d7c6d60ac00708ff7db2c274f8bcf99c710a010e41a0221d9fa6582f8ab41f299a1daa65cdf007aef54c6f623dde',
+  'ae3e7a8c90ba5b5e266fea7105f5d374324ad0e72809aeeda144ffba7defff7d45169d6f7e3c781dba158e67256dc98e',
+  '18b219a74108de96a9519a60d0b71d6edfa740f665e34c84d83ce7d5ca555ae1cc54e5306295df8b9ffbb9f638117fb4',
+  '02000000000000009404936cde6bd34242ed397e1cbb20cbb8c708e616c63e326caaadcd4cfbd13506d5d16a294cf125',
+  '28c931e766701cfea2d72c8535137e081100d44ec28bd6a0539637f4f29450ab6112d756259299f81d4ce6ef16c0bf48',
+  '07a3ded9f8a8b8e59560f67029f6796945b4dae4af18cc598152cf86a7ca74ea79f755a19431bb8c64a70c753716c375',
+  'd01f11cb6426e3daa20f7402a65101ddb1f731ce25929cdac01943dada3f7ee8c7ac9cb77b343de3c05a642cf2989d60',
+  '00b19acd9a085fe6030000000000000093fe8458d88df2b9086ba0be804bdb2b44b9047c4249c591e734c4adae7c5316',
+  'b305126fae7f61edb7e9391d22e17f18b12afcb98b88be454baf19d1a49f9cae921255c734c57505464dec0aa3ff0871',
+  '338e5e691b87604c83f5e8637ca06f24b7412e31a2c53967eb6c0e41bda0329522af875d7334bfd05f1a4e044c881a2a',
+  '0b0969424a97bcc53f9bc8148d2ab5190300000000000000b7412e31a2c53967eb6c0e41bda0329522af875d7334bfd0',
+  '5f1a4e044c881a2a0b0969424a97bcc53f9bc8148d2ab519c00000000000000000000000000000000000000000000000',
+  '000000000000000000000000000000000000000000000000c00000000000000000000000000000000000000000000000',
+  '000000000000000000000000000000000000000000000000030000000000000088706a93dc60b261fd183e1a4b4eb9be',
+  'cb113b9ed73b2dedc130907475eee98ef3f263cfbb889a87f640bc2649c4595e12051c89548b0dfa732bf359b26cbdad',
+  'be9d57014540a64870b4c8ae95a4986c356e813bea319babd4e4d0de22cb0bdac0000000000000000000000000000000',
+  '000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  '0000000000000000000000000000000000000000000000000000000000000000c0000000000000000000000000000000',
+  '000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  '0000000000000000000000000000000000000000000000000000000000000000030000000000000097ba2570e81d5efc',
+  '589e2030b73ee3414dae56a1574b1b9f8e63dc7a74ebe4a9913e20e35f6a519e9f458df97974264786fb149894ec4c6b',
+  'db951f3af12b04779d31f7cdf31a4ba117ca388c8601279b63d15a6d08070e7b688a7c0269b922f2853dd40025f4e5a6',
+  '40f97d37ee46ebb3cfbeae0d30a4ac8fb578093307e8ea778bab656dc8a9ef35521cc08a9ee40e190100000000000000',
+  'a6a053e7bece1b5665ce1483eb7a2ecb8a7e7662e37fcb459372ca41f703b0dc75f8ba98326174346b5e48e3f41e8359',
+].join('');
+
+export const MOCK_SPELL_VK: Uint8Array = fromHex(MOCK_SPELL_VK_HEX);
+
+const unsupported = (version: number): CharmsError =>
+  new CharmsError('UNSUPPORTED', `unsupported spell version: ${version}`);
+
+const checkVersion = (version: number): void => {
+  if (!Number.isInteger(version) || version < 0 || version > CURRENT_PROTOCOL_VERSION) throw unsupported(version);
+};
+
+/** The spell vk a spell of `version` commits to (the mock vk for mock spells). Fresh copy. */
+export function spellVkFor(version: number, mock: boolean): Uint8Array {
+  checkVersion(version);
+  return mock ? Uint8Array.from(MOCK_SPELL_VK) : fromHex(SPELL_VKS_HEX[version]!);
+}
+
 /** The SP1 Groth16 verifying key file a real proof of `version` was made against. */
 export function groth16KeyFor(version: number): Groth16KeyName {
+  checkVersion(version);
   if (version === 0) return 'v0';
   if (version <= 3) return 'v1';
   if (version <= 11) return 'v4';
   if (version <= 13) return 'v12';
-  if (version <= CURRENT_PROTOCOL_VERSION) return 'v14';
-  throw new CharmsError('UNSUPPORTED', `unsupported spell version: ${version}`);
+  return 'v14';
 }
 
-/** SP1 v6 proof shape (exit code, vk root, nonce) from protocol 12 on; the vk root it pins. */
+/** The vk root a v6-shape proof (protocol 12 on) must carry; undefined for the v5 shape. */
 export function vkRootFor(version: number): Uint8Array | undefined {
+  checkVersion(version);
   if (version < 12) return undefined;
   return fromHex(version <= 13 ? VK_ROOT_V12_HEX : VK_ROOT_V14_HEX);
 }

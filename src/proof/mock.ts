@@ -1,13 +1,14 @@
 /**
- * Mock proofs: arkworks Groth16 over BLS12-381 for the protocol's one-constraint dummy circuit,
- * against the mock keys. Unlike the reference (which discards the pairing result), verification
- * here checks the pairing; `proveMock` makes real proofs the reference accepts.
+ * Mock proofs: arkworks Groth16 over BLS12-381 for the protocol's one-constraint dummy circuit
+ * (`a·1 = c`, c public), against the mock keys. The reference discards the pairing result when it
+ * verifies; here the pairing is checked. `proveMock` makes real proofs that the reference accepts.
+ * Browser-safe (pure JS, @noble/curves).
  */
 import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { CharmsError } from '../errors.js';
 import { fromHex } from '../util/bytes.js';
-import { MOCK_GROTH16_PK_HEX, MOCK_GROTH16_VK_HEX } from './keys-data.js';
+import { MOCK_GROTH16_PK_HEX, MOCK_GROTH16_VK_HEX } from './constants.js';
 
 const { Fp, Fr, Fp12 } = bls12_381.fields;
 const G1 = bls12_381.G1.Point;
@@ -15,52 +16,61 @@ const G2 = bls12_381.G2.Point;
 type G1P = InstanceType<typeof G1>;
 type G2P = InstanceType<typeof G2>;
 
+/** Serialized size of an arkworks compressed proof A(G1) ‖ B(G2) ‖ C(G1). */
+export const MOCK_PROOF_BYTES = 192;
+
 const invalid = (msg: string) => new CharmsError('PROOF_INVALID', `invalid mock proof: ${msg}`);
 
-/** Reads arkworks' compressed (ZCash-flag) encodings, checking x < q as ark does. */
+/**
+ * Reads arkworks' compressed encodings (ZCash flag bits: 0x80 compressed, 0x40 infinity, 0x20
+ * larger y). noble decodes the same format; x < q is checked here because ark rejects
+ * non-canonical coordinates, and every point is checked to be on the curve and in the subgroup.
+ */
 class ArkReader {
   pos = 0;
-  constructor(private b: Uint8Array) {}
+  constructor(
+    private readonly b: Uint8Array,
+    private readonly what: string,
+  ) {}
   private take(n: number): Uint8Array {
-    if (this.pos + n > this.b.length) throw invalid('unexpected end of data');
+    if (this.pos + n > this.b.length) throw invalid(`${this.what}: unexpected end of data at byte ${this.pos}`);
     const out = this.b.subarray(this.pos, this.pos + n);
     this.pos += n;
     return out;
   }
-  private checkFq(bytes: Uint8Array, flagged: boolean): void {
-    const c = Uint8Array.from(bytes);
-    if (flagged) c[0]! &= 0x1f;
+  private checkCoordinate(bytes: Uint8Array, flagged: boolean): void {
     let v = 0n;
-    for (const x of c) v = (v << 8n) | BigInt(x);
-    if (v >= Fp.ORDER) throw invalid('coordinate not below the field modulus');
+    for (let i = 0; i < bytes.length; i++) v = (v << 8n) | BigInt(i === 0 && flagged ? bytes[i]! & 0x1f : bytes[i]!);
+    if (v >= Fp.ORDER) throw invalid(`${this.what}: coordinate at byte ${this.pos - 48} is not below the field modulus`);
   }
   g1(): G1P {
     const b = this.take(48);
-    this.checkFq(b, true);
+    this.checkCoordinate(b, true);
     try {
       const p = G1.fromBytes(b);
       p.assertValidity();
       return p;
     } catch {
-      throw invalid('bad G1 point');
+      throw invalid(`${this.what}: G1 point at byte ${this.pos - 48} is not valid`);
     }
   }
   g2(): G2P {
     const b = this.take(96);
-    this.checkFq(b.subarray(0, 48), true);
-    this.checkFq(b.subarray(48, 96), false);
+    this.checkCoordinate(b.subarray(0, 48), true);
+    this.checkCoordinate(b.subarray(48, 96), false);
     try {
       const p = G2.fromBytes(b);
       p.assertValidity();
       return p;
     } catch {
-      throw invalid('bad G2 point');
+      throw invalid(`${this.what}: G2 point at byte ${this.pos - 96} is not valid`);
     }
   }
+  /** ark Vec: u64 little-endian length, then the items. */
   vec<T>(item: () => T): T[] {
-    const n = new DataView(this.b.buffer, this.b.byteOffset + this.pos).getBigUint64(0, true);
-    this.take(8);
-    if (n > 1024n) throw invalid('vector too long');
+    const len = this.take(8);
+    const n = new DataView(len.buffer, len.byteOffset, 8).getBigUint64(0, true);
+    if (n > 64n) throw invalid(`${this.what}: vector of ${n} items is too long`);
     return Array.from({ length: Number(n) }, item);
   }
 }
@@ -73,14 +83,19 @@ interface MockVk {
   gammaAbc: G1P[];
 }
 
-function readVk(r: ArkReader): MockVk {
-  return { alpha: r.g1(), beta: r.g2(), gamma: r.g2(), delta: r.g2(), gammaAbc: r.vec(() => r.g1()) };
-}
+const readVk = (r: ArkReader): MockVk => ({ alpha: r.g1(), beta: r.g2(), gamma: r.g2(), delta: r.g2(), gammaAbc: r.vec(() => r.g1()) });
 
 let vkCache: MockVk | undefined;
-const mockVk = (): MockVk => (vkCache ??= readVk(new ArkReader(fromHex(MOCK_GROTH16_VK_HEX))));
+function mockVk(): MockVk {
+  if (!vkCache) {
+    const vk = readVk(new ArkReader(fromHex(MOCK_GROTH16_VK_HEX), 'mock verifying key'));
+    if (vk.gammaAbc.length !== 2) throw invalid('mock verifying key must have exactly one public input');
+    vkCache = vk;
+  }
+  return vkCache;
+}
 
-/** The circuit's public input: the first 31 bytes of SHA-256(public values), little-endian. */
+/** The circuit's public input: the first 31 bytes of SHA-256(public values) read little-endian. */
 export function mockPublicInput(publicValues: Uint8Array): bigint {
   const h = sha256(publicValues);
   let v = 0n;
@@ -89,32 +104,46 @@ export function mockPublicInput(publicValues: Uint8Array): bigint {
 }
 
 /** Scalar multiplication that accepts zero scalars and the point at infinity (noble's does not). */
-function mul(p: G1P, s: bigint): G1P;
-function mul(p: G2P, s: bigint): G2P;
-function mul(p: G1P | G2P, s: bigint): G1P | G2P {
-  const zero = (p as G1P).is0() || s === 0n;
-  if (p instanceof G1) return zero ? G1.ZERO : (p as G1P).multiplyUnsafe(s);
-  return zero ? G2.ZERO : (p as G2P).multiplyUnsafe(s);
+function mul<P extends G1P | G2P>(p: P, s: bigint): P {
+  if (s === 0n || p.is0()) return (p instanceof G1 ? G1.ZERO : G2.ZERO) as P;
+  return p.multiplyUnsafe(s) as P;
 }
 
-/** True iff the 192-byte proof verifies for these public values (strict pairing check). */
+/**
+ * True iff the 192-byte proof passes the strict Groth16 pairing check for these public values.
+ * Throws CharmsError PROOF_INVALID if the proof is not three valid points (as ark's decoder does).
+ */
 export function verifyMockProof(proof: Uint8Array, publicValues: Uint8Array): boolean {
-  if (proof.length !== 192) throw invalid(`expected 192 bytes, got ${proof.length}`);
-  const r = new ArkReader(proof);
+  if (proof.length !== MOCK_PROOF_BYTES) throw invalid(`expected ${MOCK_PROOF_BYTES} bytes, got ${proof.length}`);
+  const r = new ArkReader(proof, 'proof');
   const A = r.g1();
   const B = r.g2();
   const C = r.g1();
   const vk = mockVk();
-  if (vk.gammaAbc.length !== 2) throw invalid('mock verifying key has an unexpected input count');
-  const x = mockPublicInput(publicValues);
-  const L = vk.gammaAbc[0]!.add(mul(vk.gammaAbc[1]!, x));
-  const pairs: { g1: G1P; g2: G2P }[] = [
+  const L = vk.gammaAbc[0]!.add(mul(vk.gammaAbc[1]!, mockPublicInput(publicValues)));
+  // e(A,B) == e(α,β)·e(L,γ)·e(C,δ); pairs with an infinite point contribute 1 (noble throws on them)
+  const pairs = [
     { g1: A.negate(), g2: B },
     { g1: vk.alpha, g2: vk.beta },
     { g1: L, g2: vk.gamma },
     { g1: C, g2: vk.delta },
   ].filter((p) => !p.g1.is0() && !p.g2.is0());
   return Fp12.eql(bls12_381.pairingBatch(pairs), Fp12.ONE);
+}
+
+const VK_TEXT_WITH_0X = [0x82, 0x78, 0x42, 0x30, 0x78]; // array(2), text(66), "0x"
+
+/**
+ * The public-values encodings mock provers have used for a spell: HEAD frames the vk as
+ * `"0x" + hex`, provers before the prefix was added (protocol ≤ 6 era) used the bare hex
+ * (`text(64)`). Given the HEAD form, returns it and the older form; otherwise just the input.
+ */
+export function mockPublicValuesVariants(publicValues: Uint8Array): Uint8Array[] {
+  if (publicValues.length < 69 || VK_TEXT_WITH_0X.some((b, i) => publicValues[i] !== b)) return [publicValues];
+  const old = new Uint8Array(publicValues.length - 2);
+  old.set([0x82, 0x78, 0x40]);
+  old.set(publicValues.subarray(5), 3);
+  return [publicValues, old];
 }
 
 // ------------------------------------------------------------------------------ proving
@@ -133,10 +162,9 @@ interface MockPk {
 let pkCache: MockPk | undefined;
 function mockPk(): MockPk {
   if (pkCache) return pkCache;
-  const r = new ArkReader(fromHex(MOCK_GROTH16_PK_HEX));
-  const vk = readVk(r);
-  pkCache = {
-    vk,
+  const r = new ArkReader(fromHex(MOCK_GROTH16_PK_HEX), 'mock proving key');
+  const pk: MockPk = {
+    vk: readVk(r),
     betaG1: r.g1(),
     deltaG1: r.g1(),
     aQuery: r.vec(() => r.g1()),
@@ -145,45 +173,59 @@ function mockPk(): MockPk {
     hQuery: r.vec(() => r.g1()),
     lQuery: r.vec(() => r.g1()),
   };
-  return pkCache;
+  // variables are [1, c, a]; the quotient has 3 coefficients (domain of size 4)
+  if (pk.aQuery.length !== 3 || pk.bG2Query.length !== 3 || pk.bG1Query.length !== 3 || pk.hQuery.length !== 3 || pk.lQuery.length !== 1)
+    throw new CharmsError('INTERNAL', 'mock proving key does not match the one-constraint mock circuit');
+  pkCache = pk;
+  return pk;
 }
 
-/** The 4th root of unity of the circuit's evaluation domain. */
+/** Generator of the size-4 evaluation domain of the mock circuit (a 4th root of unity in Fr). */
 const OMEGA4 = BigInt('0x8d51ccce760304d0ec030002760300000001000000000000');
 
-const randomScalar = (): bigint => {
-  const b = new Uint8Array(64);
+function randomScalar(): bigint {
+  const b = new Uint8Array(64); // 512 bits reduced mod r: negligible bias
   crypto.getRandomValues(b);
   let v = 0n;
   for (const x of b) v = (v << 8n) | BigInt(x);
   return Fr.create(v);
-};
+}
+
+const sumG1 = (points: G1P[], scalars: bigint[]): G1P => points.reduce((acc, p, i) => acc.add(mul(p, scalars[i] ?? 0n)), G1.ZERO);
+const sumG2 = (points: G2P[], scalars: bigint[]): G2P => points.reduce((acc, p, i) => acc.add(mul(p, scalars[i] ?? 0n)), G2.ZERO);
 
 /**
  * A Groth16 proof (arkworks compressed A ‖ B ‖ C, 192 bytes) that the mock circuit is satisfied
- * for these public values, with fresh randomness (r, s).
+ * for these public values. Fresh random (r, s) per proof; `blinding` fixes them (tests only;
+ * r = s = 0 gives the deterministic no-zk proof).
  */
-export function proveMock(publicValues: Uint8Array, rs?: { r: bigint; s: bigint }): Uint8Array {
+export function proveMock(publicValues: Uint8Array, blinding?: { r: bigint; s: bigint }): Uint8Array {
   const pk = mockPk();
   const x = mockPublicInput(publicValues);
-  const z = [1n, x, x];
-  const r = rs?.r ?? randomScalar();
-  const s = rs?.s ?? randomScalar();
-  const sum1 = (pts: G1P[], sc: bigint[]) => pts.reduce((acc, p, i) => acc.add(mul(p, sc[i] ?? 0n)), G1.ZERO);
-  const A = pk.vk.alpha.add(sum1(pk.aQuery, z)).add(mul(pk.deltaG1, r));
-  const B = pk.vk.beta.add(pk.bG2Query.reduce((acc, p, i) => acc.add(mul(p, z[i] ?? 0n)), G2.ZERO)).add(mul(pk.vk.delta, s));
-  const B1 = pk.betaG1.add(sum1(pk.bG1Query, z)).add(mul(pk.deltaG1, s));
+  const z = [1n, x, x]; // assignment: one, c = x (public), a = x (witness)
+  const r = blinding ? Fr.create(blinding.r) : randomScalar();
+  const s = blinding ? Fr.create(blinding.s) : randomScalar();
+  const A = pk.vk.alpha.add(sumG1(pk.aQuery, z)).add(mul(pk.deltaG1, r));
+  const B = pk.vk.beta.add(sumG2(pk.bG2Query, z)).add(mul(pk.vk.delta, s));
+  const B1 = pk.betaG1.add(sumG1(pk.bG1Query, z)).add(mul(pk.deltaG1, s));
+  // quotient H = (A(X)·B(X) − C(X)) / (X⁴ − 1) over the domain {1, ω, ω², ω³}, in closed form
   const inv16 = Fr.inv(16n);
   const twoXm1 = Fr.sub(Fr.mul(2n, x), 1n);
   const h = [Fr.mul(twoXm1, inv16), Fr.mul(Fr.add(twoXm1, OMEGA4), inv16), Fr.mul(OMEGA4, inv16)];
   const C = mul(pk.lQuery[0]!, x)
-    .add(sum1(pk.hQuery, h))
+    .add(sumG1(pk.hQuery, h))
     .add(mul(A, s))
     .add(mul(B1, r))
     .subtract(mul(pk.deltaG1, Fr.mul(r, s)));
-  const out = new Uint8Array(192);
+  const out = new Uint8Array(MOCK_PROOF_BYTES);
   out.set(A.toBytes(true), 0);
   out.set(B.toBytes(true), 48);
   out.set(C.toBytes(true), 144);
   return out;
+}
+
+/** Parses the mock keys now (so the first mock verification or proof is not slower). */
+export function prepareMockKeys(): void {
+  mockVk();
+  mockPk();
 }

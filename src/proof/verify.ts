@@ -1,69 +1,139 @@
 /**
- * Verifies a spell proof against its serialized public values, choosing the verifying key and
- * proof layout by protocol version (SP1 v5 shape up to protocol 11, v6 shape from 12) or the
- * mock verifier for mock spells. Browser-safe.
+ * Verifies a spell proof against its serialized public values. Real spells: SP1 Groth16 over
+ * BN254, with the verifying key and proof layout chosen by protocol version (SP1 v5 shape up to
+ * protocol 11, v6 shape with exit code / vk root / nonce from 12). Mock spells: the arkworks
+ * BLS12-381 mock verifier. Browser-safe.
+ *
+ * Verification is synchronous. It runs on the pure-JS backend until `await initProofBackend()`
+ * has loaded the WebAssembly one (mcl-wasm, about 3× faster); the result is the same either way.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { CharmsError } from '../errors.js';
 import { equalBytes, fromHex, toHex } from '../util/bytes.js';
-import { groth16KeyFor, spellVkFor, vkRootFor, type Groth16KeyName } from './constants.js';
-import { GROTH16_VKS_HEX } from './keys-data.js';
-import { parseGnarkVk, verifyGnarkProof, type GnarkVerifyingKey } from './bn254.js';
-import { verifyMockProof } from './mock.js';
+import { GROTH16_VKS_HEX, groth16KeyFor, spellVkFor, vkRootFor, type Groth16KeyName } from './constants.js';
+import { nobleBackend, type Bn254Backend, type PreparedKey } from './bn254.js';
+import { loadMclBackend } from './bn254-mcl.js';
+import { BN254_R, parseGnarkProof, parseGnarkVerifyingKey, readBigEndian, type GnarkVerifyingKey } from './gnark.js';
+import { MOCK_PROOF_BYTES, mockPublicValuesVariants, prepareMockKeys, verifyMockProof } from './mock.js';
 
-const keys = new Map<Groth16KeyName, { vk: GnarkVerifyingKey; prefix: Uint8Array }>();
-function key(name: Groth16KeyName) {
-  let k = keys.get(name);
-  if (!k) {
-    const bytes = fromHex(GROTH16_VKS_HEX[name]);
-    k = { vk: parseGnarkVk(bytes), prefix: sha256(bytes).subarray(0, 4) };
-    keys.set(name, k);
+export { publicValuesFor } from './public-values.js';
+
+export type ProofBackendName = Bn254Backend['name'];
+
+/** v5 shape: prefix(4) ‖ gnark proof(256). v6 shape adds exit code, vk root and nonce (32 each). */
+const V5_PROOF_BYTES = 260;
+const V6_PROOF_BYTES = 356;
+
+let backend: Bn254Backend = nobleBackend;
+
+/**
+ * Selects the BN254 pairing backend: 'mcl-wasm' (default; loads and initialises the WebAssembly
+ * module once) or 'noble' (pure JS). Resolves to the backend now in use. If mcl-wasm cannot be
+ * loaded it rejects with CharmsError INTERNAL and verification stays on the pure-JS backend.
+ */
+export async function initProofBackend(kind: ProofBackendName = 'mcl-wasm'): Promise<ProofBackendName> {
+  if (kind === 'noble') backend = nobleBackend;
+  else {
+    try {
+      backend = await loadMclBackend();
+    } catch (e) {
+      throw new CharmsError('INTERNAL', 'could not load the mcl-wasm pairing backend; verification stays on the pure-JS backend', { cause: e });
+    }
   }
-  return k;
+  return backend.name;
 }
 
-/** SHA-256 with the top 3 bits cleared: SP1's committed-values digest as a BN254 scalar. */
+/** The BN254 backend verifySpellProof currently uses. */
+export const proofBackend = (): ProofBackendName => backend.name;
+
+const parsedKeys = new Map<Groth16KeyName, { vk: GnarkVerifyingKey; prefix: Uint8Array }>();
+const preparedKeys = new Map<string, PreparedKey>();
+
+function groth16Key(name: Groth16KeyName): { prefix: Uint8Array; prepared: PreparedKey } {
+  let parsed = parsedKeys.get(name);
+  if (!parsed) {
+    const bytes = fromHex(GROTH16_VKS_HEX[name]);
+    parsed = { vk: parseGnarkVerifyingKey(bytes), prefix: sha256(bytes).subarray(0, 4) };
+    parsedKeys.set(name, parsed);
+  }
+  const cacheKey = `${backend.name}:${name}`;
+  let prepared = preparedKeys.get(cacheKey);
+  if (!prepared) {
+    prepared = backend.prepareKey(parsed.vk);
+    preparedKeys.set(cacheKey, prepared);
+  }
+  return { prefix: parsed.prefix, prepared };
+}
+
+/** Parses and prepares every verifying key now, for the current backend (first call not slower). */
+export function prepareProofKeys(): void {
+  for (const name of Object.keys(GROTH16_VKS_HEX) as Groth16KeyName[]) groth16Key(name);
+  prepareMockKeys();
+}
+
+/** SHA-256 of the public values with the top 3 bits cleared: SP1's committed-values digest in Fr. */
 export function committedValuesDigest(publicValues: Uint8Array): Uint8Array {
   const h = Uint8Array.from(sha256(publicValues));
   h[0]! &= 0x1f;
   return h;
 }
 
-const fail = (msg: string): never => {
-  throw new CharmsError('PROOF_INVALID', `could not verify spell proof: ${msg}`);
-};
+function failure(version: number, detail: string, cause?: unknown): CharmsError {
+  return new CharmsError('PROOF_INVALID', `could not verify spell proof (protocol ${version}): ${detail}`, cause === undefined ? undefined : { cause });
+}
 
+/** Runs `f`, turning any CharmsError it throws into a PROOF_INVALID failure naming the version. */
+function guarded<T>(version: number, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof CharmsError) throw failure(version, e.message, e);
+    throw e;
+  }
+}
+
+/**
+ * Throws CharmsError PROOF_INVALID unless `proof` proves `publicValues` (serialized as the spell's
+ * protocol version requires; see publicValuesFor) for a spell of `version`. `mock` = the spell's
+ * mock flag: mock spells are checked by the mock verifier only, real ones by SP1's only.
+ */
 export function verifySpellProof(args: { version: number; publicValues: Uint8Array; proof: Uint8Array; mock: boolean }): void {
   const { version, publicValues, proof, mock } = args;
-  if (mock) {
-    if (!verifyMockProof(proof, publicValues)) fail('mock proof does not verify for these public values');
-    return;
-  }
+  if (mock) return verifyMock(version, publicValues, proof);
+  const spellVk = guarded(version, () => spellVkFor(version, false));
   const vkRoot = vkRootFor(version);
-  const expectedLen = vkRoot ? 356 : 260;
-  if (proof.length !== expectedLen) fail(`invalid proof (expected ${expectedLen} bytes, got ${proof.length})`);
-  const k = key(groth16KeyFor(version));
-  if (!equalBytes(proof.subarray(0, 4), k.prefix)) fail('groth16 vkey hash mismatch');
-  const spellVk = spellVkFor(version, false);
-  const digest = committedValuesDigest(publicValues);
-  let inputs: Uint8Array[];
-  let gnark: Uint8Array;
+  const expected = vkRoot ? V6_PROOF_BYTES : V5_PROOF_BYTES;
+  if (proof.length !== expected) throw failure(version, `proof must be ${expected} bytes, got ${proof.length}`);
+  const keyName = groth16KeyFor(version);
+  const key = guarded(version, () => groth16Key(keyName));
+  if (!equalBytes(proof.subarray(0, 4), key.prefix))
+    throw failure(version, `proof prefix ${toHex(proof.subarray(0, 4))} does not match groth16 vk ${keyName} (${toHex(key.prefix)})`);
+  const inputs = [spellVk, committedValuesDigest(publicValues)];
+  const repeating = vkRoot ? [0, 3] : [0]; // the spell vk and the vk root are fixed per version
+  let gnarkProof = proof.subarray(4);
   if (vkRoot) {
     const exitCode = proof.subarray(4, 36);
     const root = proof.subarray(36, 68);
     const nonce = proof.subarray(68, 100);
-    if (!equalBytes(root, vkRoot)) fail(`vk root mismatch: ${toHex(root)}`);
-    if (exitCode.some((b) => b !== 0)) fail('non-zero exit code');
-    inputs = [spellVk, digest, exitCode, root, nonce];
-    gnark = proof.subarray(100);
-  } else {
-    inputs = [spellVk, digest];
-    gnark = proof.subarray(4);
+    if (!equalBytes(root, vkRoot)) throw failure(version, `vk root ${toHex(root)} is not ${toHex(vkRoot)}`);
+    if (exitCode.some((b) => b !== 0)) throw failure(version, 'exit code is not zero');
+    inputs.push(exitCode, root, nonce);
+    gnarkProof = proof.subarray(100);
   }
-  if (!verifyGnarkProof(k.vk, gnark, inputs)) fail('groth16 pairing check failed');
+  // public inputs are read big-endian and reduced mod r (substrate-bn's Fr::from_slice)
+  const scalars = inputs.map((b) => readBigEndian(b) % BN254_R);
+  const ok = guarded(version, () => {
+    if (key.prepared.inputCount !== scalars.length)
+      throw new CharmsError('PROOF_INVALID', `groth16 vk ${keyName} takes ${key.prepared.inputCount} public inputs, not ${scalars.length}`);
+    return backend.verify(key.prepared, parseGnarkProof(gnarkProof), scalars, repeating);
+  });
+  if (!ok) throw failure(version, 'the Groth16 pairing check failed (proof does not match these public values)');
 }
 
-/** Parses every verifying key now (so the first verification is not slower than the rest). */
-export function prepareProofKeys(): void {
-  for (const name of Object.keys(GROTH16_VKS_HEX) as Groth16KeyName[]) key(name);
+function verifyMock(version: number, publicValues: Uint8Array, proof: Uint8Array): void {
+  guarded(version, () => spellVkFor(version, true));
+  if (proof.length !== MOCK_PROOF_BYTES) throw failure(version, `mock proof must be ${MOCK_PROOF_BYTES} bytes, got ${proof.length}`);
+  // earlier mock provers framed the vk without "0x"; any encoding they used is accepted
+  const ok = guarded(version, () => mockPublicValuesVariants(publicValues).some((pv) => verifyMockProof(proof, pv)));
+  if (!ok) throw failure(version, 'the mock Groth16 pairing check failed (proof does not match these public values)');
 }
