@@ -48,9 +48,22 @@ export function commandTree(binName: string): CommandDef {
       {
         name: 'query-server',
         about: 'Start the spell-query service (GET/PUT /spells/<txid>) and the wallet page',
+        long:
+          'Start the spell-query service: GET /spells/<txid> (transaction from the configured source), PUT /spells/<txid> with {"tx_hex": …},\n' +
+          'and a wallet page at / — HTTP/1.1 and h2c on one port. 200 spell, 204 no valid spell, 400, 404 unknown tx, 502/503 source failing/unreachable.\n' +
+          '\n' +
+          'Transaction source (options override the environment):\n' +
+          '  ESPLORA_URL            Esplora-compatible API base, e.g. https://mempool.space/testnet4/api (GET <base>/tx/<txid>/hex)\n' +
+          '  BITCOIN_RPC_URL        Bitcoin Core JSON-RPC URL, e.g. http://127.0.0.1:48332 (getrawtransaction; needs -txindex)\n' +
+          '  BITCOIN_RPC_COOKIE     path of bitcoind\'s .cookie file, or\n' +
+          '  BITCOIN_RPC_USER, BITCOIN_RPC_PASSWORD   RPC credentials\n' +
+          'Without a source only PUT works. Cache: in-process LRU, or Redis with CACHE_URL=redis://…; LOG_LEVEL sets the log level.',
         options: [
           { name: 'ip', value: 'IP', default: '0.0.0.0', help: 'IP address to listen on' },
           { name: 'port', value: 'PORT', default: '17785', help: 'Port to listen on' },
+          { name: 'esplora-url', value: 'URL', help: 'Esplora-compatible API base URL (env ESPLORA_URL)' },
+          { name: 'rpc-url', value: 'URL', help: 'Bitcoin Core JSON-RPC URL (env BITCOIN_RPC_URL)' },
+          { name: 'rpc-cookie', value: 'FILE', help: "bitcoind's .cookie file (env BITCOIN_RPC_COOKIE)" },
           mockOpt('Also return mock spells'),
         ],
         run: lazy(() => import('./commands/query-server.js')),

@@ -1,33 +1,46 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { readdirSync } from 'node:fs';
-import { startQueryServer } from './service.js';
-import { BitcoinRpcSource, EsploraSource } from './sources.js';
-import { spellQueryValue } from './shape.js';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { answerFor, identifyTx, startQueryServer } from './service.js';
+import { BitcoinRpcSource, EsploraSource, isUnreachable, sourceFromConfig, sourceFromEnv } from './sources.js';
+import { appRef, spellQueryJson, spellQueryValue } from './shape.js';
 import { extractAndVerifySpell } from '../verify/index.js';
 import { toJsonCompact, toJsonPretty, parseJson } from '../codec/json.js';
+import { ValueMap } from '../codec/value.js';
+import { appFromString, utxoIdFromString } from '../model/primitives.js';
+import type { NormalizedSpell } from '../model/spell.js';
 import { readSharedJson, readSharedText, sharedOrSkip, sharedPath } from '../testing/shared.js';
-import { h1 } from '../testing/http.js';
+import { h1, h2 } from '../testing/http.js';
 
-/** A loopback fixture playing an Esplora API (and counting calls). */
-async function esploraFixture(txs: Map<string, string>, delayMs = 0) {
+const V12 = '283559062cb6b651eb4a5f557ba4f67efa9aae55ba2278d4f10f35cbefaa84a5'; // BRO + b/ app, legacy vector
+const NO_SPELL = '4125a400a51213b256b3b8087717e429712787d943e65f045063f4ea011bfe36'; // plain payment
+const MOCK_SPELL = '74ea380c3e854ea591be665fab91b486c9d87e1178737960c3a2c00bcfefd16e'; // mock proof
+const FRESH = '7269cf1b2bc9e513440224ebebabcbd3a4a544d0adb6c5d8ca302953958bc4af';
+const CARDANO = '361927aed267ef049a5b9315aa7296493b385938d73340146b0af5d4637a02cf'; // beamed outs, content
+
+const hexOf = (id: string, chain = 'bitcoin') => readSharedText('vectors', 'chain', `${id}.${chain}.hex`).trim();
+const listen = (s: http.Server) => new Promise<number>((r) => s.listen(0, '127.0.0.1', () => r((s.address() as { port: number }).port)));
+const closeServer = (s: http.Server) => new Promise<void>((r) => s.close(() => r()));
+
+/** A loopback fixture playing an Esplora API, counting calls; `override` can answer instead. */
+async function esploraFixture(txs: Map<string, string>, o: { delayMs?: number; override?: (id: string) => [number, string] | undefined } = {}) {
   let calls = 0;
   const server = http.createServer((req, res) => {
     calls++;
-    const m = /^\/tx\/([0-9a-f]{64})\/hex$/.exec(req.url ?? '');
+    const id = /^\/tx\/([0-9a-f]{64})\/hex$/.exec(req.url ?? '')?.[1];
     setTimeout(() => {
-      const hex = m ? txs.get(m[1]!) : undefined;
-      if (!hex) {
-        res.writeHead(404).end('Transaction not found');
-        return;
-      }
+      const forced = id ? o.override?.(id) : undefined;
+      if (forced) return void res.writeHead(forced[0]).end(forced[1]);
+      const hex = id ? txs.get(id) : undefined;
+      if (!hex) return void res.writeHead(404).end('Transaction not found');
       res.writeHead(200, { 'content-type': 'text/plain' }).end(hex);
-    }, delayMs);
+    }, o.delayMs ?? 0);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  return { url: `http://127.0.0.1:${port}`, calls: () => calls, close: () => new Promise<void>((r) => server.close(() => r())) };
+  const port = await listen(server);
+  return { url: `http://127.0.0.1:${port}`, calls: () => calls, close: () => closeServer(server) };
 }
 
 function chainTxs(): Map<string, string> {
@@ -37,114 +50,364 @@ function chainTxs(): Map<string, string> {
   return m;
 }
 
-test('spell shape matches the former service (legacy vectors)', (t) => {
+test('shape: the legacy V12 response, the published responses, public_args, beam_to, content', (t) => {
   if (!sharedOrSkip(t)) return;
   const v12 = readSharedJson('vectors', 'bitcoin-v12-spell-tx-decoded.json');
   const legacy = readSharedJson('vectors', 'spell-query-legacy-shape.json');
-  assert.equal(toJsonCompact(spellQueryValue(extractAndVerifySpell({ bitcoin: v12.tx_hex }, false))), legacy.response_json_text);
+  const spell = extractAndVerifySpell({ bitcoin: v12.tx_hex }, false);
+  assert.equal(spellQueryJson(spell), legacy.response_json_text);
+  assert.equal(toJsonPretty(spellQueryValue(spell)), legacy.response_json_pretty);
   for (const id of ['1acee7fb7c922b205e7c63abffe39a53527d4d7bbb0e5327a9b72350115a7ebb', '9c048eca509e609f81a5024930f1e793b3ab82ce953b025e0d4d0a0c342a5b1a']) {
-    const hex = readSharedText('vectors', 'chain', `${id}.bitcoin.hex`).trim();
     const expected = readSharedText('vectors', 'chain', `${id}.expected-spell.json`);
-    assert.deepEqual(JSON.parse(toJsonPretty(spellQueryValue(extractAndVerifySpell({ bitcoin: hex }, false)))), JSON.parse(expected));
+    assert.deepEqual(JSON.parse(toJsonPretty(spellQueryValue(extractAndVerifySpell({ bitcoin: hexOf(id) }, false)))), JSON.parse(expected), id);
   }
+  // a non-null public input (grail NFT deploy, v4): public_args; witness era: the commit spend is not in ins
+  const grail = JSON.parse(spellQueryJson(extractAndVerifySpell({ bitcoin: hexOf('b84e628a14d6ddaf8e0532a6708dc282444fb21f4049ed40e92753d00e1f0deb') }, false)));
+  assert.deepEqual(grail.public_args, { $0000: { action: 'deploy' } });
+  assert.deepEqual(Object.keys(grail), ['version', 'apps', 'public_args', 'ins', 'outs']);
+  // beamed output (v9 Bitcoin)
+  const beamed = JSON.parse(spellQueryJson(extractAndVerifySpell({ bitcoin: hexOf('8d70833ad1ce5d84cffb76fdc6038d669c6cf1808f3f84f3f0d83cad712e33a3') }, false)));
+  assert.equal(beamed.outs[0].beam_to, '9bd30f4607be331bbca5b3aefabcc95bb156c252e6a91227d3cbac2ab644ab9e');
+  assert.equal(beamed.outs[1].beam_to, undefined);
+  assert.equal(beamed.public_args, undefined);
+  // Cardano: beam_to and the output content
+  const ada = JSON.parse(spellQueryJson(extractAndVerifySpell({ cardano: hexOf(CARDANO, 'cardano') }, false)));
+  assert.equal(ada.outs[1].beam_to, '009fb4898026bca0a50245e41ee7cc761e10f63f31bb5b802998236478ffe0af');
+  assert.deepEqual(ada.outs[1].content, { multiasset: {} });
+  assert.deepEqual(ada.outs[0].charms, { $0000: null });
 });
 
-test('GET and PUT: shapes and status codes, cache headers, one upstream call for 500 concurrent GETs', async (t) => {
+test('shape: $NNNN references, $10000 past 9999, string order, refs, empty outputs', () => {
+  assert.equal(appRef(0), '$0000');
+  assert.equal(appRef(42), '$0042');
+  assert.equal(appRef(9999), '$9999');
+  assert.equal(appRef(10000), '$10000');
+  const vk = 'ab'.repeat(32);
+  const n = 10002;
+  const apps = Array.from({ length: n }, (_, i) => appFromString(`t/${i.toString(16).padStart(64, '0')}/${vk}`));
+  const spell: NormalizedSpell = {
+    version: 15,
+    tx: {
+      ins: [utxoIdFromString(`${'11'.repeat(32)}:0`)],
+      refs: [utxoIdFromString(`${'22'.repeat(32)}:3`)],
+      outs: [new Map([[10001, 5n], [2, 7n], [10000, 1n]]), new Map()],
+    },
+    app_public_inputs: apps.map((a, i) => [a, i === 10000 ? 'x' : null]),
+    versioned_apps: [],
+    mock: false,
+  };
+  const v = spellQueryValue(spell);
+  const keys = [...(v.get('apps') as ValueMap).entries.map(([k]) => k as string)];
+  assert.equal(keys.length, n);
+  assert.deepEqual(keys, [...keys].sort());
+  assert.equal(keys.indexOf('$10000'), 1000 + 1); // after $0000…$1000
+  const out = JSON.parse(toJsonCompact(v));
+  assert.deepEqual(Object.keys(out.outs[0].charms), ['$0002', '$10000', '$10001']);
+  assert.deepEqual(out.outs[1], {});
+  assert.deepEqual(out.public_args, { $10000: 'x' });
+  assert.deepEqual(out.refs, [{ utxo_id: `${'22'.repeat(32)}:3` }]);
+  assert.equal(out.apps.$10001, `t/${(10001).toString(16).padStart(64, '0')}/${vk}`);
+});
+
+test('answerFor and identifyTx: spells, no spell, mock only in mock mode, Cardano ids', (t) => {
+  if (!sharedOrSkip(t)) return;
+  assert.deepEqual([...answerFor({ bitcoin: hexOf(NO_SPELL) }, false)], [0]);
+  assert.deepEqual([...answerFor({ bitcoin: hexOf(MOCK_SPELL) }, false)], [0]);
+  assert.match(new TextDecoder().decode(answerFor({ bitcoin: hexOf(MOCK_SPELL) }, true)), /^\{"version":6,/);
+  assert.throws(() => answerFor({ bitcoin: '00' }, false), { code: 'INVALID_TX' });
+  assert.deepEqual(identifyTx(Buffer.from(hexOf(V12), 'hex')), { chain: 'bitcoin', txid: V12 });
+  assert.deepEqual(identifyTx(Buffer.from(hexOf(CARDANO, 'cardano'), 'hex')), { chain: 'cardano', txid: CARDANO });
+  assert.throws(() => identifyTx(Uint8Array.of(1, 2, 3)), { code: 'INVALID_TX' });
+});
+
+test('GET and PUT: shapes and status codes, cache headers and 304, h2c, one upstream call for 500 concurrent GETs', async (t) => {
   if (!sharedOrSkip(t)) return;
   const txs = chainTxs();
-  const fx = await esploraFixture(txs, 30);
+  const fx = await esploraFixture(txs, { delayMs: 30 });
   const server = await startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(fx.url) });
+  const mockServer = await startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(fx.url), mock: true });
   try {
-    const withSpell = '283559062cb6b651eb4a5f557ba4f67efa9aae55ba2278d4f10f35cbefaa84a5';
-    const noSpell = '4125a400a51213b256b3b8087717e429712787d943e65f045063f4ea011bfe36';
-    const r = await h1(server.port, 'GET', `/spells/${withSpell}`);
+    const legacy = readSharedJson('vectors', 'spell-query-legacy-shape.json').response_json_text as string;
+    const r = await h1(server.port, 'GET', `/spells/${V12}`);
     assert.equal(r.status, 200);
-    const body = parseJson(r.body.toString());
-    assert.equal(toJsonCompact(body), readSharedJson('vectors', 'spell-query-legacy-shape.json').response_json_text);
-    assert.match(String(r.headers['cache-control']), /max-age/);
+    assert.equal(r.headers['content-type'], 'application/json');
+    assert.equal(r.body.toString(), legacy);
+    assert.match(String(r.headers['cache-control']), /immutable/);
+    assert.equal(r.headers['access-control-allow-origin'], '*');
     const etag = String(r.headers.etag);
-    assert.equal((await h1(server.port, 'GET', `/spells/${withSpell}`, undefined, { 'if-none-match': etag })).status, 304);
-    assert.equal((await h1(server.port, 'GET', `/spells/${noSpell}`)).status, 204);
-    assert.equal((await h1(server.port, 'GET', `/spells/${'0'.repeat(64)}`)).status, 404);
-    const badId = await h1(server.port, 'GET', '/spells/xyz');
-    assert.equal(badId.status, 400);
-    assert.equal(JSON.parse(badId.body.toString()).code, 'INVALID_INPUT');
-    // PUT: the txid must match; bad hex; bad body; no spell
-    const hex = txs.get(withSpell)!;
-    const put = await h1(server.port, 'PUT', `/spells/${withSpell}`, JSON.stringify({ tx_hex: hex }), { 'content-type': 'application/json' });
+    assert.equal((await h1(server.port, 'GET', `/spells/${V12}`, undefined, { 'if-none-match': etag })).status, 304);
+    assert.equal((await h1(server.port, 'GET', `/spells/${V12}`, undefined, { 'if-none-match': `"x", W/${etag}` })).status, 304);
+    assert.equal((await h1(server.port, 'GET', `/spells/${V12}`, undefined, { 'if-none-match': '"other"' })).status, 200);
+    assert.equal((await h1(server.port, 'GET', `/spells/${V12.toUpperCase()}`)).body.toString(), legacy);
+    const viaH2 = await h2(server.port, 'GET', `/spells/${V12}`);
+    assert.equal(viaH2.status, 200);
+    assert.equal(viaH2.body.toString(), legacy);
+    const head = await h1(server.port, 'HEAD', `/spells/${V12}`);
+    assert.equal(head.status, 200);
+    assert.equal(head.body.length, 0);
+    // no spell: 204, cacheable for a shorter time
+    const none = await h1(server.port, 'GET', `/spells/${NO_SPELL}`);
+    assert.equal(none.status, 204);
+    assert.equal(none.body.length, 0);
+    assert.match(String(none.headers['cache-control']), /max-age=3600/);
+    // mock spells only in mock mode
+    assert.equal((await h1(server.port, 'GET', `/spells/${MOCK_SPELL}`)).status, 204);
+    const mocked = await h1(mockServer.port, 'GET', `/spells/${MOCK_SPELL}`);
+    assert.equal(mocked.status, 200);
+    assert.equal(JSON.parse(mocked.body.toString()).version, 6);
+    // unknown transaction, bad txids, unknown routes and methods
+    const unknown = await h1(server.port, 'GET', `/spells/${'0'.repeat(64)}`);
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(Object.keys(JSON.parse(unknown.body.toString())), ['error', 'code']);
+    assert.equal(JSON.parse(unknown.body.toString()).code, 'NOT_FOUND');
+    for (const bad of ['xyz', 'ab'.repeat(31), 'g'.repeat(64), 'ab'.repeat(33)]) {
+      const res = await h1(server.port, 'GET', `/spells/${bad}`);
+      assert.equal(res.status, 400, bad);
+      assert.equal(JSON.parse(res.body.toString()).code, 'INVALID_INPUT');
+    }
+    assert.equal((await h1(server.port, 'GET', '/nope')).status, 404);
+    assert.equal((await h1(server.port, 'DELETE', `/spells/${V12}`)).status, 405);
+    assert.equal((await h1(server.port, 'GET', '/ready')).status, 200);
+    const html = await h1(server.port, 'GET', '/');
+    assert.equal(html.headers['content-type'], 'text/html; charset=utf-8');
+    assert.match(String(html.headers['content-security-policy']), /script-src 'sha256-[A-Za-z0-9+/]+=*'/);
+    assert.match(html.body.toString(), /<title>Charms wallet view<\/title>/);
+
+    // PUT: the txid must match; bad hex; bad body; no spell; Cardano
+    const hex = txs.get(V12)!;
+    const put = await h1(server.port, 'PUT', `/spells/${V12}`, JSON.stringify({ tx_hex: hex }), { 'content-type': 'application/json' });
     assert.equal(put.status, 200);
-    assert.equal(toJsonCompact(parseJson(put.body.toString())), toJsonCompact(body));
-    assert.equal((await h1(server.port, 'PUT', `/spells/${noSpell}`, JSON.stringify({ tx_hex: hex }))).status, 400);
-    assert.equal((await h1(server.port, 'PUT', `/spells/${withSpell}`, JSON.stringify({ tx_hex: 'zz' }))).status, 400);
-    assert.equal((await h1(server.port, 'PUT', `/spells/${withSpell}`, 'not json')).status, 400);
-    assert.equal((await h1(server.port, 'PUT', `/spells/${noSpell}`, JSON.stringify({ tx_hex: txs.get(noSpell) }))).status, 204);
+    assert.equal(put.body.toString(), legacy);
+    const mismatch = await h1(server.port, 'PUT', `/spells/${NO_SPELL}`, JSON.stringify({ tx_hex: hex }));
+    assert.equal(mismatch.status, 400);
+    assert.match(JSON.parse(mismatch.body.toString()).error, new RegExp(`is transaction ${V12}`));
+    for (const body of [JSON.stringify({ tx_hex: 'zz' }), JSON.stringify({ tx_hex: 'abc' }), JSON.stringify({ tx_hex: '0011' }), 'not json', '{}', JSON.stringify({ tx_hex: 5 }), '']) {
+      const res = await h1(server.port, 'PUT', `/spells/${V12}`, body);
+      assert.equal(res.status, 400, body);
+      assert.match(JSON.parse(res.body.toString()).code, /INVALID_INPUT|INVALID_TX/);
+    }
+    assert.equal((await h1(server.port, 'PUT', `/spells/${NO_SPELL}`, JSON.stringify({ tx_hex: txs.get(NO_SPELL) }))).status, 204);
+    assert.equal((await h1(server.port, 'PUT', `/spells/${MOCK_SPELL}`, JSON.stringify({ tx_hex: txs.get(MOCK_SPELL) }))).status, 204);
+    assert.equal((await h1(mockServer.port, 'PUT', `/spells/${MOCK_SPELL}`, JSON.stringify({ tx_hex: txs.get(MOCK_SPELL) }))).status, 200);
+    const ada = await h1(server.port, 'PUT', `/spells/${CARDANO}`, JSON.stringify({ tx_hex: hexOf(CARDANO, 'cardano') }));
+    assert.equal(ada.status, 200);
+    assert.equal(ada.body.toString(), spellQueryJson(extractAndVerifySpell({ cardano: hexOf(CARDANO, 'cardano') }, false)));
+    assert.equal((await h1(server.port, 'PUT', `/spells/${'ee'.repeat(32)}`, 'x'.repeat(10 * 1024 * 1024))).status, 413);
+
+    // PUT never replaces what GET answers: a witness-stripped copy of a witness-era spell tx has the
+    // same txid but no spell
+    const W = '1acee7fb7c922b205e7c63abffe39a53527d4d7bbb0e5327a9b72350115a7ebb';
+    const { parseTx, serializeTx } = await import('../bitcoin/tx.js');
+    const stripped = Buffer.from(serializeTx(parseTx(Buffer.from(txs.get(W)!, 'hex')), { witness: false })).toString('hex');
+    assert.equal((await h1(server.port, 'PUT', `/spells/${W}`, JSON.stringify({ tx_hex: stripped }))).status, 204);
+    assert.equal((await h1(server.port, 'GET', `/spells/${W}`)).status, 200);
+
     // 500 concurrent GETs of one uncached txid → one upstream call
-    const fresh = '7269cf1b2bc9e513440224ebebabcbd3a4a544d0adb6c5d8ca302953958bc4af';
     const before = fx.calls();
     const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-    const statuses = await Promise.all(
-      Array.from({ length: 500 }, () => new Promise<number>((resolve, reject) => {
-        http.get({ host: '127.0.0.1', port: server.port, path: `/spells/${fresh}`, agent }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode!));
-        }).on('error', reject);
-      })),
+    const bodies = await Promise.all(
+      Array.from({ length: 500 }, () =>
+        new Promise<[number, string]>((resolve, reject) => {
+          http.get({ host: '127.0.0.1', port: server.port, path: `/spells/${FRESH}`, agent }, (res) => {
+            let b = '';
+            res.on('data', (c) => (b += c));
+            res.on('end', () => resolve([res.statusCode!, b]));
+          }).on('error', reject);
+        }),
+      ),
     );
     agent.destroy();
-    assert.ok(statuses.every((s) => s === 200));
+    assert.ok(bodies.every(([s]) => s === 200));
+    assert.equal(new Set(bodies.map(([, b]) => b)).size, 1);
+    assert.equal(fx.calls() - before, 1);
+    // and it stays cached
+    await h1(server.port, 'GET', `/spells/${FRESH}`);
     assert.equal(fx.calls() - before, 1);
   } finally {
     await server.close();
+    await mockServer.close();
     await fx.close();
   }
 });
 
-test('source down: 503 when unreachable, 502 when it fails; no source configured: 503', async () => {
-  const down = await startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource('http://127.0.0.1:1') });
-  const failing = http.createServer((_q, s) => s.writeHead(500).end('boom'));
-  await new Promise<void>((r) => failing.listen(0, '127.0.0.1', r));
-  const bad = await startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(`http://127.0.0.1:${(failing.address() as { port: number }).port}`) });
+test('source failures: 503 unreachable or unconfigured, 502 failing or lying; failures are not cached', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const txs = chainTxs();
+  let failNext = true;
+  const fx = await esploraFixture(txs, {
+    override: (id) => {
+      if (id === 'ab'.repeat(32)) return [500, 'boom'];
+      if (id === 'cd'.repeat(32)) return [200, txs.get(V12)!]; // a different transaction
+      if (id === 'ef'.repeat(32)) return [200, 'not hex at all'];
+      if (id === FRESH && failNext) return (failNext = false), [503, 'busy'];
+      return undefined;
+    },
+  });
+  // a port that refuses connections: bind, note the port, close
+  const dead = http.createServer();
+  const deadPort = await listen(dead);
+  await closeServer(dead);
+  const down = await startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(`http://127.0.0.1:${deadPort}`) });
+  const flaky = await startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(fx.url) });
   const none = await startQueryServer({ host: '127.0.0.1', port: 0 });
   try {
-    const id = 'ab'.repeat(32);
-    const r1 = await h1(down.port, 'GET', `/spells/${id}`);
+    const r1 = await h1(down.port, 'GET', `/spells/${V12}`);
     assert.equal(r1.status, 503);
     assert.equal(JSON.parse(r1.body.toString()).code, 'UPSTREAM_UNAVAILABLE');
-    assert.equal((await h1(bad.port, 'GET', `/spells/${id}`)).status, 502);
-    assert.equal((await h1(none.port, 'GET', `/spells/${id}`)).status, 503);
-    assert.match((await h1(none.port, 'GET', '/')).body.toString(), /Charms wallet view/);
+    assert.equal(r1.headers['cache-control'], 'no-store');
+    const r2 = await h1(flaky.port, 'GET', `/spells/${'ab'.repeat(32)}`);
+    assert.equal(r2.status, 502);
+    assert.match(JSON.parse(r2.body.toString()).error, /answered 500/);
+    const r3 = await h1(flaky.port, 'GET', `/spells/${'cd'.repeat(32)}`);
+    assert.equal(r3.status, 502);
+    assert.match(JSON.parse(r3.body.toString()).error, new RegExp(`answered transaction ${V12}`));
+    assert.equal((await h1(flaky.port, 'GET', `/spells/${'ef'.repeat(32)}`)).status, 502);
+    assert.equal((await h1(flaky.port, 'GET', `/spells/${FRESH}`)).status, 502);
+    assert.equal((await h1(flaky.port, 'GET', `/spells/${FRESH}`)).status, 200); // the failure was not cached
+    const r4 = await h1(none.port, 'GET', `/spells/${V12}`);
+    assert.equal(r4.status, 503);
+    assert.match(JSON.parse(r4.body.toString()).error, /no transaction source configured/);
+    // PUT works without a source
+    assert.equal((await h1(none.port, 'PUT', `/spells/${V12}`, JSON.stringify({ tx_hex: txs.get(V12) }))).status, 200);
+    // a source that never answers in time is unreachable
+    const silent = http.createServer(() => {});
+    const silentPort = await listen(silent);
+    try {
+      await assert.rejects(new EsploraSource(`http://127.0.0.1:${silentPort}`, 200).rawTx(V12), (e: Error) => isUnreachable(e) && /timed out/.test(e.message));
+    } finally {
+      silent.closeAllConnections();
+      await closeServer(silent);
+    }
   } finally {
     await down.close();
-    await bad.close();
+    await flaky.close();
     await none.close();
-    failing.close();
+    await fx.close();
   }
 });
 
-test('Bitcoin Core JSON-RPC source: getrawtransaction, -5 → 404, basic auth', async (t) => {
+test('Bitcoin Core JSON-RPC source: getrawtransaction, -5 → 404, basic auth, cookie file, bad credentials', async (t) => {
   if (!sharedOrSkip(t)) return;
   const txs = chainTxs();
-  let auth = '';
+  const auths: string[] = [];
   const rpc = http.createServer((req, res) => {
-    auth = String(req.headers.authorization);
+    auths.push(String(req.headers.authorization));
+    if (req.headers.authorization === `Basic ${Buffer.from('bad:creds').toString('base64')}`) return void res.writeHead(401).end();
     let b = '';
     req.on('data', (c) => (b += c));
     req.on('end', () => {
-      const { params } = JSON.parse(b);
+      const { method, params } = JSON.parse(b);
+      assert.equal(method, 'getrawtransaction');
       const hex = txs.get(params[0]);
-      res.writeHead(hex ? 200 : 500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(hex ? { result: hex, error: null } : { result: null, error: { code: -5, message: 'No such mempool or blockchain transaction' } }));
+      // bitcoind answers RPC errors with HTTP 404/500 and a JSON body
+      res.writeHead(hex ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(hex ? { result: hex, error: null, id: 'charms' } : { result: null, error: { code: -5, message: 'No such mempool or blockchain transaction' }, id: 'charms' }));
     });
   });
-  await new Promise<void>((r) => rpc.listen(0, '127.0.0.1', r));
-  const src = new BitcoinRpcSource(`http://127.0.0.1:${(rpc.address() as { port: number }).port}`, () => 'user:pass');
-  const server = await startQueryServer({ host: '127.0.0.1', port: 0, source: src });
+  const port = await listen(rpc);
+  const dir = mkdtempSync(join(tmpdir(), 'rpc-cookie-'));
+  writeFileSync(join(dir, '.cookie'), '__cookie__:s3cret\n');
+  const byUser = await startQueryServer({ host: '127.0.0.1', port: 0, source: new BitcoinRpcSource(`http://127.0.0.1:${port}`, () => 'user:pass') });
+  const byCookie = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceFromConfig({ rpcUrl: `http://127.0.0.1:${port}/`, rpcCookie: join(dir, '.cookie') }) });
+  const noCookie = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceFromConfig({ rpcUrl: `http://127.0.0.1:${port}/`, rpcCookie: join(dir, 'missing') }) });
+  const badCreds = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceFromEnv({ BITCOIN_RPC_URL: `http://127.0.0.1:${port}`, BITCOIN_RPC_USER: 'bad', BITCOIN_RPC_PASSWORD: 'creds' }) });
   try {
-    assert.equal((await h1(server.port, 'GET', '/spells/283559062cb6b651eb4a5f557ba4f67efa9aae55ba2278d4f10f35cbefaa84a5')).status, 200);
-    assert.equal(auth, `Basic ${Buffer.from('user:pass').toString('base64')}`);
-    assert.equal((await h1(server.port, 'GET', `/spells/${'cd'.repeat(32)}`)).status, 404);
+    const ok = await h1(byUser.port, 'GET', `/spells/${V12}`);
+    assert.equal(ok.status, 200);
+    assert.equal(auths.at(-1), `Basic ${Buffer.from('user:pass').toString('base64')}`);
+    assert.equal((await h1(byUser.port, 'GET', `/spells/${NO_SPELL}`)).status, 204);
+    assert.equal((await h1(byUser.port, 'GET', `/spells/${'cd'.repeat(32)}`)).status, 404);
+    assert.equal((await h1(byCookie.port, 'GET', `/spells/${V12}`)).status, 200);
+    assert.equal(auths.at(-1), `Basic ${Buffer.from('__cookie__:s3cret').toString('base64')}`);
+    const nc = await h1(noCookie.port, 'GET', `/spells/${V12}`);
+    assert.equal(nc.status, 503);
+    assert.match(JSON.parse(nc.body.toString()).error, /cookie file/);
+    const bc = await h1(badCreds.port, 'GET', `/spells/${V12}`);
+    assert.equal(bc.status, 502);
+    assert.match(JSON.parse(bc.body.toString()).error, /refused the RPC credentials/);
   } finally {
-    await server.close();
-    rpc.close();
+    await byUser.close();
+    await byCookie.close();
+    await noCookie.close();
+    await badCreds.close();
+    await closeServer(rpc);
+  }
+  // configuration
+  assert.equal(sourceFromEnv({}), undefined);
+  assert.match(sourceFromEnv({ ESPLORA_URL: 'https://mempool.space/testnet4/api/', BITCOIN_RPC_URL: 'http://x:1' })!.name, /^esplora https:\/\/mempool.space\/testnet4\/api$/);
+  assert.equal(sourceFromEnv({ BITCOIN_RPC_URL: 'http://u:p@127.0.0.1:48332' })!.name, 'bitcoind http://127.0.0.1:48332');
+  assert.throws(() => sourceFromEnv({ BITCOIN_RPC_URL: 'not a url' }), { code: 'CONFIG' });
+  assert.ok(parseJson('{}') instanceof ValueMap);
+});
+
+test('charms query-server: help documents the source configuration; starts, answers, stops on SIGTERM', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const { spawn, spawnSync } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const bin = fileURLToPath(new URL('../cli/charms.js', import.meta.url));
+  const help = spawnSync(process.execPath, [bin, 'query-server', '--help'], { encoding: 'utf8' });
+  assert.equal(help.status, 0);
+  for (const s of ['ESPLORA_URL', 'BITCOIN_RPC_URL', 'BITCOIN_RPC_COOKIE', 'BITCOIN_RPC_USER', '--esplora-url', '--rpc-url', '--rpc-cookie', '--mock', '17785'])
+    assert.ok(help.stdout.includes(s), s);
+  const fx = await esploraFixture(chainTxs());
+  const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info' };
+  delete env.CACHE_URL;
+  delete env.REDIS_URL;
+  const child = spawn(process.execPath, [bin, 'query-server', '--ip', '127.0.0.1', '--port', '0', '--esplora-url', fx.url], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      let err = '';
+      child.stderr.on('data', (c) => {
+        err += c;
+        const m = /running on 127\.0\.0\.1:(\d+)/.exec(err);
+        if (m) resolve(Number(m[1]));
+      });
+      child.once('exit', (code) => reject(new Error(`query-server exited ${code}: ${err}`)));
+    });
+    const r = await h1(port, 'GET', `/spells/${V12}`);
+    assert.equal(r.status, 200);
+    assert.equal(r.body.toString(), readSharedJson('vectors', 'spell-query-legacy-shape.json').response_json_text);
+    assert.match((await h1(port, 'GET', '/wallet')).body.toString(), /<title>Charms wallet view<\/title>/);
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await fx.close();
+  }
+});
+
+const hasRedis = (await import('node:child_process')).spawnSync('redis-server', ['--version']).status === 0;
+
+test('two services sharing Redis (CACHE_URL): one upstream call for concurrent GETs on both; answers and "no spell" shared', { skip: hasRedis ? false : 'redis-server not installed (CI installs it)' }, async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const { spawn } = await import('node:child_process');
+  const { createCache } = await import('../services/cache.js');
+  const net = await import('node:net');
+  const port = await new Promise<number>((r) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => r(p));
+    });
+  });
+  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const fx = await esploraFixture(chainTxs(), { delayMs: 50 });
+  const env = { CACHE_URL: `redis://127.0.0.1:${port}` };
+  const caches = [createCache(env), createCache(env)];
+  const servers = await Promise.all(caches.map((cache) => startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(fx.url), cache })));
+  try {
+    for (let i = 0; i < 50 && !(await caches[0]!.ready()); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(await caches[0]!.ready());
+    const statuses = await Promise.all(Array.from({ length: 100 }, (_, i) => h1(servers[i % 2]!.port, 'GET', `/spells/${FRESH}`).then((r) => r.status)));
+    assert.ok(statuses.every((s) => s === 200), String(statuses));
+    assert.equal(fx.calls(), 1);
+    assert.equal((await h1(servers[0]!.port, 'GET', `/spells/${NO_SPELL}`)).status, 204);
+    assert.equal((await h1(servers[1]!.port, 'GET', `/spells/${NO_SPELL}`)).status, 204);
+    assert.equal(fx.calls(), 2);
+  } finally {
+    await Promise.all(servers.map((s) => s.close()));
+    await Promise.all(caches.map((c) => c.close()));
+    redis.kill('SIGTERM');
+    await fx.close();
   }
 });

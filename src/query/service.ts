@@ -1,103 +1,213 @@
 /**
- * The spell-query service: `GET /spells/<txid>` (transaction from the configured source) and
- * `PUT /spells/<txid>` with `{tx_hex}` (need not be broadcast). 200 with the spell, 204 when the
- * transaction carries no valid spell, 400 bad txid/hex/mismatch, 404 unknown transaction,
- * 502/503 when the source fails or is unreachable; errors as JSON `{error, code}`. Answers are
- * cached by txid (they never change) and concurrent requests share one upstream call.
+ * The spell-query service.
+ *
+ * - `GET /spells/<txid>`: the transaction comes from the configured source (Bitcoin Core RPC or
+ *   Esplora); the source's answer is checked to be that transaction.
+ * - `PUT /spells/<txid>` with JSON `{"tx_hex": "<hex>"}`: any Bitcoin or Cardano transaction,
+ *   broadcast or not; its id must be `<txid>`.
+ *
+ * Status: 200 with the spell-query JSON (see shape.ts); 204 when the transaction carries no valid
+ * spell (the former service's choice); 400 bad txid / hex / body / id mismatch; 404 unknown
+ * transaction; 502 the source failed; 503 the source is unreachable or not configured. Error
+ * bodies are JSON `{error, code}`. Mock spells count only when the service runs in mock mode.
+ *
+ * GET answers are a pure function of the transaction, so they are cached by txid (in-process LRU,
+ * or Redis through the cache module) and concurrent requests for one txid share one upstream call.
+ * PUT answers are not cached: a txid does not cover witness data, so a PUT body with a stripped
+ * witness must not be able to replace the answer other clients get. Responses carry an `ETag`
+ * (answered with 304 on `If-None-Match`) and `Cache-Control`.
  */
 import { createHash } from 'node:crypto';
 import { CharmsError } from '../errors.js';
-import { fromHex } from '../util/bytes.js';
-import { parseJson, toJsonCompact } from '../codec/json.js';
+import { fromHex, toHex, reversed } from '../util/bytes.js';
+import { parseJson } from '../codec/json.js';
 import { ValueMap } from '../codec/value.js';
 import { parseTx, txidHex } from '../bitcoin/tx.js';
+import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
 import { extractAndVerifySpell } from '../verify/index.js';
-import { jsonError, listenDual, type Listening, type Req, type Res } from '../services/http.js';
+import { jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../services/http.js';
 import { MemoryCache, type ProofCache } from '../services/cache.js';
 import { silentLogger, type Logger } from '../services/log.js';
-import { errorResponse } from '../services/prove-server.js';
-import { spellQueryValue } from './shape.js';
-import type { TxSource } from './sources.js';
-import { WALLET_PAGE } from './wallet-page.js';
+import { spellQueryJson } from './shape.js';
+import { isUnreachable, type TxSource } from './sources.js';
+import { WALLET_PAGE, WALLET_PAGE_CSP } from './wallet-page.js';
 
+export const DEFAULT_QUERY_PORT = 17785;
+/** Largest PUT body: a 4 MB transaction as hex, plus room. */
+export const PUT_BODY_LIMIT = 9 * 1024 * 1024;
+/** Cache-Control for spells (immutable: a transaction's spell never changes) and for "no spell". */
+export const CACHE_SPELL = 'public, max-age=31536000, immutable';
+export const CACHE_NO_SPELL = 'public, max-age=3600';
+
+/** The cached marker for "no valid spell" (a JSON answer is never a single NUL byte). */
 const NO_SPELL = Uint8Array.of(0);
+const isNoSpell = (a: Uint8Array): boolean => a.length === 1 && a[0] === 0;
 const TXID = /^[0-9a-fA-F]{64}$/;
+const enc = new TextEncoder();
+
+export type ChainTx = { bitcoin: string } | { cardano: string };
 
 export interface QueryServiceOptions {
-  source?: TxSource;
-  cache?: ProofCache;
-  mock?: boolean;
-  log?: Logger;
+  /** Where GET finds transactions; without one, GET answers 503 and only PUT works. */
+  source?: TxSource | undefined;
+  /** Default: an in-process LRU of 10 000 answers. */
+  cache?: ProofCache | undefined;
+  /** Accept mock proofs. */
+  mock?: boolean | undefined;
+  log?: Logger | undefined;
 }
 
-/** The answer for a transaction: JSON bytes of the response, or NO_SPELL. */
-export function answerFor(txHex: string, mock: boolean): Uint8Array {
+/**
+ * The answer for a transaction: the spell-query JSON bytes, or the "no spell" marker. Throws only
+ * for a transaction that cannot be parsed (INVALID_TX) or an internal failure.
+ */
+export function answerFor(tx: ChainTx, mock: boolean): Uint8Array {
   try {
-    const spell = extractAndVerifySpell({ bitcoin: txHex }, mock);
-    return new TextEncoder().encode(toJsonCompact(spellQueryValue(spell)));
+    return enc.encode(spellQueryJson(extractAndVerifySpell(tx, mock)));
   } catch (e) {
-    if (e instanceof CharmsError && e.code === 'INVALID_TX') throw e;
-    return NO_SPELL;
+    if (e instanceof CharmsError && e.code !== 'INVALID_TX' && e.code !== 'INTERNAL') return NO_SPELL;
+    throw e;
   }
 }
 
-function respond(req: Req, answer: Uint8Array, cacheable: boolean): Res {
-  const etag = `"${createHash('sha256').update(answer).digest('hex').slice(0, 32)}"`;
-  const headers: Record<string, string> = { etag, 'cache-control': cacheable ? 'public, max-age=86400' : 'no-cache' };
-  if (req.headers['if-none-match'] === etag) return { status: 304, headers };
-  if (answer.length === 1 && answer[0] === 0) return { status: 204, headers };
+/** The chain and id (display hex) of raw transaction bytes: Bitcoin first, then Cardano. */
+export function identifyTx(bytes: Uint8Array): { chain: 'bitcoin' | 'cardano'; txid: string } {
+  try {
+    return { chain: 'bitcoin', txid: txidHex(parseTx(bytes)) };
+  } catch {
+    /* not Bitcoin */
+  }
+  try {
+    return { chain: 'cardano', txid: toHex(reversed(cardanoTxid(parseCardanoTx(bytes)))) };
+  } catch {
+    throw new CharmsError('INVALID_TX', 'tx_hex is neither a Bitcoin nor a Cardano transaction');
+  }
+}
+
+const etags = new WeakMap<Uint8Array, string>();
+/** A strong validator from the answer bytes (remembered per cached answer). */
+function etagOf(answer: Uint8Array): string {
+  let e = etags.get(answer);
+  if (e === undefined) {
+    e = `"${createHash('sha256').update(answer).digest('base64url').slice(0, 27)}"`;
+    etags.set(answer, e);
+  }
+  return e;
+}
+
+/** true when an If-None-Match header value (a list, possibly weak, or `*`) matches `etag`. */
+function matches(header: string | string[] | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  const list = (Array.isArray(header) ? header.join(',') : header).split(',').map((t) => t.trim().replace(/^W\//, ''));
+  return list.includes('*') || list.includes(etag);
+}
+
+function respond(req: Req, answer: Uint8Array, cacheControl: { spell: string; none: string }): Res {
+  const etag = etagOf(answer);
+  const none = isNoSpell(answer);
+  const headers: Record<string, string> = { etag, 'cache-control': none ? cacheControl.none : cacheControl.spell };
+  if (matches(req.headers['if-none-match'], etag)) return { status: 304, headers };
+  if (none) return { status: 204, headers };
   return { status: 200, headers: { ...headers, 'content-type': 'application/json' }, body: answer };
 }
 
-export function queryHandler(o: QueryServiceOptions) {
+const error = (status: number, code: string, message: string): Res => {
+  const r = jsonError(status, code, message);
+  r.headers['cache-control'] = 'no-store';
+  return r;
+};
+
+const BODY_HELP = 'body must be JSON {"tx_hex": "<raw transaction hex>"}';
+
+/** The request handler (routes: `/` and `/wallet` the wallet page, `/ready`, `/spells/<txid>`). */
+export function queryHandler(o: QueryServiceOptions = {}): Handler {
   const cache = o.cache ?? new MemoryCache(10_000);
   const log = o.log ?? silentLogger;
   const mock = o.mock ?? false;
-  return async (req: Req): Promise<Res> => {
+  const source = o.source;
+
+  const fromSource = async (id: string): Promise<Uint8Array> => {
+    const hex = await source!.rawTx(id);
+    let bytes: Uint8Array;
+    let got: string;
     try {
-      if (req.method === 'GET' && (req.path === '/' || req.path === '/wallet'))
-        return { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: WALLET_PAGE };
-      const m = /^\/spells\/([^/]+)$/.exec(req.path);
-      if (!m) return jsonError(404, 'NOT_FOUND', `no route for ${req.method} ${req.path}`);
-      const txid = m[1]!;
-      if (!TXID.test(txid)) return jsonError(400, 'INVALID_INPUT', 'txid: expected 64 hex characters');
-      const id = txid.toLowerCase();
-      if (req.method === 'GET') {
-        const source = o.source;
-        if (!source) return jsonError(503, 'UPSTREAM_UNAVAILABLE', 'no transaction source configured (set ESPLORA_URL or BITCOIN_RPC_URL); use PUT with the transaction');
-        const answer = await cache.getOrCompute(`q:${mock ? 'm' : 'r'}:${id}`, async () => {
-          const hex = await source.rawTx(id);
-          return answerFor(hex, mock);
-        });
-        return respond(req, answer, true);
-      }
-      if (req.method === 'PUT') {
-        let body;
-        try {
-          body = parseJson(new TextDecoder().decode(await req.body(8 * 1024 * 1024)));
-        } catch (e) {
-          if (e instanceof CharmsError && e.code === 'PAYLOAD_TOO_LARGE') throw e;
-          return jsonError(400, 'INVALID_INPUT', `body must be JSON {"tx_hex": "<hex>"}: ${(e as Error).message}`);
-        }
-        const hex = body instanceof ValueMap ? body.get('tx_hex') : undefined;
-        if (typeof hex !== 'string') return jsonError(400, 'INVALID_INPUT', 'body must be JSON {"tx_hex": "<hex>"}');
-        const tx = parseTx(fromHex(hex, 'tx_hex'));
-        if (txidHex(tx) !== id) return jsonError(400, 'INVALID_INPUT', `tx_hex is transaction ${txidHex(tx)}, not ${id}`);
-        return respond(req, answerFor(hex, mock), false);
-      }
-      return jsonError(405, 'INVALID_INPUT', `method ${req.method} not allowed`);
+      bytes = fromHex(hex, 'transaction');
+      got = txidHex(parseTx(bytes));
     } catch (e) {
-      if (e instanceof CharmsError && e.code === 'UPSTREAM_UNAVAILABLE') {
-        const unreachable = /unreachable/.test(e.message);
-        log.warn('transaction source failed', { error: e.message });
-        return jsonError(unreachable ? 503 : 502, e.code, e.message);
+      throw new CharmsError('UPSTREAM_UNAVAILABLE', `${source!.name} answered something that is not a Bitcoin transaction`, { cause: e });
+    }
+    if (got !== id) throw new CharmsError('UPSTREAM_UNAVAILABLE', `${source!.name} answered transaction ${got} for ${id}`);
+    log.debug('fetched transaction', { txid: id, bytes: bytes.length });
+    return answerFor({ bitcoin: hex }, mock);
+  };
+
+  return async (req: Req): Promise<Res> => {
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    try {
+      if (method === 'GET' && (req.path === '/' || req.path === '/wallet' || req.path === '/wallet/'))
+        return {
+          status: 200,
+          headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', 'content-security-policy': WALLET_PAGE_CSP, 'x-content-type-options': 'nosniff' },
+          body: WALLET_PAGE,
+        };
+      if (method === 'GET' && req.path === '/ready') return { status: 200, headers: { 'content-type': 'text/plain' }, body: 'OK' };
+      const m = /^\/spells\/([^/]*)\/?$/.exec(req.path);
+      if (!m) return error(404, 'NOT_FOUND', `no route for ${req.method} ${req.path}`);
+      if (method !== 'GET' && method !== 'PUT') return { ...error(405, 'INVALID_INPUT', `method ${req.method} not allowed on /spells/<txid>`), headers: { allow: 'GET, HEAD, PUT, OPTIONS', 'content-type': 'application/json' } };
+      const txid = m[1]!;
+      if (!TXID.test(txid)) return error(400, 'INVALID_INPUT', 'txid: expected 64 hex characters');
+      const id = txid.toLowerCase();
+
+      if (method === 'GET') {
+        if (!source) return error(503, 'UPSTREAM_UNAVAILABLE', 'no transaction source configured (ESPLORA_URL or BITCOIN_RPC_URL); PUT the transaction instead');
+        const answer = await cache.getOrCompute(`spell-query:${mock ? 'mock' : 'real'}:${id}`, () => fromSource(id));
+        return respond(req, answer, { spell: CACHE_SPELL, none: CACHE_NO_SPELL });
       }
-      if (e instanceof CharmsError && e.code === 'INVALID_TX') return jsonError(400, e.code, e.message);
-      return errorResponse(e, log);
+
+      // PUT
+      let body;
+      try {
+        body = parseJson(new TextDecoder('utf-8', { fatal: true }).decode(await req.body(PUT_BODY_LIMIT)));
+      } catch (e) {
+        if (e instanceof CharmsError && e.code === 'PAYLOAD_TOO_LARGE') return error(413, e.code, e.message);
+        return error(400, 'INVALID_INPUT', `${BODY_HELP}: ${(e as Error).message}`);
+      }
+      const hex = body instanceof ValueMap ? body.get('tx_hex') : undefined;
+      if (typeof hex !== 'string') return error(400, 'INVALID_INPUT', BODY_HELP);
+      let bytes: Uint8Array;
+      try {
+        bytes = fromHex(hex.trim(), 'tx_hex');
+      } catch (e) {
+        return error(400, 'INVALID_INPUT', (e as Error).message);
+      }
+      const tx = identifyTx(bytes);
+      if (tx.txid !== id) return error(400, 'INVALID_INPUT', `tx_hex is transaction ${tx.txid}, not ${id}`);
+      const answer = answerFor(tx.chain === 'bitcoin' ? { bitcoin: hex.trim() } : { cardano: hex.trim() }, mock);
+      // a client-supplied body: cacheable by the client that sent it only
+      return respond(req, answer, { spell: 'private, no-cache', none: 'private, no-cache' });
+    } catch (e) {
+      if (e instanceof CharmsError) {
+        switch (e.code) {
+          case 'NOT_FOUND':
+            return error(404, e.code, e.message);
+          case 'UPSTREAM_UNAVAILABLE': {
+            const down = isUnreachable(e);
+            log.warn(down ? 'transaction source unreachable' : 'transaction source failed', { error: e.fullMessage });
+            return error(down ? 503 : 502, e.code, e.message);
+          }
+          case 'INVALID_TX':
+          case 'INVALID_INPUT':
+            return error(400, e.code, e.message);
+          default:
+        }
+      }
+      log.error('spell query failed', { path: req.path, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+      return error(500, 'INTERNAL', 'internal error: the failure was logged');
     }
   };
 }
 
-export function startQueryServer(o: QueryServiceOptions & { host?: string; port?: number }): Promise<Listening> {
-  return listenDual(queryHandler(o), { host: o.host ?? '0.0.0.0', port: o.port ?? 17785 });
+/** Starts the service on one port (HTTP/1.1 and h2c); default port 17785. */
+export function startQueryServer(o: QueryServiceOptions & { host?: string; port?: number } = {}): Promise<Listening> {
+  return listenDual(queryHandler(o), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_QUERY_PORT });
 }

@@ -1,95 +1,170 @@
 /**
- * Where the spell-query service gets transactions: Bitcoin Core JSON-RPC (`getrawtransaction`)
- * or an Esplora-compatible REST API (`GET /tx/<txid>/hex`).
+ * Where the spell-query service gets transactions by id:
+ * - Bitcoin Core JSON-RPC `getrawtransaction <txid>` (the node needs `-txindex` for arbitrary
+ *   confirmed transactions); RPC error -5 means unknown;
+ * - an Esplora-compatible REST API (`GET <base>/tx/<txid>/hex`, e.g. mempool.space's `/api`
+ *   or blockstream.info's); 404 means unknown.
  *
- * Configuration (environment): `ESPLORA_URL`, or `BITCOIN_RPC_URL` with `BITCOIN_RPC_COOKIE`
- * (a cookie file) or `BITCOIN_RPC_USER` / `BITCOIN_RPC_PASSWORD`.
+ * Errors: NOT_FOUND for an unknown transaction; UPSTREAM_UNAVAILABLE otherwise, marked
+ * "unreachable" (see `isUnreachable`) when no answer came at all (connection refused, DNS, timeout).
+ *
+ * Configuration (`sourceFromConfig`, `sourceFromEnv`): `ESPLORA_URL`, or `BITCOIN_RPC_URL` with
+ * `BITCOIN_RPC_COOKIE` (path of bitcoind's `.cookie` file, read at every call so node restarts
+ * are picked up) or `BITCOIN_RPC_USER` / `BITCOIN_RPC_PASSWORD`.
  */
 import { readFileSync } from 'node:fs';
 import { CharmsError } from '../errors.js';
 
 export interface TxSource {
   readonly name: string;
-  /** Raw transaction hex; NOT_FOUND when unknown, UPSTREAM_UNAVAILABLE when unreachable. */
+  /** Raw transaction hex; NOT_FOUND when unknown, UPSTREAM_UNAVAILABLE when failing or unreachable. */
   rawTx(txid: string): Promise<string>;
 }
 
-const unreachable = (what: string, e: unknown) =>
-  new CharmsError('UPSTREAM_UNAVAILABLE', `${what} is unreachable: ${(e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message}`);
+export interface SourceConfig {
+  esploraUrl?: string | undefined;
+  rpcUrl?: string | undefined;
+  rpcCookie?: string | undefined;
+  rpcUser?: string | undefined;
+  rpcPassword?: string | undefined;
+  /** Per-request timeout (default 10 s). */
+  timeoutMs?: number | undefined;
+}
+
+const unreachableErrors = new WeakSet<Error>();
+
+/** true when the source gave no answer at all (→ 503), false when it answered with a failure (→ 502). */
+export const isUnreachable = (e: unknown): boolean => e instanceof Error && unreachableErrors.has(e);
+
+function unreachable(what: string, e: unknown): CharmsError {
+  const inner = e instanceof Error && e.cause instanceof Error ? e.cause : e;
+  const reason = inner instanceof Error ? (inner.name === 'TimeoutError' ? 'timed out' : inner.message) : String(inner);
+  const err = new CharmsError('UPSTREAM_UNAVAILABLE', `${what} is unreachable: ${reason}`, { cause: e });
+  unreachableErrors.add(err);
+  return err;
+}
+
+const redactUrl = (u: string): string => {
+  try {
+    const url = new URL(u);
+    url.username = '';
+    url.password = '';
+    return url.origin + url.pathname.replace(/\/$/, '');
+  } catch {
+    return '(invalid URL)';
+  }
+};
 
 export class EsploraSource implements TxSource {
   readonly name: string;
-  constructor(private readonly base: string) {
-    this.name = `esplora ${base}`;
+  private readonly base: string;
+  constructor(
+    base: string,
+    private readonly timeoutMs = 10_000,
+  ) {
+    this.base = base.replace(/\/+$/, '');
+    this.name = `esplora ${redactUrl(base)}`;
   }
   async rawTx(txid: string): Promise<string> {
     let res: Response;
+    let text: string;
     try {
-      res = await fetch(`${this.base.replace(/\/$/, '')}/tx/${txid}/hex`, { signal: AbortSignal.timeout(10_000) });
+      res = await fetch(`${this.base}/tx/${txid}/hex`, { signal: AbortSignal.timeout(this.timeoutMs) });
+      text = (await res.text()).trim();
     } catch (e) {
-      throw unreachable('the transaction source', e);
+      throw unreachable(this.name, e);
     }
-    const text = (await res.text()).trim();
-    if (res.status === 404 || res.status === 400) throw new CharmsError('NOT_FOUND', `transaction ${txid} not found`);
-    if (!res.ok) throw new CharmsError('UPSTREAM_UNAVAILABLE', `transaction source answered ${res.status}`);
+    if (res.status === 404) throw new CharmsError('NOT_FOUND', `transaction ${txid} not found`);
+    if (!res.ok) throw new CharmsError('UPSTREAM_UNAVAILABLE', `${this.name} answered ${res.status}: ${text.slice(0, 120).replace(/\s+/g, ' ')}`);
     return text;
   }
 }
 
 export class BitcoinRpcSource implements TxSource {
   readonly name: string;
+  /** `auth` returns `user:password` (or undefined for none); it is called for every request. */
   constructor(
     private readonly url: string,
     private readonly auth: () => string | undefined,
+    private readonly timeoutMs = 10_000,
   ) {
-    this.name = `bitcoind ${new URL(url).host}`;
+    this.name = `bitcoind ${redactUrl(url)}`;
   }
   async rawTx(txid: string): Promise<string> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     const auth = this.auth();
-    if (auth) headers.authorization = `Basic ${Buffer.from(auth).toString('base64')}`;
+    if (auth !== undefined) headers.authorization = `Basic ${Buffer.from(auth).toString('base64')}`;
     let res: Response;
+    let text: string;
     try {
       res = await fetch(this.url, {
         method: 'POST',
         headers,
         body: JSON.stringify({ jsonrpc: '1.0', id: 'charms', method: 'getrawtransaction', params: [txid] }),
-        signal: AbortSignal.timeout(10_000),
+        signal: AbortSignal.timeout(this.timeoutMs),
       });
+      text = await res.text();
     } catch (e) {
-      throw unreachable('bitcoind', e);
+      throw unreachable(this.name, e);
     }
-    let body: { result?: string; error?: { code: number; message: string } | null };
+    if (res.status === 401 || res.status === 403) throw new CharmsError('UPSTREAM_UNAVAILABLE', `${this.name} refused the RPC credentials (${res.status})`);
+    let body: { result?: unknown; error?: { code?: number; message?: string } | null };
     try {
-      body = (await res.json()) as typeof body;
+      body = JSON.parse(text) as typeof body;
     } catch {
-      throw new CharmsError('UPSTREAM_UNAVAILABLE', `bitcoind answered ${res.status} without JSON`);
+      throw new CharmsError('UPSTREAM_UNAVAILABLE', `${this.name} answered ${res.status} without JSON`);
     }
     if (body.error) {
       if (body.error.code === -5) throw new CharmsError('NOT_FOUND', `transaction ${txid} not found`);
-      throw new CharmsError('UPSTREAM_UNAVAILABLE', `bitcoind error ${body.error.code}: ${body.error.message}`);
+      throw new CharmsError('UPSTREAM_UNAVAILABLE', `${this.name} error ${body.error.code}: ${body.error.message}`);
     }
-    if (typeof body.result !== 'string') throw new CharmsError('UPSTREAM_UNAVAILABLE', `bitcoind answered ${res.status}`);
+    if (typeof body.result !== 'string') throw new CharmsError('UPSTREAM_UNAVAILABLE', `${this.name} answered ${res.status} without a transaction`);
     return body.result;
   }
 }
 
-export function sourceFromEnv(env: Record<string, string | undefined>): TxSource | undefined {
-  if (env.ESPLORA_URL) return new EsploraSource(env.ESPLORA_URL);
-  if (env.BITCOIN_RPC_URL) {
-    const cookie = env.BITCOIN_RPC_COOKIE;
-    const user = env.BITCOIN_RPC_USER;
-    const pass = env.BITCOIN_RPC_PASSWORD;
-    return new BitcoinRpcSource(env.BITCOIN_RPC_URL, () => {
-      if (cookie) {
+/** Esplora when `esploraUrl` is set, else Bitcoin Core RPC when `rpcUrl` is set, else none. */
+export function sourceFromConfig(c: SourceConfig): TxSource | undefined {
+  if (c.esploraUrl) return new EsploraSource(c.esploraUrl, c.timeoutMs);
+  if (!c.rpcUrl) return undefined;
+  const { rpcCookie, rpcUser, rpcPassword } = c;
+  let url: URL;
+  try {
+    url = new URL(c.rpcUrl);
+  } catch {
+    throw new CharmsError('CONFIG', `BITCOIN_RPC_URL: not a URL: ${c.rpcUrl}`);
+  }
+  // credentials in the URL (http://user:pass@host:port) are honoured too
+  const inUrl = url.username ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined;
+  url.username = '';
+  url.password = '';
+  return new BitcoinRpcSource(
+    url.toString(),
+    () => {
+      if (rpcCookie) {
         try {
-          return readFileSync(cookie, 'utf8').trim();
+          return readFileSync(rpcCookie, 'utf8').trim();
         } catch (e) {
-          throw new CharmsError('CONFIG', `cannot read BITCOIN_RPC_COOKIE ${cookie}: ${(e as Error).message}`);
+          // bitcoind deletes its cookie when it stops: treat as unreachable
+          const err = new CharmsError('UPSTREAM_UNAVAILABLE', `cannot read the RPC cookie file ${rpcCookie} (is bitcoind running?): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+          unreachableErrors.add(err);
+          throw err;
         }
       }
-      return user !== undefined ? `${user}:${pass ?? ''}` : undefined;
-    });
-  }
-  return undefined;
+      if (rpcUser !== undefined) return `${rpcUser}:${rpcPassword ?? ''}`;
+      return inUrl;
+    },
+    c.timeoutMs,
+  );
+}
+
+/** `ESPLORA_URL`, or `BITCOIN_RPC_URL` + `BITCOIN_RPC_COOKIE` / `BITCOIN_RPC_USER` / `BITCOIN_RPC_PASSWORD`. */
+export function sourceFromEnv(env: Record<string, string | undefined>): TxSource | undefined {
+  return sourceFromConfig({
+    esploraUrl: env.ESPLORA_URL,
+    rpcUrl: env.BITCOIN_RPC_URL,
+    rpcCookie: env.BITCOIN_RPC_COOKIE,
+    rpcUser: env.BITCOIN_RPC_USER,
+    rpcPassword: env.BITCOIN_RPC_PASSWORD,
+  });
 }

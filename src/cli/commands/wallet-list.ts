@@ -1,60 +1,103 @@
 import { spawnSync } from 'node:child_process';
-import type { CommandDef } from '../define.js';
+import type { CommandDef, CliContext } from '../define.js';
 import { CharmsError } from '../../errors.js';
 import { optFlag } from '../io.js';
 import { ValueMap, type Value } from '../../codec/value.js';
-import { parseJson, toJsonPretty } from '../../codec/json.js';
+import { toJsonPretty } from '../../codec/json.js';
 import { toYaml } from '../../codec/yaml.js';
 import { extractAndVerifySpell } from '../../verify/index.js';
 import { appToString } from '../../model/primitives.js';
+import type { NormalizedSpell } from '../../model/spell.js';
 
-/**
- * Lists the wallet's UTXOs that carry charms, via the node's CLI client (`bitcoin-cli`, or
- * `BITCOIN_CLI`; extra arguments such as `-testnet4` in `BITCOIN_CLI_ARGS`).
- */
-const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
+/** One `listunspent` entry (the fields used). */
+interface Unspent {
+  txid: string;
+  vout: number;
+  amount: number;
+  confirmations: number;
+  solvable?: boolean;
+}
+
+/** Runs the node's CLI client: `BITCOIN_CLI` (default `bitcoin-cli`) with `BITCOIN_CLI_ARGS` (e.g. `-testnet4`) first. */
+function nodeCli(ctx: CliContext) {
   const bin = ctx.env.BITCOIN_CLI || 'bitcoin-cli';
   const extra = (ctx.env.BITCOIN_CLI_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const cli = (...args: string[]): string => {
-    const r = spawnSync(bin, [...extra, ...args], { encoding: 'utf8', env: ctx.env });
-    if (r.error) throw new CharmsError('IO', `cannot run ${bin}: ${(r.error as NodeJS.ErrnoException).code ?? r.error.message} (install Bitcoin Core or set BITCOIN_CLI)`);
-    if (r.status !== 0) throw new CharmsError('UPSTREAM_UNAVAILABLE', `${bin} ${args[0]} failed: ${r.stderr.trim().split('\n')[0]}`);
-    return r.stdout.trim();
+  return (...args: string[]): { ok: true; out: string } | { ok: false; why: string } => {
+    const r = spawnSync(bin, [...extra, ...args], { encoding: 'utf8', env: ctx.env, maxBuffer: 256 * 1024 * 1024 });
+    if (r.error) {
+      const code = (r.error as NodeJS.ErrnoException).code;
+      throw new CharmsError('IO', `cannot run ${bin}: ${code ?? r.error.message}${code === 'ENOENT' ? ' (install Bitcoin Core or set BITCOIN_CLI)' : ''}`);
+    }
+    if (r.status !== 0) return { ok: false, why: (r.stderr.trim().split('\n')[0] ?? '') || `exit status ${r.status}` };
+    return { ok: true, out: r.stdout.trim() };
   };
-  const utxos = parseJson(cli('listunspent', '0'));
-  if (!Array.isArray(utxos)) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'listunspent did not return a list');
-  const spells = new Map<string, ReturnType<typeof extractAndVerifySpell> | null>();
+}
+
+function parseUnspent(text: string): Unspent[] {
+  let list: unknown;
+  try {
+    list = JSON.parse(text);
+  } catch (e) {
+    throw new CharmsError('UPSTREAM_UNAVAILABLE', `listunspent did not answer JSON: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(list)) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'listunspent did not answer a list');
+  return list.map((u: Record<string, unknown>, i) => {
+    if (typeof u?.txid !== 'string' || !Number.isInteger(u.vout) || typeof u.amount !== 'number')
+      throw new CharmsError('UPSTREAM_UNAVAILABLE', `listunspent entry ${i} lacks txid/vout/amount`);
+    return {
+      txid: u.txid,
+      vout: u.vout as number,
+      amount: u.amount,
+      confirmations: typeof u.confirmations === 'number' ? u.confirmations : 0,
+      ...(typeof u.solvable === 'boolean' ? { solvable: u.solvable } : {}),
+    };
+  });
+}
+
+/**
+ * `wallet list [--json] [--mock]`: the wallet's UTXOs that carry charms, found through
+ * `bitcoin-cli listunspent 0` and `bitcoin-cli getrawtransaction <txid>`. Like the reference:
+ * transactions are visited in txid order with `Looking at tx <txid>...` on stderr; a transaction
+ * that cannot be fetched or carries no valid spell is skipped; unsolvable UTXOs are skipped; each
+ * match prints `{utxo_id, confirmations, sats, charms: {"<app>": data}}` as a YAML document after a
+ * `---` line (followed by an empty line) or as pretty JSON. One deliberate difference: `sats` is
+ * the amount rounded to the satoshi, where the reference truncates the float product (0.29 BTC
+ * gave 28999999).
+ */
+const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
+  const cli = nodeCli(ctx);
   const mock = optFlag(a, 'mock');
   const json = optFlag(a, 'json');
-  let found = 0;
-  for (const [i, u] of utxos.entries()) {
-    if (!(u instanceof ValueMap)) continue;
-    const txid = u.get('txid');
-    const vout = u.get('vout');
-    if (typeof txid !== 'string' || typeof vout !== 'bigint') continue;
-    ctx.stderr(`checking ${i + 1}/${utxos.length} ${txid}:${vout}\n`);
-    if (!spells.has(txid)) {
-      try {
-        spells.set(txid, extractAndVerifySpell({ bitcoin: cli('getrawtransaction', txid) }, mock));
-      } catch (e) {
-        if (e instanceof CharmsError && (e.code === 'IO' || e.code === 'UPSTREAM_UNAVAILABLE')) throw e;
-        spells.set(txid, null);
-      }
+  const listed = cli('listunspent', '0');
+  if (!listed.ok) throw new CharmsError('UPSTREAM_UNAVAILABLE', `bitcoin-cli listunspent failed: ${listed.why}`);
+  const byTxid = new Map<string, Unspent[]>();
+  for (const u of parseUnspent(listed.out)) byTxid.set(u.txid, [...(byTxid.get(u.txid) ?? []), u]);
+  for (const txid of [...byTxid.keys()].sort()) {
+    ctx.stderr(`Looking at tx ${txid}...\n`);
+    const raw = cli('getrawtransaction', txid);
+    if (!raw.ok) continue;
+    let spell: NormalizedSpell;
+    try {
+      spell = extractAndVerifySpell({ bitcoin: raw.out }, mock);
+    } catch {
+      continue;
     }
-    const spell = spells.get(txid);
-    const charms = spell?.tx.outs[Number(vout)];
-    if (!spell || !charms || charms.size === 0) continue;
-    const amount = u.get('amount');
-    const sats = typeof amount === 'number' ? BigInt(Math.round(amount * 1e8)) : typeof amount === 'bigint' ? amount * 100_000_000n : 0n;
-    const entry = new ValueMap([
-      ['utxo_id', `${txid}:${vout}`],
-      ['confirmations', (u.get('confirmations') as Value) ?? 0n],
-      ['sats', sats],
-      ['charms', new ValueMap([...charms.entries()].map(([k, d]) => [appToString(spell.app_public_inputs[k]![0]), d]))],
-    ]);
-    ctx.stdout(json ? toJsonPretty(entry) + '\n' : `---\n${toYaml(entry)}`);
-    found++;
+    for (const u of byTxid.get(txid)!) {
+      if (u.solvable === false) continue;
+      const charms = spell.tx.outs[u.vout];
+      if (!charms || charms.size === 0) continue;
+      const named = [...charms.entries()]
+        .filter(([k]) => k < spell.app_public_inputs.length)
+        .map(([k, d]): [string, Value] => [appToString(spell.app_public_inputs[k]![0]), d])
+        .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+      const entry = new ValueMap([
+        ['utxo_id', `${txid}:${u.vout}`],
+        ['confirmations', BigInt(u.confirmations)],
+        ['sats', BigInt(Math.round(u.amount * 1e8))],
+        ['charms', new ValueMap(named)],
+      ]);
+      ctx.stdout(json ? `${toJsonPretty(entry)}\n` : `---\n${toYaml(entry)}\n`);
+    }
   }
-  ctx.stderr(`${found} UTXO(s) with charms\n`);
 };
 export default run;
