@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { extractAndVerifySpell } from '../verify/index.js';
-import { prepareProofKeys } from '../proof/verify.js';
+import { initProofBackend, prepareProofKeys } from '../proof/verify.js';
 import { hasShared, readSharedJson, readSharedText } from '../testing/shared.js';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -20,6 +20,18 @@ export async function run(): Promise<void> {
     ['v6 mock', readSharedJson('vectors', 'groth16-mock.json').historical_rust_mock_spell.tx_hex],
   ];
   prepareProofKeys();
+  for (const backend of ['noble', 'mcl-wasm'] as const) {
+    await initProofBackend(backend);
+    const hex = txs[0]![1];
+    for (let i = 0; i < 5; i++) extractAndVerifySpell({ bitcoin: hex }, false);
+    const times: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const t = performance.now();
+      extractAndVerifySpell({ bitcoin: hex }, false);
+      times.push(performance.now() - t);
+    }
+    console.log(`extract+verify v12 with ${backend}: median ${median(times).toFixed(1)} ms (n=30)`);
+  }
   for (const [name, hex] of txs) {
     const mock = name.includes('mock');
     for (let i = 0; i < 5; i++) extractAndVerifySpell({ bitcoin: hex }, mock);
@@ -51,7 +63,8 @@ export async function run(): Promise<void> {
   const perWorker = 40;
   const workerSrc = `
     const { parentPort, workerData } = require('node:worker_threads');
-    import(workerData.mod).then((m) => {
+    Promise.all([import(workerData.mod), import(workerData.proof)]).then(async ([m, p]) => {
+      await p.initProofBackend('mcl-wasm');
       m.extractAndVerifySpell({ bitcoin: workerData.hex }, false);
       const t = performance.now();
       for (let i = 0; i < workerData.n; i++) m.extractAndVerifySpell({ bitcoin: workerData.hex }, false);
@@ -60,11 +73,11 @@ export async function run(): Promise<void> {
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: cores }, () => new Promise((resolve, reject) => {
-      const w = new Worker(workerSrc, { eval: true, workerData: { mod, hex: txs[0]![1], n: perWorker } });
+      const w = new Worker(workerSrc, { eval: true, workerData: { mod, proof: fileURLToPath(new URL('../proof/verify.js', import.meta.url)), hex: txs[0]![1], n: perWorker } });
       w.once('message', resolve);
       w.once('error', reject);
     })),
   );
   const secs = (performance.now() - t0) / 1000;
-  console.log(`throughput, ${cores} worker(s): ${((cores * perWorker) / secs).toFixed(1)} tx/s (v12 tx, includes worker start)`);
+  console.log(`throughput, ${cores} worker(s): ${((cores * perWorker) / secs).toFixed(1)} tx/s (v12 tx, includes worker start, mcl-wasm)`);
 }

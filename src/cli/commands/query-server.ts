@@ -5,6 +5,7 @@ import { startQueryServer } from '../../query/service.js';
 import { sourceFromConfig } from '../../query/sources.js';
 import { createCache } from '../../services/cache.js';
 import { createLogger } from '../../services/log.js';
+import { useFastProofBackend } from '../../proof/init.js';
 
 /**
  * Starts the spell-query service and runs until SIGINT/SIGTERM. Transactions come from
@@ -16,6 +17,8 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const host = optString(a, 'ip')!;
   const mock = optFlag(a, 'mock');
   const log = createLogger(ctx.env);
+  const proofBackend = await useFastProofBackend((m) => log.warn(m));
+  log.debug('proof backend', { backend: proofBackend });
   const source = sourceFromConfig({
     esploraUrl: optString(a, 'esplora-url') ?? ctx.env.ESPLORA_URL,
     rpcUrl: optString(a, 'rpc-url') ?? ctx.env.BITCOIN_RPC_URL,

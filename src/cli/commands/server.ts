@@ -7,6 +7,7 @@ import { bodyHandler } from '../../prover/service.js';
 import { startProveServer } from '../../services/prove-server.js';
 import { createCache } from '../../services/cache.js';
 import { createLogger } from '../../services/log.js';
+import { useFastProofBackend } from '../../proof/init.js';
 
 /** Starts the proving server and runs until SIGINT/SIGTERM. */
 const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
@@ -14,6 +15,8 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CharmsError('INVALID_INPUT', '--port: expected 0..65535');
   const host = optString(a, 'ip')!;
   const log = createLogger(ctx.env);
+  const proofBackend = await useFastProofBackend((m) => log.warn(m));
+  log.debug('proof backend', { backend: proofBackend });
   const config = proverConfig(ctx.env, { mock: optFlag(a, 'mock') });
   const service = serverProveService(config, ctx.prover, (m) => log.info(m));
   const cache = createCache(ctx.env, log);
