@@ -15,7 +15,7 @@ export { parseSpellText, parsePrivateInputs, parseBeamedFrom, parseAppSignatures
 export { parseTx, serializeTx, txid, txidHex, type BitcoinTx } from './bitcoin/tx.js';
 export { addressToScript, scriptToAddress } from './bitcoin/address.js';
 export { buildSpellTx } from './bitcoin/builder.js';
-export { verifySpellProof } from './proof/verify.js';
+export { verifySpellProof, initProofBackend } from './proof/verify.js';
 export { proveMock, verifyMockProof } from './proof/mock.js';
 export { spellVkFor } from './proof/constants.js';
 export { runApp, validateAppModule, shutdownRunner } from './runner/index.js';

@@ -35,3 +35,5 @@ export const spellToYaml = (s: NormalizedSpell): string => toYaml(spellToValue(s
 
 export type { NormalizedSpell } from '../model/spell.js';
 export { CharmsError } from '../errors.js';
+/** Optional: load the WASM pairing backend (about 4× faster); verification stays synchronous. */
+export { initProofBackend } from '../proof/verify.js';
