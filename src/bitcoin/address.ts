@@ -1,6 +1,12 @@
 /**
- * Bitcoin addresses ↔ scriptPubKeys for every standard kind (p2pkh, p2sh, segwit v0, taproot and
- * other witness versions) on mainnet, testnet/testnet4/signet and regtest.
+ * Bitcoin addresses ↔ scriptPubKeys as rust-bitcoin 0.32 reads and writes them: p2pkh, p2sh and
+ * every witness version (p2wpkh, p2wsh, p2tr, future versions) on mainnet, testnet/testnet4/
+ * signet and regtest. Browser-safe.
+ *
+ * Parsing follows `Address::from_str`: a string that decodes as a segwit address (bech32 for v0,
+ * bech32m for v1+, ≤ 90 chars, one case, program 2..40 bytes, v0 program 20 or 32 bytes) must have
+ * the hrp `bc`, `tb` or `bcrt`; anything else is read as base58check (≤ 50 chars, 21 bytes,
+ * prefix 0x00/0x05 main or 0x6f/0xc4 test).
  */
 import { base58check, bech32, bech32m } from '@scure/base';
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -8,95 +14,154 @@ import { CharmsError } from '../errors.js';
 import { concatBytes } from '../util/bytes.js';
 import { pushData } from './script.js';
 
-/** The network names the reference derives from a change address (bitcoind `-chain` names). */
+/** The network the reference derives from a change address (a bitcoind `-chain` name). */
 export type BitcoinNetwork = 'main' | 'testnet4' | 'regtest';
+/** Every bitcoind `-chain` name (`Network::from_core_arg`). */
+export type BitcoinChainName = 'main' | 'test' | 'testnet4' | 'signet' | 'regtest';
+export const BITCOIN_CHAIN_NAMES: readonly BitcoinChainName[] = ['main', 'test', 'testnet4', 'signet', 'regtest'];
+
+/** What an address string says about its network: a base58 prefix kind, or a bech32 hrp. */
+export type AddressNetworkTag =
+  | { kind: 'base58'; net: 'main' | 'test' }
+  | { kind: 'segwit'; hrp: 'bc' | 'tb' | 'bcrt' };
+
+export interface DecodedAddress {
+  script: Uint8Array;
+  tag: AddressNetworkTag;
+  /** The address as rust-bitcoin displays it (bech32 in lower case). */
+  canonical: string;
+}
 
 const b58 = base58check(sha256);
-const bad = (addr: string, why: string) => new CharmsError('INVALID_INPUT', `invalid Bitcoin address ${JSON.stringify(addr)}: ${why}`);
+const bad = (addr: string, why: string) =>
+  new CharmsError('INVALID_INPUT', `invalid Bitcoin address ${JSON.stringify(addr)}: ${why}`);
 
-const HRP: Record<string, BitcoinNetwork> = { bc: 'main', tb: 'testnet4', bcrt: 'regtest' };
+const SEGWIT_MAX_LENGTH = 90;
+const LEGACY_MAX_LENGTH = 50;
+const KNOWN_HRPS = new Set(['bc', 'tb', 'bcrt']);
 
 export function witnessScript(version: number, program: Uint8Array): Uint8Array {
   return concatBytes(Uint8Array.of(version === 0 ? 0 : 0x50 + version), pushData(program));
 }
-
-export function addressToScript(addr: string): { script: Uint8Array; network: BitcoinNetwork } {
-  const lower = addr.toLowerCase();
-  const sep = lower.lastIndexOf('1');
-  const hrp = sep > 0 ? lower.slice(0, sep) : '';
-  if (HRP[hrp] && addr.length >= 14) {
-    if (addr !== lower && addr !== addr.toUpperCase()) throw bad(addr, 'mixed case');
-    let decoded: { prefix: string; words: number[] } | undefined;
-    let isM = false;
-    try {
-      decoded = bech32.decode(lower as `${string}1${string}`, 90);
-    } catch {
-      try {
-        decoded = bech32m.decode(lower as `${string}1${string}`, 90);
-        isM = true;
-      } catch {
-        throw bad(addr, 'bad bech32 checksum or encoding');
-      }
-    }
-    const [version, ...rest] = decoded.words;
-    if (version === undefined || version > 16) throw bad(addr, 'bad witness version');
-    if (version === 0 && isM) throw bad(addr, 'segwit v0 must use bech32');
-    if (version > 0 && !isM) throw bad(addr, 'segwit v1+ must use bech32m');
-    let program: Uint8Array;
-    try {
-      program = bech32.fromWords(rest);
-    } catch {
-      throw bad(addr, 'bad witness program padding');
-    }
-    if (program.length < 2 || program.length > 40) throw bad(addr, 'bad witness program length');
-    if (version === 0 && program.length !== 20 && program.length !== 32) throw bad(addr, 'bad v0 witness program length');
-    return { script: witnessScript(version, program), network: HRP[hrp]! };
-  }
-  let raw: Uint8Array;
-  try {
-    raw = b58.decode(addr);
-  } catch {
-    throw bad(addr, 'not bech32 or base58check');
-  }
-  if (raw.length !== 21) throw bad(addr, 'bad base58 payload length');
-  const hash = raw.subarray(1);
-  switch (raw[0]) {
-    case 0x00:
-      return { script: p2pkh(hash), network: 'main' };
-    case 0x05:
-      return { script: p2sh(hash), network: 'main' };
-    case 0x6f:
-      return { script: p2pkh(hash), network: 'testnet4' };
-    case 0xc4:
-      return { script: p2sh(hash), network: 'testnet4' };
-    default:
-      throw bad(addr, `unknown version byte ${raw[0]}`);
-  }
-}
-
 const p2pkh = (h: Uint8Array) => concatBytes(Uint8Array.of(0x76, 0xa9, 0x14), h, Uint8Array.of(0x88, 0xac));
 const p2sh = (h: Uint8Array) => concatBytes(Uint8Array.of(0xa9, 0x14), h, Uint8Array.of(0x87));
 
-/** True iff the script is one an address can pay to (what `Address::from_script` accepts). */
+/** bech32 `segwit::decode`: hrp, witness version and program, or undefined if not a segwit string. */
+function decodeSegwit(addr: string): { hrp: string; version: number; program: Uint8Array } | undefined {
+  if (addr.length > SEGWIT_MAX_LENGTH) return undefined;
+  if (addr !== addr.toLowerCase() && addr !== addr.toUpperCase()) return undefined; // mixed case
+  const lower = addr.toLowerCase() as `${string}1${string}`;
+  const sep = lower.lastIndexOf('1');
+  // The witness version is the first data character; it picks the checksum.
+  const versionChar = sep > 0 ? lower[sep + 1] : undefined;
+  if (versionChar === undefined) return undefined;
+  const wantM = versionChar !== 'q'; // 'q' is 0 in the bech32 alphabet
+  let decoded: { prefix: string; words: number[] };
+  try {
+    decoded = (wantM ? bech32m : bech32).decode(lower, SEGWIT_MAX_LENGTH);
+  } catch {
+    return undefined;
+  }
+  const [version, ...rest] = decoded.words;
+  if (version === undefined || version > 16) return undefined;
+  let program: Uint8Array;
+  try {
+    program = bech32.fromWords(rest); // rejects non-zero or over-long padding
+  } catch {
+    return undefined;
+  }
+  if (program.length < 2 || program.length > 40) return undefined;
+  if (version === 0 && program.length !== 20 && program.length !== 32) return undefined;
+  return { hrp: decoded.prefix, version, program };
+}
+
+/** Decodes an address with rust-bitcoin 0.32's rules; INVALID_INPUT naming the defect otherwise. */
+export function decodeAddress(addr: string): DecodedAddress {
+  const segwit = decodeSegwit(addr);
+  if (segwit) {
+    if (!KNOWN_HRPS.has(segwit.hrp)) throw bad(addr, `tried to parse an unknown hrp: ${segwit.hrp}`);
+    return {
+      script: witnessScript(segwit.version, segwit.program),
+      tag: { kind: 'segwit', hrp: segwit.hrp as 'bc' | 'tb' | 'bcrt' },
+      canonical: addr.toLowerCase(),
+    };
+  }
+  if (addr.length > LEGACY_MAX_LENGTH)
+    throw bad(addr, `legacy address base58 string: too long (${addr.length} characters, max ${LEGACY_MAX_LENGTH})`);
+  let raw: Uint8Array;
+  try {
+    raw = b58.decode(addr);
+  } catch (e) {
+    throw bad(addr, `base58 error (${e instanceof Error ? e.message : String(e)})`);
+  }
+  if (raw.length !== 21) throw bad(addr, `legacy address base58 data: ${raw.length} bytes, expected 21`);
+  const hash = raw.subarray(1);
+  const prefix = raw[0]!;
+  const base58 = (net: 'main' | 'test', script: Uint8Array): DecodedAddress => ({
+    script,
+    tag: { kind: 'base58', net },
+    canonical: addr,
+  });
+  if (prefix === 0x00) return base58('main', p2pkh(hash));
+  if (prefix === 0x05) return base58('main', p2sh(hash));
+  if (prefix === 0x6f) return base58('test', p2pkh(hash));
+  if (prefix === 0xc4) return base58('test', p2sh(hash));
+  throw bad(addr, `legacy address base58 prefix: unknown version byte ${prefix}`);
+}
+
+/** rust-bitcoin `Address::is_valid_for_network` for a bitcoind chain name. */
+export function isTagValidFor(tag: AddressNetworkTag, chain: BitcoinChainName): boolean {
+  if (tag.kind === 'base58') return chain === 'main' ? tag.net === 'main' : tag.net === 'test';
+  const hrp = chain === 'main' ? 'bc' : chain === 'regtest' ? 'bcrt' : 'tb';
+  return tag.hrp === hrp;
+}
+
+/** The network of a change address: the first of main, testnet4, regtest it is valid for. */
+export function networkOfTag(tag: AddressNetworkTag): BitcoinNetwork {
+  for (const n of ['main', 'testnet4', 'regtest'] as const) if (isTagValidFor(tag, n)) return n;
+  throw new Error('unreachable: every address is valid for one of main, testnet4, regtest');
+}
+
+/** An address's scriptPubKey and the network the reference derives from it (`tb1`, m/n/2 → testnet4). */
+export function addressToScript(addr: string): { script: Uint8Array; network: BitcoinNetwork } {
+  const d = decodeAddress(addr);
+  return { script: d.script, network: networkOfTag(d.tag) };
+}
+
+/** True iff `addr` parses and rust-bitcoin deems it valid for the bitcoind chain `chain`. */
+export function isAddressValidFor(addr: string, chain: BitcoinChainName): boolean {
+  try {
+    return isTagValidFor(decodeAddress(addr).tag, chain);
+  } catch {
+    return false;
+  }
+}
+
+/** True iff the script is one an address can pay to (rust-bitcoin `Address::from_script` accepts it). */
 export function isStandardScript(s: Uint8Array): boolean {
   if (s.length === 25 && s[0] === 0x76 && s[1] === 0xa9 && s[2] === 0x14 && s[23] === 0x88 && s[24] === 0xac) return true;
   if (s.length === 23 && s[0] === 0xa9 && s[1] === 0x14 && s[22] === 0x87) return true;
+  // Witness program: OP_0 or OP_1..OP_16, then one direct push of 2..40 bytes filling the script.
   const v = s[0];
-  if (v !== undefined && (v === 0 || (v >= 0x51 && v <= 0x60)) && s.length >= 4 && s.length <= 42 && s[1] === s.length - 2) {
-    if (v === 0) return s.length === 22 || s.length === 34;
-    return true;
-  }
-  return false;
+  if (v === undefined || !(v === 0 || (v >= 0x51 && v <= 0x60))) return false;
+  if (s.length < 4 || s.length > 42 || s[1] !== s.length - 2) return false;
+  return v !== 0 || s.length === 22 || s.length === 34;
 }
 
-/** The address of a standard script on a network (`undefined` for non-standard scripts). */
+/**
+ * The server preflight's "valid for the network" test (`Address::from_script(script, network)
+ * .is_ok()`): in rust-bitcoin 0.32 it depends only on the script's shape, not on the network.
+ */
+export const isStandardScriptFor = (script: Uint8Array, _network: BitcoinNetwork): boolean => isStandardScript(script);
+
+/** The address of a standard script on a network (`undefined` for scripts no address pays to). */
 export function scriptToAddress(s: Uint8Array, network: BitcoinNetwork): string | undefined {
   if (!isStandardScript(s)) return undefined;
-  const testish = network !== 'main';
-  if (s[0] === 0x76) return b58.encode(concatBytes(Uint8Array.of(testish ? 0x6f : 0x00), s.subarray(3, 23)));
-  if (s[0] === 0xa9) return b58.encode(concatBytes(Uint8Array.of(testish ? 0xc4 : 0x05), s.subarray(2, 22)));
+  const test = network !== 'main';
+  if (s[0] === 0x76) return b58.encode(concatBytes(Uint8Array.of(test ? 0x6f : 0x00), s.subarray(3, 23)));
+  if (s[0] === 0xa9) return b58.encode(concatBytes(Uint8Array.of(test ? 0xc4 : 0x05), s.subarray(2, 22)));
   const version = s[0] === 0 ? 0 : s[0]! - 0x50;
   const hrp = network === 'main' ? 'bc' : network === 'regtest' ? 'bcrt' : 'tb';
   const words = [version, ...bech32.toWords(s.subarray(2))];
-  return version === 0 ? bech32.encode(hrp, words, 90) : bech32m.encode(hrp, words, 90);
+  return version === 0 ? bech32.encode(hrp, words, SEGWIT_MAX_LENGTH) : bech32m.encode(hrp, words, SEGWIT_MAX_LENGTH);
 }

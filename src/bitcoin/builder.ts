@@ -1,48 +1,86 @@
 /**
- * The unsigned spell transaction, built exactly as the reference does: inputs = the spell's
- * inputs; outputs = coins, then the protocol fee output (if due), the `OP_RETURN "spell"` output,
- * and change when at least 300 sats. Fee maths as rust-bitcoin 0.32: sat/kwu truncated from
- * sat/vB × 250, fee rounded up.
+ * The unsigned spell transaction, built exactly as the reference's `make_transactions` /
+ * `add_spell` (src/tx/bitcoin_tx.rs) with rust-bitcoin 0.32 arithmetic:
+ *
+ * - version 2, locktime 0; inputs = the spell's inputs in order (empty scriptSig, sequence
+ *   0xffffffff); no extra funding input: fees come out of the spell inputs;
+ * - outputs: one per coin, then the Charms fee output (if due), the `OP_RETURN "spell"` output,
+ *   and change to the change address when at least 300 sats;
+ * - Charms fee output: coins already paying the fee script count towards the fee; if they fall
+ *   short, an output of `fee − existing + 300` is added (the +300 is the reference's);
+ * - fee = ceil(sat/kwu × weight / 1000) with sat/kwu = trunc(sat/vB × 250) and weight = weight of
+ *   the tx before change + 65 wu per input (signatures) + 172 wu (a P2TR change output, counted
+ *   even when no change is added).
  */
 import { CharmsError } from '../errors.js';
 import { equalBytes } from '../util/bytes.js';
-import { addressToScript } from './address.js';
+import { decodeAddress } from './address.js';
 import { opReturnSpellScript } from './spell-location.js';
-import { serializeTx, type BitcoinTx, type TxOut } from './tx.js';
+import { serializeTx, txWeight, type BitcoinTx, type TxOut } from './tx.js';
 
 export const DUST_LIMIT = 300n;
 const CHANGE_OUTPUT_WEIGHT = 172n;
 const SIGNATURE_WEIGHT_PER_INPUT = 65n;
+const U64_MAX = (1n << 64n) - 1n;
 
 export interface BuildArgs {
+  /** The spell's inputs (txid in internal byte order). */
   ins: { txid: Uint8Array; vout: number }[];
+  /** The value of each input, same order as `ins`. */
   prevOutValues: bigint[];
+  /** The spell's coin outputs. */
   coins: { amount: bigint; dest: Uint8Array }[];
+  /** CBOR of `(spell, proof)`. */
   spellPayload: Uint8Array;
   changeAddress: string;
+  /** sat/vB. */
   feeRate: number;
+  /** The Charms fee and its script, when fee settings name a script for the change network. */
   charmsFee?: { script: Uint8Array; amount: bigint };
 }
 
-/** sat/kwu from sat/vB: `(fee_rate * 250.0) as u64` (saturating, NaN → 0). */
+/** sat/kwu from sat/vB: Rust's `(fee_rate * 250.0) as u64` (truncating, saturating, NaN → 0). */
 export function satPerKwu(feeRate: number): bigint {
   const x = feeRate * 250;
   if (!(x > 0)) return 0n;
-  return x >= 2 ** 64 ? (1n << 64n) - 1n : BigInt(Math.floor(x));
+  return x >= 2 ** 64 ? U64_MAX : BigInt(Math.trunc(x));
 }
 
-export function buildSpellTx(a: BuildArgs): Uint8Array {
-  let change;
+/** rust-bitcoin 0.32 `FeeRate::fee_wu`: ceil(rate × weight / 1000); the reference unwraps overflow. */
+export function feeForWeight(satPerKwu: bigint, weight: bigint): bigint {
+  const product = satPerKwu * weight;
+  if (product + 999n > U64_MAX)
+    throw new CharmsError('INVALID_INPUT', `fee_rate: the fee for ${weight} wu at ${satPerKwu} sat/kwu overflows u64`);
+  return (product + 999n) / 1000n;
+}
+
+const sum = (xs: bigint[]): bigint => xs.reduce((s, v) => s + v, 0n);
+
+export interface BuiltSpellTx {
+  /** The unsigned transaction, consensus serialization (legacy form whenever it has inputs). */
+  bytes: Uint8Array;
+  tx: BitcoinTx;
+  fee: bigint;
+  /** The change amount (added as an output only when ≥ DUST_LIMIT). */
+  change: bigint;
+  weightForFee: bigint;
+}
+
+/** Builds the unsigned spell transaction and reports the fee figures. */
+export function buildSpellTxDetailed(a: BuildArgs): BuiltSpellTx {
+  if (a.prevOutValues.length !== a.ins.length)
+    throw new CharmsError('INTERNAL', `buildSpellTx: ${a.prevOutValues.length} input values for ${a.ins.length} inputs`);
+  let changeScript: Uint8Array;
   try {
-    change = addressToScript(a.changeAddress);
+    changeScript = decodeAddress(a.changeAddress).script;
   } catch (e) {
     throw new CharmsError('INVALID_INPUT', `Invalid change address: ${a.changeAddress}`, { cause: e });
   }
   const outputs: TxOut[] = a.coins.map((c) => ({ value: c.amount, script: c.dest }));
   if (a.charmsFee) {
-    const existing = outputs.filter((o) => equalBytes(o.script, a.charmsFee!.script)).reduce((s, o) => s + o.value, 0n);
-    if (existing < a.charmsFee.amount)
-      outputs.push({ value: a.charmsFee.amount - existing + DUST_LIMIT, script: a.charmsFee.script });
+    const { script, amount } = a.charmsFee;
+    const existing = sum(outputs.filter((o) => equalBytes(o.script, script)).map((o) => o.value));
+    if (existing < amount) outputs.push({ value: amount - existing + DUST_LIMIT, script });
   }
   outputs.push({ value: 0n, script: opReturnSpellScript(a.spellPayload) });
   const tx: BitcoinTx = {
@@ -51,16 +89,20 @@ export function buildSpellTx(a: BuildArgs): Uint8Array {
     inputs: a.ins.map((i) => ({ txid: i.txid, vout: i.vout, scriptSig: new Uint8Array(0), sequence: 0xffffffff, witness: [] })),
     outputs,
   };
-  const weight = 4n * BigInt(serializeTx(tx, { witness: false }).length) + SIGNATURE_WEIGHT_PER_INPUT * BigInt(tx.inputs.length) + CHANGE_OUTPUT_WEIGHT;
-  const fee = (satPerKwu(a.feeRate) * weight + 999n) / 1000n;
-  const amountIn = a.prevOutValues.reduce((s, v) => s + v, 0n);
-  const amountOut = outputs.reduce((s, o) => s + o.value, 0n);
-  const changeAmount = amountIn - amountOut - fee;
-  if (changeAmount < 0n)
+  const weightForFee = BigInt(txWeight(tx)) + SIGNATURE_WEIGHT_PER_INPUT * BigInt(tx.inputs.length) + CHANGE_OUTPUT_WEIGHT;
+  const fee = feeForWeight(satPerKwu(a.feeRate), weightForFee);
+  const amountIn = sum(a.prevOutValues);
+  const amountOut = sum(outputs.map((o) => o.value));
+  const change = amountIn - amountOut - fee;
+  if (change < 0n)
+    // The reference panics here (Amount underflow); we report the shortfall instead.
     throw new CharmsError(
       'INSUFFICIENT_FUNDS',
-      `spell inputs must have sufficient value to cover outputs and fees: inputs ${amountIn} sats, outputs ${amountOut} sats, fee ${fee} sats; ${-changeAmount} sats short`,
+      `spell inputs must have sufficient value to cover outputs and fees: inputs ${amountIn} sats, outputs ${amountOut} sats, fee ${fee} sats; ${-change} sats short`,
     );
-  if (changeAmount >= DUST_LIMIT) outputs.push({ value: changeAmount, script: change.script });
-  return serializeTx(tx, { witness: false });
+  if (change >= DUST_LIMIT) outputs.push({ value: change, script: changeScript });
+  return { bytes: serializeTx(tx), tx, fee, change, weightForFee };
 }
+
+/** The unsigned spell transaction, serialized as the prover returns it. */
+export const buildSpellTx = (a: BuildArgs): Uint8Array => buildSpellTxDetailed(a).bytes;

@@ -1,8 +1,13 @@
-/** Bitcoin script instructions: a parser (pushes and opcodes) and a minimal-push builder. */
+/**
+ * Bitcoin script instructions as rust-bitcoin 0.32's non-minimal `Script::instructions()` reads
+ * them (pushes and opcodes), a minimal-push builder, and rust-bitcoin's opcode names (used to
+ * reproduce the reference's error texts). Browser-safe.
+ */
 import { CharmsError } from '../errors.js';
 import { concatBytes } from '../util/bytes.js';
 
 export const OP_0 = 0x00;
+export const OP_FALSE = OP_0;
 export const OP_PUSHDATA1 = 0x4c;
 export const OP_PUSHDATA2 = 0x4d;
 export const OP_PUSHDATA4 = 0x4e;
@@ -10,51 +15,86 @@ export const OP_IF = 0x63;
 export const OP_ENDIF = 0x68;
 export const OP_RETURN = 0x6a;
 
+/**
+ * One instruction. `push` is set for every data push (`OP_0`, `OP_PUSHBYTES_1..75`,
+ * `OP_PUSHDATA1/2/4`, what rust-bitcoin calls `Instruction::PushBytes`); `op` is the opcode byte.
+ */
 export type Instruction = { op: number; push?: Uint8Array };
 
-/** Parses all instructions; throws on a push running past the end (rust-bitcoin: EarlyEndOfScript). */
+/** rust-bitcoin `script::Error::EarlyEndOfScript`: a push runs past the end of the script. */
+export const EARLY_END_OF_SCRIPT = 'EarlyEndOfScript';
+
+const earlyEnd = (at: number) =>
+  new CharmsError('INVALID_TX', `script: push at byte ${at} runs past the end of the script`, { cause: EARLY_END_OF_SCRIPT });
+
+/**
+ * Lazy instruction iterator, as rust-bitcoin's `Script::instructions()`: yields instructions
+ * until one fails to parse, then throws (INVALID_TX) at that point; earlier ones stay usable.
+ * Non-minimal pushes are accepted.
+ */
+export function* instructions(script: Uint8Array): Generator<Instruction> {
+  let i = 0;
+  while (i < script.length) {
+    const start = i;
+    const op = script[i++]!;
+    let len = -1;
+    if (op <= 75) len = op;
+    else if (op === OP_PUSHDATA1 || op === OP_PUSHDATA2 || op === OP_PUSHDATA4) {
+      const width = op === OP_PUSHDATA1 ? 1 : op === OP_PUSHDATA2 ? 2 : 4;
+      if (i + width > script.length) throw earlyEnd(start);
+      len = 0;
+      for (let k = width - 1; k >= 0; k--) len = len * 256 + script[i + k]!;
+      i += width;
+    }
+    if (len < 0) {
+      yield { op };
+      continue;
+    }
+    if (len > script.length - i) throw earlyEnd(start);
+    yield { op, push: script.subarray(i, i + len) };
+    i += len;
+  }
+}
+
+/** Parses all instructions; throws (INVALID_TX) on a truncated push. */
 export const parseScript = (script: Uint8Array): Instruction[] => [...instructions(script)];
 
-/** The shortest push of `data` (as rust-bitcoin's `push_slice`). */
+/** The shortest push of `data` (rust-bitcoin `Builder::push_slice`; no OP_n for small numbers). */
 export function pushData(data: Uint8Array): Uint8Array {
   const n = data.length;
   let head: number[];
   if (n <= 75) head = [n];
   else if (n <= 0xff) head = [OP_PUSHDATA1, n];
   else if (n <= 0xffff) head = [OP_PUSHDATA2, n & 0xff, n >> 8];
-  else head = [OP_PUSHDATA4, n & 0xff, (n >> 8) & 0xff, (n >> 16) & 0xff, n >>> 24];
+  else if (n <= 0xffffffff) head = [OP_PUSHDATA4, n & 0xff, (n >> 8) & 0xff, (n >> 16) & 0xff, n >>> 24];
+  else throw new CharmsError('INVALID_INPUT', `script push: ${n} bytes exceed the 4 GiB push limit`);
   return concatBytes(Uint8Array.from(head), data);
 }
 
-/**
- * Lazy instruction iterator, as rust-bitcoin's `Script::instructions()`: yields instructions
- * until one fails to parse, then throws at that point (earlier instructions stay usable).
- */
-export function* instructions(script: Uint8Array): Generator<Instruction> {
-  let i = 0;
-  const end = () => new CharmsError('INVALID_TX', 'script: unexpected end of script');
-  while (i < script.length) {
-    const op = script[i++]!;
-    let len = -1;
-    if (op >= 1 && op <= 75) len = op;
-    else if (op === OP_PUSHDATA1) {
-      if (i + 1 > script.length) throw end();
-      len = script[i]!;
-      i += 1;
-    } else if (op === OP_PUSHDATA2) {
-      if (i + 2 > script.length) throw end();
-      len = script[i]! | (script[i + 1]! << 8);
-      i += 2;
-    } else if (op === OP_PUSHDATA4) {
-      if (i + 4 > script.length) throw end();
-      len = (script[i]! | (script[i + 1]! << 8) | (script[i + 2]! << 16) | (script[i + 3]! << 24)) >>> 0;
-      i += 4;
-    }
-    if (len >= 0) {
-      if (i + len > script.length) throw end();
-      yield { op, push: script.subarray(i, i + len) };
-      i += len;
-    } else if (op === OP_0) yield { op, push: new Uint8Array(0) };
-    else yield { op };
-  }
+/** Builds a script from opcodes (numbers) and data pushes (byte strings, pushed minimally). */
+export const buildScript = (parts: (number | Uint8Array)[]): Uint8Array =>
+  concatBytes(...parts.map((p) => (typeof p === 'number' ? Uint8Array.of(p) : pushData(p))));
+
+// Names of the non-push opcodes 0x61..0xba, in order (rust-bitcoin `opcodes::all`).
+const NAMED_OPS =
+  'NOP VER IF NOTIF VERIF VERNOTIF ELSE ENDIF VERIFY RETURN TOALTSTACK FROMALTSTACK 2DROP 2DUP 3DUP 2OVER ' +
+  '2ROT 2SWAP IFDUP DEPTH DROP DUP NIP OVER PICK ROLL ROT SWAP TUCK CAT SUBSTR LEFT RIGHT SIZE INVERT AND OR ' +
+  'XOR EQUAL EQUALVERIFY RESERVED1 RESERVED2 1ADD 1SUB 2MUL 2DIV NEGATE ABS NOT 0NOTEQUAL ADD SUB MUL DIV MOD ' +
+  'LSHIFT RSHIFT BOOLAND BOOLOR NUMEQUAL NUMEQUALVERIFY NUMNOTEQUAL LESSTHAN GREATERTHAN LESSTHANOREQUAL ' +
+  'GREATERTHANOREQUAL MIN MAX WITHIN RIPEMD160 SHA1 SHA256 HASH160 HASH256 CODESEPARATOR CHECKSIG ' +
+  'CHECKSIGVERIFY CHECKMULTISIG CHECKMULTISIGVERIFY NOP1 CLTV CSV NOP4 NOP5 NOP6 NOP7 NOP8 NOP9 NOP10 CHECKSIGADD';
+const NAMED = NAMED_OPS.split(' ');
+
+/** rust-bitcoin's name of an opcode byte (`OP_PUSHBYTES_5`, `OP_IF`, `OP_RETURN_187`, …). */
+export function opcodeName(op: number): string {
+  if (op <= 75) return `OP_PUSHBYTES_${op}`;
+  if (op === OP_PUSHDATA1) return 'OP_PUSHDATA1';
+  if (op === OP_PUSHDATA2) return 'OP_PUSHDATA2';
+  if (op === OP_PUSHDATA4) return 'OP_PUSHDATA4';
+  if (op === 0x4f) return 'OP_PUSHNUM_NEG1';
+  if (op === 0x50) return 'OP_RESERVED';
+  if (op <= 0x60) return `OP_PUSHNUM_${op - 0x50}`;
+  if (op <= 0xba) return `OP_${NAMED[op - 0x61]!}`;
+  if (op <= 0xfe) return `OP_RETURN_${op}`;
+  return 'OP_INVALIDOPCODE';
 }

@@ -1,5 +1,12 @@
 /**
- * Bitcoin transactions: a strict parser (segwit and legacy forms) and serializer. Browser-safe.
+ * Bitcoin transactions: a strict parser and a serializer with the consensus rules of
+ * rust-bitcoin 0.32 (what the reference uses). Browser-safe.
+ *
+ * - Segwit form (BIP144): `version 00 01 inputs outputs witnesses locktime`. A transaction with
+ *   no inputs only exists in that form (a legacy `00` input count would read as the marker), and
+ *   a segwit-form transaction with inputs must carry at least one non-empty witness.
+ * - Compact sizes must be minimal (rust-bitcoin: `NonMinimalVarInt`), nothing may follow the
+ *   locktime, and counts may not promise more items than the bytes left can hold.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { CharmsError } from '../errors.js';
@@ -30,108 +37,153 @@ const bad = (msg: string): CharmsError => new CharmsError('INVALID_TX', `invalid
 
 class Reader {
   pos = 0;
-  private view: DataView;
-  constructor(private b: Uint8Array) {
+  private readonly view: DataView;
+  constructor(private readonly b: Uint8Array) {
     this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
   }
-  need(n: number): void {
-    if (this.pos + n > this.b.length) throw bad('unexpected end of data');
+  need(n: number, what: string): void {
+    if (n > this.b.length - this.pos) throw bad(`unexpected end of data reading ${what} at byte ${this.pos}`);
   }
-  u8(): number {
-    this.need(1);
+  u8(what: string): number {
+    this.need(1, what);
     return this.b[this.pos++]!;
   }
-  u32(): number {
-    this.need(4);
+  u32(what: string): number {
+    this.need(4, what);
     const v = this.view.getUint32(this.pos, true);
     this.pos += 4;
     return v;
   }
-  u64(): bigint {
-    this.need(8);
+  u64(what: string): bigint {
+    this.need(8, what);
     const v = this.view.getBigUint64(this.pos, true);
     this.pos += 8;
     return v;
   }
-  varint(): number {
-    const f = this.u8();
+  /** A compact size; the shortest encoding is required, as rust-bitcoin does. */
+  varint(what: string): number {
+    const at = this.pos;
+    const f = this.u8(what);
+    let v: number;
     if (f < 0xfd) return f;
     if (f === 0xfd) {
-      this.need(2);
-      const v = this.view.getUint16(this.pos, true);
+      this.need(2, what);
+      v = this.view.getUint16(this.pos, true);
       this.pos += 2;
-      return v;
+      if (v < 0xfd) throw bad(`non-minimal compact size for ${what} at byte ${at}`);
+    } else if (f === 0xfe) {
+      v = this.u32(what);
+      if (v <= 0xffff) throw bad(`non-minimal compact size for ${what} at byte ${at}`);
+    } else {
+      const big = this.u64(what);
+      if (big <= 0xffffffffn) throw bad(`non-minimal compact size for ${what} at byte ${at}`);
+      // Anything this large cannot fit the remaining data anyway.
+      v = big > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(big);
     }
-    if (f === 0xfe) return this.u32();
-    const v = this.u64();
-    if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw bad('length too large');
-    return Number(v);
+    return v;
   }
-  bytes(n: number): Uint8Array {
-    this.need(n);
+  /** A length-prefixed byte string. */
+  varbytes(what: string): Uint8Array {
+    const n = this.varint(what);
+    this.need(n, what);
     const out = this.b.slice(this.pos, this.pos + n);
     this.pos += n;
     return out;
   }
-  /** A count of items each at least `minSize` bytes: must fit the remaining data. */
-  count(minSize: number): number {
-    const n = this.varint();
-    if (n * minSize > this.b.length - this.pos) throw bad(`count ${n} exceeds the data`);
+  bytes(n: number, what: string): Uint8Array {
+    this.need(n, what);
+    const out = this.b.slice(this.pos, this.pos + n);
+    this.pos += n;
+    return out;
+  }
+  /** A count of items each at least `minSize` bytes long: must fit in the remaining data. */
+  count(minSize: number, what: string): number {
+    const n = this.varint(`${what} count`);
+    if (n * minSize > this.b.length - this.pos) throw bad(`${what} count ${n} exceeds the remaining ${this.b.length - this.pos} bytes`);
     return n;
   }
-  get done(): boolean {
-    return this.pos === this.b.length;
+  get remaining(): number {
+    return this.b.length - this.pos;
   }
 }
 
-export function parseTx(bytes: Uint8Array): BitcoinTx {
-  const r = new Reader(bytes);
-  const version = r.u32();
-  let segwit = false;
-  if (bytes.length > r.pos + 1 && bytes[r.pos] === 0 && bytes[r.pos + 1] === 1) {
-    segwit = true;
-    r.pos += 2;
-  }
-  const nIn = r.count(41);
+const MIN_INPUT_SIZE = 41; // outpoint 36 + empty script 1 + sequence 4
+const MIN_OUTPUT_SIZE = 9; // value 8 + empty script 1
+
+function readInputs(r: Reader): TxIn[] {
+  const n = r.count(MIN_INPUT_SIZE, 'input');
   const inputs: TxIn[] = [];
-  for (let i = 0; i < nIn; i++) {
-    const txid = r.bytes(32);
-    const vout = r.u32();
-    const scriptSig = r.bytes(r.varint());
-    const sequence = r.u32();
+  for (let i = 0; i < n; i++) {
+    const txid = r.bytes(32, `input ${i} txid`);
+    const vout = r.u32(`input ${i} vout`);
+    const scriptSig = r.varbytes(`input ${i} scriptSig`);
+    const sequence = r.u32(`input ${i} sequence`);
     inputs.push({ txid, vout, scriptSig, sequence, witness: [] });
   }
-  const nOut = r.count(9);
+  return inputs;
+}
+
+function readOutputs(r: Reader): TxOut[] {
+  const n = r.count(MIN_OUTPUT_SIZE, 'output');
   const outputs: TxOut[] = [];
-  for (let i = 0; i < nOut; i++) {
-    const value = r.u64();
-    outputs.push({ value, script: r.bytes(r.varint()) });
+  for (let i = 0; i < n; i++) {
+    const value = r.u64(`output ${i} value`);
+    outputs.push({ value, script: r.varbytes(`output ${i} script`) });
   }
-  if (segwit) {
-    for (const input of inputs) {
-      const n = r.count(1);
-      for (let j = 0; j < n; j++) input.witness.push(r.bytes(r.varint()));
+  return outputs;
+}
+
+/** Parses a complete serialized transaction (segwit or legacy form); INVALID_TX on any defect. */
+export function parseTx(bytes: Uint8Array): BitcoinTx {
+  const r = new Reader(bytes);
+  const version = r.u32('version');
+  let inputs = readInputs(r);
+  let outputs: TxOut[];
+  if (inputs.length === 0) {
+    // A zero input count is the segwit marker; the flag must follow.
+    const flag = r.u8('segwit flag');
+    if (flag !== 1) throw bad(`unsupported segwit flag ${flag}`);
+    inputs = readInputs(r);
+    outputs = readOutputs(r);
+    for (let i = 0; i < inputs.length; i++) {
+      const n = r.count(1, `input ${i} witness item`);
+      for (let j = 0; j < n; j++) inputs[i]!.witness.push(r.varbytes(`input ${i} witness item ${j}`));
     }
-    if (inputs.every((i) => i.witness.length === 0)) throw bad('segwit marker without witness data');
+    if (inputs.length > 0 && inputs.every((i) => i.witness.length === 0)) throw bad('witness flag set but no witnesses present');
+  } else {
+    outputs = readOutputs(r);
   }
-  const locktime = r.u32();
-  if (!r.done) throw bad(`${bytes.length - r.pos} trailing bytes`);
-  if (nIn === 0 && !segwit) throw bad('no inputs');
+  const locktime = r.u32('locktime');
+  if (r.remaining !== 0) throw bad(`${r.remaining} trailing bytes after the locktime`);
   return { version, inputs, outputs, locktime };
 }
 
 class Writer {
-  parts: number[] = [];
-  u8(v: number) {
-    this.parts.push(v & 0xff);
+  private buf = new Uint8Array(256);
+  private len = 0;
+  private room(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.len + n) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.len));
+    this.buf = next;
   }
-  u32(v: number) {
-    for (let i = 0; i < 4; i++) this.parts.push((v >>> (8 * i)) & 0xff);
+  u8(v: number): void {
+    this.room(1);
+    this.buf[this.len++] = v & 0xff;
   }
-  u64(v: bigint) {
-    for (let i = 0n; i < 8n; i++) this.parts.push(Number((v >> (8n * i)) & 0xffn));
+  u32(v: number): void {
+    this.room(4);
+    new DataView(this.buf.buffer).setUint32(this.len, v >>> 0, true);
+    this.len += 4;
   }
-  varint(n: number) {
+  u64(v: bigint): void {
+    this.room(8);
+    new DataView(this.buf.buffer).setBigUint64(this.len, BigInt.asUintN(64, v), true);
+    this.len += 8;
+  }
+  varint(n: number): void {
     if (n < 0xfd) this.u8(n);
     else if (n <= 0xffff) {
       this.u8(0xfd);
@@ -145,19 +197,31 @@ class Writer {
       this.u64(BigInt(n));
     }
   }
-  bytes(b: Uint8Array) {
-    for (const x of b) this.parts.push(x);
+  bytes(b: Uint8Array): void {
+    this.room(b.length);
+    this.buf.set(b, this.len);
+    this.len += b.length;
   }
-  varbytes(b: Uint8Array) {
+  varbytes(b: Uint8Array): void {
     this.varint(b.length);
     this.bytes(b);
   }
+  finish(): Uint8Array {
+    return this.buf.slice(0, this.len);
+  }
 }
 
-/** Serializes; `witness: false` gives the legacy form (what txids hash). */
+/** Whether consensus serialization uses the segwit form (rust-bitcoin `uses_segwit_serialization`). */
+export const usesSegwitSerialization = (tx: BitcoinTx): boolean =>
+  tx.inputs.length === 0 || tx.inputs.some((i) => i.witness.length > 0);
+
+/**
+ * Serializes. `witness: true` (default) is the consensus form, segwit when any input has a
+ * witness or there are no inputs; `witness: false` is the legacy form the txid hashes.
+ */
 export function serializeTx(tx: BitcoinTx, opts: { witness: boolean } = { witness: true }): Uint8Array {
   const w = new Writer();
-  const segwit = opts.witness && tx.inputs.some((i) => i.witness.length > 0);
+  const segwit = opts.witness && usesSegwitSerialization(tx);
   w.u32(tx.version);
   if (segwit) {
     w.u8(0);
@@ -181,12 +245,22 @@ export function serializeTx(tx: BitcoinTx, opts: { witness: boolean } = { witnes
       for (const item of i.witness) w.varbytes(item);
     }
   w.u32(tx.locktime);
-  return Uint8Array.from(w.parts);
+  return w.finish();
 }
 
 const sha256d = (b: Uint8Array): Uint8Array => sha256(sha256(b));
 
 /** The txid in internal byte order (double SHA-256 of the legacy serialization). */
 export const txid = (tx: BitcoinTx): Uint8Array => sha256d(serializeTx(tx, { witness: false }));
+/** The wtxid in internal byte order (double SHA-256 of the consensus serialization). */
+export const wtxid = (tx: BitcoinTx): Uint8Array => sha256d(serializeTx(tx, { witness: true }));
+/** A 32-byte hash in display order: reversed, hex (how txids and block hashes are shown). */
+export const hashToDisplayHex = (hash: Uint8Array): string => toHex(reversed(hash));
 /** The txid as displayed (reversed hex). */
-export const txidHex = (tx: BitcoinTx): string => toHex(reversed(txid(tx)));
+export const txidHex = (tx: BitcoinTx): string => hashToDisplayHex(txid(tx));
+
+/** BIP141 weight: 3 × legacy size + consensus size (rust-bitcoin `Transaction::weight`). */
+export const txWeight = (tx: BitcoinTx): number =>
+  3 * serializeTx(tx, { witness: false }).length + serializeTx(tx, { witness: true }).length;
+/** Virtual size: weight / 4 rounded up. */
+export const txVsize = (tx: BitcoinTx): number => Math.ceil(txWeight(tx) / 4);

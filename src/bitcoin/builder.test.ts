@@ -1,0 +1,113 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildSpellTx, buildSpellTxDetailed, DUST_LIMIT, feeForWeight, satPerKwu, type BuildArgs } from './builder.js';
+import { charmsFee, feeScriptFor, parseFeeSettings } from './fee-settings.js';
+import { opReturnSpellPayload } from './spell-location.js';
+import { parseTx, serializeTx, txidHex } from './tx.js';
+import { readSharedJson, sharedOrSkip } from '../testing/shared.js';
+import { fromHex, reversed, toHex } from '../util/bytes.js';
+import { CharmsError } from '../errors.js';
+
+/** The build vectors' common inputs, and the args of one case. */
+function caseArgs(d: any, c: any): BuildArgs {
+  const args: BuildArgs = {
+    ins: d.spell_ins.map((s: string) => ({ txid: reversed(fromHex(s.split(':')[0]!)), vout: Number(s.split(':')[1]) })),
+    prevOutValues: d.prev_output_values.map(BigInt),
+    coins: d.spell_coins.map((x: { amount: number; dest: string }) => ({ amount: BigInt(x.amount), dest: fromHex(x.dest) })),
+    spellPayload: fromHex(d.spell_onchain_data_hex),
+    changeAddress: d.change_address,
+    feeRate: Number(c.fee_rate),
+  };
+  if (c.fee_settings_yaml) {
+    const s = parseFeeSettings(c.fee_settings_yaml);
+    args.charmsFee = { script: feeScriptFor(s, 'testnet4')!, amount: charmsFee(s, 2_000_000n) };
+  }
+  return args;
+}
+
+test('every case of bitcoin-tx-build-vectors.json reproduces byte for byte (fee, change, charms fee output)', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const d = readSharedJson('vectors', 'bitcoin-tx-build-vectors.json');
+  // The prev tx really holds the input values the cases use.
+  const prev = parseTx(fromHex(d.prev_tx_hex));
+  assert.equal(txidHex(prev), d.prev_txid);
+  assert.deepEqual(prev.outputs.map((o) => o.value), d.prev_output_values.map(BigInt));
+  let built = 0;
+  for (const c of d.cases) {
+    const args = caseArgs(d, c);
+    if (c.error) {
+      assert.throws(() => buildSpellTx(args), (e: unknown) => e instanceof CharmsError && e.code === 'INSUFFICIENT_FUNDS' && /\d+ sats short/.test(e.message), c.name);
+      continue;
+    }
+    const r = buildSpellTxDetailed(args);
+    assert.equal(toHex(r.bytes), c.result.hex, c.name);
+    assert.equal(r.fee, BigInt(c.result.fee), c.name);
+    assert.equal(r.change, BigInt(c.result.change), c.name);
+    assert.equal(r.weightForFee, BigInt(c.result.weight_used_for_fee), c.name);
+    assert.equal(satPerKwu(Number(c.fee_rate)), BigInt(c.result.fee_rate_sat_per_kwu), c.name);
+    const tx = parseTx(r.bytes);
+    assert.equal(tx.outputs.length, 1 + (c.result.charms_fee_output ? 1 : 0) + 1 + (c.result.change_output_added ? 1 : 0), c.name);
+    if (c.result.charms_fee_output) assert.equal(tx.outputs[1]!.value, BigInt(c.result.charms_fee_output));
+    assert.equal(toHex(opReturnSpellPayload(tx)), d.spell_onchain_data_hex);
+    built++;
+  }
+  assert.equal(built, 6);
+});
+
+test('the shortfall is named in sats (the reference would abort on Amount underflow)', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const d = readSharedJson('vectors', 'bitcoin-tx-build-vectors.json');
+  const c = d.cases.find((x: any) => x.fee_rate === 91);
+  // weight 3086 × 22750 sat/kwu → 70207 sats fee; 70000 in − 546 out − 70207 = −753
+  assert.throws(() => buildSpellTx(caseArgs(d, c)), (e: unknown) => e instanceof CharmsError && e.message.endsWith('fee 70207 sats; 753 sats short'));
+});
+
+test('Charms fee output: existing payments to the fee script count; the top-up adds 300 sats', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const d = readSharedJson('vectors', 'bitcoin-tx-build-vectors.json');
+  const base = caseArgs(d, d.cases[0]);
+  const script = fromHex('0014' + '11'.repeat(20));
+  const outsOf = (a: BuildArgs) => parseTx(buildSpellTx(a)).outputs;
+  // fully paid by a coin: no fee output
+  const paid = outsOf({ ...base, coins: [...base.coins, { amount: 2500n, dest: script }], charmsFee: { script, amount: 2500n } });
+  assert.equal(paid.filter((o) => toHex(o.script) === toHex(script)).length, 1);
+  // partly paid: fee − existing + 300
+  const partly = outsOf({ ...base, coins: [...base.coins, { amount: 357n, dest: script }], charmsFee: { script, amount: 3561n } });
+  assert.equal(partly[2]!.value, 3561n - 357n + DUST_LIMIT);
+  assert.equal(partly[2]!.value, 3504n); // the V12 mainnet transaction's output 4 pattern
+  // zero fee: nothing added
+  assert.equal(outsOf({ ...base, charmsFee: { script, amount: 0n } }).length, outsOf(base).length);
+});
+
+test('change: added iff ≥ 300 sats; fee maths as rust-bitcoin 0.32 (truncated sat/kwu, fee rounded up)', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const d = readSharedJson('vectors', 'bitcoin-tx-build-vectors.json');
+  const base = caseArgs(d, { fee_rate: 0 });
+  const total = 70000n - 546n; // fee 0
+  for (const [inputs, changeAdded] of [[[546n + 299n, 0n], false], [[546n + 300n, 0n], true]] as const) {
+    const r = buildSpellTxDetailed({ ...base, prevOutValues: [...inputs] });
+    assert.equal(r.tx.outputs.length, changeAdded ? 3 : 2);
+  }
+  assert.equal(buildSpellTxDetailed(base).change, total);
+  assert.equal(satPerKwu(1.7), 425n);
+  assert.equal(satPerKwu(1.001), 250n);
+  assert.equal(satPerKwu(-1), 0n);
+  assert.equal(satPerKwu(Number.NaN), 0n);
+  assert.equal(satPerKwu(1e300), (1n << 64n) - 1n);
+  assert.equal(feeForWeight(425n, 3086n), 1312n); // 1311.55 rounded up
+  assert.equal(feeForWeight(500n, 3086n), 1543n);
+  assert.throws(() => feeForWeight((1n << 64n) - 1n, 3086n), /overflows u64/);
+  assert.throws(() => buildSpellTx({ ...base, changeAddress: 'nope' }), (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_INPUT' && /^Invalid change address: nope$/.test(e.message));
+});
+
+test('the unsigned transaction: version 2, locktime 0, empty scriptSigs, final sequences, legacy form', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const d = readSharedJson('vectors', 'bitcoin-tx-build-vectors.json');
+  const bytes = buildSpellTx(caseArgs(d, d.cases[0]));
+  const tx = parseTx(bytes);
+  assert.equal(tx.version, 2);
+  assert.equal(tx.locktime, 0);
+  assert.ok(tx.inputs.every((i) => i.scriptSig.length === 0 && i.sequence === 0xffffffff && i.witness.length === 0));
+  assert.deepEqual(tx.inputs.map((i) => `${toHex(reversed(i.txid))}:${i.vout}`), d.spell_ins);
+  assert.equal(toHex(serializeTx(tx, { witness: false })), toHex(bytes));
+});
