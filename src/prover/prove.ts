@@ -8,6 +8,7 @@ import { CborWriter } from '../codec/cbor.js';
 import { fromHex } from '../util/bytes.js';
 import { parseTx } from '../bitcoin/tx.js';
 import { buildSpellTx } from '../bitcoin/builder.js';
+import { preflightProveRequest } from '../bitcoin/preflight.js';
 import { addressToScript } from '../bitcoin/address.js';
 import { charmsFee, feeScriptFor, type FeeSettings } from '../bitcoin/fee-settings.js';
 import { encodeSpellCbor, spellToValue, stripForChain, type NormalizedSpell } from '../model/spell.js';
@@ -38,6 +39,15 @@ export function spellPayload(spell: NormalizedSpell, proof: Uint8Array): Uint8Ar
   w.value(spellToValue(stripForChain(spell), false));
   w.uintArray(proof);
   return w.finish();
+}
+
+/** Length of CBOR(spell, 128 × 0xff dummy proof): what the preflight's fee estimate counts. */
+function dummyPayloadLength(spell: NormalizedSpell): number {
+  const w = new CborWriter();
+  w.arrayHeader(2);
+  w.value(spellToValue(spell, false));
+  w.uintArray(new Uint8Array(128).fill(0xff));
+  return w.finish().length;
 }
 
 /** Output values of the transactions that created the spell's inputs, from `prev_txs`. */
@@ -81,7 +91,8 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
   });
   const totalCycles = check.cycles.reduce((a, b) => a + b, 0n);
   deps.log?.(`spell checked: ${check.cycles.length} app run(s), ${totalCycles} cycles`);
-  const proof = await backend.prove(publicValues(spell.version, encodeSpellCbor(spell), spell.mock));
+  // The reference's request preflight: change-address network, output scripts, funds estimate.
+  const values = prevOutValues(spell, req.prev_txs);
   const change = addressToScript(req.change_address);
   let fee: { script: Uint8Array; amount: bigint } | undefined;
   if (deps.feeSettings) {
@@ -89,9 +100,23 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
     const amount = charmsFee(deps.feeSettings, totalCycles);
     if (script && amount > 0n) fee = { script, amount };
   }
+  const estimateSpell = { ...spell, tx: { ...spell.tx } };
+  delete estimateSpell.tx.ins;
+  preflightProveRequest({
+    changeAddress: req.change_address,
+    mock: backend.mock,
+    ins: spell.tx.ins ?? [],
+    prevOutValues: values,
+    coins: (spell.tx.coins ?? []).map((c) => ({ amount: c.amount, dest: c.dest })),
+    ...(spell.tx.scrolls ? { scrolls: spell.tx.scrolls } : {}),
+    charmsFee: fee?.amount ?? 0n,
+    feeRate: req.fee_rate,
+    spellCborLenForEstimate: dummyPayloadLength(estimateSpell),
+  });
+  const proof = await backend.prove(publicValues(spell.version, encodeSpellCbor(spell), spell.mock));
   const txBytes = buildSpellTx({
     ins: spell.tx.ins ?? [],
-    prevOutValues: prevOutValues(spell, req.prev_txs),
+    prevOutValues: values,
     coins: (spell.tx.coins ?? []).map((c) => ({ amount: c.amount, dest: c.dest })),
     spellPayload: spellPayload(spell, proof),
     changeAddress: req.change_address,

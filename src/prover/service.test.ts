@@ -61,7 +61,8 @@ test('POST /spells/prove with the real pipeline: JSON and CBOR requests, each ki
     const poor = req.replace('"fee_rate":2', '"fee_rate":500');
     const r = await h1(server.port, 'POST', '/spells/prove', poor);
     assert.equal(r.status, 400);
-    assert.match(JSON.parse(r.body.toString()).error, /sats short/);
+    assert.match(JSON.parse(r.body.toString()).error, /sufficient value to cover outputs and fees/);
+    assert.equal(JSON.parse(r.body.toString()).code, 'INSUFFICIENT_FUNDS');
   } finally {
     await server.close();
   }
