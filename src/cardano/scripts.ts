@@ -1,34 +1,18 @@
 /**
- * Cardano policy ids and proxy-script addresses of Charms apps. Token (`t`) and NFT (`n`) charms
- * are native tokens: policy = the proxy script applied to the app vk; asset name = CIP-67 label ‖
- * identity[4..32]. Other apps live at the proxy *spending* script of their app set.
+ * Proxy scripts of Charms apps on Cardano. Non-token apps' charms sit at the proxy *spending*
+ * script of their app set: the proxy script applied to `B(apps_hash)`, where `apps_hash` is
+ * blake2b-256 of the concatenated CBOR `App`s (`[tag, 32 uints, 32 uints]`), sorted.
  */
 import { blake2b } from '@noble/hashes/blake2.js';
 import { CborWriter } from '../codec/cbor.js';
 import { compareApps, type App } from '../model/primitives.js';
-import { concatBytes, fromHex } from '../util/bytes.js';
-import { PROXY_SCRIPT_PREFIX_HEX } from './scripts-data.js';
+import { concatBytes } from '../util/bytes.js';
+import { appliedProxyScript, scriptHash } from './script-template.js';
 
-const PREFIX = fromHex(PROXY_SCRIPT_PREFIX_HEX);
-const LABEL_FT = fromHex('0014df10'); // CIP-67 label 333
-const LABEL_NFT = fromHex('000de140'); // CIP-67 label 222
+export { appliedProxyScript, scriptHash } from './script-template.js';
+export { assetNameForApp, isTokenApp, policyIdForApp } from './assets.js';
 
-/** The applied proxy script (CBOR-wrapped flat) for a 32-byte parameter. */
-export const appliedProxyScript = (param: Uint8Array): Uint8Array => concatBytes(PREFIX, param, Uint8Array.of(0x00, 0x01));
-
-/** Plutus V3 script hash: blake2b-224(0x03 ‖ script bytes). */
-export const scriptHash = (script: Uint8Array): Uint8Array => blake2b(concatBytes(Uint8Array.of(0x03), script), { dkLen: 28 });
-
-export const policyIdForApp = (app: App): Uint8Array => scriptHash(appliedProxyScript(app.vk));
-
-/** Token and NFT apps are native tokens; other tags are not. */
-export const isTokenApp = (app: App): boolean => app.tag === 't' || app.tag === 'n';
-
-export function assetNameForApp(app: App): Uint8Array {
-  return concatBytes(app.tag === 'n' ? LABEL_NFT : LABEL_FT, app.identity.subarray(4));
-}
-
-/** blake2b-256 of the concatenated CBOR of the apps, sorted. */
+/** blake2b-256 of the concatenated CBOR of the apps, sorted (order-insensitive). */
 export function appsHash(apps: App[]): Uint8Array {
   const w = new CborWriter();
   for (const a of [...apps].sort(compareApps)) {
@@ -40,7 +24,11 @@ export function appsHash(apps: App[]): Uint8Array {
   return blake2b(w.finish(), { dkLen: 32 });
 }
 
-export const proxyScriptHashForApps = (apps: App[]): Uint8Array => scriptHash(appliedProxyScript(appsHash(apps)));
+/** The applied proxy spending script of an app set. */
+export const proxyScriptForApps = (apps: App[]): Uint8Array => appliedProxyScript(appsHash(apps));
 
-/** `util dest --apps`: the mainnet enterprise script address of the apps' proxy script. */
+/** Script hash (28 bytes) of the proxy spending script of an app set. */
+export const proxyScriptHashForApps = (apps: App[]): Uint8Array => scriptHash(proxyScriptForApps(apps));
+
+/** `util dest --apps`: the mainnet enterprise script address `0x71 ‖ proxy script hash`. */
 export const proxyAddressForApps = (apps: App[]): Uint8Array => concatBytes(Uint8Array.of(0x71), proxyScriptHashForApps(apps));

@@ -1,53 +1,202 @@
 /**
- * Cardano transactions (Conway CDDL `[body, witness_set, is_valid, auxiliary_data]`): a structural
- * parse that keeps the raw body bytes (the txid is blake2b-256 of them, byte-reversed as Charms
- * stores it).
+ * Cardano transactions (Conway CDDL `[body, witness_set, is_valid, auxiliary_data]`), read with
+ * our CBOR codec. The raw body bytes are kept: the tx hash is blake2b-256 of exactly those bytes
+ * (Charms stores it byte-reversed, the Bitcoin convention, so the displayed Charms txid equals the
+ * Cardano tx hash hex). Only the fields the read side needs are typed and validated (inputs,
+ * outputs, redeemers); anything malformed there is an INVALID_TX error, never a crash.
+ * Browser-safe: no Node built-ins.
  */
 import { blake2b } from '@noble/hashes/blake2.js';
 import { CharmsError } from '../errors.js';
-import { CborReader } from '../codec/cbor.js';
-import { ValueMap, type Value } from '../codec/value.js';
-import { reversed } from '../util/bytes.js';
+import { CborReader, decodeCbor } from '../codec/cbor.js';
+import { Tagged, ValueMap, type Value } from '../codec/value.js';
+import { reversed, toHex } from '../util/bytes.js';
+import type { UtxoId } from '../model/primitives.js';
+import { isPlutusData } from './plutus-data.js';
+import { validateShelleyAddress } from './address.js';
 
 export interface CardanoTx {
   body: ValueMap;
+  /** The body exactly as it appears in the transaction (what the tx hash is computed over). */
   bodyBytes: Uint8Array;
-  witnessSet: Value;
+  witnessSet: ValueMap;
   isValid: boolean;
   auxiliaryData: Value;
 }
 
-const bad = (m: string) => new CharmsError('INVALID_TX', `invalid Cardano transaction: ${m}`);
+/** Native assets: policy id hex → asset name hex → quantity. */
+export type Assets = Map<string, Map<string, bigint>>;
+
+export interface CardanoOutput {
+  /** Raw address bytes (what a spell's `coins[i].dest` holds). */
+  address: Uint8Array;
+  lovelace: bigint;
+  assets: Assets;
+  datum?: { hash: Uint8Array } | { inline: Value };
+  /** The decoded script reference `[kind, script]` (tag-24 contents). */
+  scriptRef?: Value;
+}
+
+export interface Redeemer {
+  /** 0 spend, 1 mint, 2 cert, 3 reward (withdrawal), 4 vote, 5 propose. */
+  tag: number;
+  index: bigint;
+  data: Value;
+}
+
+const bad = (m: string, cause?: unknown) =>
+  new CharmsError('INVALID_TX', `invalid Cardano transaction: ${m}`, cause === undefined ? undefined : { cause });
+
+const U64_MAX = (1n << 64n) - 1n;
+const isUint = (v: Value | undefined, max = U64_MAX): v is bigint => typeof v === 'bigint' && v >= 0n && v <= max;
 
 export function parseCardanoTx(bytes: Uint8Array): CardanoTx {
   const r = new CborReader(bytes);
   let head;
   try {
     head = r.head();
-  } catch {
-    throw bad('not CBOR');
+  } catch (e) {
+    throw bad('not CBOR', e);
   }
+  // Conway txs are 4-element arrays; pre-Alonzo (3 elements) are not Charms transactions.
   if (head.major !== 4 || head.arg !== 4n) throw bad('expected an array of 4 items');
-  const start = r.pos;
   let body: Value;
+  let bodyBytes: Uint8Array;
   let witnessSet: Value;
   let isValid: Value;
   let aux: Value;
-  let bodyBytes: Uint8Array;
   try {
+    const start = r.pos;
     body = r.value();
     bodyBytes = bytes.slice(start, r.pos);
     witnessSet = r.value();
     isValid = r.value();
     aux = r.value();
   } catch (e) {
-    throw bad((e as Error).message);
+    throw bad((e as Error).message, e);
   }
   if (!r.done) throw bad('trailing bytes');
   if (!(body instanceof ValueMap)) throw bad('body is not a map');
+  uintKeyed(body, 'body');
+  if (!(witnessSet instanceof ValueMap)) throw bad('witness set is not a map');
+  uintKeyed(witnessSet, 'witness set');
   if (typeof isValid !== 'boolean') throw bad('is_valid is not a boolean');
   return { body, bodyBytes, witnessSet, isValid, auxiliaryData: aux };
 }
 
-/** The tx hash (blake2b-256 of the body) in Charms' internal (reversed) order. */
-export const cardanoTxid = (tx: CardanoTx): Uint8Array => reversed(blake2b(tx.bodyBytes, { dkLen: 32 }));
+function uintKeyed(m: ValueMap, what: string): void {
+  const seen = new Set<bigint>();
+  for (const [k] of m.entries) {
+    if (!isUint(k, 0xffffn)) throw bad(`${what} has a non-integer key`);
+    if (seen.has(k)) throw bad(`${what} has a duplicate key ${k}`);
+    seen.add(k);
+  }
+}
+
+/** The Cardano tx hash: blake2b-256 of the original body bytes (natural order). */
+export const cardanoTxHash = (tx: CardanoTx): Uint8Array => blake2b(tx.bodyBytes, { dkLen: 32 });
+
+/** The tx hash in Charms' internal (reversed) order, as in `UtxoId`s. */
+export const cardanoTxid = (tx: CardanoTx): Uint8Array => reversed(cardanoTxHash(tx));
+
+const field = (m: ValueMap, key: number): Value | undefined => m.entries.find(([k]) => k === BigInt(key))?.[1];
+export const bodyField = (tx: CardanoTx, key: number): Value | undefined => field(tx.body, key);
+
+/** Conway sets may carry tag 258. */
+const untagSet = (v: Value | undefined): Value | undefined => (v instanceof Tagged && v.tag === 258n ? v.value : v);
+
+/** The transaction inputs in the order they appear (Cardano orders them canonically). */
+export function parseInputs(tx: CardanoTx): UtxoId[] {
+  const ins = untagSet(bodyField(tx, 0));
+  if (!Array.isArray(ins)) throw bad('inputs are not a list');
+  return ins.map((i, n) => {
+    if (!Array.isArray(i) || i.length !== 2 || !(i[0] instanceof Uint8Array) || i[0].length !== 32 || !isUint(i[1], 0xffffffffn))
+      throw bad(`input #${n} is not [hash32, index]`);
+    return { txid: reversed(i[0]), vout: Number(i[1]) };
+  });
+}
+
+function parseAmount(v: Value | undefined, where: string): { lovelace: bigint; assets: Assets } {
+  if (isUint(v)) return { lovelace: v, assets: new Map() };
+  if (!Array.isArray(v) || v.length !== 2 || !isUint(v[0]) || !(v[1] instanceof ValueMap)) throw bad(`${where}: bad value`);
+  const assets: Assets = new Map();
+  for (const [p, inner] of v[1].entries) {
+    if (!(p instanceof Uint8Array) || p.length !== 28 || !(inner instanceof ValueMap)) throw bad(`${where}: bad multi-asset entry`);
+    const m = new Map<string, bigint>();
+    for (const [n, q] of inner.entries) {
+      if (!(n instanceof Uint8Array) || n.length > 32 || !isUint(q)) throw bad(`${where}: bad asset entry`);
+      m.set(toHex(n), q);
+    }
+    assets.set(toHex(p), m);
+  }
+  return { lovelace: v[0], assets };
+}
+
+function parseAddress(v: Value | undefined, where: string): Uint8Array {
+  // Shelley (base, pointer, enterprise, reward) or Byron (header type 8, CBOR inside)
+  if (!(v instanceof Uint8Array) || !(validateShelleyAddress(v) || (v.length > 1 && v[0]! >> 4 === 8))) throw bad(`${where}: bad address`);
+  return v;
+}
+
+function tag24(v: Value | undefined, where: string): Value {
+  if (!(v instanceof Tagged) || v.tag !== 24n || !(v.value instanceof Uint8Array)) throw bad(`${where}: expected #6.24(bytes)`);
+  try {
+    return decodeCbor(v.value);
+  } catch (e) {
+    throw bad(`${where}: embedded CBOR: ${(e as Error).message}`, e);
+  }
+}
+
+/** All outputs, legacy (array) and post-Alonzo (map) forms. */
+export function parseOutputs(tx: CardanoTx): CardanoOutput[] {
+  const outs = bodyField(tx, 1);
+  if (!Array.isArray(outs)) throw bad('outputs are not a list');
+  return outs.map((o, i) => {
+    const where = `output #${i}`;
+    if (Array.isArray(o)) {
+      if (o.length !== 2 && o.length !== 3) throw bad(`${where}: expected 2 or 3 items`);
+      const out: CardanoOutput = { address: parseAddress(o[0], where), ...parseAmount(o[1], where) };
+      if (o.length === 3) {
+        if (!(o[2] instanceof Uint8Array) || o[2].length !== 32) throw bad(`${where}: bad datum hash`);
+        out.datum = { hash: o[2] };
+      }
+      return out;
+    }
+    if (!(o instanceof ValueMap)) throw bad(`${where}: not an array or a map`);
+    uintKeyed(o, where);
+    const out: CardanoOutput = { address: parseAddress(field(o, 0), where), ...parseAmount(field(o, 1), where) };
+    const d = field(o, 2);
+    if (d !== undefined) {
+      if (!Array.isArray(d) || d.length !== 2) throw bad(`${where}: bad datum option`);
+      if (d[0] === 0n && d[1] instanceof Uint8Array && d[1].length === 32) out.datum = { hash: d[1] };
+      else if (d[0] === 1n) {
+        const datum = tag24(d[1], `${where} inline datum`);
+        if (!isPlutusData(datum)) throw bad(`${where}: inline datum is not Plutus data`);
+        out.datum = { inline: datum };
+      } else throw bad(`${where}: bad datum option`);
+    }
+    const sr = field(o, 3);
+    if (sr !== undefined) out.scriptRef = tag24(sr, `${where} script reference`);
+    return out;
+  });
+}
+
+/** Redeemers from the witness set, both the legacy array and the Conway map encodings. */
+export function parseRedeemers(tx: CardanoTx): Redeemer[] | undefined {
+  const red = field(tx.witnessSet, 5);
+  if (red === undefined) return undefined;
+  const out: Redeemer[] = [];
+  if (Array.isArray(red)) {
+    for (const r of red) {
+      if (!Array.isArray(r) || r.length !== 4 || !isUint(r[0], 5n) || !isUint(r[1]) || !isPlutusData(r[2])) throw bad('bad redeemer');
+      out.push({ tag: Number(r[0]), index: r[1], data: r[2] });
+    }
+  } else if (red instanceof ValueMap) {
+    for (const [k, v] of red.entries) {
+      if (!Array.isArray(k) || k.length !== 2 || !isUint(k[0], 5n) || !isUint(k[1])) throw bad('bad redeemer key');
+      if (!Array.isArray(v) || v.length !== 2 || !isPlutusData(v[0])) throw bad('bad redeemer value');
+      out.push({ tag: Number(k[0]), index: k[1], data: v[0] });
+    }
+  } else throw bad('redeemers are neither a list nor a map');
+  return out;
+}
