@@ -10,7 +10,7 @@ import { Tagged, ValueMap, type Value } from '../codec/value.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { CharmsError } from '../errors.js';
 import { encodeSpellCbor, spellToValue, type NormalizedSpell } from '../model/spell.js';
-import { publicValues } from '../verify/public-values.js';
+import { publicValuesFor } from '../proof/public-values.js';
 import { cardanoTxHash, parseCardanoTx, parseInputs, parseOutputs } from './tx.js';
 import { findCardanoSpell, fillFromCardanoTx } from './extract.js';
 import { proxyAddressForApps } from './scripts.js';
@@ -100,7 +100,7 @@ test('cardano-v11-tx.json: the decoded spell, inputs, permutation, outputs and p
   assert.deepEqual(spell.tx.ins!.map(utxoIdToString), d.withdraw_redeemer_permutation.map((p: number) => d.tx_inputs_in_cbor_order[p]));
   assert.equal(spellToJson(spell), toJsonPretty(parseJson(JSON.stringify(d.spell))));
   // the public values the proof commits to, byte for byte (independent of the proof verifier)
-  assert.equal(toHex(publicValues(spell.version, encodeSpellCbor(spell), false)), d.public_values_hex);
+  assert.equal(toHex(publicValuesFor(spell.version, encodeSpellCbor(spell), false)), d.public_values_hex);
 });
 
 test('finality-form vector: the tx verifies and gives the decoded spell', (t) => {

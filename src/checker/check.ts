@@ -35,13 +35,8 @@ import { isSimpleTransfer, isU64 } from './transfer.js';
 import { verifyBitcoinFinality } from '../bitcoin/finality.js';
 import { verifyCardanoFinality } from '../cardano/finality.js';
 
-export interface RunResult {
-  ok: boolean;
-  cycles: bigint;
-  stderr: string;
-  exitCode?: number;
-  error?: string;
-}
+import type { RunResult } from '../runner/index.js';
+export type { RunResult };
 /** The app runner (src/runner `runApp`), injected so tests can fake it. */
 export type RunApp = (args: {
   wasm: Uint8Array;

@@ -14,7 +14,7 @@ import { charmsFee, feeScriptFor, type FeeSettings } from '../bitcoin/fee-settin
 import { encodeSpellCbor, spellToValue, stripForChain, type NormalizedSpell } from '../model/spell.js';
 import { utxoIdToString, txidToDisplay } from '../model/primitives.js';
 import type { ChainTx, ProveRequest } from '../model/request.js';
-import { publicValues } from '../verify/public-values.js';
+import { publicValuesFor } from '../proof/public-values.js';
 import { checkSpell, type CheckResult } from '../checker/check.js';
 import { runApp as defaultRunApp } from '../runner/index.js';
 import { toHex } from '../util/bytes.js';
@@ -113,7 +113,7 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
     feeRate: req.fee_rate,
     spellCborLenForEstimate: dummyPayloadLength(estimateSpell),
   });
-  const proof = await backend.prove(publicValues(spell.version, encodeSpellCbor(spell), spell.mock));
+  const proof = await backend.prove(publicValuesFor(spell.version, encodeSpellCbor(spell), spell.mock));
   const txBytes = buildSpellTx({
     ins: spell.tx.ins ?? [],
     prevOutValues: values,

@@ -165,10 +165,6 @@ class FuelReplay {
     return { entry: this.regionCost[entry]!, regions };
   }
 
-  private get top(): Frame {
-    return this.frames[this.frames.length - 1]!;
-  }
-
   /** Region of the innermost live frame (wasmi's `stack.consume_fuel_instr()`). */
   private get region(): number {
     for (let i = this.frames.length - 1; i >= 0; i--)

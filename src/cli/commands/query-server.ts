@@ -1,6 +1,6 @@
 import type { CommandDef } from '../define.js';
 import { CharmsError } from '../../errors.js';
-import { optFlag, optString } from '../io.js';
+import { optFlag, optString, serveUntilSignal } from '../io.js';
 import { startQueryServer } from '../../query/service.js';
 import { sourceFromConfig } from '../../query/sources.js';
 import { createCache } from '../../services/cache.js';
@@ -29,13 +29,6 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const cache = createCache(ctx.env, log);
   const server = await startQueryServer({ host, port, source, cache, mock, log });
   log.info(`Spell-query service running on ${host}:${server.port}`, { source: source?.name ?? 'none (PUT only)', mock });
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
-  log.info('shutting down');
-  await server.close();
-  await cache.close();
+  await serveUntilSignal(log, () => server.close(), () => cache.close());
 };
 export default run;

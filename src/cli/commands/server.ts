@@ -1,6 +1,6 @@
 import type { CommandDef } from '../define.js';
 import { CharmsError } from '../../errors.js';
-import { optFlag, optString } from '../io.js';
+import { optFlag, optString, serveUntilSignal } from '../io.js';
 import { describeConfig, proverConfig } from '../../prover/config.js';
 import { serverProveService } from '../../prover/setup.js';
 import { bodyHandler } from '../../prover/service.js';
@@ -29,13 +29,6 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     log,
   });
   log.info(`Server running on ${host}:${server.port}`, { prover: service.description, ...describeConfig(config) });
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
-  log.info('shutting down');
-  await server.close();
-  await cache.close();
+  await serveUntilSignal(log, () => server.close(), () => cache.close());
 };
 export default run;
