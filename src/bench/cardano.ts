@@ -8,19 +8,9 @@ import { hasShared, readSharedText } from '../testing/shared.js';
 import { parseCardanoTx } from '../cardano/tx.js';
 import { findCardanoSpell, fillFromCardanoTx } from '../cardano/extract.js';
 import { fromHex } from '../util/bytes.js';
+import { median, timeRuns } from './measure.js';
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-function time(n: number, f: () => void): number[] {
-  for (let i = 0; i < 3; i++) f();
-  const ts: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    f();
-    ts.push(performance.now() - t);
-  }
-  return ts;
-}
+const time = (n: number, f: () => void): number[] => timeRuns(n, f, 3);
 
 export async function run(): Promise<void> {
   if (!hasShared) return console.log('skipped: ../shared not found');

@@ -9,19 +9,9 @@ import { initProofBackend, prepareProofKeys, verifySpellProof, type ProofBackend
 import { proveMock } from '../proof/mock.js';
 import { fromHex } from '../util/bytes.js';
 import { hasShared, readSharedJson } from '../testing/shared.js';
+import { median, timeMedian } from './measure.js';
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-function timeIt(n: number, f: () => void): number {
-  for (let i = 0; i < 5; i++) f(); // warm-up (JIT)
-  const t: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const s = performance.now();
-    f();
-    t.push(performance.now() - s);
-  }
-  return median(t);
-}
+const timeIt = (n: number, f: () => void): number => timeMedian(n, f, 5);
 
 type Args = Parameters<typeof verifySpellProof>[0];
 

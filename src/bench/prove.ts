@@ -5,27 +5,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sha256 } from '@noble/hashes/sha2.js';
+import { median, timeMedian } from './measure.js';
 import { hasShared, readSharedText } from '../testing/shared.js';
-import { funding, identityFor, templateApp } from '../testing/fixtures.js';
+import { bitcoinProveRequest, funding, identityFor, templateApp } from '../testing/fixtures.js';
 import { proveMock } from '../proof/mock.js';
-import { parseSpellText } from '../model/inputs.js';
 import { proveSpellTx } from '../prover/prove.js';
 import { MockBackend } from '../prover/backend.js';
 import { appFromString } from '../model/primitives.js';
 import { shutdownRunner } from '../runner/index.js';
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function run(): Promise<void> {
   const pv = new Uint8Array(700).fill(7);
-  proveMock(pv);
-  const t: number[] = [];
-  for (let i = 0; i < 10; i++) {
-    const s = performance.now();
-    proveMock(pv);
-    t.push(performance.now() - s);
-  }
-  console.log(`mock Groth16 proof (BLS12-381): median ${median(t).toFixed(1)} ms`);
+  console.log(`mock Groth16 proof (BLS12-381): median ${timeMedian(10, () => proveMock(pv), 1).toFixed(1)} ms`);
   if (!hasShared) return console.log('skipped the rest: ../shared not found');
   const app = await templateApp();
   const f = funding(readSharedText);
@@ -35,17 +27,10 @@ export async function run(): Promise<void> {
   const tok = `t/${id}/${app.vk}`;
   const coin = `{amount: 1000, dest: ${f.dest}}`;
   const mint = await proveSpellTx(
-    {
-      spell: parseSpellText(`version: 15\ntx:\n  ins: [${in0}]\n  outs:\n  - 0: {ticker: B, remaining: 100000}\n  coins: [${coin}]\napp_public_inputs:\n  ${nft}: ~\n`),
+    bitcoinProveRequest(f, `version: 15\ntx:\n  ins: [${in0}]\n  outs:\n  - 0: {ticker: B, remaining: 100000}\n  coins: [${coin}]\napp_public_inputs:\n  ${nft}: ~\n`, [f.hex], {
       app_private_inputs: [[appFromString(nft), in0]],
-      tx_ins_beamed_source_utxos: new Map(),
       binaries: [[sha256(app.wasm), app.wasm]],
-      app_signatures: [],
-      prev_txs: [{ chain: 'bitcoin', hex: f.hex }],
-      change_address: f.changeAddress,
-      fee_rate: 2,
-      chain: 'bitcoin',
-    },
+    }),
     { backend: new MockBackend() },
   );
   await shutdownRunner();

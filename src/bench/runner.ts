@@ -8,21 +8,9 @@ import { checkAppModule } from '../runner/policy.js';
 import { instrumentModule } from '../runner/instrument.js';
 import { Wasm } from '../runner/wasm-api.js';
 import { compileWatFixture } from '../runner/fixtures/wat.js';
+import { median, timeMedian } from './measure.js';
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-}
-
-function time(n: number, f: () => void): number {
-  const xs: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    f();
-    xs.push(performance.now() - t);
-  }
-  return median(xs);
-}
+const time = (n: number, f: () => void): number => timeMedian(n, f);
 
 export async function run(): Promise<void> {
   const wasm = await compileWatFixture('compute');

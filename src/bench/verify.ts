@@ -8,9 +8,9 @@ import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { extractAndVerifySpell } from '../verify/index.js';
 import { initProofBackend, prepareProofKeys } from '../proof/verify.js';
+import { median, timeRuns } from './measure.js';
 import { hasShared, readSharedJson, readSharedText } from '../testing/shared.js';
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function run(): Promise<void> {
   if (!hasShared) return console.log('skipped: ../shared not found');
@@ -23,35 +23,14 @@ export async function run(): Promise<void> {
   for (const backend of ['noble', 'mcl-wasm'] as const) {
     await initProofBackend(backend);
     const hex = txs[0]![1];
-    for (let i = 0; i < 5; i++) extractAndVerifySpell({ bitcoin: hex }, false);
-    const times: number[] = [];
-    for (let i = 0; i < 30; i++) {
-      const t = performance.now();
-      extractAndVerifySpell({ bitcoin: hex }, false);
-      times.push(performance.now() - t);
-    }
+    const times = timeRuns(30, () => extractAndVerifySpell({ bitcoin: hex }, false), 5);
     console.log(`extract+verify v12 with ${backend}: median ${median(times).toFixed(1)} ms (n=30)`);
   }
   for (const [name, hex] of txs) {
     const mock = name.includes('mock');
-    for (let i = 0; i < 5; i++) extractAndVerifySpell({ bitcoin: hex }, mock);
-    const times: number[] = [];
-    for (let i = 0; i < 30; i++) {
-      const t = performance.now();
-      extractAndVerifySpell({ bitcoin: hex }, mock);
-      times.push(performance.now() - t);
-    }
+    const times = timeRuns(30, () => extractAndVerifySpell({ bitcoin: hex }, mock), 5);
     console.log(`extract+verify ${name}: median ${median(times).toFixed(1)} ms (min ${Math.min(...times).toFixed(1)}, n=30)`);
   }
-  const ada = readSharedText('vectors', 'chain', '361927aed267ef049a5b9315aa7296493b385938d73340146b0af5d4637a02cf.cardano.hex').trim();
-  for (let i = 0; i < 5; i++) extractAndVerifySpell({ cardano: ada }, false);
-  const at: number[] = [];
-  for (let i = 0; i < 30; i++) {
-    const t = performance.now();
-    extractAndVerifySpell({ cardano: ada }, false);
-    at.push(performance.now() - t);
-  }
-  console.log(`extract+verify Cardano v11: median ${median(at).toFixed(1)} ms (n=30)`);
   const mod = fileURLToPath(new URL('../verify/index.js', import.meta.url));
   const first: number[] = [];
   for (let i = 0; i < 3; i++) {

@@ -6,8 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readSharedText, sharedOrSkip } from '../testing/shared.js';
-import { funding, identityFor, templateApp } from '../testing/fixtures.js';
-import { parseSpellText } from '../model/inputs.js';
+import { bitcoinProveRequest, funding, identityFor, templateApp } from '../testing/fixtures.js';
 import { appFromString } from '../model/primitives.js';
 import type { ProveRequest } from '../model/request.js';
 import { proveSpellTx } from './prove.js';
@@ -31,18 +30,8 @@ test('mint NFT → mint tokens → transfer → over-mint rejected (mock proofs,
   const nft = `n/${id}/${app.vk}`;
   const tok = `t/${id}/${app.vk}`;
   const backend = new MockBackend();
-  const req = (yaml: string, prev: string[], opts: Partial<ProveRequest> = {}): ProveRequest => ({
-    spell: parseSpellText(yaml),
-    app_private_inputs: [],
-    tx_ins_beamed_source_utxos: new Map(),
-    binaries: [[sha256(app.wasm), app.wasm]],
-    app_signatures: [],
-    prev_txs: prev.map((hex) => ({ chain: 'bitcoin', hex })),
-    change_address: f.changeAddress,
-    fee_rate: 2,
-    chain: 'bitcoin',
-    ...opts,
-  });
+  const req = (yaml: string, prev: string[], opts: Partial<ProveRequest> = {}): ProveRequest =>
+    bitcoinProveRequest(f, yaml, prev, { binaries: [[sha256(app.wasm), app.wasm]], ...opts });
   const coin = `{amount: 1000, dest: ${f.dest}}`;
 
   const mint = await proveSpellTx(
@@ -111,17 +100,7 @@ test('the mock proof in a proven transaction passes the reference verification p
   if (!sharedOrSkip(t)) return;
   const f = funding(readSharedText);
   const r = await proveSpellTx(
-    {
-      spell: parseSpellText(`version: 15\ntx:\n  ins: [${f.txid}:0]\n  outs: [{}]\n  coins: [{amount: 1000, dest: ${f.dest}}]\napp_public_inputs: {}\n`),
-      app_private_inputs: [],
-      tx_ins_beamed_source_utxos: new Map(),
-      binaries: [],
-      app_signatures: [],
-      prev_txs: [{ chain: 'bitcoin', hex: f.hex }],
-      change_address: f.changeAddress,
-      fee_rate: 2,
-      chain: 'bitcoin',
-    },
+    bitcoinProveRequest(f, `version: 15\ntx:\n  ins: [${f.txid}:0]\n  outs: [{}]\n  coins: [{amount: 1000, dest: ${f.dest}}]\napp_public_inputs: {}\n`, [f.hex]),
     { backend: new MockBackend() },
   );
   const s = extractAndVerifySpell({ bitcoin: r.txs[0]!.hex }, true);

@@ -9,6 +9,8 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { buildApp } from '../app/project.js';
 import { templatesDir } from '../app/new.js';
 import { toHex } from '../util/bytes.js';
+import { parseSpellText } from '../model/inputs.js';
+import type { ChainTx, ProveRequest } from '../model/request.js';
 
 let built: Promise<{ wasm: Uint8Array; vk: string; path: string }> | undefined;
 
@@ -38,3 +40,21 @@ export function funding(read: (...p: string[]) => string): Funding {
 }
 
 export const identityFor = (utxo: string): string => toHex(sha256(new TextEncoder().encode(utxo)));
+
+/** A Bitcoin ProveRequest for a spell in YAML, paying change to the funding fixture's address. */
+export function bitcoinProveRequest(f: Funding, spellYaml: string, prevHex: string[], opts: Partial<ProveRequest> = {}): ProveRequest {
+  return {
+    spell: parseSpellText(spellYaml),
+    app_private_inputs: [],
+    tx_ins_beamed_source_utxos: new Map(),
+    binaries: [],
+    app_signatures: [],
+    prev_txs: prev(prevHex),
+    change_address: f.changeAddress,
+    fee_rate: 2,
+    chain: 'bitcoin',
+    ...opts,
+  };
+}
+
+const prev = (hexes: string[]): ChainTx[] => hexes.map((hex) => ({ chain: 'bitcoin', hex }));
