@@ -12,13 +12,14 @@
  * Plus the charms each UTXO holds (`charms_in_utxo`).
  */
 import { CharmsError } from '../errors.js';
-import { ValueMap, type Value } from '../codec/value.js';
-import { compareBytes, fromHex, toHex } from '../util/bytes.js';
+import { ValueMap } from '../codec/value.js';
+import { fromHex, toHex } from '../util/bytes.js';
 import { parseTx, txid as bitcoinTxid } from '../bitcoin/tx.js';
 import { extractAndVerifyBitcoin } from '../verify/bitcoin.js';
 import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
 import { extractAndVerifyCardanoTx, parseInputs, parseOutputs, type CardanoOutput } from '../cardano/extract.js';
-import { assetNameForApp, isTokenApp, policyIdForApp } from '../cardano/scripts.js';
+import { assetNameForApp, expectedTokens, policyIdForApp } from '../cardano/assets.js';
+import { assetsToValue, subtractAssets } from '../cardano/content.js';
 import { CURRENT_VERSION, type NativeOutput, type NormalizedCharms, type NormalizedSpell } from '../model/spell.js';
 import { txidToDisplay, utxoIdToString, type App, type Data, type UtxoId } from '../model/primitives.js';
 import type { ChainTx } from '../model/request.js';
@@ -74,46 +75,6 @@ function bitcoinVirtualSpell(t: ChainTx, mock: boolean): PrevSpell {
 
 // ------------------------------------------------------------------------------ Cardano
 
-type Assets = Map<string, Map<string, bigint>>;
-
-/** Native tokens standing for the charms of one output: NFTs count 1, tokens their amount. */
-function charmTokens(charms: Charms): Assets {
-  const out: Assets = new Map();
-  for (const [app, data] of charms) {
-    if (!isTokenApp(app)) continue;
-    const qty = app.tag === 'n' ? 1n : typeof data === 'bigint' ? data : 0n;
-    const p = toHex(policyIdForApp(app));
-    const m = out.get(p) ?? new Map<string, bigint>();
-    m.set(toHex(assetNameForApp(app)), qty);
-    out.set(p, m);
-  }
-  return out;
-}
-
-/** `MultiAsset::checked_sub`: all of `b` must be present in `a`. */
-function subAssets(a: Assets, b: Assets, where: string): Assets {
-  const rest: Assets = new Map([...a].map(([p, m]) => [p, new Map(m)]));
-  for (const [p, m] of b)
-    for (const [n, q] of m) {
-      const have = rest.get(p)?.get(n) ?? 0n;
-      if (have < q) throw new CharmsError('INVALID_SPELL', `${where}: native token ${p}.${n} short of its charms (${have} < ${q})`);
-      if (have === q) rest.get(p)!.delete(n);
-      else rest.get(p)!.set(n, have - q);
-      if (rest.get(p)!.size === 0) rest.delete(p);
-    }
-  return rest;
-}
-
-function assetsValue(assets: Assets): ValueMap {
-  const byBytes = (x: string, y: string) => compareBytes(fromHex(x), fromHex(y));
-  return new ValueMap(
-    [...assets.keys()].sort(byBytes).map((p) => {
-      const inner = assets.get(p)!;
-      return [p, new ValueMap([...inner.keys()].sort(byBytes).map((n) => [n, inner.get(n)!] as [Value, Value]))];
-    }),
-  );
-}
-
 /**
  * `all_coin_outs` on Cardano: every output with `content` = its native tokens minus those of its
  * charms (unless beamed out), plus datum and script reference. Outputs carrying a datum or a
@@ -128,8 +89,8 @@ function cardanoCoins(spell: NormalizedSpell, outs: CardanoOutput[], txLabel: st
     const n = spell.tx.outs[i];
     const beamed = spell.tx.beamed_outs?.has(i) ?? false;
     const charms = n && !beamed ? charmsOf(spell, n) : [];
-    const rest = subAssets(o.assets, charmTokens(charms), `${txLabel} output #${i}`);
-    const coin: NativeOutput = { amount: o.lovelace, dest: o.address, content: new ValueMap([['multiasset', assetsValue(rest)]]) };
+    const rest = subtractAssets(o.assets, expectedTokens(charms), `${txLabel} output #${i}`);
+    const coin: NativeOutput = { amount: o.lovelace, dest: o.address, content: new ValueMap([['multiasset', assetsToValue(rest)]]) };
     if (o.datum !== undefined || o.scriptRef !== undefined) unrendered.add(i);
     return coin;
   });
