@@ -32,8 +32,8 @@ test('V12 transaction: the OP_RETURN payload is exactly the recorded 918 bytes',
   const payload = opReturnSpellPayload(tx);
   assert.equal(toHex(payload), v.payload_hex);
   assert.equal(payload.length, 918);
-  assert.ok(toHex(tx.outputs[v.spell_output_index].script).startsWith(v.op_return_script_prefix_hex));
-  assert.equal(toHex(opReturnSpellScript(payload)), toHex(tx.outputs[v.spell_output_index].script));
+  assert.ok(toHex(tx.outputs[v.spell_output_index]!.script).startsWith(v.op_return_script_prefix_hex));
+  assert.equal(toHex(opReturnSpellScript(payload)), toHex(tx.outputs[v.spell_output_index]!.script));
 });
 
 test('witness-era transactions (V6 mock, V7, V8): the envelope payload is exactly the recorded bytes', (t) => {

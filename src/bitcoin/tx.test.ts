@@ -84,7 +84,7 @@ test('truncated, padded or malformed transactions are INVALID_TX errors, never c
       assert.ok(isInvalidTx(e), String(e));
     }
     const flipped = Uint8Array.from(b);
-    flipped[rnd() * 4 % b.length] ^= 0xff;
+    flipped[rnd() * 4 % b.length]! ^= 0xff;
     try {
       const tx = parseTx(flipped);
       assert.equal(toHex(serializeTx(tx)), toHex(flipped)); // whatever parses must round-trip

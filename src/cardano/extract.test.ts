@@ -70,8 +70,9 @@ test('every Cardano chain vector gives the expected verdict, version and exact s
       }
     }
   }
-  assert.equal(verified, 6); // 28bbfea2, 361927ae, 712fcb00, each in both modes
-  assert.equal(rejected, 10);
+  // every vector was decided as its expectation file says; both verdicts are represented
+  assert.equal(verified + rejected, files.length * 2);
+  assert.ok(verified >= 6 && rejected >= 10, `verified ${verified}, rejected ${rejected}`);
 });
 
 test('specific rejection reasons match the reference (no spell output, no redeemers, mock)', (t) => {
@@ -216,7 +217,7 @@ test('rules: proxy address for non-token charms, exact CNT amounts, beamed outpu
 
   // output 1 is beamed out, so its token charms need no CNTs; un-beamed, they are missing
   m = v11Mutable();
-  assert.throws(() => fillMutated(m, (s) => ({ ...s, tx: { ...s.tx, beamed_outs: undefined } })), errCode('INVALID_SPELL', /short of its charms|expected/));
+  assert.throws(() => fillMutated(m, (s) => { const { beamed_outs: _, ...tx } = s.tx; return { ...s, tx }; }), errCode('INVALID_SPELL', /short of its charms|expected/));
 });
 
 test('rules: CNTs of charms are taken out of content; excess or missing amounts are rejected', async (t) => {
@@ -224,7 +225,7 @@ test('rules: CNTs of charms are taken out of content; excess or missing amounts 
   const { expectedTokens } = await import('./assets.js');
   const base = fillMutated(v11Mutable());
   const apps = base.app_public_inputs.map(([a]) => a);
-  const unbeam = (s: NormalizedSpell) => ({ ...s, tx: { ...s.tx, beamed_outs: undefined } });
+  const unbeam = (s: NormalizedSpell): NormalizedSpell => { const { beamed_outs: _, ...tx } = s.tx; return { ...s, tx }; };
   const charms1 = [...base.tx.outs[1]!.entries()].map(([k, d]) => [apps[k]!, d] as [typeof apps[0], Value]);
   const exp = expectedTokens(charms1);
   assert.equal(exp.size, 1); // three t/ apps sharing one vk → one policy, three asset names

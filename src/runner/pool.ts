@@ -17,9 +17,9 @@ interface Task {
 
 interface Slot {
   worker: Worker;
-  task?: Task;
+  task?: Task | undefined;
   taskId?: number;
-  timer?: NodeJS.Timeout;
+  timer?: NodeJS.Timeout | undefined;
 }
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);

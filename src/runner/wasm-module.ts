@@ -30,7 +30,7 @@ export interface Global {
   type: ValType;
   mutable: boolean;
   /** Constant value of a plain `t.const` initialiser (for immutable-global folding). */
-  constValue?: number | bigint;
+  constValue?: number | bigint | undefined;
 }
 
 export interface Section {
