@@ -45,9 +45,13 @@ function unreachable(what: string, e: unknown): CharmsError {
   return err;
 }
 
+/** A source URL as shown in names and messages: redacted, without a trailing slash. */
+const shownUrl = (u: string): string => redactUrl(u).replace(/\/(?=$|\?)/, '');
+
 export class EsploraSource implements TxSource {
   readonly name: string;
   private readonly base: URL;
+  private readonly basePath: string;
   private readonly headers: Record<string, string> = {};
   /** `base` may carry credentials (sent as Basic auth) and a query (e.g. `?token=`, kept on every call). */
   constructor(
@@ -61,13 +65,13 @@ export class EsploraSource implements TxSource {
       throw new CharmsError('CONFIG', `ESPLORA_URL: not a URL: ${redactText(base)}`);
     }
     this.base = new URL(parts.url);
-    this.base.pathname = this.base.pathname.replace(/\/+$/, '');
+    this.basePath = this.base.pathname.replace(/\/+$/, '');
     if (parts.authorization) this.headers.authorization = parts.authorization;
-    this.name = `esplora ${redactUrl(base)}`;
+    this.name = `esplora ${shownUrl(base)}`;
   }
   private urlFor(txid: string): string {
     const u = new URL(this.base);
-    u.pathname = `${u.pathname}/tx/${txid}/hex`;
+    u.pathname = `${this.basePath}/tx/${txid}/hex`;
     return u.toString();
   }
   async rawTx(txid: string): Promise<string> {
@@ -93,7 +97,7 @@ export class BitcoinRpcSource implements TxSource {
     private readonly auth: () => string | undefined,
     private readonly timeoutMs = 10_000,
   ) {
-    this.name = `bitcoind ${redactUrl(url)}`;
+    this.name = `bitcoind ${shownUrl(url)}`;
   }
   async rawTx(txid: string): Promise<string> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
