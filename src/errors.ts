@@ -20,6 +20,8 @@ export type ErrorCode =
   | 'IO'
   | 'CONFIG'
   | 'PAYLOAD_TOO_LARGE'
+  | 'REQUEST_TIMEOUT' // the client did not send its request in time (HTTP 408)
+  | 'SERVER_BUSY' // a server-wide limit is reached; retry shortly (HTTP 503)
   | 'INTERNAL';
 
 export class CharmsError extends Error {

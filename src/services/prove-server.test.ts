@@ -101,8 +101,7 @@ test('a 33 MiB body is refused with 413 without being read whole (Content-Length
     });
     assert.equal(chunked, 413);
     assert.equal(proveCalls, 0);
-    const h2big = await h2(server.port, 'POST', '/spells/prove', Buffer.alloc(size), { 'content-length': String(size) }).catch(() => ({ status: 413 }) as Reply);
-    assert.equal(h2big.status, 413);
+    // h2c: see services/http.test.ts (declared and streamed bodies, the stream reset after the 413)
   } finally {
     await server.close();
   }

@@ -5,6 +5,7 @@ import { startQueryServer } from '../../query/service.js';
 import { sourceFromConfig } from '../../query/sources.js';
 import { createCache } from '../../services/cache.js';
 import { createLogger } from '../../services/log.js';
+import { limitsFromEnv } from '../../services/limits.js';
 import { useFastProofBackend } from '../../proof/init.js';
 
 /**
@@ -27,7 +28,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     rpcPassword: ctx.env.BITCOIN_RPC_PASSWORD,
   });
   const cache = createCache(ctx.env, log);
-  const server = await startQueryServer({ host, port, source, cache, mock, log });
+  const server = await startQueryServer({ host, port, source, cache, mock, log, limits: limitsFromEnv(ctx.env) });
   log.info(`Spell-query service running on ${host}:${server.port}`, { source: source?.name ?? 'none (PUT only)', mock });
   await serveUntilSignal(log, () => server.close(), () => cache.close());
 };

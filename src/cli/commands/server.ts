@@ -7,6 +7,7 @@ import { bodyHandler } from '../../prover/service.js';
 import { startProveServer } from '../../services/prove-server.js';
 import { createCache } from '../../services/cache.js';
 import { createLogger } from '../../services/log.js';
+import { limitsFromEnv } from '../../services/limits.js';
 import { useFastProofBackend } from '../../proof/init.js';
 
 /** Starts the proving server and runs until SIGINT/SIGTERM. */
@@ -27,6 +28,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     ready: async () => (await service.ready()) && (await cache.ready()),
     cache,
     log,
+    limits: limitsFromEnv(ctx.env),
   });
   log.info(`Server running on ${host}:${server.port}`, { prover: service.description, ...describeConfig(config) });
   await serveUntilSignal(log, () => server.close(), () => cache.close());
