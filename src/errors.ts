@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'INSUFFICIENT_FUNDS'
   | 'NOT_FOUND'
   | 'UPSTREAM_UNAVAILABLE'
+  | 'SCROLLS_REFUSED' // the Scrolls canister refused the request (its message says why)
   | 'IO'
   | 'CONFIG'
   | 'PAYLOAD_TOO_LARGE'
