@@ -1,3 +1,4 @@
+import { hasRedisServer, skipOrFail } from '../testing/require.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -377,9 +378,8 @@ test('charms query-server: help documents the source configuration; starts, answ
   }
 });
 
-const hasRedis = (await import('node:child_process')).spawnSync('redis-server', ['--version']).status === 0;
-
-test('two services sharing Redis (CACHE_URL): one upstream call for concurrent GETs on both; answers and "no spell" shared', { skip: hasRedis ? false : 'redis-server not installed (CI installs it)' }, async (t) => {
+test('two services sharing Redis (CACHE_URL): one upstream call for concurrent GETs on both; answers and "no spell" shared', async (t) => {
+  if (!hasRedisServer()) return skipOrFail(t, 'redis-server not installed (CI installs it)');
   if (!sharedOrSkip(t)) return;
   const { spawn } = await import('node:child_process');
   const { createCache } = await import('../services/cache.js');
