@@ -111,3 +111,35 @@ test('the unsigned transaction: version 2, locktime 0, empty scriptSigs, final s
   assert.deepEqual(tx.inputs.map((i) => `${toHex(reversed(i.txid))}:${i.vout}`), d.spell_ins);
   assert.equal(toHex(serializeTx(tx, { witness: false })), toHex(bytes));
 });
+
+test('no built transaction ever has an empty output script: 2 000 seeded random coin sets', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const d = readSharedJson('vectors', 'bitcoin-tx-build-vectors.json');
+  const base = caseArgs(d, d.cases[0]);
+  let seed = 0x1234567;
+  const rnd = (n: number) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return (seed >>> 8) % n;
+  };
+  let built = 0;
+  let refused = 0;
+  for (let i = 0; i < 2000; i++) {
+    const coins = Array.from({ length: 1 + rnd(4) }, () => ({
+      amount: BigInt(300 + rnd(5000)),
+      dest: rnd(4) === 0 ? new Uint8Array(0) : Uint8Array.from({ length: 1 + rnd(40) }, () => rnd(256)),
+    }));
+    try {
+      const tx = parseTx(buildSpellTx({ ...base, coins }));
+      assert.ok(tx.outputs.every((o) => o.script.length > 0), `case ${i}`);
+      built++;
+    } catch (e) {
+      assert.ok(e instanceof CharmsError, String(e));
+      if (coins.some((c) => c.dest.length === 0)) {
+        assert.equal(e.code, 'INVALID_INPUT');
+        assert.match(e.message, /empty script/);
+        refused++;
+      } else assert.equal(e.code, 'INSUFFICIENT_FUNDS');
+    }
+  }
+  assert.ok(built > 100 && refused > 100, `built ${built}, refused ${refused}`);
+});

@@ -76,6 +76,10 @@ export function buildSpellTxDetailed(a: BuildArgs): BuiltSpellTx {
   } catch (e) {
     throw new CharmsError('INVALID_INPUT', `Invalid change address: ${a.changeAddress}`, { cause: e });
   }
+  // An empty scriptPubKey is spendable by anyone: never build one (e.g. an unbound Scrolls output).
+  const empty = a.coins.findIndex((c) => c.dest.length === 0);
+  if (empty >= 0)
+    throw new CharmsError('INVALID_INPUT', `output #${empty} has an empty script (anyone could spend it): refusing to build the transaction`);
   const outputs: TxOut[] = a.coins.map((c) => ({ value: c.amount, script: c.dest }));
   if (a.charmsFee) {
     const { script, amount } = a.charmsFee;
@@ -101,6 +105,7 @@ export function buildSpellTxDetailed(a: BuildArgs): BuiltSpellTx {
       `spell inputs must have sufficient value to cover outputs and fees: inputs ${amountIn} sats, outputs ${amountOut} sats, fee ${fee} sats; ${-change} sats short`,
     );
   if (change >= DUST_LIMIT) outputs.push({ value: change, script: changeScript });
+  if (outputs.some((o) => o.script.length === 0)) throw new CharmsError('INTERNAL', 'built an output with an empty script: refusing it');
   return { bytes: serializeTx(tx), tx, fee, change, weightForFee };
 }
 

@@ -68,8 +68,24 @@ function prevOutValues(spell: NormalizedSpell, prevTxs: ChainTx[]): bigint[] {
 
 import { txid as txidOf } from '../bitcoin/tx.js';
 
+/**
+ * Refuses a spell whose Scrolls outputs (`tx.scrolls`) still have an empty `dest`. The reference
+ * lets them through preflight and builds a 1000-sat output with an empty script (anyone can spend
+ * it); until such outputs are bound through the Scrolls service we never build one.
+ */
+export function refuseUnboundScrollOutputs(spell: NormalizedSpell): void {
+  const coins = spell.tx.coins ?? [];
+  const unbound = (spell.tx.scrolls ?? []).filter((i) => coins[i]?.dest.length === 0);
+  if (unbound.length > 0)
+    throw new CharmsError(
+      'UNSUPPORTED',
+      `Scrolls output(s) ${unbound.map((i) => `#${i}`).join(', ')} have an empty dest: binding Scrolls outputs through the Scrolls service is not supported yet, and an empty script would let anyone spend the output; give each Scrolls output a dest`,
+    );
+}
+
 export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<ProveOutcome> {
   const { backend } = deps;
+  refuseUnboundScrollOutputs(req.spell);
   if (req.chain === 'cardano') {
     if (!req.collateral_utxo) throw new CharmsError('INVALID_INPUT', 'Collateral UTXO is required for Cardano spells');
     throw new CharmsError('UNSUPPORTED', 'building Cardano spell transactions is not supported yet: use --chain bitcoin');

@@ -67,3 +67,36 @@ test('POST /spells/prove with the real pipeline: JSON and CBOR requests, each ki
     await server.close();
   }
 });
+
+test('a spell with a Scrolls output whose dest is empty is refused with 400 UNSUPPORTED, never built', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const service = new LocalProveService({ backend: new MockBackend() });
+  const server = await startProveServer({ host: '127.0.0.1', port: 0, prove: bodyHandler(service), ready: () => service.ready() });
+  try {
+    const f = funding(readSharedText);
+    const { parseSpellText } = await import('../model/inputs.js');
+    const { encodeSpellCbor } = await import('../model/spell.js');
+    const { toHex } = await import('../util/bytes.js');
+    const body = (dest: string) =>
+      JSON.stringify({
+        spell: toHex(encodeSpellCbor(parseSpellText(`{"version":15,"tx":{"ins":["${f.txid}:0"],"outs":[{},{}],"coins":[{"amount":1000,"dest":"${f.dest}"},{"amount":1000,"dest":"${dest}"}],"scrolls":[1]},"app_public_inputs":{}}`))),
+        prev_txs: [{ bitcoin: f.hex }],
+        change_address: f.changeAddress,
+        fee_rate: 2.0,
+        chain: 'bitcoin',
+      });
+    const r = await h1(server.port, 'POST', '/spells/prove', body(''), { 'content-type': 'application/json' });
+    assert.equal(r.status, 400, r.body.toString());
+    const e = JSON.parse(r.body.toString());
+    assert.equal(e.code, 'UNSUPPORTED');
+    assert.match(e.error, /Scrolls output\(s\) #1 have an empty dest/);
+    // the same spell with the Scrolls output bound to a real script is proved; every output has a script
+    const ok = await h1(server.port, 'POST', '/spells/prove', body(f.dest), { 'content-type': 'application/json' });
+    assert.equal(ok.status, 200, ok.body.toString());
+    const { parseTx } = await import('../bitcoin/tx.js');
+    const tx = parseTx(fromHex(JSON.parse(ok.body.toString())[0].bitcoin));
+    assert.ok(tx.outputs.every((o) => o.script.length > 0));
+  } finally {
+    await server.close();
+  }
+});

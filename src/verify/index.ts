@@ -10,8 +10,8 @@ import { fromHex } from '../util/bytes.js';
 import { spellToValue, type NormalizedSpell } from '../model/spell.js';
 import { toJsonPretty } from '../codec/json.js';
 import { toYaml } from '../codec/yaml.js';
-import { extractAndVerifyBitcoin } from './bitcoin.js';
-import { extractAndVerifyCardano } from './cardano.js';
+import { extractAndVerifyBitcoin } from '../bitcoin/extract.js';
+import { extractAndVerifyCardano } from '../cardano/extract.js';
 
 export type TxInput = { bitcoin: string | Uint8Array } | { cardano: string | Uint8Array };
 
