@@ -4,7 +4,7 @@
  * The property checked is the house rule for hostile input: a decoder either answers or throws a
  * CharmsError — never another exception (TypeError, RangeError, …).
  */
-import { CharmsError } from '../errors.js';
+import { CharmsError } from '../../errors.js';
 
 /** splitmix32-style PRNG: small, fast, reproducible. */
 export class Rng {

@@ -6,26 +6,26 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeCbor, encodeCbor } from '../codec/cbor.js';
-import { Tagged, ValueMap } from '../codec/value.js';
-import { parseJson } from '../codec/json.js';
-import { parseTx } from '../bitcoin/tx.js';
-import { findBitcoinSpell, fillFromBitcoinTx } from '../verify/bitcoin.js';
-import { findSpellPayload } from '../cardano/extract.js';
-import { parseCardanoTx, parseInputs, parseOutputs, parseRedeemers } from '../cardano/tx.js';
-import { decodeSpellAndProof } from '../verify/bitcoin.js';
-import { parseSpellText } from '../model/inputs.js';
-import { decodeProveRequest } from '../prover/service.js';
-import { proveRequestToValue } from '../model/request.js';
-import { toJsonCompact } from '../codec/json.js';
-import { spellToValue } from '../model/spell.js';
-import { checkAppModule } from '../runner/policy.js';
-import { instrumentModule } from '../runner/instrument.js';
-import { FUEL_VECTORS } from '../runner/fixtures/fuel-vectors.js';
-import { compileWatFixture } from '../runner/fixtures/wat.js';
-import { fromHex } from '../util/bytes.js';
-import { templatesDir } from '../app/new.js';
-import { hasShared, sharedPath } from '../testing/shared.js';
+import { decodeCbor, encodeCbor } from '../../codec/cbor.js';
+import { Tagged, ValueMap } from '../../codec/value.js';
+import { parseJson } from '../../codec/json.js';
+import { parseTx } from '../../bitcoin/tx.js';
+import { findBitcoinSpell, fillFromBitcoinTx } from '../../bitcoin/extract.js';
+import { findSpellPayload } from '../../cardano/extract.js';
+import { parseCardanoTx, parseInputs, parseOutputs, parseRedeemers } from '../../cardano/tx.js';
+import { decodeSpellAndProof } from '../../proof/spell.js';
+import { parseSpellText } from '../../model/inputs.js';
+import { decodeProveRequest } from '../../prover/service.js';
+import { proveRequestToValue } from '../../model/request.js';
+import { toJsonCompact } from '../../codec/json.js';
+import { spellToValue } from '../../model/spell.js';
+import { checkAppModule } from '../../runner/policy.js';
+import { instrumentModule } from '../../runner/instrument.js';
+import { FUEL_VECTORS } from '../../runner/fixtures/fuel-vectors.js';
+import { compileWatFixture } from '../../runner/fixtures/wat.js';
+import { fromHex } from '../../util/bytes.js';
+import { templatesDir } from '../../app/new.js';
+import { hasShared, sharedPath } from '../shared.js';
 import { mutateBytes, type FuzzTarget, type Rng } from './harness.js';
 
 const enc = new TextEncoder();
@@ -113,7 +113,7 @@ export async function wasmSeeds(extra: Uint8Array[] = []): Promise<Uint8Array[]>
   const seeds = FUEL_VECTORS.map((v) => fromHex(v.hex));
   for (const name of ['compute', 'echo-stderr', 'random-and-env', 'recursion', 'versioned', 'proc-exit', 'trap-div-zero', 'infinite-loop'])
     seeds.push(await compileWatFixture(name));
-  const { templateApp } = await import('../testing/fixtures.js');
+  const { templateApp } = await import('../fixtures.js');
   seeds.push((await templateApp()).wasm);
   return [...seeds, ...extra];
 }

@@ -40,7 +40,7 @@ async function main(): Promise<void> {
     if (s.failures.length) console.log(describeFailures(s));
   }
   console.log(`total: ${total} inputs, ${failures} failures, ${((performance.now() - t0) / 1000).toFixed(1)} s (seed ${seed})`);
-  const { shutdownRunner } = await import('../runner/index.js');
+  const { shutdownRunner } = await import('../../runner/index.js');
   await shutdownRunner();
   process.exitCode = failures ? 1 : 0;
 }
