@@ -2,7 +2,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { extractAndVerifySpell, spellToJson } from '../verify/index.js';
-import { extractAndVerifyCardano } from '../verify/cardano.js';
 import { readSharedJson, readSharedText, sharedOrSkip, sharedPath } from '../testing/shared.js';
 import { parseJson, toJsonCompact, toJsonPretty } from '../codec/json.js';
 import { decodeCbor, encodeCbor } from '../codec/cbor.js';
@@ -12,7 +11,7 @@ import { CharmsError } from '../errors.js';
 import { encodeSpellCbor, spellToValue, type NormalizedSpell } from '../model/spell.js';
 import { publicValuesFor } from '../proof/public-values.js';
 import { cardanoTxHash, parseCardanoTx, parseInputs, parseOutputs } from './tx.js';
-import { findCardanoSpell, fillFromCardanoTx } from './extract.js';
+import { extractAndVerifyCardano, findCardanoSpell, fillFromCardanoTx } from './extract.js';
 import { proxyAddressForApps } from './scripts.js';
 import { utxoIdToString } from '../model/primitives.js';
 

@@ -17,7 +17,7 @@ import { type Value } from '../codec/value.js';
 import { equalBytes } from '../util/bytes.js';
 import { appToString, type App, type Data, type UtxoId } from '../model/primitives.js';
 import type { NativeOutput, NormalizedSpell } from '../model/spell.js';
-import { decodeSpellAndProof, verifyFilledSpell, type SpellAndProof } from '../verify/bitcoin.js';
+import { decodeSpellAndProof, verifyFilledSpell, type SpellAndProof } from '../proof/spell.js';
 import { parseCardanoTx, parseInputs, parseOutputs, parseRedeemers, type Assets, type CardanoOutput, type CardanoTx } from './tx.js';
 import { expectedTokens, isTokenApp } from './assets.js';
 import { proxyScriptHashForApps } from './scripts.js';
@@ -146,7 +146,7 @@ function fill(spell: NormalizedSpell, tx: CardanoTx, inputs: UtxoId[], outs: Car
 }
 
 /** Parses a Cardano transaction, extracts its spell, fills it and verifies the proof. */
-export function extractAndVerifyCardanoTx(bytes: Uint8Array, mock: boolean): NormalizedSpell {
+export function extractAndVerifyCardano(bytes: Uint8Array, mock: boolean): NormalizedSpell {
   const tx = parseCardanoTx(bytes);
   const inputs = parseInputs(tx);
   const outs = parseOutputs(tx);

@@ -15,12 +15,10 @@ import { CborWriter } from '../codec/cbor.js';
 import { ValueMap, type Value } from '../codec/value.js';
 import { compareBytes, toHex } from '../util/bytes.js';
 import { appToValue, compareApps, utxoIdToBytes, utxoIdToString, type App, type Data, type UtxoId } from '../model/primitives.js';
-import { nativeOutputToValue, type BeamSource, type NativeOutput, type NormalizedSpell } from '../model/spell.js';
+import { nativeOutputToValue, type BeamSource, type Charms, type NativeOutput, type NormalizedSpell } from '../model/spell.js';
 import { chainTxToValue, type ChainTx } from '../model/request.js';
 import { charmsHeldBy, charmsOf, type PrevSpell } from './prev-spells.js';
 
-/** Charms of one output: App → Data. */
-export type Charms = [App, Data][];
 
 export interface AppTransaction {
   ins: [UtxoId, Charms][];

@@ -15,15 +15,14 @@ import { CharmsError } from '../errors.js';
 import { ValueMap } from '../codec/value.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { parseTx, txid as bitcoinTxid } from '../bitcoin/tx.js';
-import { extractAndVerifyBitcoin } from '../verify/bitcoin.js';
+import { extractAndVerifyBitcoin } from '../bitcoin/extract.js';
 import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
-import { extractAndVerifyCardanoTx, parseInputs, parseOutputs, type CardanoOutput } from '../cardano/extract.js';
+import { extractAndVerifyCardano, parseInputs, parseOutputs, type CardanoOutput } from '../cardano/extract.js';
 import { assetNameForApp, expectedTokens, policyIdForApp } from '../cardano/assets.js';
 import { assetsToValue, subtractAssets } from '../cardano/content.js';
-import { CURRENT_VERSION, type NativeOutput, type NormalizedCharms, type NormalizedSpell } from '../model/spell.js';
+import { CURRENT_VERSION, type Charms, type NativeOutput, type NormalizedCharms, type NormalizedSpell } from '../model/spell.js';
 import { txidToDisplay, utxoIdToString, type App, type Data, type UtxoId } from '../model/primitives.js';
 import type { ChainTx } from '../model/request.js';
-import type { Charms } from './app-input.js';
 
 export interface PrevSpell {
   /** Internal byte order. */
@@ -107,7 +106,7 @@ function cardanoVirtualSpell(t: ChainTx, next: NormalizedSpell, mock: boolean): 
   let spell: NormalizedSpell;
   let verified = true;
   try {
-    spell = extractAndVerifyCardanoTx(bytes, mock);
+    spell = extractAndVerifyCardano(bytes, mock);
   } catch (e) {
     if (fatal(e)) throw e;
     verified = false;

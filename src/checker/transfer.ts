@@ -6,7 +6,8 @@
 import { CharmsError } from '../errors.js';
 import { valueEquals } from '../codec/value.js';
 import { appEquals, appToString, type App, type Data } from '../model/primitives.js';
-import type { AppTransaction, Charms } from './app-input.js';
+import type { Charms } from '../model/spell.js';
+import type { AppTransaction } from './app-input.js';
 
 const U64_LIMIT = 1n << 64n;
 

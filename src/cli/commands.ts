@@ -3,7 +3,7 @@
  * thin shells over library functions, loaded lazily so `--help` stays fast.
  */
 import type { CommandDef, OptionDef } from './define.js';
-import { SHELLS } from './completions.js';
+import { SHELLS, completionScript, type Shell } from './completions.js';
 
 const chainOpt = (help = 'Target chain'): OptionDef => ({ name: 'chain', value: 'CHAIN', choices: ['bitcoin', 'cardano'], default: 'bitcoin', help });
 const mockOpt = (help: string): OptionDef => ({ name: 'mock', help });
@@ -205,7 +205,8 @@ export function commandTree(binName: string): CommandDef {
         name: 'completions',
         about: 'Print shell completions',
         args: [{ name: 'SHELL', required: true, choices: [...SHELLS], help: 'Shell' }],
-        run: lazy(() => import('./commands/completions.js')),
+        // The tree itself is the input, so this handler lives here (no module cycle).
+        run: async (a, ctx) => void ctx.stdout(completionScript(a.args[0] as Shell, commandTree(binName))),
       },
     ],
   };

@@ -36,6 +36,9 @@ export const CURRENT_VERSION = 15;
 /** Charms in one output: app index (into the sorted `app_public_inputs`) → data. */
 export type NormalizedCharms = Map<number, Data>;
 
+/** Charms of one output resolved to their apps: `[App, Data]` pairs in App order (what app contracts see). */
+export type Charms = [App, Data][];
+
 export interface NativeOutput {
   amount: bigint;
   /** Bitcoin: scriptPubKey; Cardano: address bytes. */
