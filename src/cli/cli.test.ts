@@ -94,6 +94,32 @@ test('`app sign` and `app verify` round-trip; a tampered binary fails', () => {
   assert.match(bad.stderr, /does not verify/);
 });
 
+test('`app sign --out <key file>` refuses and leaves the secret key in place', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'charms-sign-key-'));
+  assert.equal(charms(['app', 'keygen'], dir).status, 0);
+  const keyFile = join(dir, '.svc', 'app-key.json');
+  const before = readFileSync(keyFile, 'utf8');
+  const wasm = join(dir, 'app.wasm');
+  spawnSync('sh', ['-c', `printf 'test wasm binary' > ${wasm}`]);
+  for (const out of ['.svc/app-key.json', keyFile]) {
+    const r = charms(['app', 'sign', '--bin', wasm, '--out', out], dir);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /holds a secret key: refusing to overwrite/);
+    assert.equal(r.stderr.trim().split('\n').length, 1, 'one-line error');
+    assert.equal(readFileSync(keyFile, 'utf8'), before, 'the key file is untouched');
+  }
+  // another key-holding file (a copy under another name) is protected too
+  const copy = join(dir, 'backup.json');
+  spawnSync('cp', [keyFile, copy]);
+  assert.notEqual(charms(['app', 'sign', '--bin', wasm, '--out', copy], dir).status, 0);
+  assert.equal(readFileSync(copy, 'utf8'), before);
+  // an existing signature file is replaced as before
+  const sig = join(dir, 'sig.json');
+  assert.equal(charms(['app', 'sign', '--bin', wasm, '--out', sig], dir).status, 0);
+  assert.equal(charms(['app', 'sign', '--bin', wasm, '--out', sig], dir).status, 0);
+  assert.match(readFileSync(sig, 'utf8'), /"signature"/);
+});
+
 test('bad inputs give one-line errors and a non-zero exit, never a stack trace', () => {
   const cases: [string[], RegExp][] = [
     [['tx', 'show-spell', '--tx', 'zz'], /hex/],

@@ -7,7 +7,7 @@
  */
 import { CharmsError } from '../errors.js';
 import { Tagged, ValueMap, type Value } from './value.js';
-import { concatBytes } from '../util/bytes.js';
+import { concatByteList } from '../util/bytes.js';
 
 const U64_MAX = (1n << 64n) - 1n;
 const MAX_DEPTH = 256;
@@ -315,7 +315,7 @@ export class CborReader {
       parts.push(this.bytes.subarray(this.pos, this.pos + n));
       this.pos += n;
     }
-    return concatBytes(...parts);
+    return concatByteList(parts);
   }
 
   value(depth = 0): Value {

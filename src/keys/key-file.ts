@@ -1,4 +1,4 @@
-import { mkdirSync, openSync, writeSync, closeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { CharmsError } from '../errors.js';
 
@@ -21,4 +21,37 @@ export function writeSecretFile(path: string, text: string): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/** Field names of the secret material our key files (and the reference's) hold. */
+const SECRET_FIELD = /"?(secret_key|private_key|secretKey|privateKey|xprv|tprv)"?\s*:/;
+
+/**
+ * True when the file at `path` holds a secret key (an app key file, or any JSON/YAML with a
+ * secret-key field). Only the first 64 KiB are looked at: key files are small.
+ */
+export function holdsKey(path: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return false; // absent (or unreadable, and then the write fails by itself)
+  }
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return SECRET_FIELD.test(buf.subarray(0, n).toString('utf8'));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Writes a non-secret output file (a signature, a build artefact) but never over a file that
+ * holds a key: losing a secret key to a typo in `--out` cannot be undone.
+ */
+export function writeOutputFile(path: string, text: string): void {
+  if (holdsKey(path))
+    throw new CharmsError('IO', `${path} holds a secret key: refusing to overwrite it (choose another --out path)`);
+  writeFileSync(path, text);
 }

@@ -3,6 +3,7 @@
  * names are accepted as aliases so scripts written for the Rust tools keep working.
  */
 import { CharmsError } from '../errors.js';
+import { redactUrl } from '../util/redact.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -64,15 +65,16 @@ export function proverConfig(env: Env, opts: { mock?: boolean } = {}): ProverCon
   return cfg;
 }
 
-/** A description safe to log (never includes the network private key). */
+/** A description safe to log or show (no network private key, no credentials in URLs). */
 export function describeConfig(c: ProverConfig): Record<string, unknown> {
   return {
     mock: c.mock,
     app_prover: c.appProver,
     spell_prover: c.spellProver,
     network_key_set: c.networkPrivateKey !== undefined,
-    network_rpc_url: c.networkRpcUrl,
-    gpu_service_url: c.gpuServiceUrl,
+    network_rpc_url: c.networkRpcUrl && redactUrl(c.networkRpcUrl),
+    gpu_service_url: c.gpuServiceUrl && redactUrl(c.gpuServiceUrl),
+    prove_api_url: redactUrl(c.proveApiUrl),
     fee_settings: c.feeSettingsPath,
     cache: c.cacheUrl ? 'redis' : 'memory',
   };

@@ -11,6 +11,7 @@ import { chainTxToValue, proveRequestFromValue, type ChainTx, type ProveRequest 
 import { proveSpellTx, type ProveDeps } from './prove.js';
 import { proveRemote } from './client.js';
 import type { ProofBackend } from './backend.js';
+import { redactUrl } from '../util/redact.js';
 
 export type BodyFormat = 'json' | 'cbor';
 
@@ -70,7 +71,7 @@ export class RelayProveService implements ProveService {
     private readonly url: string,
     private readonly log?: (msg: string) => void,
   ) {
-    this.description = `relay to ${url}`;
+    this.description = `relay to ${redactUrl(url)}`;
   }
   async prove(req: ProveRequest): Promise<ChainTx[]> {
     return proveRemote(req, { url: this.url, attempts: 3, ...(this.log ? { progress: this.log } : {}) });

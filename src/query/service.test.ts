@@ -1,3 +1,4 @@
+import { hasRedisServer, skipOrFail } from '../testing/require.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -15,6 +16,7 @@ import type { NormalizedSpell } from '../model/spell.js';
 import { readSharedJson, readSharedText, sharedOrSkip, sharedPath } from '../testing/shared.js';
 import { h1, h2 } from '../testing/http.js';
 import { CharmsError } from '../errors.js';
+import { createLogger } from '../services/log.js';
 
 const V12 = '283559062cb6b651eb4a5f557ba4f67efa9aae55ba2278d4f10f35cbefaa84a5'; // BRO + b/ app, legacy vector
 const NO_SPELL = '4125a400a51213b256b3b8087717e429712787d943e65f045063f4ea011bfe36'; // plain payment
@@ -288,6 +290,41 @@ test('source failures: 503 unreachable or unconfigured, 502 failing or lying; fa
   }
 });
 
+test('ESPLORA_URL with credentials and a token: used as Basic auth and query, never in 503 bodies or logs', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const txs = chainTxs();
+  const seen: { auth?: string | undefined; url?: string | undefined }[] = [];
+  const fake = http.createServer((req, res) => {
+    seen.push({ auth: req.headers.authorization, url: req.url });
+    const m = /^\/api\/tx\/([0-9a-f]{64})\/hex\?token=T0KEN$/.exec(req.url ?? '');
+    if (req.headers.authorization !== `Basic ${Buffer.from('esplora:s3cr3t').toString('base64')}` || !m) return void res.writeHead(401).end('no');
+    res.writeHead(200).end(txs.get(m[1]!) ?? '');
+  });
+  const port = await listen(fake);
+  const dead = http.createServer();
+  const deadPort = await listen(dead);
+  await closeServer(dead);
+  const lines: string[] = [];
+  const log = createLogger({}, (l) => void lines.push(l));
+  const good = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceFromEnv({ ESPLORA_URL: `http://esplora:s3cr3t@127.0.0.1:${port}/api/?token=T0KEN` }), log });
+  const down = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceFromEnv({ ESPLORA_URL: `http://esplora:s3cr3t@127.0.0.1:${deadPort}/api?token=T0KEN` }), log });
+  try {
+    const ok = await h1(good.port, 'GET', `/spells/${V12}`);
+    assert.equal(ok.status, 200, ok.body.toString());
+    assert.equal(seen.length, 1);
+    const r = await h1(down.port, 'GET', `/spells/${V12}`);
+    assert.equal(r.status, 503);
+    const body = r.body.toString();
+    assert.match(JSON.parse(body).error, /unreachable/);
+    for (const text of [body, ...lines]) assert.ok(!/s3cr3t|T0KEN/.test(text), `leaked: ${text}`);
+    assert.ok(lines.length > 0, 'the failure was logged');
+  } finally {
+    await good.close();
+    await down.close();
+    await closeServer(fake);
+  }
+});
+
 test('Bitcoin Core JSON-RPC source: getrawtransaction, -5 → 404, basic auth, cookie file, bad credentials', async (t) => {
   if (!sharedOrSkip(t)) return;
   const txs = chainTxs();
@@ -379,9 +416,8 @@ test('charms query-server: help documents the source configuration; starts, answ
   }
 });
 
-const hasRedis = (await import('node:child_process')).spawnSync('redis-server', ['--version']).status === 0;
-
-test('two services sharing Redis (CACHE_URL): one upstream call for concurrent GETs on both; answers and "no spell" shared', { skip: hasRedis ? false : 'redis-server not installed (CI installs it)' }, async (t) => {
+test('two services sharing Redis (CACHE_URL): one upstream call for concurrent GETs on both; answers and "no spell" shared', async (t) => {
+  if (!hasRedisServer()) return skipOrFail(t, 'redis-server not installed (CI installs it)');
   if (!sharedOrSkip(t)) return;
   const { spawn } = await import('node:child_process');
   const { createCache } = await import('../services/cache.js');

@@ -15,6 +15,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { CharmsError } from '../errors.js';
+import { redactText, redactUrl, withoutCredentials } from '../util/redact.js';
 
 export interface TxSource {
   readonly name: string;
@@ -35,41 +36,49 @@ export interface SourceConfig {
 function unreachable(what: string, e: unknown): CharmsError {
   const inner = e instanceof Error && e.cause instanceof Error ? e.cause : e;
   const reason = inner instanceof Error ? (inner.name === 'TimeoutError' ? 'timed out' : inner.message) : String(inner);
-  return new CharmsError('UPSTREAM_UNAVAILABLE', `${what} is unreachable: ${reason}`, { cause: e });
+  return new CharmsError('UPSTREAM_UNAVAILABLE', redactText(`${what} is unreachable: ${reason}`), { cause: e });
 }
 
-const redactUrl = (u: string): string => {
-  try {
-    const url = new URL(u);
-    url.username = '';
-    url.password = '';
-    return url.origin + url.pathname.replace(/\/$/, '');
-  } catch {
-    return '(invalid URL)';
-  }
-};
+/** A source URL as shown in names and messages: redacted, without a trailing slash. */
+const shownUrl = (u: string): string => redactUrl(u).replace(/\/(?=$|\?)/, '');
 
 export class EsploraSource implements TxSource {
   readonly name: string;
-  private readonly base: string;
+  private readonly base: URL;
+  private readonly basePath: string;
+  private readonly headers: Record<string, string> = {};
+  /** `base` may carry credentials (sent as Basic auth) and a query (e.g. `?token=`, kept on every call). */
   constructor(
     base: string,
     private readonly timeoutMs = 10_000,
   ) {
-    this.base = base.replace(/\/+$/, '');
-    this.name = `esplora ${redactUrl(base)}`;
+    let parts: ReturnType<typeof withoutCredentials>;
+    try {
+      parts = withoutCredentials(base);
+    } catch {
+      throw new CharmsError('CONFIG', `ESPLORA_URL: not a URL: ${redactText(base)}`);
+    }
+    this.base = new URL(parts.url);
+    this.basePath = this.base.pathname.replace(/\/+$/, '');
+    if (parts.authorization) this.headers.authorization = parts.authorization;
+    this.name = `esplora ${shownUrl(base)}`;
+  }
+  private urlFor(txid: string): string {
+    const u = new URL(this.base);
+    u.pathname = `${this.basePath}/tx/${txid}/hex`;
+    return u.toString();
   }
   async rawTx(txid: string): Promise<string> {
     let res: Response;
     let text: string;
     try {
-      res = await fetch(`${this.base}/tx/${txid}/hex`, { signal: AbortSignal.timeout(this.timeoutMs) });
+      res = await fetch(this.urlFor(txid), { headers: this.headers, signal: AbortSignal.timeout(this.timeoutMs) });
       text = (await res.text()).trim();
     } catch (e) {
       throw unreachable(this.name, e);
     }
     if (res.status === 404) throw new CharmsError('NOT_FOUND', `transaction ${txid} not found`);
-    if (!res.ok) throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered ${res.status}: ${text.slice(0, 120).replace(/\s+/g, ' ')}`);
+    if (!res.ok) throw new CharmsError('UPSTREAM_FAILED', redactText(`${this.name} answered ${res.status}: ${text.slice(0, 120).replace(/\s+/g, ' ')}`));
     return text;
   }
 }
@@ -82,7 +91,7 @@ export class BitcoinRpcSource implements TxSource {
     private readonly auth: () => string | undefined,
     private readonly timeoutMs = 10_000,
   ) {
-    this.name = `bitcoind ${redactUrl(url)}`;
+    this.name = `bitcoind ${shownUrl(url)}`;
   }
   async rawTx(txid: string): Promise<string> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -110,7 +119,7 @@ export class BitcoinRpcSource implements TxSource {
     }
     if (body.error) {
       if (body.error.code === -5) throw new CharmsError('NOT_FOUND', `transaction ${txid} not found`);
-      throw new CharmsError('UPSTREAM_FAILED', `${this.name} error ${body.error.code}: ${body.error.message}`);
+      throw new CharmsError('UPSTREAM_FAILED', redactText(`${this.name} error ${body.error.code}: ${body.error.message}`));
     }
     if (typeof body.result !== 'string') throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered ${res.status} without a transaction`);
     return body.result;
@@ -126,7 +135,7 @@ export function sourceFromConfig(c: SourceConfig): TxSource | undefined {
   try {
     url = new URL(c.rpcUrl);
   } catch (e) {
-    throw new CharmsError('CONFIG', `BITCOIN_RPC_URL: not a URL: ${c.rpcUrl}`, { cause: e });
+    throw new CharmsError('CONFIG', `BITCOIN_RPC_URL: not a URL: ${redactText(c.rpcUrl)}`, { cause: e });
   }
   // credentials in the URL (http://user:pass@host:port) are honoured too
   const inUrl = url.username ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined;

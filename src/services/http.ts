@@ -8,6 +8,7 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
 import { CharmsError, httpStatus } from '../errors.js';
+import { redactText } from '../util/redact.js';
 import type { Logger } from './log.js';
 
 export interface Req {
@@ -37,8 +38,9 @@ export const CORS_HEADERS: Record<string, string> = {
   'access-control-max-age': '3600',
 };
 
+/** A JSON error answer; URLs in the message lose their credentials (see util/redact). */
 export function jsonError(status: number, code: string, error: string): Res {
-  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error, code }) };
+  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: redactText(error), code }) };
 }
 
 /**

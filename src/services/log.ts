@@ -1,7 +1,9 @@
 /**
  * Structured logs: one JSON object per line on stderr, filtered by `LOG_LEVEL`. Fields whose
- * names look secret (keys, passwords, tokens) are redacted.
+ * names look secret (keys, passwords, tokens) are redacted, and so are credentials in any URL
+ * inside the message or a string field.
  */
+import { redactText } from '../util/redact.js';
 export type Level = 'error' | 'warn' | 'info' | 'debug' | 'trace';
 const ORDER: Record<Level, number> = { error: 0, warn: 1, info: 2, debug: 3, trace: 4 };
 const SECRET = /private_?key|secret|password|token|authorization/i;
@@ -15,7 +17,7 @@ export interface Logger {
 
 export function redact(fields: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) out[k] = SECRET.test(k) ? '[redacted]' : typeof v === 'bigint' ? v.toString() : v;
+  for (const [k, v] of Object.entries(fields)) out[k] = SECRET.test(k) ? '[redacted]' : typeof v === 'bigint' ? v.toString() : typeof v === 'string' ? redactText(v) : v;
   return out;
 }
 
@@ -24,7 +26,7 @@ export function createLogger(env: Record<string, string | undefined> = process.e
   const max = ORDER[lvl] ?? ORDER.info;
   const log = (level: Level) => (msg: string, fields: Record<string, unknown> = {}) => {
     if (ORDER[level] > max) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...redact(fields) }) + '\n');
+    write(JSON.stringify({ time: new Date().toISOString(), level, msg: redactText(msg), ...redact(fields) }) + '\n');
   };
   return { error: log('error'), warn: log('warn'), info: log('info'), debug: log('debug') };
 }

@@ -23,8 +23,15 @@ const bytesOf = (x: string | Uint8Array, what: string): Uint8Array => (typeof x 
  * only when `mock` is true.
  */
 export function extractAndVerifySpell(tx: TxInput, mock = false): NormalizedSpell {
-  if ('bitcoin' in tx) return extractAndVerifyBitcoin(bytesOf(tx.bitcoin, 'bitcoin tx'), mock);
-  if ('cardano' in tx) return extractAndVerifyCardano(bytesOf(tx.cardano, 'cardano tx'), mock);
+  try {
+    if ('bitcoin' in tx) return extractAndVerifyBitcoin(bytesOf(tx.bitcoin, 'bitcoin tx'), mock);
+    if ('cardano' in tx) return extractAndVerifyCardano(bytesOf(tx.cardano, 'cardano tx'), mock);
+  } catch (e) {
+    // The decoders throw CharmsErrors only (fuzzed in src/fuzz); this keeps the contract if one
+    // does not, as an INTERNAL error (a bug to report), never a raw exception.
+    if (e instanceof CharmsError) throw e;
+    throw new CharmsError('INTERNAL', `extracting the spell failed unexpectedly: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
   throw new CharmsError('INVALID_INPUT', 'expected {bitcoin: hex} or {cardano: hex}');
 }
 

@@ -1,5 +1,5 @@
 import type { CommandDef } from '../define.js';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { buildApp } from '../../app/project.js';
 import { defaultKeyFile, readFileBytes, readFileText } from '../io.js';
 import { parseAppKeyFile, signBinary } from '../../keys/app-key.js';
@@ -7,6 +7,7 @@ import { ValueMap } from '../../codec/value.js';
 import { toYaml } from '../../codec/yaml.js';
 import { appSignatureToValue } from '../../model/spell.js';
 import { toHex } from '../../util/bytes.js';
+import { writeOutputFile } from '../../keys/key-file.js';
 
 /** Builds the app; prints the .wasm path; signs it when the project has an app key. */
 const run: NonNullable<CommandDef['run']> = async (_a, ctx) => {
@@ -15,7 +16,7 @@ const run: NonNullable<CommandDef['run']> = async (_a, ctx) => {
   if (existsSync(keyFile)) {
     const key = parseAppKeyFile(readFileText(keyFile, 'app key file'), keyFile);
     const sig = signBinary(key, readFileBytes(wasm, 'app binary'));
-    writeFileSync(`${wasm}.sig.yaml`, toYaml(new ValueMap([[toHex(key.vk), appSignatureToValue(sig, true)]])));
+    writeOutputFile(`${wasm}.sig.yaml`, toYaml(new ValueMap([[toHex(key.vk), appSignatureToValue(sig, true)]])));
     ctx.stderr(`signed: ${wasm}.sig.yaml\n`);
   }
   ctx.stdout(`${wasm}\n`);

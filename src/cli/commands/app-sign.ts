@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { CommandDef } from '../define.js';
 import { defaultKeyFile, optString, readFileBytes, readFileText } from '../io.js';
@@ -9,6 +9,7 @@ import { toYaml } from '../../codec/yaml.js';
 import { toJsonPretty } from '../../codec/json.js';
 import { toHex } from '../../util/bytes.js';
 import { buildApp, releaseWasmPath } from '../../app/project.js';
+import { writeOutputFile } from '../../keys/key-file.js';
 
 /** The binary to sign/verify: `--bin`, else the release build output (built if missing). */
 export async function resolveBinary(bin: string | undefined, cwd: string, log: (s: string) => void): Promise<string> {
@@ -26,7 +27,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const text = /\.ya?ml$/.test(out)
     ? toYaml(new ValueMap([[toHex(key.vk), appSignatureToValue(sig, true)]]))
     : toJsonPretty(appSignatureToValue(sig, true));
-  writeFileSync(out, text);
+  writeOutputFile(out, text);
   ctx.stdout(`${out}\n`);
 };
 export default run;

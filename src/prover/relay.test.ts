@@ -1,0 +1,64 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { startProveServer } from '../services/prove-server.js';
+import { createLogger } from '../services/log.js';
+import { bodyHandler, encodeProveResponse, RelayProveService } from './service.js';
+import { describeConfig, proverConfig } from './config.js';
+import { readSharedJson, sharedOrSkip } from '../testing/shared.js';
+import { h1 } from '../testing/http.js';
+
+const listen = (s: http.Server) => new Promise<number>((r) => s.listen(0, '127.0.0.1', () => r((s.address() as { port: number }).port)));
+
+test('relay through a URL with credentials: sent as Authorization, never logged or returned', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const v = readSharedJson('vectors', 'prove-request-vectors.json');
+  const seen: { auth?: string | undefined; url?: string | undefined }[] = [];
+  const upstream = http.createServer((req, res) => {
+    seen.push({ auth: req.headers.authorization, url: req.url });
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/cbor' }).end(encodeProveResponse([{ chain: 'bitcoin', hex: '00' }], 'cbor')));
+  });
+  const port = await listen(upstream);
+  const dead = http.createServer();
+  const deadPort = await listen(dead);
+  await new Promise<void>((r) => dead.close(() => r()));
+  const lines: string[] = [];
+  const log = createLogger({ LOG_LEVEL: 'debug' }, (l) => void lines.push(l));
+  const start = (url: string) =>
+    startProveServer({ host: '127.0.0.1', port: 0, prove: bodyHandler(new RelayProveService(url, (m) => log.info(m))), ready: async () => true, log });
+  const good = await start(`http://relay-user:pa55word@127.0.0.1:${port}/spells/prove?key=K3YSECRET`);
+  const down = await start(`http://relay-user:pa55word@127.0.0.1:${deadPort}/spells/prove?key=K3YSECRET`);
+  try {
+    const ok = await h1(good.port, 'POST', '/spells/prove', v.full_request_json_text, { 'content-type': 'application/json' });
+    assert.equal(ok.status, 200, ok.body.toString());
+    assert.equal(ok.body.toString(), '[{"bitcoin":"00"}]');
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]!.auth, `Basic ${Buffer.from('relay-user:pa55word').toString('base64')}`);
+    assert.equal(seen[0]!.url, '/spells/prove?key=K3YSECRET', 'the query reaches the upstream');
+    const failed = await h1(down.port, 'POST', '/spells/prove', v.full_request_json_text, { 'content-type': 'application/json' });
+    assert.equal(failed.status, 500);
+    const body = failed.body.toString();
+    assert.match(JSON.parse(body).error, /cannot reach http:\/\/REDACTED@127\.0\.0\.1/);
+    for (const text of [body, ...lines]) assert.ok(!/pa55word|K3YSECRET/.test(text), `leaked: ${text}`);
+    assert.ok(lines.some((l) => l.includes('sending proof request to http://REDACTED@')), 'relay progress is logged, redacted');
+  } finally {
+    await good.close();
+    await down.close();
+    upstream.close();
+  }
+});
+
+test('the start-up configuration shows no URL credentials (NETWORK_RPC_URL, SVC_PROVE_API_URL, GPU URL)', () => {
+  const c = proverConfig({
+    NETWORK_RPC_URL: 'https://rpc-user:rpc-pass@rpc.example/?key=NETKEY',
+    NETWORK_PRIVATE_KEY: '11'.repeat(32),
+    SVC_PROVE_API_URL: 'https://u:prove-pass@prover.example/spells/prove',
+    ZK_GPU_SERVICE_URL: 'http://gpu:gpu-pass@127.0.0.1:3000/?token=GPUTOKEN',
+  });
+  const lines: string[] = [];
+  createLogger({}, (l) => void lines.push(l)).info('Server running on 0.0.0.0:17784', { ...describeConfig(c) });
+  const text = lines.join('');
+  for (const s of ['rpc-pass', 'NETKEY', 'prove-pass', 'gpu-pass', 'GPUTOKEN', '11'.repeat(32)]) assert.ok(!text.includes(s), `${s} leaked: ${text}`);
+  assert.match(text, /rpc\.example/, 'the host is still shown');
+});

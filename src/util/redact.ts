@@ -1,0 +1,57 @@
+/**
+ * Credentials in URLs never leave the process: every URL that is logged, put in an error message
+ * or returned to a caller goes through `redactUrl` / `redactText`, and code that talks to a URL
+ * with credentials sends them as an `Authorization` header (`withoutCredentials`), since `fetch`
+ * refuses such URLs and would echo them in its error.
+ */
+
+export const REDACTED = 'REDACTED';
+
+/** Query parameters whose values are secrets (`?key=`, `?token=`, `?api_key=`, …). */
+const SECRET_PARAM = /^(x-)?(key|api[-_]?key|apikey|token|access[-_]?token|auth|authorization|pass|passwd|password|secret|client[-_]?secret|private[-_]?key|sig|signature|jwt|session)$/i;
+
+/**
+ * A path segment that looks like an API key (hosted RPCs put keys in the path, e.g. `/v3/<key>`):
+ * 20+ URL-safe characters mixing letters and digits. A 64-hex segment is a txid or hash (public)
+ * and is kept so logs stay useful.
+ */
+const tokenLike = (seg: string): boolean =>
+  seg.length >= 20 && /^[A-Za-z0-9._~-]+$/.test(seg) && /[0-9]/.test(seg) && /[A-Za-z]/.test(seg) && !/^[0-9a-fA-F]{64}$/.test(seg);
+
+/** The URL with user-info, secret query values and key-like path segments replaced by REDACTED. */
+export function redactUrl(u: string | URL): string {
+  let url: URL;
+  try {
+    url = new URL(String(u));
+  } catch {
+    return '(unparsable URL)';
+  }
+  if (url.username || url.password) {
+    url.username = REDACTED;
+    url.password = '';
+  }
+  for (const k of [...url.searchParams.keys()]) if (SECRET_PARAM.test(k)) url.searchParams.set(k, REDACTED);
+  url.pathname = url.pathname
+    .split('/')
+    .map((s) => (tokenLike(s) ? REDACTED : s))
+    .join('/');
+  return url.toString();
+}
+
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;
+
+/** Free text (an error message, a log line) with every URL in it redacted. */
+export const redactText = (s: string): string => s.replace(URL_IN_TEXT, (m) => redactUrl(m));
+
+/**
+ * Splits `scheme://user:password@host/…` into the URL without user-info and the matching
+ * `Authorization: Basic …` header value (undefined when the URL has no credentials).
+ */
+export function withoutCredentials(u: string): { url: string; authorization: string | undefined } {
+  const url = new URL(u);
+  if (!url.username && !url.password) return { url: url.toString(), authorization: undefined };
+  const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  url.username = '';
+  url.password = '';
+  return { url: url.toString(), authorization: `Basic ${Buffer.from(pair).toString('base64')}` };
+}
