@@ -12,7 +12,7 @@ import { cardanoTxHash, parseCardanoTx } from '../cardano/tx.js';
 import { SCROLLS_VKEY_HEX } from '../cardano/scripts-data.js';
 import { scrollOutputsMessage } from '../bitcoin/scrolls.js';
 import { utxoIdFromString } from '../model/primitives.js';
-import { statusFor } from '../services/prove-server.js';
+import { httpStatus } from '../errors.js';
 import { readSharedJson, sharedOrSkip } from '../testing/shared.js';
 import { candidAddressesResult, candidTextResult, startFakeIc, type FakeIc, type FakeIcOptions } from '../testing/ic-fake.js';
 import { checkScrollsWitness } from './cardano-witness.js';
@@ -80,7 +80,7 @@ async function rejects(p: Promise<unknown>, code: string, re: RegExp, status: nu
   assert.ok(e instanceof CharmsError, String(e));
   assert.equal(e.code, code, e.message);
   assert.match(e.message, re);
-  assert.equal(statusFor(e), status);
+  assert.equal(httpStatus(e), status);
   return e;
 }
 
@@ -121,7 +121,7 @@ test('sign over the IC HTTP interface: certified answer, body untouched, witness
   }
 });
 
-test('sign: canister errors keep the canister message (Input error → 400 SCROLLS_REFUSED, others → 500); rejects and forged certificates are 5xx', async (t) => {
+test('sign: canister errors keep the canister message (Input error → 400 SCROLLS_REFUSED, others → 502); rejects and forged certificates are 502', async (t) => {
   if (!sharedOrSkip(t)) return;
   const { unsigned } = unsignedRealTx();
   const mockRefusal = 'Input error: extracting and verifying spell: mock spells are not accepted';
@@ -137,21 +137,21 @@ test('sign: canister errors keep the canister message (Input error → 400 SCROL
     async (_fake, client) => {
       const e = await rejects(client().signCardanoTx(unsigned), 'SCROLLS_REFUSED', /refused sign: Input error: extracting and verifying spell: mock spells/, 400);
       assert.ok(e.message.includes(mockRefusal));
-      await rejects(client().certifyCardanoFinal(unsigned), 'UPSTREAM_UNAVAILABLE', /failed certify_final: System error: signing tx hash: key_1 unavailable/, 500);
+      await rejects(client().certifyCardanoFinal(unsigned), 'UPSTREAM_FAILED', /failed certify_final: System error: signing tx hash: key_1 unavailable/, 502);
       // a canister id the replica does not host: the call is rejected
-      await rejects(client({ cardanoCanisterId: BITCOIN }).signCardanoTx(unsigned), 'UPSTREAM_UNAVAILABLE', /rejected sign: .*not found/s, 500);
+      await rejects(client({ cardanoCanisterId: BITCOIN }).signCardanoTx(unsigned), 'UPSTREAM_FAILED', /rejected sign: .*not found/s, 502);
     },
   );
   // a trapping canister
   await withFake({ canisters: { [CARDANO]: { sign: () => ({ reject: { code: 5, message: 'Canister trapped: out of cycles' } }) } } }, async (_f, client) => {
-    await rejects(client().signCardanoTx(unsigned), 'UPSTREAM_UNAVAILABLE', /rejected sign: .*out of cycles/s, 500);
+    await rejects(client().signCardanoTx(unsigned), 'UPSTREAM_FAILED', /rejected sign: .*out of cycles/s, 502);
   });
   // an answer whose certificate is signed by another key than the root key is never used
   const key = ed25519.utils.randomSecretKey();
   await withFake(
     { forgeWithOtherKey: true, canisters: { [CARDANO]: { sign: ([hex]) => ({ reply: candidTextResult({ Ok: toHex(appendWitness(fromHex(hex as string), key)) }) }) } } },
     async (_f, client) => {
-      await rejects(client({ keys: { cardanoVkey: ed25519.getPublicKey(key) } }).signCardanoTx(unsigned), 'UPSTREAM_UNAVAILABLE', /certificate that does not verify/, 500);
+      await rejects(client({ keys: { cardanoVkey: ed25519.getPublicKey(key) } }).signCardanoTx(unsigned), 'UPSTREAM_FAILED', /certificate that does not verify/, 502);
     },
   );
   // a canister that signs with another key than the Scrolls key is refused (body changes: see the witness test)
@@ -167,12 +167,12 @@ test('sign: canister errors keep the canister message (Input error → 400 SCROL
       },
     },
     async (_f, client) => {
-      await rejects(client().signCardanoTx(unsigned), 'UPSTREAM_UNAVAILABLE', /no vkey witness of the Scrolls key/, 500);
+      await rejects(client().signCardanoTx(unsigned), 'UPSTREAM_FAILED', /no vkey witness of the Scrolls key/, 502);
     },
   );
 });
 
-test('unreachable host: 5xx UPSTREAM_UNAVAILABLE naming the host, nothing built', async (t) => {
+test('unreachable host: 503 UPSTREAM_UNAVAILABLE naming the host, nothing built', async (t) => {
   // a port that was just free: nothing listens there
   const port = await new Promise<number>((resolve) => {
     const s = createServer().listen(0, '127.0.0.1', () => {
@@ -182,9 +182,9 @@ test('unreachable host: 5xx UPSTREAM_UNAVAILABLE naming the host, nothing built'
   });
   const client = new ScrollsClient({ host: `http://127.0.0.1:${port}`, retryTimes: 1 });
   const tx = Uint8Array.of(0x84, 0xa0, 0xa0, 0xf5, 0xf6);
-  await rejects(client.signCardanoTx(tx), 'UPSTREAM_UNAVAILABLE', new RegExp(`Scrolls canister ${CARDANO} at http://127.0.0.1:${port}/? is unreachable`), 500);
-  await rejects(client.bitcoinScrollOutputs(utxoIdFromString(`${'11'.repeat(32)}:0`), [1]), 'UPSTREAM_UNAVAILABLE', /is unreachable/, 500);
-  t.diagnostic('unreachable → UPSTREAM_UNAVAILABLE (HTTP 500, retryable)');
+  await rejects(client.signCardanoTx(tx), 'UPSTREAM_UNAVAILABLE', new RegExp(`Scrolls canister ${CARDANO} at http://127.0.0.1:${port}/? is unreachable`), 503);
+  await rejects(client.bitcoinScrollOutputs(utxoIdFromString(`${'11'.repeat(32)}:0`), [1]), 'UPSTREAM_UNAVAILABLE', /is unreachable/, 503);
+  t.diagnostic('unreachable → UPSTREAM_UNAVAILABLE (HTTP 503, retry later)');
 });
 
 test('certify_final: the finality signature is checked against the finality key', async (t) => {
@@ -197,7 +197,7 @@ test('certify_final: the finality signature is checked against the finality key'
     assert.equal(sig.length, 64);
     assert.deepEqual(fake.calls[0]!.args, [toHex(signed)]);
     // with the protocol's finality key the fake's signature is refused
-    await rejects(client().certifyCardanoFinal(signed), 'UPSTREAM_UNAVAILABLE', /finality signature was refused/, 500);
+    await rejects(client().certifyCardanoFinal(signed), 'UPSTREAM_FAILED', /finality signature was refused/, 502);
   });
 });
 
@@ -227,9 +227,9 @@ test('Bitcoin addresses: signed scriptPubKeys verified (BIP-340 over SHA-256 of 
     assert.equal(fake.calls[0]!.methodName, 'addresses');
     assert.equal(fake.calls[0]!.canisterId, BITCOIN);
     // the protocol key does not verify the fake's signature; a tampered map does not verify either
-    await rejects(client().bitcoinScrollOutputs(utxoIdFromString(txIn0), [1]), 'UPSTREAM_UNAVAILABLE', /scriptPubKeys were refused: the Scrolls signature .* does not verify/, 500);
+    await rejects(client().bitcoinScrollOutputs(utxoIdFromString(txIn0), [1]), 'UPSTREAM_FAILED', /scriptPubKeys were refused: the Scrolls signature .* does not verify/, 502);
     tamper = true;
-    await rejects(client({ keys: { bitcoinAddrsPubkey: pub } }).bitcoinScrollOutputs(utxoIdFromString(txIn0), [1]), 'UPSTREAM_UNAVAILABLE', /does not verify/, 500);
+    await rejects(client({ keys: { bitcoinAddrsPubkey: pub } }).bitcoinScrollOutputs(utxoIdFromString(txIn0), [1]), 'UPSTREAM_FAILED', /does not verify/, 502);
   });
   await withFake({ canisters: { [BITCOIN]: { addresses: () => ({ reply: candidAddressesResult({ Err: 'Input error: too many output indexes requested (max: 256)' }) }) } } }, async (_f, client) => {
     await rejects(client().bitcoinScrollOutputs(utxoIdFromString(txIn0), [1]), 'SCROLLS_REFUSED', /refused addresses: Input error: too many output indexes/, 400);

@@ -9,10 +9,10 @@
  * - the canister's own `Err(text)` starting with "Input error" (or an unnamed check, "Condition
  *   failed") → SCROLLS_REFUSED (HTTP 400): the transaction or request is wrong, retrying will not
  *   help; the canister's message is kept;
- * - any other `Err(text)` ("System error: …", a Mithril lookup that has not certified the tx yet)
- *   → UPSTREAM_UNAVAILABLE (HTTP 500, retry later), message kept;
- * - unreachable host, timeouts, HTTP errors, rejects of the call, certificates that do not verify
- *   → UPSTREAM_UNAVAILABLE.
+ * - any other `Err(text)` ("System error: …", a Mithril lookup that has not certified the tx yet),
+ *   a reject of the call (trap, missing canister), an answer that fails our checks or whose
+ *   certificate does not verify → UPSTREAM_FAILED (HTTP 502), message kept;
+ * - unreachable host, timeouts → UPSTREAM_UNAVAILABLE (HTTP 503, retry later).
  */
 import { HttpAgent, AgentError, RejectError, TransportError, TrustError } from '@icp-sdk/core/agent';
 import { IDL } from '@icp-sdk/core/candid';
@@ -102,7 +102,7 @@ export class ScrollsClient implements CardanoScrollsSigner {
     try {
       signed = fromHex(signedHex, 'signed transaction');
     } catch (e) {
-      throw new CharmsError('UPSTREAM_UNAVAILABLE', 'the Scrolls canister answered sign with something that is not hex', { cause: e });
+      throw new CharmsError('UPSTREAM_FAILED', 'the Scrolls canister answered sign with something that is not hex', { cause: e });
     }
     checkScrollsWitness(tx, signed, this.keys.cardanoVkey);
     return signed;
@@ -121,7 +121,7 @@ export class ScrollsClient implements CardanoScrollsSigner {
       sig = fromHex(sigHex, 'finality signature', 64);
       assertCardanoFinality(tx, sig, this.keys.finalityVkey);
     } catch (e) {
-      throw new CharmsError('UPSTREAM_UNAVAILABLE', `the Scrolls canister's finality signature was refused: ${(e as Error).message}`, { cause: e });
+      throw new CharmsError('UPSTREAM_FAILED', `the Scrolls canister's finality signature was refused: ${(e as Error).message}`, { cause: e });
     }
     return sig;
   }
@@ -140,11 +140,11 @@ export class ScrollsClient implements CardanoScrollsSigner {
     const signed: SignedScrollOutputs = { scriptPubkeys: new Map(r.Ok.script_pubkeys), signature: r.Ok.signature };
     const got = [...signed.scriptPubkeys.keys()].sort((a, b) => a - b);
     if (got.length !== r.Ok.script_pubkeys.length || got.join() !== wanted.join())
-      throw new CharmsError('UPSTREAM_UNAVAILABLE', `the Scrolls canister answered scriptPubKeys for outputs [${got.join(', ')}], asked for [${wanted.join(', ')}]`);
+      throw new CharmsError('UPSTREAM_FAILED', `the Scrolls canister answered scriptPubKeys for outputs [${got.join(', ')}], asked for [${wanted.join(', ')}]`);
     try {
       verifySignedScrollOutputs(signed, this.keys.bitcoinAddrsPubkey);
     } catch (e) {
-      throw new CharmsError('UPSTREAM_UNAVAILABLE', `the Scrolls canister's scriptPubKeys were refused: ${(e as Error).message}`, { cause: e });
+      throw new CharmsError('UPSTREAM_FAILED', `the Scrolls canister's scriptPubKeys were refused: ${(e as Error).message}`, { cause: e });
     }
     return signed;
   }
@@ -157,7 +157,7 @@ export class ScrollsClient implements CardanoScrollsSigner {
   private canisterError(message: string, method: string): CharmsError {
     const refused = /^(Input error|Condition failed)/.test(message);
     return new CharmsError(
-      refused ? 'SCROLLS_REFUSED' : 'UPSTREAM_UNAVAILABLE',
+      refused ? 'SCROLLS_REFUSED' : 'UPSTREAM_FAILED',
       `the Scrolls canister ${refused ? 'refused' : 'failed'} ${method}: ${clip(message)}`,
     );
   }
@@ -175,7 +175,7 @@ export class ScrollsClient implements CardanoScrollsSigner {
       const [value] = IDL.decode([idl.ret], reply);
       return value;
     } catch (e) {
-      throw new CharmsError('UPSTREAM_UNAVAILABLE', `${where} answered ${method} with an unexpected candid value: ${(e as Error).message}`, { cause: e });
+      throw new CharmsError('UPSTREAM_FAILED', `${where} answered ${method} with an unexpected candid value: ${(e as Error).message}`, { cause: e });
     }
   }
 }
@@ -184,10 +184,10 @@ export class ScrollsClient implements CardanoScrollsSigner {
 function agentFailure(e: unknown, where: string, method: string): CharmsError {
   const text = (x: unknown) => clip(redactText(x instanceof Error ? x.message : String(x)));
   let what: string;
-  if (e instanceof TransportError) what = `is unreachable (${text(e)}); retry later`;
-  else if (e instanceof RejectError) what = `rejected ${method}: ${text(e)}`;
+  if (e instanceof TransportError) return new CharmsError('UPSTREAM_UNAVAILABLE', `${where} is unreachable (${text(e)}); retry later`, { cause: e });
+  if (e instanceof RejectError) what = `rejected ${method}: ${text(e)}`;
   else if (e instanceof TrustError) what = `answered ${method} with a certificate that does not verify against the root key: ${text(e)}`;
   else if (e instanceof AgentError) what = `failed ${method}: ${text(e)}`;
   else what = `failed ${method}: ${text(e)}`;
-  return new CharmsError('UPSTREAM_UNAVAILABLE', `${where} ${what}`, { cause: e });
+  return new CharmsError('UPSTREAM_FAILED', `${where} ${what}`, { cause: e });
 }
