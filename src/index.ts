@@ -2,8 +2,8 @@
  * charms-ts: the Charms protocol's tooling in TypeScript. The browser-safe read side is also
  * available alone as `charms-ts/verify`.
  */
-export { CharmsError, type ErrorCode } from './errors.js';
-export { extractAndVerifySpell, spellToJson, spellToYaml, type TxInput } from './verify/index.js';
+export { CharmsError, HTTP_STATUS, type ErrorCode } from './errors.js';
+export { extractAndVerifySpell, spellOrNone, isNoSpell, spellToJson, spellToYaml, type TxInput } from './verify/index.js';
 export { encodeCbor, decodeCbor, CborReader, CborWriter } from './codec/cbor.js';
 export { parseJson, toJsonCompact, toJsonPretty } from './codec/json.js';
 export { parseYaml, toYaml } from './codec/yaml.js';

@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answerFor, identifyTx, startQueryServer } from './service.js';
-import { BitcoinRpcSource, EsploraSource, isUnreachable, sourceFromConfig, sourceFromEnv } from './sources.js';
+import { BitcoinRpcSource, EsploraSource, sourceFromConfig, sourceFromEnv } from './sources.js';
 import { appRef, spellQueryJson, spellQueryValue } from './shape.js';
 import { extractAndVerifySpell } from '../verify/index.js';
 import { toJsonCompact, toJsonPretty, parseJson } from '../codec/json.js';
@@ -15,6 +15,7 @@ import { appFromString, utxoIdFromString } from '../model/primitives.js';
 import type { NormalizedSpell } from '../model/spell.js';
 import { readSharedJson, readSharedText, sharedOrSkip, sharedPath } from '../testing/shared.js';
 import { h1, h2 } from '../testing/http.js';
+import { CharmsError } from '../errors.js';
 import { createLogger } from '../services/log.js';
 
 const V12 = '283559062cb6b651eb4a5f557ba4f67efa9aae55ba2278d4f10f35cbefaa84a5'; // BRO + b/ app, legacy vector
@@ -259,6 +260,7 @@ test('source failures: 503 unreachable or unconfigured, 502 failing or lying; fa
     assert.equal(r1.headers['cache-control'], 'no-store');
     const r2 = await h1(flaky.port, 'GET', `/spells/${'ab'.repeat(32)}`);
     assert.equal(r2.status, 502);
+    assert.equal(JSON.parse(r2.body.toString()).code, 'UPSTREAM_FAILED');
     assert.match(JSON.parse(r2.body.toString()).error, /answered 500/);
     const r3 = await h1(flaky.port, 'GET', `/spells/${'cd'.repeat(32)}`);
     assert.equal(r3.status, 502);
@@ -275,7 +277,7 @@ test('source failures: 503 unreachable or unconfigured, 502 failing or lying; fa
     const silent = http.createServer(() => {});
     const silentPort = await listen(silent);
     try {
-      await assert.rejects(new EsploraSource(`http://127.0.0.1:${silentPort}`, 200).rawTx(V12), (e: Error) => isUnreachable(e) && /timed out/.test(e.message));
+      await assert.rejects(new EsploraSource(`http://127.0.0.1:${silentPort}`, 200).rawTx(V12), (e: Error) => e instanceof CharmsError && e.code === 'UPSTREAM_UNAVAILABLE' && /timed out/.test(e.message));
     } finally {
       silent.closeAllConnections();
       await closeServer(silent);

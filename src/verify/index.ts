@@ -5,7 +5,7 @@
  *   import { extractAndVerifySpell } from 'charms-ts/verify';
  *   const spell = extractAndVerifySpell({ bitcoin: txHex }, false);
  */
-import { CharmsError } from '../errors.js';
+import { CharmsError, type ErrorCode } from '../errors.js';
 import { fromHex } from '../util/bytes.js';
 import { spellToValue, type NormalizedSpell } from '../model/spell.js';
 import { toJsonPretty } from '../codec/json.js';
@@ -33,6 +33,38 @@ export function extractAndVerifySpell(tx: TxInput, mock = false): NormalizedSpel
     throw new CharmsError('INTERNAL', `extracting the spell failed unexpectedly: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
   throw new CharmsError('INVALID_INPUT', 'expected {bitcoin: hex} or {cardano: hex}');
+}
+
+/**
+ * Codes that say "the transaction cannot be read, or our side failed": real errors. Any other
+ * CharmsError from extraction means "no (valid) spell", as the reference treats every failure
+ * after the transaction parsed. Anything not a CharmsError is a bug, hence real too.
+ */
+const REAL_ERRORS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'INVALID_TX',
+  'INTERNAL',
+  'IO',
+  'CONFIG',
+  'PAYLOAD_TOO_LARGE',
+  'UPSTREAM_FAILED',
+  'UPSTREAM_UNAVAILABLE',
+]);
+
+/** The one "no spell, or a real error?" rule: true when `e` only means the tx has no valid spell. */
+export const isNoSpell = (e: unknown): boolean => e instanceof CharmsError && !REAL_ERRORS.has(e.code);
+
+/**
+ * `extractAndVerifySpell`, with "no valid spell" as `undefined` (by `isNoSpell`); real errors
+ * (unreadable transaction, bugs) are thrown. Used by `tx show-spell`, the spell-query service,
+ * prev-spell reading and `wallet list`.
+ */
+export function spellOrNone(tx: TxInput, mock = false): NormalizedSpell | undefined {
+  try {
+    return extractAndVerifySpell(tx, mock);
+  } catch (e) {
+    if (isNoSpell(e)) return undefined;
+    throw e;
+  }
 }
 
 /** The spell as `tx show-spell --json` prints it (serde_json pretty, no trailing newline). */

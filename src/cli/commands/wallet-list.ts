@@ -5,7 +5,7 @@ import { optFlag } from '../io.js';
 import { ValueMap, type Value } from '../../codec/value.js';
 import { toJsonPretty } from '../../codec/json.js';
 import { toYaml } from '../../codec/yaml.js';
-import { extractAndVerifySpell } from '../../verify/index.js';
+import { spellOrNone } from '../../verify/index.js';
 import { appToString } from '../../model/primitives.js';
 import type { NormalizedSpell } from '../../model/spell.js';
 
@@ -38,12 +38,12 @@ function parseUnspent(text: string): Unspent[] {
   try {
     list = JSON.parse(text);
   } catch (e) {
-    throw new CharmsError('UPSTREAM_UNAVAILABLE', `listunspent did not answer JSON: ${(e as Error).message}`);
+    throw new CharmsError('UPSTREAM_FAILED', 'listunspent did not answer JSON', { cause: e });
   }
-  if (!Array.isArray(list)) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'listunspent did not answer a list');
+  if (!Array.isArray(list)) throw new CharmsError('UPSTREAM_FAILED', 'listunspent did not answer a list');
   return list.map((u: Record<string, unknown>, i) => {
     if (typeof u?.txid !== 'string' || !Number.isInteger(u.vout) || typeof u.amount !== 'number')
-      throw new CharmsError('UPSTREAM_UNAVAILABLE', `listunspent entry ${i} lacks txid/vout/amount`);
+      throw new CharmsError('UPSTREAM_FAILED', `listunspent entry ${i} lacks txid/vout/amount`);
     return {
       txid: u.txid,
       vout: u.vout as number,
@@ -76,12 +76,14 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     ctx.stderr(`Looking at tx ${txid}...\n`);
     const raw = cli('getrawtransaction', txid);
     if (!raw.ok) continue;
-    let spell: NormalizedSpell;
+    let spell: NormalizedSpell | undefined;
     try {
-      spell = extractAndVerifySpell({ bitcoin: raw.out }, mock);
-    } catch {
-      continue;
+      spell = spellOrNone({ bitcoin: raw.out }, mock);
+    } catch (e) {
+      if (e instanceof CharmsError && e.code === 'INVALID_TX') continue; // the node's answer is no transaction: skipped, as the reference
+      throw e;
     }
+    if (spell === undefined) continue;
     for (const u of byTxid.get(txid)!) {
       if (u.solvable === false) continue;
       const charms = spell.tx.outs[u.vout];
