@@ -4,6 +4,7 @@
  */
 import { CharmsError } from '../errors.js';
 import { redactUrl } from '../util/redact.js';
+import { describeScrolls, scrollsSettings, type ScrollsSettings } from '../scrolls/settings.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -39,6 +40,8 @@ export interface ProverConfig {
   feeSettingsPath?: string;
   cacheUrl?: string;
   proveApiUrl: string;
+  /** The Scrolls canisters (SCROLLS_HOST, SCROLLS_*_CANISTER_ID, SCROLLS_ROOT_KEY). */
+  scrolls: ScrollsSettings;
 }
 
 /**
@@ -57,6 +60,7 @@ export function proverConfig(env: Env, opts: { mock?: boolean; mockFromEnv?: boo
     appProver: app,
     spellProver: spell,
     proveApiUrl: envValue(env, ENV_NAMES.proveApiUrl) ?? CURRENT_PROVE_API_URL,
+    scrolls: scrollsSettings(env),
   };
   const set = <K extends keyof ProverConfig>(k: K, v: ProverConfig[K] | undefined) => {
     if (v !== undefined) cfg[k] = v;
@@ -81,5 +85,6 @@ export function describeConfig(c: ProverConfig): Record<string, unknown> {
     prove_api_url: redactUrl(c.proveApiUrl),
     fee_settings: c.feeSettingsPath,
     cache: c.cacheUrl ? 'redis' : 'memory',
+    scrolls: describeScrolls(c.scrolls),
   };
 }
