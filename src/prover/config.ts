@@ -28,7 +28,7 @@ export function envValue(env: Env, names: readonly string[]): string | undefined
   return undefined;
 }
 
-const truthy = (v: string | undefined): boolean => v !== undefined && !['', '0', 'false', 'no', 'off'].includes(v.toLowerCase());
+export const truthy = (v: string | undefined): boolean => v !== undefined && !['', '0', 'false', 'no', 'off'].includes(v.toLowerCase());
 
 export interface ProverConfig {
   mock: boolean;
@@ -44,7 +44,11 @@ export interface ProverConfig {
   scrolls: ScrollsSettings;
 }
 
-export function proverConfig(env: Env, opts: { mock?: boolean } = {}): ProverConfig {
+/**
+ * `mockFromEnv: false` ignores `MOCK` (what `charms spell prove` does, as the reference: a mock
+ * proof is asked for with `--mock` only, never inherited from the environment).
+ */
+export function proverConfig(env: Env, opts: { mock?: boolean; mockFromEnv?: boolean } = {}): ProverConfig {
   const app = envValue(env, ENV_NAMES.appProver) ?? 'cpu';
   const spell = envValue(env, ENV_NAMES.spellProver) ?? 'app';
   if (app !== 'cpu' && app !== 'network')
@@ -52,7 +56,7 @@ export function proverConfig(env: Env, opts: { mock?: boolean } = {}): ProverCon
   if (spell !== 'app' && spell !== 'network')
     throw new CharmsError('CONFIG', `SPELL_ZK_PROVER must be app or network, got ${JSON.stringify(spell)}`);
   const cfg: ProverConfig = {
-    mock: opts.mock === true || truthy(env.MOCK),
+    mock: opts.mock === true || (opts.mockFromEnv !== false && truthy(env.MOCK)),
     appProver: app,
     spellProver: spell,
     proveApiUrl: envValue(env, ENV_NAMES.proveApiUrl) ?? CURRENT_PROVE_API_URL,
