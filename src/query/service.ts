@@ -24,7 +24,8 @@ import { parseJson } from '../codec/json.js';
 import { ValueMap } from '../codec/value.js';
 import { parseTx, txidHex } from '../bitcoin/tx.js';
 import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
-import { extractAndVerifySpell } from '../verify/index.js';
+import { extractAndVerifySpell, type SpellVerdict } from '../verify/index.js';
+import { SpellBatcher } from '../verify/batcher.js';
 import { jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../services/http.js';
 import { MemoryCache, type ProofCache } from '../services/cache.js';
 import { silentLogger, type Logger } from '../services/log.js';
@@ -63,11 +64,18 @@ export interface QueryServiceOptions {
  */
 export function answerFor(tx: ChainTx, mock: boolean): Uint8Array {
   try {
-    return enc.encode(spellQueryJson(extractAndVerifySpell(tx, mock)));
+    return answerOf({ ok: true, spell: extractAndVerifySpell(tx, mock) });
   } catch (e) {
-    if (e instanceof CharmsError && e.code !== 'INVALID_TX' && e.code !== 'INTERNAL') return NO_SPELL;
+    if (e instanceof CharmsError) return answerOf({ ok: false, error: e });
     throw e;
   }
+}
+
+/** The answer for a verdict (see answerFor). */
+function answerOf(v: SpellVerdict): Uint8Array {
+  if (v.ok) return enc.encode(spellQueryJson(v.spell));
+  if (v.error.code === 'INVALID_TX' || v.error.code === 'INTERNAL') throw v.error;
+  return NO_SPELL;
 }
 
 /** The chain and id (display hex) of raw transaction bytes: Bitcoin first, then Cardano. */
@@ -125,6 +133,9 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
   const log = o.log ?? silentLogger;
   const mock = o.mock ?? false;
   const source = o.source;
+  // concurrent requests are verified together (one random-linear-combination pairing check)
+  const batcher = new SpellBatcher(mock);
+  const answer = async (tx: ChainTx): Promise<Uint8Array> => answerOf(await batcher.verify(tx));
 
   const fromSource = async (id: string): Promise<Uint8Array> => {
     const hex = await source!.rawTx(id);
@@ -138,7 +149,7 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
     }
     if (got !== id) throw new CharmsError('UPSTREAM_UNAVAILABLE', `${source!.name} answered transaction ${got} for ${id}`);
     log.debug('fetched transaction', { txid: id, bytes: bytes.length });
-    return answerFor({ bitcoin: hex }, mock);
+    return answer({ bitcoin: hex });
   };
 
   return async (req: Req): Promise<Res> => {
@@ -160,8 +171,8 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
 
       if (method === 'GET') {
         if (!source) return error(503, 'UPSTREAM_UNAVAILABLE', 'no transaction source configured (ESPLORA_URL or BITCOIN_RPC_URL); PUT the transaction instead');
-        const answer = await cache.getOrCompute(`spell-query:${mock ? 'mock' : 'real'}:${id}`, () => fromSource(id));
-        return respond(req, answer, { spell: CACHE_SPELL, none: CACHE_NO_SPELL });
+        const cached = await cache.getOrCompute(`spell-query:${mock ? 'mock' : 'real'}:${id}`, () => fromSource(id));
+        return respond(req, cached, { spell: CACHE_SPELL, none: CACHE_NO_SPELL });
       }
 
       // PUT
@@ -182,9 +193,9 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
       }
       const tx = identifyTx(bytes);
       if (tx.txid !== id) return error(400, 'INVALID_INPUT', `tx_hex is transaction ${tx.txid}, not ${id}`);
-      const answer = answerFor(tx.chain === 'bitcoin' ? { bitcoin: hex.trim() } : { cardano: hex.trim() }, mock);
+      const got = await answer(tx.chain === 'bitcoin' ? { bitcoin: hex.trim() } : { cardano: hex.trim() });
       // a client-supplied body: cacheable by the client that sent it only
-      return respond(req, answer, { spell: 'private, no-cache', none: 'private, no-cache' });
+      return respond(req, got, { spell: 'private, no-cache', none: 'private, no-cache' });
     } catch (e) {
       if (e instanceof CharmsError) {
         switch (e.code) {
