@@ -2,8 +2,8 @@
  * charms-ts: the Charms protocol's tooling in TypeScript. The browser-safe read side is also
  * available alone as `charms-ts/verify`.
  */
-export { CharmsError, type ErrorCode } from './errors.js';
-export { extractAndVerifySpell, verifySpells, spellToJson, spellToYaml, type TxInput, type SpellVerdict } from './verify/index.js';
+export { CharmsError, HTTP_STATUS, type ErrorCode } from './errors.js';
+export { extractAndVerifySpell, verifySpells, spellOrNone, isNoSpell, spellToJson, spellToYaml, type TxInput, type SpellVerdict } from './verify/index.js';
 export { SpellBatcher } from './verify/batcher.js';
 export { encodeCbor, decodeCbor, CborReader, CborWriter } from './codec/cbor.js';
 export { parseJson, toJsonCompact, toJsonPretty } from './codec/json.js';

@@ -49,8 +49,8 @@ function findAsc(dir: string): string {
   try {
     // the package exports no bin path: locate it from the main entry (dist/assemblyscript.js)
     return fileURLToPath(new URL('../bin/asc.js', import.meta.resolve('assemblyscript')));
-  } catch {
-    throw new CharmsError('IO', 'AssemblyScript compiler not installed: run `npm install` in the app directory');
+  } catch (e) {
+    throw new CharmsError('IO', 'AssemblyScript compiler not installed: run `npm install` in the app directory', { cause: e });
   }
 }
 

@@ -41,6 +41,13 @@ test('tx show-spell: YAML and JSON as the reference prints them; no-spell and ba
   assert.match(ada.stderr, /Cardano/);
 });
 
+test('tx show-spell on a truncated transaction (0200) is an error, exit 1, as the reference: not "no spell"', () => {
+  const r = charms(['tx', 'show-spell', '--tx', '0200']);
+  assert.equal(r.status, 1);
+  assert.equal(r.stdout, '');
+  assert.match(r.stderr, /^Error: invalid Bitcoin transaction: unexpected end of data/);
+});
+
 test('app new (both templates); the AssemblyScript app builds, prints its vk, and its example spell passes spell check; mint proved with --mock, spend proved through the server', async (t) => {
   if (!sharedOrSkip(t)) return;
   const dir = mkdtempSync(join(tmpdir(), 'charms-cli-'));

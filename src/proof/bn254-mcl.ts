@@ -48,8 +48,8 @@ function makeBackend(mcl: Mcl): Bn254Backend {
     const q = new mcl.G1();
     try {
       q.setStr(`1 ${hex(p.x)} ${hex(p.y)}`, 16);
-    } catch {
-      throw invalidProof(`${what} is not on the curve`);
+    } catch (e) {
+      throw invalidProof(`${what} is not on the curve`, e);
     }
     if (!q.isValid()) throw invalidProof(`${what} is not on the curve`);
     return q;
@@ -58,8 +58,8 @@ function makeBackend(mcl: Mcl): Bn254Backend {
     const q = new mcl.G2();
     try {
       q.setStr(`1 ${hex(p.x.c0)} ${hex(p.x.c1)} ${hex(p.y.c0)} ${hex(p.y.c1)}`, 16);
-    } catch {
-      throw invalidProof(`${what} is not a valid G2 point (off the curve or outside the subgroup)`);
+    } catch (e) {
+      throw invalidProof(`${what} is not a valid G2 point (off the curve or outside the subgroup)`, e);
     }
     if (!q.isValid() || !q.isValidOrder()) // on the twist and in the prime-order subgroup
       throw invalidProof(`${what} is not a valid G2 point (off the curve or outside the subgroup)`);

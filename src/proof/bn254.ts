@@ -123,8 +123,8 @@ function checkedG1(p: G1Affine, what: string): G1P {
     const q = g1(p);
     q.assertValidity();
     return q;
-  } catch {
-    throw invalidProof(`${what} is not on the curve`);
+  } catch (e) {
+    throw invalidProof(`${what} is not on the curve`, e);
   }
 }
 
@@ -133,8 +133,8 @@ function checkedG2(p: G2Affine, what: string): G2P {
     const q = g2(p);
     q.assertValidity(); // on the twist and in the prime-order subgroup
     return q;
-  } catch {
-    throw invalidProof(`${what} is not a valid G2 point (off the curve or outside the subgroup)`);
+  } catch (e) {
+    throw invalidProof(`${what} is not a valid G2 point (off the curve or outside the subgroup)`, e);
   }
 }
 

@@ -12,7 +12,7 @@ export function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
   try {
     text = readFileSync(c.feeSettingsPath, 'utf8');
   } catch (e) {
-    throw new CharmsError('CONFIG', `cannot read fee settings ${c.feeSettingsPath}: ${(e as NodeJS.ErrnoException).code ?? e}`);
+    throw new CharmsError('CONFIG', `cannot read fee settings ${c.feeSettingsPath}: ${(e as NodeJS.ErrnoException).code ?? e}`, { cause: e });
   }
   return parseFeeSettings(text);
 }

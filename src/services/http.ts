@@ -7,8 +7,9 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
-import { CharmsError } from '../errors.js';
+import { CharmsError, httpStatus } from '../errors.js';
 import { redactText } from '../util/redact.js';
+import type { Logger } from './log.js';
 
 export interface Req {
   method: string;
@@ -40,6 +41,24 @@ export const CORS_HEADERS: Record<string, string> = {
 /** A JSON error answer; URLs in the message lose their credentials (see util/redact). */
 export function jsonError(status: number, code: string, error: string): Res {
   return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: redactText(error), code }) };
+}
+
+/**
+ * The error answer of both servers: JSON `{error, code}` with the status of the code's row in
+ * `HTTP_STATUS` (errors.ts). A 4xx carries the whole cause chain (the caller must fix the
+ * request); a 5xx only the top message, details go to the log. Anything not a CharmsError is a
+ * bug: logged with its stack, answered 500 INTERNAL without details.
+ */
+export function errorResponse(e: unknown, log: Logger): Res {
+  if (!(e instanceof CharmsError)) {
+    log.error('unexpected error', { error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+    return jsonError(500, 'INTERNAL', 'internal error: the failure was logged; retry later');
+  }
+  const status = httpStatus(e);
+  if (status < 500) return jsonError(status, e.code, e.fullMessage);
+  const upstream = e.code === 'UPSTREAM_FAILED' || e.code === 'UPSTREAM_UNAVAILABLE';
+  (upstream ? log.warn : log.error)('request failed', { code: e.code, error: e.fullMessage });
+  return jsonError(status, e.code, e.message);
 }
 
 function readBody(stream: NodeJS.ReadableStream & { destroy?: () => void }, declared: string | undefined, limit: number): Promise<Uint8Array> {

@@ -6,7 +6,7 @@
  *   const spell = extractAndVerifySpell({ bitcoin: txHex }, false);
  *   const verdicts = verifySpells([{ bitcoin: hex1 }, { cardano: hex2 }], false); // batched
  */
-import { CharmsError } from '../errors.js';
+import { CharmsError, type ErrorCode } from '../errors.js';
 import { fromHex } from '../util/bytes.js';
 import { spellToValue, type NormalizedSpell } from '../model/spell.js';
 import { toJsonPretty } from '../codec/json.js';
@@ -77,6 +77,39 @@ export function verifySpells(txs: readonly TxInput[], mock = false): SpellVerdic
     if (error) verdicts[pending[i]!.at] = { ok: false, error };
   });
   return verdicts;
+}
+
+/**
+ * Codes that say "the transaction cannot be read, or our side failed": real errors. Any other
+ * CharmsError from extraction means "no (valid) spell", as the reference treats every failure
+ * after the transaction parsed. Anything not a CharmsError is a bug, hence real too.
+ */
+const REAL_ERRORS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'INVALID_TX',
+  'INTERNAL',
+  'IO',
+  'CONFIG',
+  'PAYLOAD_TOO_LARGE',
+  'UPSTREAM_FAILED',
+  'UPSTREAM_UNAVAILABLE',
+  'SCROLLS_REFUSED',
+]);
+
+/** The one "no spell, or a real error?" rule: true when `e` only means the tx has no valid spell. */
+export const isNoSpell = (e: unknown): boolean => e instanceof CharmsError && !REAL_ERRORS.has(e.code);
+
+/**
+ * `extractAndVerifySpell`, with "no valid spell" as `undefined` (by `isNoSpell`); real errors
+ * (unreadable transaction, bugs) are thrown. Used by `tx show-spell`, the spell-query service,
+ * prev-spell reading and `wallet list`.
+ */
+export function spellOrNone(tx: TxInput, mock = false): NormalizedSpell | undefined {
+  try {
+    return extractAndVerifySpell(tx, mock);
+  } catch (e) {
+    if (isNoSpell(e)) return undefined;
+    throw e;
+  }
 }
 
 /** The spell as `tx show-spell --json` prints it (serde_json pretty, no trailing newline). */

@@ -5,7 +5,7 @@ import { optFlag } from '../io.js';
 import { ValueMap, type Value } from '../../codec/value.js';
 import { toJsonPretty } from '../../codec/json.js';
 import { toYaml } from '../../codec/yaml.js';
-import { verifySpells } from '../../verify/index.js';
+import { isNoSpell, verifySpells } from '../../verify/index.js';
 import { useFastProofBackend } from '../../proof/init.js';
 import { appToString } from '../../model/primitives.js';
 
@@ -38,12 +38,12 @@ function parseUnspent(text: string): Unspent[] {
   try {
     list = JSON.parse(text);
   } catch (e) {
-    throw new CharmsError('UPSTREAM_UNAVAILABLE', `listunspent did not answer JSON: ${(e as Error).message}`);
+    throw new CharmsError('UPSTREAM_FAILED', 'listunspent did not answer JSON', { cause: e });
   }
-  if (!Array.isArray(list)) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'listunspent did not answer a list');
+  if (!Array.isArray(list)) throw new CharmsError('UPSTREAM_FAILED', 'listunspent did not answer a list');
   return list.map((u: Record<string, unknown>, i) => {
     if (typeof u?.txid !== 'string' || !Number.isInteger(u.vout) || typeof u.amount !== 'number')
-      throw new CharmsError('UPSTREAM_UNAVAILABLE', `listunspent entry ${i} lacks txid/vout/amount`);
+      throw new CharmsError('UPSTREAM_FAILED', `listunspent entry ${i} lacks txid/vout/amount`);
     return {
       txid: u.txid,
       vout: u.vout as number,
@@ -84,7 +84,11 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const verdicts = verifySpells(fetched.map((f) => ({ bitcoin: f.hex })), mock);
   for (const [i, { txid }] of fetched.entries()) {
     const verdict = verdicts[i]!;
-    if (!verdict.ok) continue;
+    if (!verdict.ok) {
+      // no valid spell, or the node's answer is no transaction: skipped, as the reference
+      if (isNoSpell(verdict.error) || verdict.error.code === 'INVALID_TX') continue;
+      throw verdict.error;
+    }
     const spell = verdict.spell;
     for (const u of byTxid.get(txid)!) {
       if (u.solvable === false) continue;
