@@ -3,26 +3,35 @@
  * (servers return it as `{error, code}`), a short message that tells the user what to do, and
  * an optional `cause` chain. Modelled on viem's BaseError.
  */
-export type ErrorCode =
-  | 'INVALID_INPUT' // malformed user input: hex, lengths, app keys, YAML/JSON
-  | 'CBOR_DECODE' // bytes are not the CBOR we expect
-  | 'INVALID_SPELL' // a spell breaks a protocol rule
-  | 'NO_SPELL' // the transaction carries no (valid) spell
-  | 'PROOF_INVALID' // the proof does not verify
-  | 'UNSUPPORTED' // a version/chain/feature we do not (yet) support
-  | 'INVALID_TX' // transaction bytes cannot be parsed
-  | 'APP_FAILED' // an app contract rejected or crashed
-  | 'PROVER_UNAVAILABLE' // the configured prover backend cannot prove
-  | 'PROVER_TRANSIENT' // retryable prover failure (HTTP 500)
-  | 'INSUFFICIENT_FUNDS'
-  | 'NOT_FOUND'
-  | 'UPSTREAM_UNAVAILABLE'
-  | 'IO'
-  | 'CONFIG'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'REQUEST_TIMEOUT' // the client did not send its request in time (HTTP 408)
-  | 'SERVER_BUSY' // a server-wide limit is reached; retry shortly (HTTP 503)
-  | 'INTERNAL';
+/**
+ * Every code with the HTTP status both servers answer it with (`httpStatus`). Add a code here and
+ * the compiler asks for its status. 4xx: the caller must change the request; 5xx: retry later.
+ */
+export const HTTP_STATUS = {
+  INVALID_INPUT: 400, // malformed user input: hex, lengths, app keys, YAML/JSON
+  CBOR_DECODE: 400, // bytes are not the CBOR we expect
+  INVALID_SPELL: 400, // a spell breaks a protocol rule
+  NO_SPELL: 400, // the transaction carries no spell (`isNoSpell` tells this from real errors)
+  PROOF_INVALID: 400, // the proof does not verify
+  UNSUPPORTED: 400, // a version/chain/feature we do not (yet) support
+  INVALID_TX: 400, // transaction bytes cannot be parsed
+  APP_FAILED: 400, // an app contract rejected or crashed
+  PROVER_UNAVAILABLE: 400, // the configured prover backend cannot prove (retrying does not help)
+  INSUFFICIENT_FUNDS: 400, // the funding does not cover outputs and fees
+  SCROLLS_REFUSED: 400, // the Scrolls canister refused the request (its message says why)
+  NOT_FOUND: 404, // unknown transaction or route
+  REQUEST_TIMEOUT: 408, // the client did not send its request (headers or body) in time
+  PAYLOAD_TOO_LARGE: 413, // a body or input over its limit
+  PROVER_TRANSIENT: 500, // retryable prover failure (the spec's 500: retry with backoff)
+  INTERNAL: 500, // a bug: logged, answered without details
+  IO: 500, // a local file or process failed
+  CONFIG: 500, // the server's own configuration is wrong
+  UPSTREAM_FAILED: 502, // a transaction source or node answered with a failure
+  UPSTREAM_UNAVAILABLE: 503, // a transaction source or node gave no answer, or none is configured
+  SERVER_BUSY: 503, // a server-wide limit (e.g. the in-flight body budget) is reached: retry shortly
+} as const;
+
+export type ErrorCode = keyof typeof HTTP_STATUS;
 
 export class CharmsError extends Error {
   override name = 'CharmsError';
@@ -38,7 +47,8 @@ export class CharmsError extends Error {
     let c: unknown = this.cause;
     for (let depth = 0; c !== undefined && c !== null && depth < 8; depth++) {
       if (c instanceof Error) {
-        if (!parts.includes(c.message)) parts.push(c.message);
+        const m = c.message;
+        if (!parts.some((p) => p.includes(m))) parts.push(m); // wrappers often quote their cause
         c = c.cause;
       } else {
         parts.push(String(c));
@@ -53,9 +63,12 @@ export const fail = (code: ErrorCode, message: string, cause?: unknown): never =
   throw new CharmsError(code, message, cause === undefined ? undefined : { cause });
 };
 
-/** Wraps any thrown value into a CharmsError (keeps CharmsErrors as they are). */
+/** Wraps any thrown value into a CharmsError (keeps CharmsErrors as they are, the original as `cause`). */
 export function asCharmsError(e: unknown, code: ErrorCode = 'INTERNAL'): CharmsError {
   if (e instanceof CharmsError) return e;
   if (e instanceof Error) return new CharmsError(code, e.message, { cause: e });
   return new CharmsError(code, String(e));
 }
+
+/** The HTTP status for a thrown value: by its code; anything not a CharmsError is a 500. */
+export const httpStatus = (e: unknown): number => (e instanceof CharmsError ? HTTP_STATUS[e.code] : 500);

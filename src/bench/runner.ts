@@ -58,5 +58,11 @@ export async function run(): Promise<void> {
   console.log(
     `  small run end-to-end: in-thread median ${median(inThread).toFixed(3)} ms, worker pool median ${median(pooled).toFixed(3)} ms`,
   );
+
+  // wall-clock stop: an infinite loop with an unreachable fuel budget and a 300 ms timeout
+  const loop = await compileWatFixture('infinite-loop');
+  const t0 = performance.now();
+  const stopped = await runApp({ wasm: loop, stdin: new Uint8Array(0), fuelLimit: 2n ** 62n, timeoutMs: 300 });
+  console.log(`  infinite loop with timeoutMs 300: stopped after ${(performance.now() - t0).toFixed(0)} ms (${stopped.error ?? 'no error'})`);
   await shutdownRunner();
 }

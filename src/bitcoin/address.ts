@@ -33,8 +33,8 @@ export interface DecodedAddress {
 }
 
 const b58 = base58check(sha256);
-const bad = (addr: string, why: string) =>
-  new CharmsError('INVALID_INPUT', `invalid Bitcoin address ${JSON.stringify(addr)}: ${why}`);
+const bad = (addr: string, why: string, cause?: unknown) =>
+  new CharmsError('INVALID_INPUT', `invalid Bitcoin address ${JSON.stringify(addr)}: ${why}`, cause === undefined ? undefined : { cause });
 
 const SEGWIT_MAX_LENGTH = 90;
 const LEGACY_MAX_LENGTH = 50;
@@ -92,7 +92,7 @@ export function decodeAddress(addr: string): DecodedAddress {
   try {
     raw = b58.decode(addr);
   } catch (e) {
-    throw bad(addr, `base58 error (${e instanceof Error ? e.message : String(e)})`);
+    throw bad(addr, `base58 error (${e instanceof Error ? e.message : String(e)})`, e);
   }
   if (raw.length !== 21) throw bad(addr, `legacy address base58 data: ${raw.length} bytes, expected 21`);
   const hash = raw.subarray(1);

@@ -27,7 +27,7 @@ export interface FeeSettings {
 }
 
 const U64_MAX = (1n << 64n) - 1n;
-const cfg = (msg: string) => new CharmsError('CONFIG', `fee settings: ${msg}`);
+const cfg = (msg: string, cause?: unknown) => new CharmsError('CONFIG', `fee settings: ${msg}`, cause === undefined ? undefined : { cause });
 
 const kindOf = (v: Value | undefined): string =>
   v === null || v === undefined ? 'null' : v instanceof ValueMap ? 'a map' : Array.isArray(v) ? 'a sequence' : typeof v === 'bigint' ? 'an integer' : typeof v === 'number' ? 'a float' : typeof v === 'boolean' ? 'a boolean' : typeof v;
@@ -57,7 +57,7 @@ export function parseFeeSettings(yamlText: string): FeeSettings {
   try {
     doc = parseYaml(yamlText);
   } catch (e) {
-    throw cfg(`not valid YAML: ${e instanceof Error ? e.message : String(e)}`);
+    throw cfg(`not valid YAML: ${e instanceof Error ? e.message : String(e)}`, e);
   }
   const top = stringMap(doc, 'top level');
   if (!top.has('fee_addresses')) throw cfg('missing field `fee_addresses`');
@@ -83,7 +83,7 @@ export function parseFeeSettings(yamlText: string): FeeSettings {
     try {
       decoded = decodeAddress(addr);
     } catch (e) {
-      throw cfg(`fee_addresses.bitcoin.${chain}: ${e instanceof Error ? e.message : String(e)}`);
+      throw cfg(`fee_addresses.bitcoin.${chain}: ${e instanceof Error ? e.message : String(e)}`, e);
     }
     if (!isTagValidFor(decoded.tag, chain as BitcoinChainName))
       throw cfg(`fee_addresses.bitcoin.${chain}: address ${addr} is not valid for ${chain}`);

@@ -9,7 +9,7 @@
  * path (whose errors are then the ones reported). Browser-safe.
  */
 import { CharmsError } from '../errors.js';
-import { concatBytes, equalBytes, utf8 } from '../util/bytes.js';
+import { concatBytes, concatByteList, equalBytes, utf8 } from '../util/bytes.js';
 import type { BitcoinTx, TxIn } from './tx.js';
 import { instructions, opcodeName, OP_ENDIF, OP_IF, OP_RETURN, pushData, type Instruction } from './script.js';
 
@@ -123,7 +123,7 @@ export function witnessSpellPayload(tx: BitcoinTx): Uint8Array {
     else if (typeof s === 'object' && s.op === OP_ENDIF) break;
     else throw noSpell('unexpected opcode');
   }
-  return concatBytes(...chunks);
+  return concatByteList(chunks);
 }
 
 /** The OP_RETURN output script carrying a spell payload: `OP_RETURN push("spell") push(payload)`. */

@@ -2,7 +2,8 @@
 import { bech32, bech32m } from '@scure/base';
 import { CharmsError } from '../errors.js';
 
-const bad = (addr: string, why: string) => new CharmsError('INVALID_INPUT', `invalid Cardano address ${JSON.stringify(addr)}: ${why}`);
+const bad = (addr: string, why: string, cause?: unknown) =>
+  new CharmsError('INVALID_INPUT', `invalid Cardano address ${JSON.stringify(addr)}: ${why}`, cause === undefined ? undefined : { cause });
 
 function varUintEnd(b: Uint8Array, at: number): number {
   let i = at;
@@ -37,15 +38,15 @@ export function cardanoAddressBytes(addr: string): Uint8Array {
   } catch {
     try {
       words = bech32m.decode(addr as `${string}1${string}`, 1023).words;
-    } catch {
-      throw bad(addr, 'not bech32');
+    } catch (e) {
+      throw bad(addr, 'not bech32', e);
     }
   }
   let bytes: Uint8Array;
   try {
     bytes = bech32.fromWords(words);
-  } catch {
-    throw bad(addr, 'bad bech32 padding');
+  } catch (e) {
+    throw bad(addr, 'bad bech32 padding', e);
   }
   if (!validateShelleyAddress(bytes)) throw bad(addr, 'not a Shelley base, pointer, enterprise or reward address');
   return bytes;

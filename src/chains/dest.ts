@@ -19,8 +19,8 @@ export function destForAddress(addr: string, chain?: Chain): Uint8Array {
   }
   try {
     return addressToScript(addr).script;
-  } catch {
-    throw new CharmsError('INVALID_INPUT', 'could not parse address as Bitcoin or Cardano; try specifying --chain');
+  } catch (e) {
+    throw new CharmsError('INVALID_INPUT', 'could not parse address as Bitcoin or Cardano; try specifying --chain', { cause: e });
   }
 }
 

@@ -14,7 +14,7 @@ export function detectChain(bytes: Uint8Array): Chain {
   try {
     parseCardanoTx(bytes);
     return 'cardano';
-  } catch {
-    throw new CharmsError('INVALID_INPUT', 'transaction hex is neither a Bitcoin nor a Cardano transaction');
+  } catch (e) {
+    throw new CharmsError('INVALID_INPUT', 'transaction hex is neither a Bitcoin nor a Cardano transaction', { cause: e });
   }
 }

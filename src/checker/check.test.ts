@@ -536,3 +536,47 @@ test('apps receive the reference stdin tuple (app, tx, x, w)', async (t) => {
   assert.equal(tuple[2], 7n);
   assert.equal(tuple[3], null);
 });
+
+/**
+ * A real beam: the Cardano tx 0f9b34a8… (eBTC, v12) beamed output 0 to the Bitcoin placeholder
+ * `e7d468ff…:0` with nonce 8885959633213070619 (CharmsDev/eBTC scripts/beam-receive-c2b.sh @ 5a39ca4,
+ * which also publishes the placeholder transaction below). Its finality signature is in
+ * vectors/chain/0f9b34a8….cardano.finality.yaml.
+ */
+const BEAM_SOURCE = '0f9b34a89b50794e36331d61e6ea7ea59fa3990fe3129fbf26fefb57f031d02a';
+const BEAM_DEST = 'e7d468ff6c9b04bfd2fa7fdbb3deb8a413bb5a1b1fcbec6d459bb720f94f1531:0';
+const BEAM_NONCE = 8885959633213070619n;
+/** The Bitcoin transaction creating the placeholder UTXO (txid e7d468ff…): outputs of 300 and 1600 sats. */
+const BEAM_DEST_TX =
+  '02000000000101716fdc9322d80bf1590bf11c808bc636dab249020e1baa9f29086e03f65c8c300200000000fdffffff022c01000000000000160014c82fdb303eb4298ee85c57aae0d065c0fc3879ca4006000000000000160014a916a1a21d6466f7fcabf9bd8778d8b9210a175d02473044022018bd3ac06fff40c6a84927a59944a0a1195960951d26d773b1b95bfb9fd1aed70220770e66005e1d248d6e8e4a4742beaabe97cd6eb8348a934f3df78d34a96d5d88012103795a0a445d83475154abb64108396d40d5d3e1f167083d2657b468baa628a6729e5d0e00';
+const EBTC = appFromString('t/0796f63ed48144b4ec69fb794fbc2290ae63acf945fb035d5474648b50ee43b6/fd0cac892e457454be0212fa7d9a0e1517d5bd6a33aa7c66a1f10f55e375c290');
+
+test('UTXO hash with nonce matches the beamed_outs entry of the real Cardano spell 0f9b34a8…', (t) => {
+  if (!sharedOrSkip(t)) return;
+  // the value committed on chain (proved by the source spell's Groth16 proof), read from the expectations
+  const onChain = JSON.parse(readSharedText('vectors', 'chain', 'expected', `${BEAM_SOURCE}.json`)).spell.tx.beamed_outs['0'];
+  assert.equal(onChain, '9f2419524744c6d99932633339ff9196fd98e53913533bcc9998576df619cb53');
+  assert.equal(toHex(utxoHashWithNonce(u(BEAM_DEST), BEAM_NONCE)), onChain);
+  assert.notEqual(toHex(utxoHashWithNonce(u(BEAM_DEST), BEAM_NONCE + 1n)), onChain);
+  assert.notEqual(toHex(utxoHashWithNonce(u(BEAM_DEST))), onChain);
+});
+
+test('a beamed-receive spell with the real Cardano finality signature is accepted by checkSpell', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const { parsePrevTx } = await import('../model/inputs.js');
+  const { detectChain } = await import('../chains/detect.js');
+  const source = parsePrevTx(readSharedText('vectors', 'chain', `${BEAM_SOURCE}.cardano.finality.yaml`), detectChain);
+  assert.equal(source.chain, 'cardano');
+  const dest: ChainTx = { chain: 'bitcoin', hex: BEAM_DEST_TX };
+  // the receiving spell takes the beamed eBTC 999 and BRO 1 onto one Bitcoin output: a simple transfer
+  const spell = spellOf({ ins: [BEAM_DEST], outs: [[[0, 999n], [1, 1n]]], apps: [[EBTC, null], [BRO, null]] });
+  const beamedFrom = new Map([[0, { utxo: u(`${BEAM_SOURCE}:0`), nonce: BEAM_NONCE }]]);
+  const r = await checkSpell(args(spell, [source, dest], { beamedFrom }));
+  assert.deepEqual(r.cycles, [0n, 0n]);
+  // the same spell fails with a wrong nonce, more charms than beamed, or no finality signature
+  await assert.rejects(checkSpell(args(spell, [source, dest], { beamedFrom: new Map([[0, { utxo: u(`${BEAM_SOURCE}:0`), nonce: BEAM_NONCE + 1n }]]) })), /was not beamed to e7d468ff/);
+  const greedy = spellOf({ ins: [BEAM_DEST], outs: [[[0, 1000n], [1, 1n]]], apps: [[EBTC, null], [BRO, null]] });
+  await assert.rejects(checkSpell(args(greedy, [source, dest], { beamedFrom })), /not a simple transfer for: \[t\/0796f63e/);
+  const unsigned: ChainTx = { chain: 'cardano', hex: source.hex };
+  await assert.rejects(checkSpell(args(spell, [unsigned, dest], { beamedFrom })), /needs a valid finality proof/);
+});

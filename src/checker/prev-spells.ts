@@ -16,6 +16,7 @@ import { ValueMap } from '../codec/value.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { parseTx, txid as bitcoinTxid } from '../bitcoin/tx.js';
 import { extractAndVerifyBitcoin } from '../bitcoin/extract.js';
+import { isNoSpell } from '../verify/index.js';
 import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
 import { extractAndVerifyCardano, parseInputs, parseOutputs, type CardanoOutput } from '../cardano/extract.js';
 import { assetNameForApp, expectedTokens, policyIdForApp } from '../cardano/assets.js';
@@ -40,8 +41,6 @@ export interface PrevSpell {
   unrenderedCoins?: Set<number>;
 }
 
-/** Errors that mean "this transaction cannot be read at all" (they are not swallowed). */
-const fatal = (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_TX';
 
 const emptySpell = (ins: UtxoId[], coins: NativeOutput[]): NormalizedSpell => ({
   version: CURRENT_VERSION,
@@ -67,7 +66,7 @@ function bitcoinVirtualSpell(t: ChainTx, mock: boolean): PrevSpell {
     const spell = extractAndVerifyBitcoin(bytes, mock);
     return { ...base, spell: { ...spell, tx: { ...spell.tx, coins } }, verified: true };
   } catch (e) {
-    if (fatal(e)) throw e;
+    if (!isNoSpell(e)) throw e;
     return { ...base, spell: emptySpell(tx.inputs.map((i) => ({ txid: i.txid, vout: i.vout })), coins), verified: false };
   }
 }
@@ -108,7 +107,7 @@ function cardanoVirtualSpell(t: ChainTx, next: NormalizedSpell, mock: boolean): 
   try {
     spell = extractAndVerifyCardano(bytes, mock);
   } catch (e) {
-    if (fatal(e)) throw e;
+    if (!isNoSpell(e)) throw e;
     verified = false;
     // Charms of the next spell's token apps held as plain native tokens (NFTs: not yet, as in
     // the reference).

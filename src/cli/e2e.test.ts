@@ -41,6 +41,13 @@ test('tx show-spell: YAML and JSON as the reference prints them; no-spell and ba
   assert.match(ada.stderr, /Cardano/);
 });
 
+test('tx show-spell on a truncated transaction (0200) is an error, exit 1, as the reference: not "no spell"', () => {
+  const r = charms(['tx', 'show-spell', '--tx', '0200']);
+  assert.equal(r.status, 1);
+  assert.equal(r.stdout, '');
+  assert.match(r.stderr, /^Error: invalid Bitcoin transaction: unexpected end of data/);
+});
+
 test('app new (both templates); the AssemblyScript app builds, prints its vk, and its example spell passes spell check; mint proved with --mock, spend proved through the server', async (t) => {
   if (!sharedOrSkip(t)) return;
   const dir = mkdtempSync(join(tmpdir(), 'charms-cli-'));
@@ -66,7 +73,7 @@ test('app new (both templates); the AssemblyScript app builds, prints its vk, an
   const f = funding(readSharedText);
   const fill = (text: string, vars: Record<string, string>) => text.replace(/\$\{(\w+)\}/g, (_, k) => vars[k] ?? `\${${k}}`);
   const in0 = `${f.txid}:0`;
-  const vars = { in_utxo_0: in0, app_id: identityFor(in0), app_vk: vk, dest_0: f.dest };
+  const vars = { in_utxo_0: in0, app_id: identityFor(in0), app_vk: vk, dest_0: f.dest, amount_0: '1000' };
   writeFileSync(join(appDir, 'mint.yaml'), fill(readFileSync(join(appDir, 'spells/mint-nft.yaml'), 'utf8'), vars));
   writeFileSync(join(appDir, 'mint-private.yaml'), fill(readFileSync(join(appDir, 'spells/mint-nft-private.yaml'), 'utf8'), vars));
   const check = charms(['spell', 'check', '--spell', 'mint.yaml', '--private-inputs', 'mint-private.yaml', '--app-bins', wasmPath, '--prev-txs', f.hex], { cwd: appDir });

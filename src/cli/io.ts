@@ -18,7 +18,7 @@ export function readFileBytes(path: string, what: string): Uint8Array {
   try {
     return readFileSync(path);
   } catch (e) {
-    throw new CharmsError('IO', `cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new CharmsError('IO', `cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
   }
 }
 

@@ -63,3 +63,26 @@ test('decoder accepts indefinite lengths and rejects malformed input with Charms
   }
   assert.equal(decodeCbor(fromHex('0000'), { allowTrailing: true }), 0n);
 });
+
+test('an indefinite-length string of 150 000 chunks decodes without exhausting the stack', () => {
+  for (const major of [0x5f, 0x7f]) {
+    const n = 150_000;
+    const bytes = new Uint8Array(n * 2 + 2);
+    bytes[0] = major;
+    for (let i = 0; i < n; i++) {
+      bytes[1 + i * 2] = major === 0x5f ? 0x41 : 0x61; // one-byte chunk
+      bytes[2 + i * 2] = 0x61; // 'a'
+    }
+    bytes[bytes.length - 1] = 0xff;
+    const v = decodeCbor(bytes);
+    const len = major === 0x5f ? (v as Uint8Array).length : (v as string).length;
+    assert.equal(len, n);
+  }
+});
+
+test('nesting is bounded: 100 000 nested arrays and tags are a CBOR_DECODE error, not a stack overflow', () => {
+  for (const head of [0x81, 0x9f, 0xc1, 0xa1]) {
+    const bytes = new Uint8Array(100_000).fill(head);
+    assert.throws(() => decodeCbor(bytes), (e: unknown) => e instanceof CharmsError && e.code === 'CBOR_DECODE');
+  }
+});

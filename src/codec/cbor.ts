@@ -7,7 +7,7 @@
  */
 import { CharmsError } from '../errors.js';
 import { Tagged, ValueMap, type Value } from './value.js';
-import { concatBytes } from '../util/bytes.js';
+import { concatByteList } from '../util/bytes.js';
 
 const U64_MAX = (1n << 64n) - 1n;
 const MAX_DEPTH = 256;
@@ -224,8 +224,8 @@ export interface CborHead {
   info: number;
 }
 
-const err = (msg: string, pos: number): CharmsError =>
-  new CharmsError('CBOR_DECODE', `invalid CBOR at byte ${pos}: ${msg}`);
+const err = (msg: string, pos: number, cause?: unknown): CharmsError =>
+  new CharmsError('CBOR_DECODE', `invalid CBOR at byte ${pos}: ${msg}`, cause === undefined ? undefined : { cause });
 
 /** A cursor over CBOR bytes. `pos` is public so callers can slice the original bytes. */
 export class CborReader {
@@ -315,7 +315,7 @@ export class CborReader {
       parts.push(this.bytes.subarray(this.pos, this.pos + n));
       this.pos += n;
     }
-    return concatBytes(...parts);
+    return concatByteList(parts);
   }
 
   value(depth = 0): Value {
@@ -340,8 +340,8 @@ export class CborReader {
         if (h.major === 2) return b;
         try {
           return TEXT_DECODER.decode(b);
-        } catch {
-          throw err('text string is not valid UTF-8', start);
+        } catch (e) {
+          throw err('text string is not valid UTF-8', start, e);
         }
       }
       case 4: {

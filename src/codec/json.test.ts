@@ -176,16 +176,15 @@ test('nesting is limited like serde_json: 127 levels parse, 128 do not', () => {
   assert.throws(() => parseJson('{"a":'.repeat(128) + '1' + '}'.repeat(128)), isInvalidInput(/recursion limit exceeded/));
 });
 
-test('multi-megabyte input (a request with base64 binaries) parses quickly', () => {
+test('multi-megabyte input (a request with base64 binaries) and 200k small objects parse (speed: bench/codec)', () => {
   const blob = Buffer.alloc(6 * 1024 * 1024, 7).toString('base64'); // 8 MiB of base64
   const text = toJsonPretty(ValueMap.of({ binaries: ValueMap.of({ ['a'.repeat(64)]: blob }), n: [1n, 2n, 3n] }));
-  const started = performance.now();
   const v = parseJson(text) as ValueMap;
-  const ms = performance.now() - started;
   assert.equal((v.get('binaries') as ValueMap).get('a'.repeat(64)), blob);
-  assert.ok(ms < 2000, `parsing 8 MiB took ${ms.toFixed(0)} ms`);
+  assert.deepEqual(v.get('n'), [1n, 2n, 3n]);
   const many = '[' + Array.from({ length: 200_000 }, (_, i) => `{"k${i}":${i},"s":"x\\ny"}`).join(',') + ']';
-  const t0 = performance.now();
-  assert.equal((parseJson(many) as Value[]).length, 200_000);
-  assert.ok(performance.now() - t0 < 3000, 'parsing 200k small objects is too slow');
+  const parsed = parseJson(many) as ValueMap[];
+  assert.equal(parsed.length, 200_000);
+  assert.equal(parsed[199_999]!.get('k199999'), 199_999n);
+  assert.equal(parsed[0]!.get('s'), 'x\ny');
 });

@@ -39,8 +39,8 @@ export function parseAppKeyFile(text: string, file = 'app key file'): AppKey {
   let j: unknown;
   try {
     j = JSON.parse(text);
-  } catch {
-    throw new CharmsError('INVALID_INPUT', `${file}: not valid JSON (expected {public_key, secret_key, vk})`);
+  } catch (e) {
+    throw new CharmsError('INVALID_INPUT', `${file}: not valid JSON (expected {public_key, secret_key, vk})`, { cause: e });
   }
   const o = j as Record<string, unknown>;
   if (typeof o?.secret_key !== 'string') throw new CharmsError('INVALID_INPUT', `${file}: missing field secret_key`);
@@ -80,8 +80,8 @@ export function parsePublicKeyFile(text: string): Uint8Array {
     let o: Record<string, unknown>;
     try {
       o = JSON.parse(t);
-    } catch {
-      throw new CharmsError('INVALID_INPUT', 'public key file: not valid JSON');
+    } catch (e) {
+      throw new CharmsError('INVALID_INPUT', 'public key file: not valid JSON', { cause: e });
     }
     if (typeof o.public_key !== 'string') throw new CharmsError('INVALID_INPUT', 'public key file: missing field public_key');
     return fromHex(o.public_key, 'public_key', 32);

@@ -22,8 +22,8 @@ export interface UtxoId {
   vout: number;
 }
 
-export const invalid = (path: string, msg: string): CharmsError =>
-  new CharmsError('INVALID_INPUT', path ? `${path}: ${msg}` : msg);
+export const invalid = (path: string, msg: string, cause?: unknown): CharmsError =>
+  new CharmsError('INVALID_INPUT', path ? `${path}: ${msg}` : msg, cause === undefined ? undefined : { cause });
 
 const describe = (v: Value): string => {
   if (v === null) return 'null';

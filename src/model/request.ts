@@ -145,7 +145,7 @@ function decodeHexCbor(v: Value, path: string): Value {
   try {
     return decodeCbor(bytes);
   } catch (e) {
-    throw invalid(path, `not valid hex-encoded CBOR (${(e as Error).message})`);
+    throw invalid(path, 'not valid hex-encoded CBOR', e);
   }
 }
 
@@ -195,8 +195,8 @@ export function proveRequestFromValue(v: Value, hr: boolean, path = 'request'): 
             if (!hr) return bytesFromBinary(x, p);
             try {
               return base64.decode(asString(x, p));
-            } catch {
-              throw invalid(p, 'not valid standard base64');
+            } catch (e) {
+              throw invalid(p, 'not valid standard base64', e);
             }
           }),
     app_signatures: sigs === undefined ? [] : b32MapFromValue(sigs, hr, 'app_signatures', (x, p) => appSignatureFromValue(x, hr, p)),

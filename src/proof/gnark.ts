@@ -44,8 +44,8 @@ export interface GnarkProof {
   c: G1Affine;
 }
 
-export const invalidProof = (msg: string): CharmsError =>
-  new CharmsError('PROOF_INVALID', `invalid Groth16 proof: ${msg}`);
+export const invalidProof = (msg: string, cause?: unknown): CharmsError =>
+  new CharmsError('PROOF_INVALID', `invalid Groth16 proof: ${msg}`, cause === undefined ? undefined : { cause });
 
 export function readBigEndian(b: Uint8Array): bigint {
   let v = 0n;
@@ -91,8 +91,8 @@ function g1Compressed(b: Uint8Array, what: string): G1Affine | null {
   let y: bigint;
   try {
     y = Fp.sqrt(Fp.add(Fp.pow(x, 3n), 3n));
-  } catch {
-    throw new CharmsError('PROOF_INVALID', `groth16 verifying key: ${what} is not on the curve`);
+  } catch (e) {
+    throw new CharmsError('PROOF_INVALID', `groth16 verifying key: ${what} is not on the curve`, { cause: e });
   }
   if (y > HALF_P !== (flag === 'large')) y = Fp.neg(y);
   return { x, y };
@@ -105,8 +105,8 @@ function g2Compressed(b: Uint8Array, what: string): G2Affine {
   let y: typeof x;
   try {
     y = Fp2.sqrt(Fp2.add(Fp2.pow(x, 3n), TWIST_B));
-  } catch {
-    throw new CharmsError('PROOF_INVALID', `groth16 verifying key: ${what} is not on the curve`);
+  } catch (e) {
+    throw new CharmsError('PROOF_INVALID', `groth16 verifying key: ${what} is not on the curve`, { cause: e });
   }
   // "larger" compares the imaginary part unless it is zero
   const large = y.c1 !== 0n ? y.c1 > HALF_P : y.c0 > HALF_P;

@@ -19,7 +19,7 @@ type G2P = InstanceType<typeof G2>;
 /** Serialized size of an arkworks compressed proof A(G1) ‖ B(G2) ‖ C(G1). */
 export const MOCK_PROOF_BYTES = 192;
 
-const invalid = (msg: string) => new CharmsError('PROOF_INVALID', `invalid mock proof: ${msg}`);
+const invalid = (msg: string, cause?: unknown) => new CharmsError('PROOF_INVALID', `invalid mock proof: ${msg}`, cause === undefined ? undefined : { cause });
 
 /**
  * Reads arkworks' compressed encodings (ZCash flag bits: 0x80 compressed, 0x40 infinity, 0x20
@@ -50,8 +50,8 @@ class ArkReader {
       const p = G1.fromBytes(b);
       p.assertValidity();
       return p;
-    } catch {
-      throw invalid(`${this.what}: G1 point at byte ${this.pos - 48} is not valid`);
+    } catch (e) {
+      throw invalid(`${this.what}: G1 point at byte ${this.pos - 48} is not valid`, e);
     }
   }
   g2(): G2P {
@@ -62,8 +62,8 @@ class ArkReader {
       const p = G2.fromBytes(b);
       p.assertValidity();
       return p;
-    } catch {
-      throw invalid(`${this.what}: G2 point at byte ${this.pos - 96} is not valid`);
+    } catch (e) {
+      throw invalid(`${this.what}: G2 point at byte ${this.pos - 96} is not valid`, e);
     }
   }
   /** ark Vec: u64 little-endian length, then the items. */

@@ -67,5 +67,6 @@ export async function proveRemote(req: ProveRequest, o: RemoteProveOptions): Pro
     progress('proof received');
     return decodeProveResponse(bytes);
   }
-  throw new CharmsError('UPSTREAM_UNAVAILABLE', `proving service failed after ${attempts} attempts: ${lastProblem}`);
+  // still retryable later: a proving server forwarding here answers 500, as the spec asks
+  throw new CharmsError('PROVER_TRANSIENT', `proving service failed after ${attempts} attempts: ${lastProblem}`);
 }

@@ -21,14 +21,14 @@ export function decodeProveRequest(body: Uint8Array, format: BodyFormat): ProveR
     try {
       v = decodeCbor(body);
     } catch (e) {
-      throw new CharmsError('CBOR_DECODE', `Invalid CBOR: ${(e as Error).message}`);
+      throw new CharmsError('CBOR_DECODE', 'Invalid CBOR', { cause: e });
     }
   } else {
     let text: string;
     try {
       text = new TextDecoder('utf-8', { fatal: true }).decode(body);
-    } catch {
-      throw new CharmsError('INVALID_INPUT', 'Invalid JSON: body is not UTF-8');
+    } catch (e) {
+      throw new CharmsError('INVALID_INPUT', 'Invalid JSON: body is not UTF-8', { cause: e });
     }
     try {
       v = parseJson(text);

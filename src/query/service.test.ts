@@ -1,3 +1,4 @@
+import { hasRedisServer, skipOrFail } from '../testing/require.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -5,7 +6,7 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answerFor, identifyTx, startQueryServer } from './service.js';
-import { BitcoinRpcSource, EsploraSource, isUnreachable, sourceFromConfig, sourceFromEnv } from './sources.js';
+import { BitcoinRpcSource, EsploraSource, sourceFromConfig, sourceFromEnv } from './sources.js';
 import { appRef, spellQueryJson, spellQueryValue } from './shape.js';
 import { extractAndVerifySpell } from '../verify/index.js';
 import { toJsonCompact, toJsonPretty, parseJson } from '../codec/json.js';
@@ -14,6 +15,7 @@ import { appFromString, utxoIdFromString } from '../model/primitives.js';
 import type { NormalizedSpell } from '../model/spell.js';
 import { readSharedJson, readSharedText, sharedOrSkip, sharedPath } from '../testing/shared.js';
 import { h1, h2 } from '../testing/http.js';
+import { CharmsError } from '../errors.js';
 import { createLogger } from '../services/log.js';
 
 const V12 = '283559062cb6b651eb4a5f557ba4f67efa9aae55ba2278d4f10f35cbefaa84a5'; // BRO + b/ app, legacy vector
@@ -258,6 +260,7 @@ test('source failures: 503 unreachable or unconfigured, 502 failing or lying; fa
     assert.equal(r1.headers['cache-control'], 'no-store');
     const r2 = await h1(flaky.port, 'GET', `/spells/${'ab'.repeat(32)}`);
     assert.equal(r2.status, 502);
+    assert.equal(JSON.parse(r2.body.toString()).code, 'UPSTREAM_FAILED');
     assert.match(JSON.parse(r2.body.toString()).error, /answered 500/);
     const r3 = await h1(flaky.port, 'GET', `/spells/${'cd'.repeat(32)}`);
     assert.equal(r3.status, 502);
@@ -274,7 +277,7 @@ test('source failures: 503 unreachable or unconfigured, 502 failing or lying; fa
     const silent = http.createServer(() => {});
     const silentPort = await listen(silent);
     try {
-      await assert.rejects(new EsploraSource(`http://127.0.0.1:${silentPort}`, 200).rawTx(V12), (e: Error) => isUnreachable(e) && /timed out/.test(e.message));
+      await assert.rejects(new EsploraSource(`http://127.0.0.1:${silentPort}`, 200).rawTx(V12), (e: Error) => e instanceof CharmsError && e.code === 'UPSTREAM_UNAVAILABLE' && /timed out/.test(e.message));
     } finally {
       silent.closeAllConnections();
       await closeServer(silent);
@@ -413,9 +416,8 @@ test('charms query-server: help documents the source configuration; starts, answ
   }
 });
 
-const hasRedis = (await import('node:child_process')).spawnSync('redis-server', ['--version']).status === 0;
-
-test('two services sharing Redis (CACHE_URL): one upstream call for concurrent GETs on both; answers and "no spell" shared', { skip: hasRedis ? false : 'redis-server not installed (CI installs it)' }, async (t) => {
+test('two services sharing Redis (CACHE_URL): one upstream call for concurrent GETs on both; answers and "no spell" shared', async (t) => {
+  if (!hasRedisServer()) return skipOrFail(t, 'redis-server not installed (CI installs it)');
   if (!sharedOrSkip(t)) return;
   const { spawn } = await import('node:child_process');
   const { createCache } = await import('../services/cache.js');

@@ -24,13 +24,14 @@ import { parseJson } from '../codec/json.js';
 import { ValueMap } from '../codec/value.js';
 import { parseTx, txidHex } from '../bitcoin/tx.js';
 import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
-import { extractAndVerifySpell } from '../verify/index.js';
-import { jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../services/http.js';
+import { isNoSpell as noValidSpell, spellOrNone, type SpellVerdict } from '../verify/index.js';
+import { SpellBatcher } from '../verify/batcher.js';
+import { errorResponse, jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../services/http.js';
 import { MemoryCache, type ProofCache } from '../services/cache.js';
 import { silentLogger, type Logger } from '../services/log.js';
 import type { ServerLimits } from '../services/limits.js';
 import { spellQueryJson } from './shape.js';
-import { isUnreachable, type TxSource } from './sources.js';
+import type { TxSource } from './sources.js';
 import { WALLET_PAGE, WALLET_PAGE_CSP } from './wallet-page.js';
 
 export const DEFAULT_QUERY_PORT = 17785;
@@ -63,12 +64,15 @@ export interface QueryServiceOptions {
  * for a transaction that cannot be parsed (INVALID_TX) or an internal failure.
  */
 export function answerFor(tx: ChainTx, mock: boolean): Uint8Array {
-  try {
-    return enc.encode(spellQueryJson(extractAndVerifySpell(tx, mock)));
-  } catch (e) {
-    if (e instanceof CharmsError && e.code !== 'INVALID_TX' && e.code !== 'INTERNAL') return NO_SPELL;
-    throw e;
-  }
+  const spell = spellOrNone(tx, mock);
+  return spell === undefined ? NO_SPELL : enc.encode(spellQueryJson(spell));
+}
+
+/** answerFor for a verdict of verifySpells (the same "no spell" rule, isNoSpell). */
+function answerOf(v: SpellVerdict): Uint8Array {
+  if (v.ok) return enc.encode(spellQueryJson(v.spell));
+  if (noValidSpell(v.error)) return NO_SPELL;
+  throw v.error;
 }
 
 /** The chain and id (display hex) of raw transaction bytes: Bitcoin first, then Cardano. */
@@ -80,8 +84,8 @@ export function identifyTx(bytes: Uint8Array): { chain: 'bitcoin' | 'cardano'; t
   }
   try {
     return { chain: 'cardano', txid: toHex(reversed(cardanoTxid(parseCardanoTx(bytes)))) };
-  } catch {
-    throw new CharmsError('INVALID_TX', 'tx_hex is neither a Bitcoin nor a Cardano transaction');
+  } catch (e) {
+    throw new CharmsError('INVALID_TX', 'tx_hex is neither a Bitcoin nor a Cardano transaction', { cause: e });
   }
 }
 
@@ -112,11 +116,8 @@ function respond(req: Req, answer: Uint8Array, cacheControl: { spell: string; no
   return { status: 200, headers: { ...headers, 'content-type': 'application/json' }, body: answer };
 }
 
-const error = (status: number, code: string, message: string): Res => {
-  const r = jsonError(status, code, message);
-  r.headers['cache-control'] = 'no-store';
-  return r;
-};
+/** Error answers are never cached. */
+const noStore = (r: Res): Res => ({ ...r, headers: { ...r.headers, 'cache-control': 'no-store' } });
 
 const BODY_HELP = 'body must be JSON {"tx_hex": "<raw transaction hex>"}';
 
@@ -126,6 +127,9 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
   const log = o.log ?? silentLogger;
   const mock = o.mock ?? false;
   const source = o.source;
+  // concurrent requests are verified together (one random-linear-combination pairing check)
+  const batcher = new SpellBatcher(mock);
+  const answer = async (tx: ChainTx): Promise<Uint8Array> => answerOf(await batcher.verify(tx));
 
   const fromSource = async (id: string): Promise<Uint8Array> => {
     const hex = await source!.rawTx(id);
@@ -135,11 +139,11 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
       bytes = fromHex(hex, 'transaction');
       got = txidHex(parseTx(bytes));
     } catch (e) {
-      throw new CharmsError('UPSTREAM_UNAVAILABLE', `${source!.name} answered something that is not a Bitcoin transaction`, { cause: e });
+      throw new CharmsError('UPSTREAM_FAILED', `${source!.name} answered something that is not a Bitcoin transaction`, { cause: e });
     }
-    if (got !== id) throw new CharmsError('UPSTREAM_UNAVAILABLE', `${source!.name} answered transaction ${got} for ${id}`);
+    if (got !== id) throw new CharmsError('UPSTREAM_FAILED', `${source!.name} answered transaction ${got} for ${id}`);
     log.debug('fetched transaction', { txid: id, bytes: bytes.length });
-    return answerFor({ bitcoin: hex }, mock);
+    return answer({ bitcoin: hex });
   };
 
   return async (req: Req): Promise<Res> => {
@@ -153,16 +157,19 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
         };
       if (method === 'GET' && req.path === '/ready') return { status: 200, headers: { 'content-type': 'text/plain' }, body: 'OK' };
       const m = /^\/spells\/([^/]*)\/?$/.exec(req.path);
-      if (!m) return error(404, 'NOT_FOUND', `no route for ${req.method} ${req.path}`);
-      if (method !== 'GET' && method !== 'PUT') return { ...error(405, 'INVALID_INPUT', `method ${req.method} not allowed on /spells/<txid>`), headers: { allow: 'GET, HEAD, PUT, OPTIONS', 'content-type': 'application/json' } };
+      if (!m) throw new CharmsError('NOT_FOUND', `no route for ${req.method} ${req.path}`);
+      if (method !== 'GET' && method !== 'PUT') {
+        const r = noStore(jsonError(405, 'INVALID_INPUT', `method ${req.method} not allowed on /spells/<txid>`));
+        return { ...r, headers: { ...r.headers, allow: 'GET, HEAD, PUT, OPTIONS' } };
+      }
       const txid = m[1]!;
-      if (!TXID.test(txid)) return error(400, 'INVALID_INPUT', 'txid: expected 64 hex characters');
+      if (!TXID.test(txid)) throw new CharmsError('INVALID_INPUT', 'txid: expected 64 hex characters');
       const id = txid.toLowerCase();
 
       if (method === 'GET') {
-        if (!source) return error(503, 'UPSTREAM_UNAVAILABLE', 'no transaction source configured (ESPLORA_URL or BITCOIN_RPC_URL); PUT the transaction instead');
-        const answer = await cache.getOrCompute(`spell-query:${mock ? 'mock' : 'real'}:${id}`, () => fromSource(id));
-        return respond(req, answer, { spell: CACHE_SPELL, none: CACHE_NO_SPELL });
+        if (!source) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'no transaction source configured (ESPLORA_URL or BITCOIN_RPC_URL); PUT the transaction instead');
+        const cached = await cache.getOrCompute(`spell-query:${mock ? 'mock' : 'real'}:${id}`, () => fromSource(id));
+        return respond(req, cached, { spell: CACHE_SPELL, none: CACHE_NO_SPELL });
       }
 
       // PUT
@@ -170,40 +177,18 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
       try {
         body = parseJson(new TextDecoder('utf-8', { fatal: true }).decode(await req.body(PUT_BODY_LIMIT)));
       } catch (e) {
-        if (e instanceof CharmsError && e.code === 'PAYLOAD_TOO_LARGE') return error(413, e.code, e.message);
-        return error(400, 'INVALID_INPUT', `${BODY_HELP}: ${(e as Error).message}`);
+        if (e instanceof CharmsError && e.code === 'PAYLOAD_TOO_LARGE') throw e;
+        throw new CharmsError('INVALID_INPUT', BODY_HELP, { cause: e });
       }
       const hex = body instanceof ValueMap ? body.get('tx_hex') : undefined;
-      if (typeof hex !== 'string') return error(400, 'INVALID_INPUT', BODY_HELP);
-      let bytes: Uint8Array;
-      try {
-        bytes = fromHex(hex.trim(), 'tx_hex');
-      } catch (e) {
-        return error(400, 'INVALID_INPUT', (e as Error).message);
-      }
-      const tx = identifyTx(bytes);
-      if (tx.txid !== id) return error(400, 'INVALID_INPUT', `tx_hex is transaction ${tx.txid}, not ${id}`);
-      const answer = answerFor(tx.chain === 'bitcoin' ? { bitcoin: hex.trim() } : { cardano: hex.trim() }, mock);
+      if (typeof hex !== 'string') throw new CharmsError('INVALID_INPUT', BODY_HELP);
+      const tx = identifyTx(fromHex(hex.trim(), 'tx_hex'));
+      if (tx.txid !== id) throw new CharmsError('INVALID_INPUT', `tx_hex is transaction ${tx.txid}, not ${id}`);
+      const got = await answer(tx.chain === 'bitcoin' ? { bitcoin: hex.trim() } : { cardano: hex.trim() });
       // a client-supplied body: cacheable by the client that sent it only
-      return respond(req, answer, { spell: 'private, no-cache', none: 'private, no-cache' });
+      return respond(req, got, { spell: 'private, no-cache', none: 'private, no-cache' });
     } catch (e) {
-      if (e instanceof CharmsError) {
-        switch (e.code) {
-          case 'NOT_FOUND':
-            return error(404, e.code, e.message);
-          case 'UPSTREAM_UNAVAILABLE': {
-            const down = isUnreachable(e);
-            log.warn(down ? 'transaction source unreachable' : 'transaction source failed', { error: e.fullMessage });
-            return error(down ? 503 : 502, e.code, e.message);
-          }
-          case 'INVALID_TX':
-          case 'INVALID_INPUT':
-            return error(400, e.code, e.message);
-          default:
-        }
-      }
-      log.error('spell query failed', { path: req.path, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
-      return error(500, 'INTERNAL', 'internal error: the failure was logged');
+      return noStore(errorResponse(e, log));
     }
   };
 }

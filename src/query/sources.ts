@@ -5,8 +5,9 @@
  * - an Esplora-compatible REST API (`GET <base>/tx/<txid>/hex`, e.g. mempool.space's `/api`
  *   or blockstream.info's); 404 means unknown.
  *
- * Errors: NOT_FOUND for an unknown transaction; UPSTREAM_UNAVAILABLE otherwise, marked
- * "unreachable" (see `isUnreachable`) when no answer came at all (connection refused, DNS, timeout).
+ * Errors: NOT_FOUND for an unknown transaction; UPSTREAM_UNAVAILABLE (503) when no answer came
+ * at all (connection refused, DNS, timeout, unreadable cookie file); UPSTREAM_FAILED (502) when
+ * the source answered with a failure.
  *
  * Configuration (`sourceFromConfig`, `sourceFromEnv`): `ESPLORA_URL`, or `BITCOIN_RPC_URL` with
  * `BITCOIN_RPC_COOKIE` (path of bitcoind's `.cookie` file, read at every call so node restarts
@@ -18,7 +19,7 @@ import { redactText, redactUrl, withoutCredentials } from '../util/redact.js';
 
 export interface TxSource {
   readonly name: string;
-  /** Raw transaction hex; NOT_FOUND when unknown, UPSTREAM_UNAVAILABLE when failing or unreachable. */
+  /** Raw transaction hex; NOT_FOUND when unknown, UPSTREAM_FAILED / UPSTREAM_UNAVAILABLE when failing / unreachable. */
   rawTx(txid: string): Promise<string>;
 }
 
@@ -32,17 +33,10 @@ export interface SourceConfig {
   timeoutMs?: number | undefined;
 }
 
-const unreachableErrors = new WeakSet<Error>();
-
-/** true when the source gave no answer at all (→ 503), false when it answered with a failure (→ 502). */
-export const isUnreachable = (e: unknown): boolean => e instanceof Error && unreachableErrors.has(e);
-
 function unreachable(what: string, e: unknown): CharmsError {
   const inner = e instanceof Error && e.cause instanceof Error ? e.cause : e;
   const reason = inner instanceof Error ? (inner.name === 'TimeoutError' ? 'timed out' : inner.message) : String(inner);
-  const err = new CharmsError('UPSTREAM_UNAVAILABLE', redactText(`${what} is unreachable: ${reason}`), { cause: e });
-  unreachableErrors.add(err);
-  return err;
+  return new CharmsError('UPSTREAM_UNAVAILABLE', redactText(`${what} is unreachable: ${reason}`), { cause: e });
 }
 
 /** A source URL as shown in names and messages: redacted, without a trailing slash. */
@@ -84,7 +78,7 @@ export class EsploraSource implements TxSource {
       throw unreachable(this.name, e);
     }
     if (res.status === 404) throw new CharmsError('NOT_FOUND', `transaction ${txid} not found`);
-    if (!res.ok) throw new CharmsError('UPSTREAM_UNAVAILABLE', redactText(`${this.name} answered ${res.status}: ${text.slice(0, 120).replace(/\s+/g, ' ')}`));
+    if (!res.ok) throw new CharmsError('UPSTREAM_FAILED', redactText(`${this.name} answered ${res.status}: ${text.slice(0, 120).replace(/\s+/g, ' ')}`));
     return text;
   }
 }
@@ -116,18 +110,18 @@ export class BitcoinRpcSource implements TxSource {
     } catch (e) {
       throw unreachable(this.name, e);
     }
-    if (res.status === 401 || res.status === 403) throw new CharmsError('UPSTREAM_UNAVAILABLE', `${this.name} refused the RPC credentials (${res.status})`);
+    if (res.status === 401 || res.status === 403) throw new CharmsError('UPSTREAM_FAILED', `${this.name} refused the RPC credentials (${res.status})`);
     let body: { result?: unknown; error?: { code?: number; message?: string } | null };
     try {
       body = JSON.parse(text) as typeof body;
-    } catch {
-      throw new CharmsError('UPSTREAM_UNAVAILABLE', `${this.name} answered ${res.status} without JSON`);
+    } catch (e) {
+      throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered ${res.status} without JSON`, { cause: e });
     }
     if (body.error) {
       if (body.error.code === -5) throw new CharmsError('NOT_FOUND', `transaction ${txid} not found`);
-      throw new CharmsError('UPSTREAM_UNAVAILABLE', redactText(`${this.name} error ${body.error.code}: ${body.error.message}`));
+      throw new CharmsError('UPSTREAM_FAILED', redactText(`${this.name} error ${body.error.code}: ${body.error.message}`));
     }
-    if (typeof body.result !== 'string') throw new CharmsError('UPSTREAM_UNAVAILABLE', `${this.name} answered ${res.status} without a transaction`);
+    if (typeof body.result !== 'string') throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered ${res.status} without a transaction`);
     return body.result;
   }
 }
@@ -140,8 +134,8 @@ export function sourceFromConfig(c: SourceConfig): TxSource | undefined {
   let url: URL;
   try {
     url = new URL(c.rpcUrl);
-  } catch {
-    throw new CharmsError('CONFIG', `BITCOIN_RPC_URL: not a URL: ${redactText(c.rpcUrl)}`);
+  } catch (e) {
+    throw new CharmsError('CONFIG', `BITCOIN_RPC_URL: not a URL: ${redactText(c.rpcUrl)}`, { cause: e });
   }
   // credentials in the URL (http://user:pass@host:port) are honoured too
   const inUrl = url.username ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined;
@@ -155,9 +149,7 @@ export function sourceFromConfig(c: SourceConfig): TxSource | undefined {
           return readFileSync(rpcCookie, 'utf8').trim();
         } catch (e) {
           // bitcoind deletes its cookie when it stops: treat as unreachable
-          const err = new CharmsError('UPSTREAM_UNAVAILABLE', `cannot read the RPC cookie file ${rpcCookie} (is bitcoind running?): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-          unreachableErrors.add(err);
-          throw err;
+          throw new CharmsError('UPSTREAM_UNAVAILABLE', `cannot read the RPC cookie file ${rpcCookie} (is bitcoind running?): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
         }
       }
       if (rpcUser !== undefined) return `${rpcUser}:${rpcPassword ?? ''}`;

@@ -3,6 +3,7 @@
  * headless Chromium (Debian's chromium, driven by playwright-core) against the loopback service
  * with an Esplora fixture serving real transactions.
  */
+import { chromiumPath, skipOrFail } from '../testing/require.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -108,7 +109,6 @@ process.stderr.write('unexpected call\\n'); process.exit(1);
 
 // ------------------------------------------------------------------------------ browser
 
-const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /** A small real PNG (solid colour with a stripe), so the page's <img> has something to decode. */
@@ -142,11 +142,8 @@ function png(w: number, h: number): Buffer {
 }
 
 test('wallet page in headless Chromium: NFT image and name, token amounts and tickers, details on demand', async (t) => {
-  if (!existsSync(CHROMIUM)) {
-    t.diagnostic(`NOTICE: ${CHROMIUM} not found — wallet page browser test skipped (apt-get install chromium)`);
-    t.skip(`${CHROMIUM} not installed (Debian package chromium; CI installs it)`);
-    return;
-  }
+  const CHROMIUM = chromiumPath();
+  if (!CHROMIUM) return skipOrFail(t, 'Chromium not found (CHROMIUM_PATH, /usr/bin/chromium; Debian package chromium, CI installs it)');
   if (!sharedOrSkip(t)) return;
   const { chromium } = await import('playwright-core');
   const txs = new Map([NFT_MINT, CHEX, BRO, PLAIN].map((id) => [id, hexOf(id)]));

@@ -4,6 +4,8 @@
  * producing 4 blocks (64 words) at a time. `fillBytes` consumes whole 32-bit words; the unused
  * bytes of a partly used last word are discarded.
  */
+import { CharmsError } from '../errors.js';
+
 const ROUNDS = 12;
 const BLOCKS = 4;
 
@@ -18,7 +20,7 @@ export class ChaCha12Rng {
   private index = 16 * BLOCKS;
 
   constructor(seed: Uint8Array) {
-    if (seed.length !== 32) throw new RangeError('ChaCha12Rng seed must be 32 bytes');
+    if (seed.length !== 32) throw new CharmsError('INTERNAL', 'ChaCha12Rng seed must be 32 bytes');
     const dv = new DataView(seed.buffer, seed.byteOffset, 32);
     for (let i = 0; i < 8; i++) this.key[i] = dv.getUint32(i * 4, true);
   }

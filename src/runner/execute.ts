@@ -33,6 +33,8 @@ function describeFailure(e: unknown, trapReason: number, fuelLimit: bigint): str
   if (trapReason === TRAP_OUT_OF_FUEL) return `out of fuel: the app needs more than ${fuelLimit} cycles`;
   if (trapReason === TRAP_CALL_DEPTH)
     return `call stack exhausted: more than ${MAX_CALL_DEPTH} nested calls`;
+  // The engine's stack overflow is a RangeError with no code; its text only picks the wording
+  // here (the run fails either way).
   if (e instanceof RangeError && /call stack/i.test(e.message))
     return 'call stack exhausted: the engine stack overflowed';
   if (e instanceof HostPanic) return `host function failed: ${e.message}`;

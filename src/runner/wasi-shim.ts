@@ -6,6 +6,7 @@
  * fails the run like a trap.
  */
 import { createHash } from 'node:crypto';
+import { CharmsError } from '../errors.js';
 import { ChaCha12Rng } from './chacha-rng.js';
 import { WASI_MODULE } from './policy.js';
 import { Wasm, type WasmImports, type WasmInstance, type WasmMemory } from './wasm-api.js';
@@ -13,14 +14,20 @@ import { Wasm, type WasmImports, type WasmInstance, type WasmMemory } from './wa
 /** Upper bound on captured stderr so a chatty app cannot exhaust memory. */
 export const MAX_CAPTURED_STDERR = 4 * 1024 * 1024;
 
-/** A failure the reference host would turn into a process panic. */
-export class HostPanic extends Error {
+/**
+ * A failure the reference host would turn into a process panic. Thrown through the app's call
+ * stack and caught by `executeApp`, which reports it as the run's `error` (the app failed).
+ */
+export class HostPanic extends CharmsError {
   override name = 'HostPanic';
+  constructor(message: string, cause?: unknown) {
+    super('APP_FAILED', message, cause === undefined ? undefined : { cause });
+  }
 }
 
-class OutOfBounds extends Error {
+class OutOfBounds extends CharmsError {
   constructor(ptr: number, len: number) {
-    super(`out of bounds memory access (address ${ptr}, length ${len})`);
+    super('APP_FAILED', `out of bounds memory access (address ${ptr}, length ${len})`);
   }
 }
 
@@ -82,7 +89,7 @@ export function createWasiShim(stdin: Uint8Array): WasiShim {
       try {
         iov.push([readI32(at), readI32(at + 4)]);
       } catch (e) {
-        throw new HostPanic(`fd_read: reading iovec ${i}: ${(e as Error).message}`);
+        throw new HostPanic(`fd_read: reading iovec ${i}: ${(e as Error).message}`, e);
       }
     }
     let total = 0;
@@ -94,7 +101,7 @@ export function createWasiShim(stdin: Uint8Array): WasiShim {
       try {
         view(ptr, n).set(data);
       } catch (e) {
-        throw new HostPanic(`fd_read: writing stdin data: ${(e as Error).message}`);
+        throw new HostPanic(`fd_read: writing stdin data: ${(e as Error).message}`, e);
       }
       total += n;
     }
@@ -146,7 +153,7 @@ export function createWasiShim(stdin: Uint8Array): WasiShim {
     try {
       view(buf, len).set(bytes);
     } catch (e) {
-      throw new HostPanic(`random_get: failed to write random bytes: ${(e as Error).message}`);
+      throw new HostPanic(`random_get: failed to write random bytes: ${(e as Error).message}`, e);
     }
     return 0;
   };

@@ -13,9 +13,10 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
-import { CharmsError } from '../errors.js';
+import { CharmsError, httpStatus, type ErrorCode } from '../errors.js';
 import { redactText } from '../util/redact.js';
 import { DEFAULT_LIMITS, type ServerLimits } from './limits.js';
+import type { Logger } from './log.js';
 
 export interface Req {
   method: string;
@@ -53,6 +54,24 @@ export function jsonError(status: number, code: string, error: string): Res {
   return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: redactText(error), code }) };
 }
 
+/**
+ * The error answer of both servers: JSON `{error, code}` with the status of the code's row in
+ * `HTTP_STATUS` (errors.ts). A 4xx carries the whole cause chain (the caller must fix the
+ * request); a 5xx only the top message, details go to the log. Anything not a CharmsError is a
+ * bug: logged with its stack, answered 500 INTERNAL without details.
+ */
+export function errorResponse(e: unknown, log: Logger): Res {
+  if (!(e instanceof CharmsError)) {
+    log.error('unexpected error', { error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+    return jsonError(500, 'INTERNAL', 'internal error: the failure was logged; retry later');
+  }
+  const status = httpStatus(e);
+  if (status < 500) return jsonError(status, e.code, e.fullMessage);
+  const upstream = e.code === 'UPSTREAM_FAILED' || e.code === 'UPSTREAM_UNAVAILABLE';
+  (upstream ? log.warn : log.error)('request failed', { code: e.code, error: e.fullMessage });
+  return jsonError(status, e.code, e.message);
+}
+
 /** Bytes of request bodies held in memory, all connections together. */
 export class BodyBudget {
   private used = 0;
@@ -70,7 +89,8 @@ export class BodyBudget {
   }
 }
 
-const BODY_STATUS: Partial<Record<string, number>> = { PAYLOAD_TOO_LARGE: 413, REQUEST_TIMEOUT: 408, SERVER_BUSY: 503 };
+/** Body failures the transport answers itself (status from HTTP_STATUS). */
+const BODY_FAILURES: readonly ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'REQUEST_TIMEOUT', 'SERVER_BUSY'];
 
 interface BodyRead {
   promise: Promise<Uint8Array>;
@@ -152,8 +172,8 @@ async function serve(handler: Handler, limits: ServerLimits, budget: BodyBudget,
     out = jsonError(500, 'INTERNAL', 'internal error');
   }
   // the transport answers body failures itself, whatever the handler made of them
-  if (bodyFailure && BODY_STATUS[bodyFailure.code] !== undefined) {
-    out = jsonError(BODY_STATUS[bodyFailure.code]!, bodyFailure.code, bodyFailure.message);
+  if (bodyFailure && BODY_FAILURES.includes(bodyFailure.code)) {
+    out = jsonError(httpStatus(bodyFailure), bodyFailure.code, bodyFailure.message);
     if (bodyFailure.code === 'SERVER_BUSY') out.headers['retry-after'] = '1';
   }
   if (read) {

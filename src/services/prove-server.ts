@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { CharmsError } from '../errors.js';
-import { jsonError, listenDual, type Listening, type Res } from './http.js';
+import { errorResponse, jsonError, listenDual, type Listening, type Res } from './http.js';
 import type { ProofCache } from './cache.js';
 import { silentLogger, type Logger } from './log.js';
 import { DEFAULT_LIMITS, type ServerLimits } from './limits.js';
@@ -12,36 +12,6 @@ import { DEFAULT_LIMITS, type ServerLimits } from './limits.js';
 export const BODY_LIMIT = DEFAULT_LIMITS.maxBodyBytes;
 
 export type ProveFn = (req: { body: Uint8Array; format: 'json' | 'cbor' }) => Promise<Uint8Array>;
-
-export function statusFor(e: unknown): number {
-  if (!(e instanceof CharmsError)) return 500;
-  switch (e.code) {
-    case 'PROVER_TRANSIENT':
-    case 'INTERNAL':
-    case 'UPSTREAM_UNAVAILABLE':
-      return 500;
-    case 'PAYLOAD_TOO_LARGE':
-      return 413;
-    case 'REQUEST_TIMEOUT':
-      return 408;
-    case 'SERVER_BUSY':
-      return 503;
-    case 'NOT_FOUND':
-      return 404;
-    default:
-      return 400;
-  }
-}
-
-export function errorResponse(e: unknown, log: Logger): Res {
-  const status = statusFor(e);
-  if (e instanceof CharmsError) {
-    if (status >= 500) log.error('request failed', { code: e.code, error: e.fullMessage });
-    return jsonError(status, e.code, e.fullMessage);
-  }
-  log.error('unexpected error', { error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
-  return jsonError(500, 'INTERNAL', 'internal error: the failure was logged; retry later');
-}
 
 export async function startProveServer(opts: {
   host?: string;
@@ -73,7 +43,7 @@ export async function startProveServer(opts: {
           res = { status: 200, headers: { 'content-type': format === 'cbor' ? 'application/cbor' : 'application/json' }, body: out };
         } else if (req.path === '/spells/prove' || req.path === '/ready') {
           res = jsonError(405, 'INVALID_INPUT', `method ${req.method} not allowed on ${req.path}`);
-        } else res = jsonError(404, 'NOT_FOUND', `no route for ${req.method} ${req.path}`);
+        } else res = errorResponse(new CharmsError('NOT_FOUND', `no route for ${req.method} ${req.path}`), log);
       } catch (e) {
         res = errorResponse(e, log);
       }

@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { skipOrFail } from './require.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** Repo root: dist/testing → ../.. ; src/testing → ../.. */
@@ -12,16 +13,13 @@ export const repoRoot = resolve(here, '..', '..');
 export const sharedDir = process.env.CHARMS_SHARED_DIR ?? resolve(repoRoot, '..', 'shared');
 export const hasShared = existsSync(join(sharedDir, 'vectors'));
 
-let warned = false;
-/** Returns true if shared/ is present; otherwise marks the test skipped with a notice. */
+/**
+ * Returns true if shared/ is present; otherwise marks the test skipped with a notice (or fails
+ * it under CHARMS_REQUIRE_ALL=1, see require.ts).
+ */
 export function sharedOrSkip(t: { skip: (msg?: string) => void }): boolean {
   if (hasShared) return true;
-  const msg = `../shared not found at ${sharedDir}: vector test skipped`;
-  if (!warned) {
-    process.stderr.write(`NOTICE: ${msg}\n`);
-    warned = true;
-  }
-  t.skip(msg);
+  skipOrFail(t, `../shared not found at ${sharedDir} (set CHARMS_SHARED_DIR)`);
   return false;
 }
 

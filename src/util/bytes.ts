@@ -24,7 +24,16 @@ export function fromHex(h: string, what = 'hex', expectedBytes?: number): Uint8A
   return out;
 }
 
+/** Concatenates a few byte strings (spread arguments: use `concatByteList` for unbounded lists). */
 export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  return concatByteList(parts);
+}
+
+/**
+ * Concatenates any number of byte strings. Takes an array, never a spread: spreading an
+ * input-sized list (150 000 CBOR chunks, script pushes) overflows the call stack.
+ */
+export function concatByteList(parts: readonly Uint8Array[]): Uint8Array {
   let n = 0;
   for (const p of parts) n += p.length;
   const out = new Uint8Array(n);

@@ -30,6 +30,8 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     log,
     limits: limitsFromEnv(ctx.env),
   });
+  if (config.mock)
+    log.warn(`MOCK MODE (${optFlag(a, 'mock') ? '--mock' : 'MOCK is set in the environment'}): this server returns MOCK proofs, valid only in mock mode and never on chain`);
   log.info(`Server running on ${host}:${server.port}`, { prover: service.description, ...describeConfig(config) });
   await serveUntilSignal(log, () => server.close(), () => cache.close());
 };

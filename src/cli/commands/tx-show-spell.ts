@@ -1,14 +1,13 @@
 import type { CommandDef } from '../define.js';
 import { optFlag, optString } from '../io.js';
-import { CharmsError } from '../../errors.js';
 import { fromHex } from '../../util/bytes.js';
-import { extractAndVerifySpell, spellToJson, spellToYaml } from '../../verify/index.js';
+import { extractAndVerifySpell, isNoSpell, spellToJson, spellToYaml } from '../../verify/index.js';
 import { parseChain } from '../../model/request.js';
 
 /**
  * Prints the verified spell (YAML, or JSON with --json). A transaction without a valid spell is
  * not an error: "No spell found in the transaction" on stderr, exit 0 (as the reference).
- * Unparseable hex or an unsupported chain is an error (exit 1).
+ * Unparseable hex or transaction, or an unsupported chain, is an error (exit 1): `isNoSpell`.
  */
 const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const chain = parseChain(optString(a, 'chain') ?? 'bitcoin', '--chain');
@@ -17,7 +16,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   try {
     spell = extractAndVerifySpell(chain === 'bitcoin' ? { bitcoin: bytes } : { cardano: bytes }, optFlag(a, 'mock'));
   } catch (e) {
-    if (e instanceof CharmsError && (e.code === 'INVALID_TX' || e.code === 'UNSUPPORTED') && !/version/.test(e.message)) throw e;
+    if (!isNoSpell(e)) throw e;
     if (ctx.env.CHARMS_DEBUG) ctx.stderr(`${(e as Error).message}\n`);
     ctx.stderr('No spell found in the transaction\n');
     return 0;
