@@ -19,6 +19,7 @@ export const HTTP_STATUS = {
   PROVER_UNAVAILABLE: 503, // the configured prover backend cannot prove (the operator must fix its configuration)
   SPELL_UNEXECUTABLE: 400, // the prover network could not execute the spell checker on this spell
   INSUFFICIENT_FUNDS: 400, // the funding does not cover outputs and fees
+  SCROLLS_REFUSED: 400, // the Scrolls canister refused the request (its message says why)
   NOT_FOUND: 404, // unknown transaction or route
   PAYLOAD_TOO_LARGE: 413, // a body or input over its limit
   PROVER_TRANSIENT: 500, // retryable prover failure (the spec's 500: retry with backoff)
