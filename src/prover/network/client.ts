@@ -188,7 +188,8 @@ export class NetworkClient {
         if (size > this.maxDownload) throw new CharmsError('PROVER_TRANSIENT', `proof download over ${this.maxDownload} bytes: refused`);
         parts.push(c);
       }
-      return Buffer.concat(parts);
+      const all = Buffer.concat(parts);
+      return new Uint8Array(all.buffer, all.byteOffset, all.length);
     });
   }
 
