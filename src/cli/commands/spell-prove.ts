@@ -6,9 +6,8 @@ import { proveRequestToValue, type ProveRequest } from '../../model/request.js';
 import { utxoIdFromString } from '../../model/primitives.js';
 import { encodeCbor } from '../../codec/cbor.js';
 import { toJsonCompact } from '../../codec/json.js';
-import { proverConfig } from '../../prover/config.js';
-import { proveRemote } from '../../prover/client.js';
-import { loadFeeSettings, localProveService } from '../../prover/setup.js';
+import { loadSettings } from '../../settings/settings.js';
+import { proveServiceFor } from '../../prover/setup.js';
 import { chainTxToValue } from '../../model/request.js';
 import { shutdownRunner } from '../../runner/index.js';
 
@@ -41,16 +40,14 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     else ctx.stdout(toJsonCompact(proveRequestToValue(req, true)) + '\n');
     return;
   }
-  const config = proverConfig(ctx.env, { mock: optFlag(a, 'mock') });
+  const { prover: config } = loadSettings(ctx.env, { mock: optFlag(a, 'mock') });
   const progress = (s: string) => ctx.stderr(`${s}\n`);
   let txs;
-  if (config.mock || ctx.prover) {
-    try {
-      txs = await localProveService(config, loadFeeSettings(config), progress).prove(req);
-    } finally {
-      await shutdownRunner();
-    }
-  } else txs = await proveRemote(req, { url: config.proveApiUrl, progress });
+  try {
+    txs = await proveServiceFor(config, ctx.prover, progress).prove(req);
+  } finally {
+    await shutdownRunner();
+  }
   if (i.chain === 'cardano') {
     ctx.stdout(`{"cborHex":"${txs[0]!.hex}","description":"Ledger Cddl Format","type":"Witnessed Tx ConwayEra"}\n`);
     return;
