@@ -5,6 +5,7 @@ import { parseFeeSettings, type FeeSettings } from '../bitcoin/fee-settings.js';
 import { backendFor } from './backend.js';
 import type { ProverConfig } from '../settings/settings.js';
 import { LocalProveService, RelayProveService, type ProveService } from './service.js';
+import { ScrollsClient } from '../scrolls/client.js';
 
 export function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
   if (!c.feeSettingsPath) return undefined;
@@ -25,5 +26,11 @@ export function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
 export function proveServiceFor(c: ProverConfig, proverBuild: boolean, log?: (m: string) => void): ProveService {
   if (!c.mock && !proverBuild) return new RelayProveService(c.proveApiUrl, log);
   const fee = loadFeeSettings(c);
-  return new LocalProveService({ backend: backendFor(c), ...(fee ? { feeSettings: fee } : {}), ...(log ? { log } : {}) });
+  // a real (non-mock) prover talks to the Scrolls canisters, a mock one never does
+  return new LocalProveService({
+    backend: backendFor(c),
+    ...(fee ? { feeSettings: fee } : {}),
+    ...(log ? { log } : {}),
+    ...(c.mock ? {} : { scrolls: new ScrollsClient(c.scrolls) }),
+  });
 }

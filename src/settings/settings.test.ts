@@ -8,7 +8,9 @@ test('defaults with an empty environment', () => {
   assert.equal(s.debug, false);
   assert.equal(s.logLevel, 'info');
   assert.equal(s.cacheUrl, undefined);
-  assert.deepEqual(s.prover, { mock: false, appProver: 'cpu', spellProver: 'app', proveApiUrl: CURRENT_PROVE_API_URL });
+  const { scrolls, ...prover } = s.prover;
+  assert.deepEqual(prover, { mock: false, appProver: 'cpu', spellProver: 'app', proveApiUrl: CURRENT_PROVE_API_URL });
+  assert.equal(scrolls.host, 'https://ic0.app');
   assert.deepEqual(s.nodeClient, { bin: 'bitcoin-cli', args: [] });
   assert.equal(s.querySource.esploraUrl, undefined);
 });

@@ -6,48 +6,17 @@
  * settings, RPC cookie) carry the path; the owner reads the file (the cookie at every call, as
  * bitcoind rewrites it on restart).
  *
- * To add a setting: a row in `ENV_NAMES`, a field in `Settings` (or its section), one line in
+ * To add a setting: a row in `ENV_NAMES` (env.ts), a field in `Settings` (or its section), one line in
  * `loadSettings`, and its row in README "Environment".
  */
 import { CharmsError } from '../errors.js';
 import { redactUrl } from '../util/redact.js';
+import { ENV_NAMES, envValue, truthy, type Env } from './env.js';
+import { describeScrolls, scrollsSettings, type ScrollsSettings } from './scrolls.js';
 
-export type Env = Record<string, string | undefined>;
-
-/** Environment names of every setting: [spec name, reference aliases…]. */
-export const ENV_NAMES = {
-  mock: ['MOCK'],
-  debug: ['CHARMS_DEBUG'],
-  logLevel: ['LOG_LEVEL'],
-  proveApiUrl: ['SVC_PROVE_API_URL', 'CHARMS_PROVE_API_URL'],
-  appProver: ['APP_ZK_PROVER', 'APP_SP1_PROVER'],
-  spellProver: ['SPELL_ZK_PROVER', 'SPELL_SP1_PROVER'],
-  networkPrivateKey: ['NETWORK_PRIVATE_KEY'],
-  networkRpcUrl: ['NETWORK_RPC_URL'],
-  gpuServiceUrl: ['ZK_GPU_SERVICE_URL', 'SP1_GPU_SERVICE_URL'],
-  feeSettings: ['SVC_FEE_SETTINGS', 'CHARMS_FEE_SETTINGS'],
-  cacheUrl: ['CACHE_URL', 'REDIS_URL'],
-  esploraUrl: ['ESPLORA_URL'],
-  rpcUrl: ['BITCOIN_RPC_URL'],
-  rpcCookie: ['BITCOIN_RPC_COOKIE'],
-  rpcUser: ['BITCOIN_RPC_USER'],
-  rpcPassword: ['BITCOIN_RPC_PASSWORD'],
-  nodeCli: ['BITCOIN_CLI'],
-  nodeCliArgs: ['BITCOIN_CLI_ARGS'],
-} as const;
+export { ENV_NAMES, envValue, truthy, type Env } from './env.js';
 
 export const CURRENT_PROVE_API_URL = 'https://v15.charms.dev/spells/prove';
-
-/** The first non-empty value among `names`. */
-export function envValue(env: Env, names: readonly string[]): string | undefined {
-  for (const n of names) {
-    const v = env[n];
-    if (v !== undefined && v !== '') return v;
-  }
-  return undefined;
-}
-
-export const truthy = (v: string | undefined): boolean => v !== undefined && !['', '0', 'false', 'no', 'off'].includes(v.toLowerCase());
 
 export interface ProverConfig {
   mock: boolean;
@@ -59,6 +28,8 @@ export interface ProverConfig {
   feeSettingsPath?: string;
   cacheUrl?: string;
   proveApiUrl: string;
+  /** The Scrolls canisters (SCROLLS_HOST, SCROLLS_*_CANISTER_ID, SCROLLS_ROOT_KEY). */
+  scrolls: ScrollsSettings;
 }
 
 /** Where the spell-query service (and `wallet list`'s node) gets transactions. */
@@ -117,6 +88,7 @@ export function proverConfig(env: Env, opts: { mock?: boolean; mockFromEnv?: boo
     appProver: app,
     spellProver: spell,
     proveApiUrl: envValue(env, ENV_NAMES.proveApiUrl) ?? CURRENT_PROVE_API_URL,
+    scrolls: scrollsSettings(env),
   };
   const set = <K extends keyof ProverConfig>(k: K, v: ProverConfig[K] | undefined) => {
     if (v !== undefined) cfg[k] = v;
@@ -180,5 +152,6 @@ export function describeConfig(c: ProverConfig): Record<string, unknown> {
     prove_api_url: redactUrl(c.proveApiUrl),
     fee_settings: c.feeSettingsPath,
     cache: c.cacheUrl ? 'redis' : 'memory',
+    scrolls: describeScrolls(c.scrolls),
   };
 }
