@@ -19,6 +19,8 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
       cache,
       log,
     });
+    if (settings.mock)
+      log.warn(`MOCK MODE (${optFlag(a, 'mock') ? '--mock' : 'MOCK is set in the environment'}): this server returns MOCK proofs, valid only in mock mode and never on chain`);
     return { server, banner: `Server running on ${host}:${server.port}`, fields: { prover: service.description, ...describeConfig(settings.prover) } };
   });
 };
