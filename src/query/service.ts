@@ -29,7 +29,7 @@ import { SpellBatcher } from '../verify/batcher.js';
 import { errorResponse, jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../services/http.js';
 import { MemoryCache, type ProofCache } from '../services/cache.js';
 import { silentLogger, type Logger } from '../services/log.js';
-import type { ServerLimits } from '../services/limits.js';
+import type { ServerLimits } from '../settings/limits.js';
 import { spellQueryJson } from './shape.js';
 import type { TxSource } from './sources.js';
 import { WALLET_PAGE, WALLET_PAGE_CSP } from './wallet-page.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import http2 from 'node:http2';
 import { listenDual, type Handler, type Listening } from './http.js';
-import { limitsFromEnv, DEFAULT_LIMITS } from './limits.js';
+import { limitsOf, DEFAULT_LIMITS } from '../settings/limits.js';
 import { h1, h2 } from '../testing/http.js';
 
 const echo: Handler = async (req) => {
@@ -181,11 +181,11 @@ test('a global in-flight body budget: concurrent large bodies past it get 503 (r
 });
 
 test('limits come from SVC_* variables; bad values are configuration errors', () => {
-  assert.deepEqual(limitsFromEnv({}), DEFAULT_LIMITS);
-  const l = limitsFromEnv({ SVC_MAX_CONNECTIONS: '64', SVC_BODY_TIMEOUT_MS: '1000', SVC_INFLIGHT_BODY_BYTES: '1048576' });
+  assert.deepEqual(limitsOf({}), DEFAULT_LIMITS);
+  const l = limitsOf({ SVC_MAX_CONNECTIONS: '64', SVC_BODY_TIMEOUT_MS: '1000', SVC_INFLIGHT_BODY_BYTES: '1048576' });
   assert.equal(l.maxConnections, 64);
   assert.equal(l.bodyTimeoutMs, 1000);
   assert.equal(l.inflightBodyBytes, 1048576);
-  assert.throws(() => limitsFromEnv({ SVC_MAX_CONNECTIONS: '0' }), /SVC_MAX_CONNECTIONS must be a positive integer/);
-  assert.throws(() => limitsFromEnv({ SVC_IDLE_TIMEOUT_MS: 'soon' }), (e: Error & { code?: string }) => e.code === 'CONFIG');
+  assert.throws(() => limitsOf({ SVC_MAX_CONNECTIONS: '0' }), /SVC_MAX_CONNECTIONS must be a positive integer/);
+  assert.throws(() => limitsOf({ SVC_IDLE_TIMEOUT_MS: 'soon' }), (e: Error & { code?: string }) => e.code === 'CONFIG');
 });

@@ -15,7 +15,7 @@ import net from 'node:net';
 import { Duplex } from 'node:stream';
 import { CharmsError, httpStatus, type ErrorCode } from '../errors.js';
 import { redactText } from '../util/redact.js';
-import { DEFAULT_LIMITS, type ServerLimits } from './limits.js';
+import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
 import type { Logger } from './log.js';
 
 export interface Req {

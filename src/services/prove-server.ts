@@ -7,7 +7,7 @@ import { CharmsError } from '../errors.js';
 import { errorResponse, jsonError, listenDual, type Listening, type Res } from './http.js';
 import type { ProofCache } from './cache.js';
 import { silentLogger, type Logger } from './log.js';
-import { DEFAULT_LIMITS, type ServerLimits } from './limits.js';
+import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
 
 export const BODY_LIMIT = DEFAULT_LIMITS.maxBodyBytes;
 

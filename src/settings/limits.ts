@@ -4,6 +4,7 @@
  * values come from the environment (`SVC_*`, see docs/server.md "Limits").
  */
 import { CharmsError } from '../errors.js';
+import { ENV_NAMES, envValue, type Env } from './env.js';
 
 export interface ServerLimits {
   /** Largest request body a route may accept; more is refused with 413 as soon as it is declared or received. */
@@ -32,25 +33,14 @@ export const DEFAULT_LIMITS: Readonly<ServerLimits> = {
   maxStreamsPerConnection: 100,
 };
 
-/** Environment variable of each limit. */
-export const LIMIT_ENV: Readonly<Record<keyof ServerLimits, string>> = {
-  maxBodyBytes: 'SVC_MAX_BODY_BYTES',
-  inflightBodyBytes: 'SVC_INFLIGHT_BODY_BYTES',
-  maxConnections: 'SVC_MAX_CONNECTIONS',
-  headersTimeoutMs: 'SVC_HEADERS_TIMEOUT_MS',
-  bodyTimeoutMs: 'SVC_BODY_TIMEOUT_MS',
-  idleTimeoutMs: 'SVC_IDLE_TIMEOUT_MS',
-  maxStreamsPerConnection: 'SVC_MAX_STREAMS_PER_CONNECTION',
-};
-
 /** The limits from the environment (positive integers), defaults for the unset ones. */
-export function limitsFromEnv(env: Record<string, string | undefined>): ServerLimits {
+export function limitsOf(env: Env): ServerLimits {
   const out: ServerLimits = { ...DEFAULT_LIMITS };
-  for (const k of Object.keys(LIMIT_ENV) as (keyof ServerLimits)[]) {
-    const raw = env[LIMIT_ENV[k]];
-    if (raw === undefined || raw === '') continue;
+  for (const k of Object.keys(DEFAULT_LIMITS) as (keyof ServerLimits)[]) {
+    const raw = envValue(env, ENV_NAMES[k]);
+    if (raw === undefined) continue;
     const n = Number(raw);
-    if (!Number.isSafeInteger(n) || n <= 0) throw new CharmsError('CONFIG', `${LIMIT_ENV[k]} must be a positive integer, got ${JSON.stringify(raw)}`);
+    if (!Number.isSafeInteger(n) || n <= 0) throw new CharmsError('CONFIG', `${ENV_NAMES[k][0]} must be a positive integer, got ${JSON.stringify(raw)}`);
     out[k] = n;
   }
   return out;
