@@ -328,6 +328,56 @@ test('ESPLORA_URL with credentials and a token: used as Basic auth and query, ne
   }
 });
 
+test('a source answering 100 MB is cut off at the answer limit, not read whole (Esplora and RPC, declared or streamed)', async () => {
+  const total = 100 * 1024 * 1024;
+  const written: number[] = [];
+  const huge = http.createServer((req, res) => {
+    req.resume();
+    const declare = (req.url ?? '').includes('declared') || req.headers['x-declare'] === '1';
+    res.writeHead(200, declare ? { 'content-length': String(total) } : {});
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    let sent = 0;
+    const i = written.push(0) - 1;
+    let open = true;
+    res.on('close', () => (open = false));
+    const pump = () => {
+      while (open && sent < total) {
+        sent += chunk.length;
+        written[i] = sent;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+      if (open) res.end();
+    };
+    pump();
+  });
+  const port = await listen(huge);
+  try {
+    const sources = [
+      new EsploraSource(`http://127.0.0.1:${port}/streamed`),
+      new EsploraSource(`http://127.0.0.1:${port}/declared`),
+      sourceFromConfig({ rpcUrl: `http://127.0.0.1:${port}/` })!,
+    ];
+    for (const source of sources) {
+      const server = await startQueryServer({ host: '127.0.0.1', port: 0, source });
+      try {
+        const r = await h1(server.port, 'GET', `/spells/${V12}`);
+        assert.equal(r.status, 502, source.name);
+        const e = JSON.parse(r.body.toString());
+        assert.equal(e.code, 'UPSTREAM_FAILED');
+        assert.match(e.error, /answered more than \d+ bytes/);
+      } finally {
+        await server.close();
+      }
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(written.length, 3);
+    for (const w of written) assert.ok(w < 40 * 1024 * 1024, `the source got to write ${w} bytes before the service hung up`);
+  } finally {
+    huge.closeAllConnections();
+    await closeServer(huge);
+  }
+});
+
 test('Bitcoin Core JSON-RPC source: getrawtransaction, -5 → 404, basic auth, cookie file, bad credentials', async (t) => {
   if (!sharedOrSkip(t)) return;
   const txs = chainTxs();
@@ -437,8 +487,10 @@ test('two services sharing Redis (CACHE_URL): one upstream call for concurrent G
   const caches = [createCache(cacheUrl), createCache(cacheUrl)];
   const servers = await Promise.all(caches.map((cache) => startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(fx.url), cache })));
   try {
-    for (let i = 0; i < 50 && !(await caches[0]!.ready()); i++) await new Promise((r) => setTimeout(r, 100));
-    assert.ok(await caches[0]!.ready());
+    // both caches connected (a cache that met a not-yet-started Redis probes it again shortly)
+    const bothReady = async () => (await Promise.all(caches.map((c) => c.ready()))).every(Boolean);
+    for (let i = 0; i < 100 && !(await bothReady()); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(await bothReady());
     const statuses = await Promise.all(Array.from({ length: 100 }, (_, i) => h1(servers[i % 2]!.port, 'GET', `/spells/${FRESH}`).then((r) => r.status)));
     assert.ok(statuses.every((s) => s === 200), String(statuses));
     assert.equal(fx.calls(), 1);

@@ -31,6 +31,37 @@ function unreachable(what: string, e: unknown): CharmsError {
   return new CharmsError('UPSTREAM_UNAVAILABLE', redactText(`${what} is unreachable: ${reason}`), { cause: e });
 }
 
+/**
+ * Most bytes read from one source answer: a transaction is at most 4 MB (8 MB as hex), plus room
+ * for the JSON-RPC envelope. A larger answer is refused while it streams in, never buffered whole.
+ */
+export const SOURCE_ANSWER_LIMIT = 9 * 1024 * 1024;
+
+/** The answer's text, reading at most `limit` bytes (declared or received); UPSTREAM_FAILED past it. */
+async function readCapped(res: Response, what: string, limit: number): Promise<string> {
+  const tooBig = () => new CharmsError('UPSTREAM_FAILED', `${what} answered more than ${limit} bytes, larger than any transaction: refused`);
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (declared > limit) {
+    await res.body?.cancel().catch(() => {});
+    throw tooBig();
+  }
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooBig();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** A source URL as shown in names and messages: redacted, without a trailing slash. */
 const shownUrl = (u: string): string => redactUrl(u).replace(/\/(?=$|\?)/, '');
 
@@ -43,6 +74,7 @@ export class EsploraSource implements TxSource {
   constructor(
     base: string,
     private readonly timeoutMs = 10_000,
+    private readonly answerLimit = SOURCE_ANSWER_LIMIT,
   ) {
     let parts: ReturnType<typeof withoutCredentials>;
     try {
@@ -65,8 +97,9 @@ export class EsploraSource implements TxSource {
     let text: string;
     try {
       res = await fetch(this.urlFor(txid), { headers: this.headers, signal: AbortSignal.timeout(this.timeoutMs) });
-      text = (await res.text()).trim();
+      text = (await readCapped(res, this.name, this.answerLimit)).trim();
     } catch (e) {
+      if (e instanceof CharmsError) throw e;
       throw unreachable(this.name, e);
     }
     if (res.status === 404) throw new CharmsError('NOT_FOUND', `transaction ${txid} not found`);
@@ -82,6 +115,7 @@ export class BitcoinRpcSource implements TxSource {
     private readonly url: string,
     private readonly auth: () => string | undefined,
     private readonly timeoutMs = 10_000,
+    private readonly answerLimit = SOURCE_ANSWER_LIMIT,
   ) {
     this.name = `bitcoind ${shownUrl(url)}`;
   }
@@ -98,8 +132,9 @@ export class BitcoinRpcSource implements TxSource {
         body: JSON.stringify({ jsonrpc: '1.0', id: 'charms', method: 'getrawtransaction', params: [txid] }),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
-      text = await res.text();
+      text = await readCapped(res, this.name, this.answerLimit);
     } catch (e) {
+      if (e instanceof CharmsError) throw e;
       throw unreachable(this.name, e);
     }
     if (res.status === 401 || res.status === 403) throw new CharmsError('UPSTREAM_FAILED', `${this.name} refused the RPC credentials (${res.status})`);

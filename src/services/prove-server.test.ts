@@ -8,8 +8,9 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
 import { startProveServer } from './prove-server.js';
-import { MemoryCache, RedisCache } from './cache.js';
-import { RedisClient } from './redis.js';
+import { DEFAULT_LEASE_MS, MemoryCache, RedisCache } from './cache.js';
+import { Redis } from 'ioredis';
+import { startRedis } from '../testing/redis.js';
 import { CharmsError } from '../errors.js';
 import { h1, h2, type Reply } from '../testing/http.js';
 
@@ -146,25 +147,19 @@ test('a 33 MiB body is refused with 413 without being read whole (Content-Length
 });
 
 
-async function startRedis(): Promise<{ url: string; proc: ChildProcess; port: number }> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const url = `redis://127.0.0.1:${port}`;
-  const c = new RedisClient(url, 500);
-  for (let i = 0; i < 50; i++) {
-    try {
-      if ((await c.command('PING')) === 'PONG') break;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const countOf = async (url: string, key: string): Promise<number> => {
+  const c = new Redis(url, { maxRetriesPerRequest: 0 });
+  try {
+    return Number((await c.get(key)) ?? '0');
+  } finally {
+    c.disconnect();
   }
-  c.close();
-  return { url, proc, port };
-}
+};
 
-function startChild(url: string, counter: string, delayMs: number, lockTtlMs: number): Promise<{ port: number; proc: ChildProcess }> {
+function startChild(url: string, counter: string, delayMs: number, leaseMs: number | 'default'): Promise<{ port: number; proc: ChildProcess }> {
   const script = fileURLToPath(new URL('./server-child.js', import.meta.url));
-  const proc = spawn(process.execPath, [script, url, counter, String(delayMs), String(lockTtlMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [script, url, counter, String(delayMs), String(leaseMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     proc.stdout!.once('data', (d) => resolve({ port: Number(d.toString().trim()), proc }));
     proc.once('exit', (c) => reject(new Error(`child exited ${c}`)));
@@ -183,12 +178,10 @@ test('two server processes sharing Redis: 50 concurrent identical requests → o
     const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? h1 : h2)(i % 4 < 2 ? a.port : b.port, 'POST', '/spells/prove', body)));
     assert.ok(replies.every((r) => r.status === 200));
     assert.equal(new Set(replies.map((r) => r.body.toString())).size, 1);
-    const c = new RedisClient(redis.url);
-    assert.equal(Number((await c.get('count:A'))!.toString()), 1, 'the prover ran once');
-    c.close();
+    assert.equal(await countOf(redis.url, 'count:A'), 1, 'the prover ran once');
     // Redis killed mid-run: both servers keep answering (computing without the cache)
     redis.proc.kill('SIGKILL');
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     for (const s of [a, b]) {
       const r = await h1(s.port, 'POST', '/spells/prove', JSON.stringify({ after: 'redis died' }));
       assert.equal(r.status, 200);
@@ -200,38 +193,89 @@ test('two server processes sharing Redis: 50 concurrent identical requests → o
   }
 });
 
-test('a lock whose holder died expires and another process takes over', async (t) => {
+test('the lock holder renews its short lease while it proves: a long proof is not started twice', async (t) => {
   if (!hasRedisServer()) return skipOrFail(t, 'redis-server not installed (CI installs it)');
   const redis = await startRedis();
   const children: ChildProcess[] = [];
   try {
-    const slow = await startChild(redis.url, 'count:B', 5000, 800);
-    children.push(slow.proc);
-    const body = 'lock-takeover';
-    const first = h1(slow.port, 'POST', '/spells/prove', body).catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 300));
-    slow.proc.kill('SIGKILL'); // the lock holder dies mid-proof
-    void first;
-    // the dead holder's lock is still there, with an expiry of at most the lock TTL
-    const c = new RedisClient(redis.url);
+    // a 3 s proof under a 600 ms lease: without renewal the lease lapses five times over
+    const a = await startChild(redis.url, 'count:R', 3000, 600);
+    const b = await startChild(redis.url, 'count:R', 3000, 600);
+    children.push(a.proc, b.proc);
+    const body = 'renewed-lease';
+    const first = h1(a.port, 'POST', '/spells/prove', body);
     const lockKey = `svc:lock:${createHash('sha256').update('json:').update(body).digest('hex')}`;
-    const pttl = Number(await c.command('PTTL', lockKey));
-    assert.ok(pttl > 0 && pttl <= 800, `lock PTTL ${pttl}`);
-    const other = await startChild(redis.url, 'count:B', 100, 800);
-    children.push(other.proc);
-    const r = await h1(other.port, 'POST', '/spells/prove', body);
-    assert.equal(r.status, 200);
-    assert.equal(Number(await c.command('EXISTS', lockKey)), 0, 'the new holder released the lock');
-    assert.equal(Number((await c.get('count:B'))!.toString()), 2);
-    c.close();
+    const c = new Redis(redis.url);
+    while ((await c.exists(lockKey)) === 0) await sleep(20);
+    await sleep(1500); // well past the first lease
+    const pttl = await c.pttl(lockKey);
+    assert.ok(pttl > 0 && pttl <= 600, `the lock is held with a short, renewed lease (PTTL ${pttl})`);
+    const second = h1(b.port, 'POST', '/spells/prove', body);
+    const [r1, r2] = await Promise.all([first, second]);
+    assert.equal(r1.status, 200);
+    assert.equal(r2.body.toString(), r1.body.toString());
+    assert.equal(await countOf(redis.url, 'count:R'), 1, 'the waiter got the holder\'s result');
+    c.disconnect();
   } finally {
     for (const c of children) c.kill('SIGKILL');
     redis.proc.kill('SIGKILL');
   }
 });
 
+test('a holder that dies mid-proof is taken over after one lease, not after the proof time', async (t) => {
+  if (!hasRedisServer()) return skipOrFail(t, 'redis-server not installed (CI installs it)');
+  const redis = await startRedis();
+  const children: ChildProcess[] = [];
+  try {
+    // the default lease; the dead holder's proof would have taken 10 minutes
+    const slow = await startChild(redis.url, 'count:B', 600_000, 'default');
+    children.push(slow.proc);
+    const body = 'lock-takeover';
+    void h1(slow.port, 'POST', '/spells/prove', body).catch(() => undefined);
+    const c = new Redis(redis.url);
+    const lockKey = `svc:lock:${createHash('sha256').update('json:').update(body).digest('hex')}`;
+    while ((await c.exists(lockKey)) === 0) await sleep(20);
+    slow.proc.kill('SIGKILL'); // the lock holder dies mid-proof
+    const pttl = await c.pttl(lockKey);
+    assert.ok(pttl > 0 && pttl <= DEFAULT_LEASE_MS, `the dead holder's lock lapses within one lease (PTTL ${pttl})`);
+    const other = await startChild(redis.url, 'count:B', 100, 'default');
+    children.push(other.proc);
+    const r = await h1(other.port, 'POST', '/spells/prove', body);
+    assert.equal(r.status, 200);
+    assert.equal(await c.exists(lockKey), 0, 'the new holder released the lock');
+    assert.equal(await countOf(redis.url, 'count:B'), 2);
+    c.disconnect();
+  } finally {
+    for (const c of children) c.kill('SIGKILL');
+    redis.proc.kill('SIGKILL');
+  }
+});
+
+test('CACHE_URL pointing at something that is not Redis: the server stays up and proves without the cache', async () => {
+  // an HTTP server where Redis was expected
+  const notRedis = http.createServer((_req, res) => res.writeHead(400).end('not redis'));
+  await new Promise<void>((r) => notRedis.listen(0, '127.0.0.1', () => r()));
+  const url = `redis://127.0.0.1:${(notRedis.address() as net.AddressInfo).port}`;
+  let child: ChildProcess | undefined;
+  try {
+    const s = await startChild(url, 'count:X', 10, 'default');
+    child = s.proc;
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    for (const body of ['one', 'two', 'one']) {
+      const r = await h1(s.port, 'POST', '/spells/prove', body);
+      assert.equal(r.status, 200, body);
+    }
+    assert.equal((await h2(s.port, 'GET', '/ready')).status, 503, '/ready says the cache is unusable');
+    assert.equal(exited, false, 'the process is alive');
+  } finally {
+    child?.kill('SIGKILL');
+    notRedis.close();
+  }
+});
+
 test('RedisCache degrades to computing directly when Redis is unreachable', async () => {
-  const cache = new RedisCache('redis://127.0.0.1:1', { lockTtlMs: 1000 });
+  const cache = new RedisCache('redis://127.0.0.1:1', { leaseMs: 1000 });
   const v = await cache.getOrCompute('k', async () => Uint8Array.of(7));
   assert.deepEqual([...v], [7]);
   assert.equal(await cache.ready(), false);
