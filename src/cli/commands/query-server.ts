@@ -17,7 +17,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const host = optString(a, 'ip')!;
   const mock = optFlag(a, 'mock');
   const log = createLogger(ctx.env);
-  const proofBackend = await useFastProofBackend((m) => log.warn(m));
+  const proofBackend = await useFastProofBackend((m) => log.warn(m), { mockProofs: mock });
   log.debug('proof backend', { backend: proofBackend });
   const source = sourceFromConfig({
     esploraUrl: optString(a, 'esplora-url') ?? ctx.env.ESPLORA_URL,

@@ -15,9 +15,9 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CharmsError('INVALID_INPUT', '--port: expected 0..65535');
   const host = optString(a, 'ip')!;
   const log = createLogger(ctx.env);
-  const proofBackend = await useFastProofBackend((m) => log.warn(m));
-  log.debug('proof backend', { backend: proofBackend });
   const config = proverConfig(ctx.env, { mock: optFlag(a, 'mock') });
+  const proofBackend = await useFastProofBackend((m) => log.warn(m), { mockProofs: config.mock });
+  log.debug('proof backend', { backend: proofBackend });
   const service = serverProveService(config, ctx.prover, (m) => log.info(m));
   const cache = createCache(ctx.env, log);
   const server = await startProveServer({
