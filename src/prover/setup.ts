@@ -21,7 +21,7 @@ export function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
 /** Local proving; a real (non-mock) prover talks to the Scrolls canisters, a mock one never does. */
 export const localProveService = (c: ProverConfig, fee: FeeSettings | undefined, log?: (m: string) => void): ProveService =>
   new LocalProveService({
-    backend: backendFor(c),
+    backend: backendFor(c, log),
     ...(fee ? { feeSettings: fee } : {}),
     ...(log ? { log } : {}),
     ...(c.mock ? {} : { scrolls: new ScrollsClient(c.scrolls) }),
