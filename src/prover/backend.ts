@@ -6,10 +6,14 @@
  */
 import { CharmsError } from '../errors.js';
 import { proveMock } from '../proof/mock.js';
+<<<<<<< HEAD
 import type { ProverConfig } from './config.js';
 import { NetworkBackend, networkPlan, type ProofInput } from './network/backend.js';
 
 export type { ProofInput };
+=======
+import type { ProverConfig } from '../settings/settings.js';
+>>>>>>> main
 
 export interface ProofBackend {
   readonly name: string;
