@@ -6,14 +6,10 @@
  */
 import { CharmsError } from '../errors.js';
 import { proveMock } from '../proof/mock.js';
-<<<<<<< HEAD
-import type { ProverConfig } from './config.js';
+import type { ProverConfig } from '../settings/settings.js';
 import { NetworkBackend, networkPlan, type ProofInput } from './network/backend.js';
 
 export type { ProofInput };
-=======
-import type { ProverConfig } from '../settings/settings.js';
->>>>>>> main
 
 export interface ProofBackend {
   readonly name: string;

@@ -10,13 +10,8 @@ import { bitcoinProveRequest, funding, identityFor, templateApp } from '../testi
 import { appFromString } from '../model/primitives.js';
 import type { ProveRequest } from '../model/request.js';
 import { proveSpellTx } from './prove.js';
-<<<<<<< HEAD
 import { MockBackend, UnavailableBackend, backendFor, missingForRealProving } from './backend.js';
-import { proverConfig } from './config.js';
-=======
-import { MockBackend, UnavailableBackend } from './backend.js';
 import { proverConfig } from '../settings/settings.js';
->>>>>>> main
 import { extractAndVerifySpell } from '../verify/index.js';
 import { parseTx, txidHex } from '../bitcoin/tx.js';
 import { fromHex } from '../util/bytes.js';

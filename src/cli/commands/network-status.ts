@@ -1,7 +1,7 @@
 import type { CommandDef } from '../define.js';
 import { CharmsError } from '../../errors.js';
 import { redactText } from '../../util/redact.js';
-import { proverConfig } from '../../prover/config.js';
+import { proverConfig } from '../../settings/settings.js';
 import { NetworkBackend, networkPlan } from '../../prover/network/backend.js';
 
 /**

@@ -20,7 +20,7 @@ import { bitcoinProveRequest, funding } from '../../testing/fixtures.js';
 import { h1 } from '../../testing/http.js';
 import { readSharedJson, readSharedText, sharedOrSkip } from '../../testing/shared.js';
 import { fromHex, toHex } from '../../util/bytes.js';
-import { proverConfig } from '../config.js';
+import { proverConfig } from '../../settings/settings.js';
 import { LocalProveService, bodyHandler } from '../service.js';
 import { NetworkBackend, networkPlan } from './backend.js';
 import { encodeCompressedProof, encodeGroth16Proof } from './bincode.js';
