@@ -25,7 +25,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['bitcoin', 'cardano'], // each chain: tx codec, addresses, spell extraction, builder
   ['chains'], // chain dispatch (detect a tx's chain, dest addresses)
   ['verify'], // the browser-safe read side: dispatch to a chain's extractor
-  ['runner'], // the WASM app runner
+  ['runner', 'scrolls'], // the WASM app runner; the Scrolls canister client
   ['checker'], // the spell checker
   ['prover'], // proof backends, the prove pipeline, the remote-prover client
   ['services'], // HTTP server, cache, log: the proving server

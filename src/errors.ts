@@ -18,6 +18,7 @@ export const HTTP_STATUS = {
   APP_FAILED: 400, // an app contract rejected or crashed
   PROVER_UNAVAILABLE: 400, // the configured prover backend cannot prove (retrying does not help)
   INSUFFICIENT_FUNDS: 400, // the funding does not cover outputs and fees
+  SCROLLS_REFUSED: 400, // the Scrolls canister refused the request (its message says why)
   NOT_FOUND: 404, // unknown transaction or route
   PAYLOAD_TOO_LARGE: 413, // a body or input over its limit
   PROVER_TRANSIENT: 500, // retryable prover failure (the spec's 500: retry with backoff)

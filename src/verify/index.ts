@@ -48,6 +48,7 @@ const REAL_ERRORS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'PAYLOAD_TOO_LARGE',
   'UPSTREAM_FAILED',
   'UPSTREAM_UNAVAILABLE',
+  'SCROLLS_REFUSED',
 ]);
 
 /** The one "no spell, or a real error?" rule: true when `e` only means the tx has no valid spell. */
