@@ -27,7 +27,8 @@
  */
 import { blake2b } from '@noble/hashes/blake2.js';
 import { CharmsError } from '../errors.js';
-import { CborWriter } from '../codec/cbor.js';
+import { CborWriter, decodeCbor } from '../codec/cbor.js';
+import { outputContentValue } from './content.js';
 import { ValueMap } from '../codec/value.js';
 import { compareBytes, concatBytes, fromHex, toHex, reversed, utf8, equalBytes } from '../util/bytes.js';
 import { utxoIdToString, type App, type Data, type UtxoId } from '../model/primitives.js';
@@ -182,6 +183,18 @@ export function parseContent(content: Data | undefined, path: string): Pick<Outp
     } else throw refuse(`${path}: unknown content field ${JSON.stringify(k)}`);
   }
   return out;
+}
+
+/**
+ * A coin's `content` in the form the read side derives from the built output (sorted assets,
+ * lower-case hex, the datum's detailed JSON as decoded): what the proof must commit to.
+ */
+export function canonicalContent(content: Data | undefined, path: string): ValueMap {
+  const parts = parseContent(content, path);
+  const out: CardanoOutput = { address: new Uint8Array(0), lovelace: 0n, assets: parts.assets };
+  if (parts.datum) out.datum = 'hash' in parts.datum ? { hash: parts.datum.hash } : { inline: decodeCbor(parts.datum.inlineCbor) };
+  if (parts.scriptRef) out.scriptRef = [BigInt(parts.scriptRef[0]), parts.scriptRef[1]];
+  return outputContentValue(out, parts.assets);
 }
 
 // ------------------------------------------------------------------------------ encoding

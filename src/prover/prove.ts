@@ -11,7 +11,7 @@ import { buildSpellTx } from '../bitcoin/builder.js';
 import { preflightProveRequest } from '../bitcoin/preflight.js';
 import { addressToScript } from '../bitcoin/address.js';
 import { charmsFee, feeScriptFor, type FeeSettings } from '../bitcoin/fee-settings.js';
-import { encodeSpellCbor, spellToValue, stripForChain, type NormalizedSpell } from '../model/spell.js';
+import { encodeSpellCbor, spellToValue, type NormalizedSpell } from '../model/spell.js';
 import { utxoIdToString, txidToDisplay } from '../model/primitives.js';
 import type { ChainTx, ProveRequest } from '../model/request.js';
 import { publicValuesFor } from '../proof/public-values.js';
@@ -19,6 +19,10 @@ import { checkSpell, type CheckResult } from '../checker/check.js';
 import { runApp as defaultRunApp } from '../runner/index.js';
 import { toHex } from '../util/bytes.js';
 import type { ProofBackend } from './backend.js';
+import { spellPayload } from './payload.js';
+
+export { spellPayload };
+import { proveCardanoSpellTx } from './prove-cardano.js';
 
 export interface ProveDeps {
   backend: ProofBackend;
@@ -30,15 +34,6 @@ export interface ProveDeps {
 export interface ProveOutcome {
   txs: ChainTx[];
   check: CheckResult;
-}
-
-/** `(spell, proof)` as it goes on chain: CBOR array(2), the proof as an array of uints. */
-export function spellPayload(spell: NormalizedSpell, proof: Uint8Array): Uint8Array {
-  const w = new CborWriter();
-  w.arrayHeader(2);
-  w.value(spellToValue(stripForChain(spell), false));
-  w.uintArray(proof);
-  return w.finish();
 }
 
 /** Length of CBOR(spell, 128 × 0xff dummy proof): what the preflight's fee estimate counts. */
@@ -86,10 +81,7 @@ export function refuseUnboundScrollOutputs(spell: NormalizedSpell): void {
 export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<ProveOutcome> {
   const { backend } = deps;
   refuseUnboundScrollOutputs(req.spell);
-  if (req.chain === 'cardano') {
-    if (!req.collateral_utxo) throw new CharmsError('INVALID_INPUT', 'Collateral UTXO is required for Cardano spells');
-    throw new CharmsError('UNSUPPORTED', 'building Cardano spell transactions is not supported yet: use --chain bitcoin');
-  }
+  if (req.chain === 'cardano') return proveCardanoSpellTx(req, deps);
   if (req.spell.mock && !backend.mock)
     throw new CharmsError('INVALID_SPELL', `cannot prove a mock==true spell on a mock==false prover`);
   // The mock prover marks the spell as a mock (its proof commits to the mock spell vk).
