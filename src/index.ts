@@ -29,3 +29,4 @@ export { verifyCardanoFinality } from './cardano/finality.js';
 export { startQueryServer } from './query/service.js';
 export { spellQueryValue } from './query/shape.js';
 export { generateAppKey, signBinary, verifyBinarySignature, vkOfBinary, vkOfPublicKey } from './keys/app-key.js';
+export { ScrollsClient, scrollsSettings, type CardanoScrollsSigner, type ScrollsClientOptions, type ScrollsSettings } from './scrolls/index.js';

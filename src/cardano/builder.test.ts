@@ -246,3 +246,11 @@ test('content: datum and script reference round-trip through the read side', () 
   assert.deepEqual(parts.scriptRef, [3, fromHex('4e4d01000033222220051200120011')]);
   assert.throws(() => parseContent(new ValueMap([['bogus', 1n]]), 'c'), refuses(/unknown content field/));
 });
+
+test('never builds an output to an empty or foreign-network address', () => {
+  const prev = [{ address: CHANGE, lovelace: 20_000_000n, assets: new Map() }, { address: CHANGE, lovelace: 0n, assets: new Map() }];
+  assert.throws(() => buildCardanoTx(base(spellWith([new Map()], [{ amount: 2_000_000n, dest: new Uint8Array(0) }]), prev)), refuses(/not a Cardano Shelley address/));
+  const testnet = Uint8Array.from(CHANGE);
+  testnet[0] = testnet[0]! & 0xf0;
+  assert.throws(() => buildCardanoTx(base(spellWith([new Map()], [{ amount: 2_000_000n, dest: testnet }]), prev)), refuses(/another network/));
+});

@@ -39,7 +39,7 @@ import { proxyScriptForApps } from './scripts.js';
 import { parseCardanoTx, cardanoTxid, parseOutputs, type Assets, type CardanoOutput } from './tx.js';
 import { plutusDataCbor, plutusDataFromDetailedJson, writePlutusBytes } from './plutus-encode.js';
 import { MAINNET_PROTOCOL_PARAMS, type CardanoProtocolParams } from './protocol-params.js';
-import { cardanoAddressBytes } from './address.js';
+import { cardanoAddressBytes, validateShelleyAddress } from './address.js';
 
 /** The V15 protocol-version NFT UTxO (carries the Scrolls withdraw script as reference script). */
 export const V15_REFERENCE_INPUT = { hash: '571e628237e20f35f55d62890d75a5cf9e2e43ceaaf0c8ec0c86ac56e4648e0c', index: 0 } as const;
@@ -452,6 +452,8 @@ export function buildCardanoTx(a: CardanoBuildArgs): CardanoBuildResult {
     return o;
   });
   outputs.forEach((o, i) => {
+    if (!validateShelleyAddress(o.address)) throw refuse(`coins[${i}].dest is not a Cardano Shelley address (raw address bytes in hex)`);
+    if ((o.address[0]! & 0x0f) !== networkId) throw refuse(`coins[${i}].dest is on another network than the change address`);
     const min = minLovelace(o, p);
     if (o.lovelace < min) throw refuse(`coins[${i}] holds ${o.lovelace} lovelace, below the ledger minimum of ${min} for that output`);
   });

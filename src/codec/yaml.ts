@@ -15,12 +15,19 @@
  *   (what ciborium prints for a CBOR tag) reads back as `Tagged`;
  * - duplicate keys are kept in order, aliases are expanded, more than one document is an error.
  *
+ * Hostile input is bounded before the recursive parts run: the syntax tree (built without
+ * recursion) is measured first and nesting beyond serde_yaml's 127 levels is refused before the
+ * `yaml` composer recurses into it (a stack overflow inside it can leave V8 unable to compile
+ * regular expressions: the next parse aborted the process). Alias expansion is bounded like
+ * serde_yaml's "repetition limit" (at most 100 alias expansions per node of the document) and by
+ * the expanded size (MAX_ALIAS_EXPANDED_NODES values produced through aliases).
+ *
  * Writing (`toYaml`) is a port of the parts of libyaml's emitter that serde_yaml reaches (block
  * collections, `{}`/`[]` for empty ones, plain/single/double-quoted/literal scalars, explicit
  * `? ` keys for keys over 128 bytes or multi-line, unlimited line width), fed with the scalar
  * styles serde_yaml asks for. Output has no `---` and ends with a newline.
  */
-import { Alias, isAlias, isMap, isScalar, isSeq, parseAllDocuments, type Document } from 'yaml';
+import { Alias, Composer, Parser, isAlias, isMap, isScalar, isSeq, type CST, type Document } from 'yaml';
 import { CharmsError } from '../errors.js';
 import { Tagged, ValueMap, type Value } from './value.js';
 import { formatFloatRyu } from './float-format.js';
@@ -108,8 +115,32 @@ interface ScalarLike {
   tag?: string;
 }
 
+/** Values that alias expansion may add to a document (billion-laughs guard). */
+export const MAX_ALIAS_EXPANDED_NODES = 100_000;
+
 class YamlReader {
-  constructor(private readonly doc: Document) {}
+  private aliasDepth = 0;
+  private jumps = 0;
+  private expanded = 0;
+  /** serde_yaml: more alias jumps than 100 × the document's events is "repetition limit exceeded". */
+  private readonly maxJumps: number;
+  constructor(
+    private readonly doc: Document,
+    nodeCount: number,
+  ) {
+    this.maxJumps = 100 * Math.max(1, nodeCount);
+  }
+
+  private alias(node: Alias, depth: number, taggedAlready: boolean): Value {
+    if (++this.jumps > this.maxJumps) this.fail('repetition limit exceeded (too many alias expansions)');
+    const target = node.resolve(this.doc);
+    this.aliasDepth++;
+    try {
+      return this.node(target, depth, taggedAlready);
+    } finally {
+      this.aliasDepth--;
+    }
+  }
 
   fail(message: string): never {
     throw new CharmsError('INVALID_INPUT', `invalid YAML: ${message}`);
@@ -118,7 +149,9 @@ class YamlReader {
   node(node: unknown, depth: number, taggedAlready = false): Value {
     if (depth > MAX_DEPTH) this.fail('recursion limit exceeded');
     if (node === null || node === undefined) return null;
-    if (isAlias(node)) return this.node((node as Alias).resolve(this.doc), depth, taggedAlready);
+    if (isAlias(node)) return this.alias(node as Alias, depth, taggedAlready);
+    if (this.aliasDepth > 0 && ++this.expanded > MAX_ALIAS_EXPANDED_NODES)
+      this.fail(`aliases expand to more than ${MAX_ALIAS_EXPANDED_NODES} values`);
     const tag = taggedAlready ? undefined : (node as { tag?: string }).tag;
     if (tag !== undefined && tag.startsWith('!')) return this.taggedEnum(tag, node, depth);
     if (isMap(node)) {
@@ -184,7 +217,10 @@ function lineAndColumn(text: string, offset: number): { line: number; column: nu
  * does (see the module comment). An empty stream is null. Throws CharmsError INVALID_INPUT.
  */
 export function parseYaml(text: string): Value {
-  const docs = parseAllDocuments(text, { schema: 'failsafe', uniqueKeys: false, prettyErrors: false });
+  const tokens = Array.from(new Parser().parse(text));
+  const { depth, nodes } = measureCst(tokens);
+  if (depth > MAX_DEPTH + 1) throw new CharmsError('INVALID_INPUT', 'invalid YAML: recursion limit exceeded');
+  const docs = Array.from(new Composer({ schema: 'failsafe', uniqueKeys: false }).compose(tokens)) as Document[];
   if (docs.length === 0) return null;
   if (docs.length > 1)
     throw new CharmsError('INVALID_INPUT', 'invalid YAML: deserializing from YAML containing more than one document is not supported');
@@ -195,7 +231,47 @@ export function parseYaml(text: string): Value {
     const message = err.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
     throw new CharmsError('INVALID_INPUT', `invalid YAML: ${message} at line ${line} column ${column}`, { cause: err });
   }
-  return new YamlReader(doc).node(doc.contents, 0);
+  return new YamlReader(doc, nodes).node(doc.contents, 0);
+}
+
+/**
+ * Collection nesting depth and node count of a concrete syntax tree, walked with an explicit
+ * stack (the tree of hostile input can be arbitrarily deep).
+ */
+function measureCst(tokens: CST.Token[]): { depth: number; nodes: number } {
+  let depth = 0;
+  let nodes = 0;
+  const stack: [CST.Token | undefined, number][] = tokens.map((t) => [t, 0]);
+  while (stack.length > 0) {
+    const [t, d] = stack.pop()!;
+    if (t === undefined) continue;
+    switch (t.type) {
+      case 'document':
+        stack.push([t.value, d]);
+        break;
+      case 'block-map':
+      case 'block-seq':
+      case 'flow-collection':
+        nodes++;
+        if (d + 1 > depth) depth = d + 1;
+        if (depth > MAX_DEPTH + 1) return { depth, nodes };
+        for (const item of t.items) {
+          if ('key' in item) stack.push([item.key ?? undefined, d + 1]);
+          stack.push([item.value, d + 1]);
+        }
+        break;
+      case 'alias':
+      case 'scalar':
+      case 'single-quoted-scalar':
+      case 'double-quoted-scalar':
+      case 'block-scalar':
+        nodes++;
+        break;
+      default:
+        break;
+    }
+  }
+  return { depth, nodes };
 }
 
 // ============================================================================ writing

@@ -60,7 +60,8 @@ const clip = (s: string) => (s.length > MAX_MESSAGE ? `${s.slice(0, MAX_MESSAGE)
 
 export class ScrollsClient implements CardanoScrollsSigner {
   readonly settings: ScrollsSettings;
-  private readonly keys: ScrollsKeys;
+  /** The keys answers are checked with. */
+  readonly keys: ScrollsKeys;
   private readonly agent: HttpAgent;
 
   constructor(opts: ScrollsClientOptions = {}) {
