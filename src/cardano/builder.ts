@@ -87,6 +87,8 @@ export interface CardanoBuildArgs {
   collateral: UtxoId;
   /** The protocol-version NFT UTxO; default the V15 one. */
   referenceInput?: UtxoId;
+  /** The Scrolls withdraw validator's script hash; default the protocol's (a stand-in for script evaluation). */
+  scrollsWithdrawScriptHash?: Uint8Array;
   params?: CardanoProtocolParams;
 }
 
@@ -301,8 +303,8 @@ export const scriptDataHash = (redeemers: Uint8Array, p: CardanoProtocolParams):
 export const versionRedeemer = (version: number): Uint8Array => concatBytes(CIP67_NFT_LABEL, utf8(`v${version}`));
 
 /** Reward account of the Scrolls withdraw script: `0xF1 ‖ hash` on mainnet, `0xF0` elsewhere. */
-export const scrollsRewardAccount = (networkId: number): Uint8Array =>
-  concatBytes(Uint8Array.of(networkId === 1 ? 0xf1 : 0xf0), fromHex(SCROLLS_WITHDRAW_SCRIPT_HASH_HEX));
+export const scrollsRewardAccount = (networkId: number, scriptHash = fromHex(SCROLLS_WITHDRAW_SCRIPT_HASH_HEX)): Uint8Array =>
+  concatBytes(Uint8Array.of(networkId === 1 ? 0xf1 : 0xf0), scriptHash);
 
 /** `permutation[i]` = position of the spell's i-th input among the canonically sorted inputs. */
 export function inputPermutation(ins: UtxoId[]): number[] {
@@ -528,7 +530,7 @@ export function buildCardanoTx(a: CardanoBuildArgs): CardanoBuildResult {
     inputs: sortedIns,
     outputs,
     fee: FEE_PLACEHOLDER,
-    withdrawal: scrollsRewardAccount(networkId),
+    withdrawal: scrollsRewardAccount(networkId, a.scrollsWithdrawScriptHash),
     mint,
     scriptDataHash: sdh,
     collateral: inputRef(a.collateral),

@@ -16,6 +16,7 @@ export const ENV_NAMES = {
   cacheUrl: ['CACHE_URL', 'REDIS_URL'],
   gpuServiceUrl: ['ZK_GPU_SERVICE_URL', 'SP1_GPU_SERVICE_URL'],
   feeSettings: ['SVC_FEE_SETTINGS', 'CHARMS_FEE_SETTINGS'],
+  cardanoProtocolParams: ['SVC_CARDANO_PROTOCOL_PARAMS', 'CHARMS_CARDANO_PROTOCOL_PARAMS'],
 } as const;
 
 export const CURRENT_PROVE_API_URL = 'https://v15.charms.dev/spells/prove';
@@ -38,6 +39,8 @@ export interface ProverConfig {
   networkRpcUrl?: string;
   gpuServiceUrl?: string;
   feeSettingsPath?: string;
+  /** Cardano protocol parameters JSON (`cardano-cli query protocol-parameters`); embedded mainnet ones otherwise. */
+  cardanoProtocolParamsPath?: string;
   cacheUrl?: string;
   proveApiUrl: string;
   /** The Scrolls canisters (SCROLLS_HOST, SCROLLS_*_CANISTER_ID, SCROLLS_ROOT_KEY). */
@@ -69,6 +72,7 @@ export function proverConfig(env: Env, opts: { mock?: boolean; mockFromEnv?: boo
   set('networkRpcUrl', env.NETWORK_RPC_URL || undefined);
   set('gpuServiceUrl', envValue(env, ENV_NAMES.gpuServiceUrl));
   set('feeSettingsPath', envValue(env, ENV_NAMES.feeSettings));
+  set('cardanoProtocolParamsPath', envValue(env, ENV_NAMES.cardanoProtocolParams));
   set('cacheUrl', envValue(env, ENV_NAMES.cacheUrl));
   return cfg;
 }
@@ -84,6 +88,7 @@ export function describeConfig(c: ProverConfig): Record<string, unknown> {
     gpu_service_url: c.gpuServiceUrl && redactUrl(c.gpuServiceUrl),
     prove_api_url: redactUrl(c.proveApiUrl),
     fee_settings: c.feeSettingsPath,
+    cardano_protocol_params: c.cardanoProtocolParamsPath ?? 'embedded (mainnet)',
     cache: c.cacheUrl ? 'redis' : 'memory',
     scrolls: describeScrolls(c.scrolls),
   };

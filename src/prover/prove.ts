@@ -21,6 +21,7 @@ import { toHex } from '../util/bytes.js';
 import type { ProofBackend } from './backend.js';
 import { spellPayload } from './payload.js';
 import { proveCardanoSpellTx } from './prove-cardano.js';
+import type { CardanoProtocolParams } from '../cardano/protocol-params.js';
 import type { ScrollsClient } from '../scrolls/client.js';
 import { bindBitcoinScrolls } from './scrolls-binding.js';
 
@@ -36,6 +37,8 @@ export interface ProveDeps {
    * prover server has one; without it, spells that need the canister are refused.
    */
   scrolls?: ScrollsClient;
+  /** Cardano protocol parameters (default: the embedded mainnet ones). */
+  cardanoParams?: CardanoProtocolParams;
 }
 
 export interface ProveOutcome {
