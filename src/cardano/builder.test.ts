@@ -254,3 +254,16 @@ test('never builds an output to an empty or foreign-network address', () => {
   testnet[0] = testnet[0]! & 0xf0;
   assert.throws(() => buildCardanoTx(base(spellWith([new Map()], [{ amount: 2_000_000n, dest: testnet }]), prev)), refuses(/another network/));
 });
+
+test('protocol parameters from a file override the embedded ones (fees, cost model); bad files are refused', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const j = readSharedJson('keys', 'cardano-protocol-params.json');
+  j.txFeeFixed = 200000;
+  j.costModels.PlutusV3[0] = 1;
+  const p = parseCardanoProtocolParams(JSON.stringify(j));
+  assert.equal(heuristicFee(1706, p), heuristicFee(1706, P) + 200000n - 155381n);
+  const reds = fromHex('8184030044830002018219c3501a01c9c380');
+  assert.notEqual(toHex(scriptDataHash(reds, p)), toHex(scriptDataHash(reds, P)));
+  assert.throws(() => parseCardanoProtocolParams('{'), (e) => e instanceof CharmsError && e.code === 'INVALID_INPUT');
+  assert.throws(() => parseCardanoProtocolParams('{"txFeeFixed": 1}'), (e) => e instanceof CharmsError && /PlutusV3/.test(e.message));
+});

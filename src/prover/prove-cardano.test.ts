@@ -124,3 +124,29 @@ test('server: a Cardano ProveRequest answers [{"cardano": hex}] with the not-sub
     await server.close();
   }
 });
+
+test('a Cardano prev tx without a spell: its native tokens of the spell\'s token apps are read as charms (check and prove)', async () => {
+  const TOKEN = appFromString(`t/${'ab'.repeat(32)}/${'cd'.repeat(32)}`);
+  const wallet = cardanoFundingTx(
+    [{ address: cardanoAddressBytes(CHANGE), lovelace: 20_000_000n, assets: [[toHex(policyIdForApp(TOKEN)), toHex(assetNameForApp(TOKEN)), 40n]] }],
+    11,
+  );
+  const walletId = toHex(cardanoTxHash(parseCardanoTx(wallet)));
+  const transfer = (amounts: number[]) =>
+    cardanoProveRequest(
+      `version: 15\ntx:\n  ins: [${walletId}:0]\n  outs:\n${amounts.map((a) => `  - 0: ${a}\n`).join('')}  coins:\n${amounts.map(() => `  - {amount: 2000000, dest: ${CHANGE_HEX}}\n`).join('')}app_public_inputs:\n  t/${'ab'.repeat(32)}/${'cd'.repeat(32)}: ~\n`,
+      [wallet],
+      CHANGE,
+      COLLATERAL,
+    );
+  // 40 tokens held as plain native assets move as 30 + 10 charms: a simple transfer, no mint
+  const { txs, check } = await proveSpellTx(transfer([30, 10]), { backend: new MockBackend() });
+  assert.match(check.notices.join('\n'), /simple transfer/i);
+  const tx = parseCardanoTx(fromHex(txs[0]!.hex));
+  assert.equal(bodyField(tx, 9), undefined, 'nothing minted or burned');
+  const outs = parseOutputs(tx);
+  assert.deepEqual([0, 1].map((i) => outs[i]!.assets.get(toHex(policyIdForApp(TOKEN)))?.get(toHex(assetNameForApp(TOKEN)))), [30n, 10n]);
+  assert.deepEqual([...extractAndVerifySpell({ cardano: fromHex(txs[0]!.hex) }, true).tx.outs.map((o) => o.get(0))], [30n, 10n]);
+  // 50 out of 40 in is no simple transfer, and the token's contract is not given: refused
+  await assert.rejects(proveSpellTx(transfer([50]), { backend: new MockBackend() }), (e) => e instanceof CharmsError && e.code !== 'INTERNAL');
+});

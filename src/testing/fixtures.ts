@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { buildApp } from '../app/project.js';
 import { templatesDir } from '../app/new.js';
-import { toHex } from '../util/bytes.js';
+import { fromHex, toHex } from '../util/bytes.js';
 import { CborWriter } from '../codec/cbor.js';
 import type { UtxoId } from '../model/primitives.js';
 import { parseSpellText } from '../model/inputs.js';
@@ -65,7 +65,7 @@ const prev = (hexes: string[]): ChainTx[] => hexes.map((hex) => ({ chain: 'bitco
  * A minimal Conway transaction paying ADA to the given raw addresses (what a wallet's funding
  * transaction looks like to the builder and the checker: they read outputs, not witnesses).
  */
-export function cardanoFundingTx(outputs: { address: Uint8Array; lovelace: bigint }[], salt = 0): Uint8Array {
+export function cardanoFundingTx(outputs: { address: Uint8Array; lovelace: bigint; assets?: [string, string, bigint][] }[], salt = 0): Uint8Array {
   const w = new CborWriter();
   w.arrayHeader(4);
   w.mapHeader(3);
@@ -82,7 +82,19 @@ export function cardanoFundingTx(outputs: { address: Uint8Array; lovelace: bigin
     w.int(0);
     w.bytes(o.address);
     w.int(1);
-    w.int(o.lovelace);
+    if (!o.assets?.length) w.int(o.lovelace);
+    else {
+      // [coin, {policy: {name: qty}}], one asset per policy
+      w.arrayHeader(2);
+      w.int(o.lovelace);
+      w.mapHeader(o.assets.length);
+      for (const [policy, name, qty] of o.assets) {
+        w.bytes(fromHex(policy));
+        w.mapHeader(1);
+        w.bytes(fromHex(name));
+        w.int(qty);
+      }
+    }
   }
   w.int(2);
   w.int(200_000);
