@@ -45,6 +45,9 @@ export async function proveCardanoSpellTx(req: ProveRequest, deps: CardanoProveD
   if (req.spell.mock && !backend.mock) throw new CharmsError('INVALID_SPELL', 'cannot prove a mock==true spell on a mock==false prover');
   if (!backend.mock && !deps.scrolls)
     throw new CharmsError('UNSUPPORTED', 'the Scrolls signer is not configured on this prover: a real Cardano spell transaction needs its co-signature');
+  // A server that cannot prove says so before running any app contract.
+  const unavailable = await backend.unavailable?.();
+  if (unavailable !== undefined) throw new CharmsError('PROVER_UNAVAILABLE', `cannot prove: ${unavailable}`);
   const changeAddress = cardanoAddressBytes(req.change_address);
   const feeAddress = cardanoFeeAddressBytes(deps.feeSettings?.cardano.get('mainnet'));
   // The proof commits to `content` as the read side derives it from the built output.
@@ -87,7 +90,7 @@ export async function proveCardanoSpellTx(req: ProveRequest, deps: CardanoProveD
   // A dry run with a proof-sized placeholder catches short funds etc. without proving.
   build(spellPayload(spell, new Uint8Array(backend.mock ? 192 : 356)));
 
-  const proof = await backend.prove(publicValuesFor(spell.version, encodeSpellCbor(spell), spell.mock));
+  const proof = await backend.prove(publicValuesFor(spell.version, encodeSpellCbor(spell), spell.mock), { spell, request: req });
   const built = build(spellPayload(spell, proof));
   deps.log?.(`Cardano transaction built: fee ${built.fee} lovelace, spell output ${built.spellOutputLovelace} lovelace`);
   if (backend.mock) {
