@@ -21,6 +21,7 @@ export const HTTP_STATUS = {
   INSUFFICIENT_FUNDS: 400, // the funding does not cover outputs and fees
   SCROLLS_REFUSED: 400, // the Scrolls canister refused the request (its message says why)
   NOT_FOUND: 404, // unknown transaction or route
+  REQUEST_TIMEOUT: 408, // the client did not send its request (headers or body) in time
   PAYLOAD_TOO_LARGE: 413, // a body or input over its limit
   PROVER_TRANSIENT: 500, // retryable prover failure (the spec's 500: retry with backoff)
   PROOF_UNVERIFIED: 500, // a proof from the prover did not verify: never put in a transaction
@@ -29,6 +30,7 @@ export const HTTP_STATUS = {
   CONFIG: 500, // the server's own configuration is wrong
   UPSTREAM_FAILED: 502, // a transaction source or node answered with a failure
   UPSTREAM_UNAVAILABLE: 503, // a transaction source or node gave no answer, or none is configured
+  SERVER_BUSY: 503, // a server-wide limit (e.g. the in-flight body budget) is reached: retry shortly
 } as const;
 
 export type ErrorCode = keyof typeof HTTP_STATUS;

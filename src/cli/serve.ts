@@ -32,7 +32,7 @@ export async function serve(a: ParsedArgs, settings: Settings, start: (d: ServeD
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CharmsError('INVALID_INPUT', '--port: expected 0..65535');
   const host = optString(a, 'ip')!;
   const log = createLogger(settings.logLevel);
-  const proofBackend = await useFastProofBackend((m) => log.warn(m));
+  const proofBackend = await useFastProofBackend((m) => log.warn(m), { mockProofs: settings.mock });
   log.debug('proof backend', { backend: proofBackend });
   const cache = createCache(settings.cacheUrl, log);
   const { server, banner, fields } = await start({ host, port, log, cache });

@@ -2,7 +2,9 @@
  * Mock proofs: arkworks Groth16 over BLS12-381 for the protocol's one-constraint dummy circuit
  * (`a·1 = c`, c public), against the mock keys. The reference discards the pairing result when it
  * verifies; here the pairing is checked. `proveMock` makes real proofs that the reference accepts.
- * Browser-safe (pure JS, @noble/curves).
+ * Browser-safe: pure JS (@noble/curves) by default; Node services switch to the WebAssembly
+ * backend (mcl-wasm, `mock-mcl.ts`) with `useMockCurve`, which gives the same bytes and verdicts
+ * several times faster.
  */
 import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -21,16 +23,24 @@ export const MOCK_PROOF_BYTES = 192;
 
 const invalid = (msg: string, cause?: unknown) => new CharmsError('PROOF_INVALID', `invalid mock proof: ${msg}`, cause === undefined ? undefined : { cause });
 
+/** Decoders of one curve library: throw for a point off the curve or outside the subgroup. */
+export interface PointCodec<P1, P2> {
+  g1(bytes: Uint8Array): P1;
+  g2(bytes: Uint8Array): P2;
+}
+
 /**
  * Reads arkworks' compressed encodings (ZCash flag bits: 0x80 compressed, 0x40 infinity, 0x20
- * larger y). noble decodes the same format; x < q is checked here because ark rejects
- * non-canonical coordinates, and every point is checked to be on the curve and in the subgroup.
+ * larger y). noble and mcl (ETH serialization) decode the same format; x < q is checked here
+ * because ark rejects non-canonical coordinates, and the codec checks every point is on the
+ * curve and in the subgroup.
  */
-class ArkReader {
+export class ArkReader<P1, P2> {
   pos = 0;
   constructor(
     private readonly b: Uint8Array,
     private readonly what: string,
+    private readonly codec: PointCodec<P1, P2>,
   ) {}
   private take(n: number): Uint8Array {
     if (this.pos + n > this.b.length) throw invalid(`${this.what}: unexpected end of data at byte ${this.pos}`);
@@ -43,25 +53,21 @@ class ArkReader {
     for (let i = 0; i < bytes.length; i++) v = (v << 8n) | BigInt(i === 0 && flagged ? bytes[i]! & 0x1f : bytes[i]!);
     if (v >= Fp.ORDER) throw invalid(`${this.what}: coordinate at byte ${this.pos - 48} is not below the field modulus`);
   }
-  g1(): G1P {
+  g1(): P1 {
     const b = this.take(48);
     this.checkCoordinate(b, true);
     try {
-      const p = G1.fromBytes(b);
-      p.assertValidity();
-      return p;
+      return this.codec.g1(b);
     } catch (e) {
       throw invalid(`${this.what}: G1 point at byte ${this.pos - 48} is not valid`, e);
     }
   }
-  g2(): G2P {
+  g2(): P2 {
     const b = this.take(96);
     this.checkCoordinate(b.subarray(0, 48), true);
     this.checkCoordinate(b.subarray(48, 96), false);
     try {
-      const p = G2.fromBytes(b);
-      p.assertValidity();
-      return p;
+      return this.codec.g2(b);
     } catch (e) {
       throw invalid(`${this.what}: G2 point at byte ${this.pos - 96} is not valid`, e);
     }
@@ -75,25 +81,55 @@ class ArkReader {
   }
 }
 
-interface MockVk {
-  alpha: G1P;
-  beta: G2P;
-  gamma: G2P;
-  delta: G2P;
-  gammaAbc: G1P[];
+const nobleCodec: PointCodec<G1P, G2P> = {
+  g1(b) {
+    const p = G1.fromBytes(b);
+    p.assertValidity();
+    return p;
+  },
+  g2(b) {
+    const p = G2.fromBytes(b);
+    p.assertValidity();
+    return p;
+  },
+};
+
+export interface MockVk<P1 = G1P, P2 = G2P> {
+  alpha: P1;
+  beta: P2;
+  gamma: P2;
+  delta: P2;
+  gammaAbc: P1[];
 }
 
-const readVk = (r: ArkReader): MockVk => ({ alpha: r.g1(), beta: r.g2(), gamma: r.g2(), delta: r.g2(), gammaAbc: r.vec(() => r.g1()) });
+const readVk = <P1, P2>(r: ArkReader<P1, P2>): MockVk<P1, P2> => ({ alpha: r.g1(), beta: r.g2(), gamma: r.g2(), delta: r.g2(), gammaAbc: r.vec(() => r.g1()) });
+
+/** The mock verifying key decoded with `codec` (checked: one public input). */
+export function readMockVk<P1, P2>(codec: PointCodec<P1, P2>): MockVk<P1, P2> {
+  const vk = readVk(new ArkReader(fromHex(MOCK_GROTH16_VK_HEX), 'mock verifying key', codec));
+  if (vk.gammaAbc.length !== 2) throw invalid('mock verifying key must have exactly one public input');
+  return vk;
+}
 
 let vkCache: MockVk | undefined;
-function mockVk(): MockVk {
-  if (!vkCache) {
-    const vk = readVk(new ArkReader(fromHex(MOCK_GROTH16_VK_HEX), 'mock verifying key'));
-    if (vk.gammaAbc.length !== 2) throw invalid('mock verifying key must have exactly one public input');
-    vkCache = vk;
-  }
-  return vkCache;
+const mockVk = (): MockVk => (vkCache ??= readMockVk(nobleCodec));
+
+/** A curve library that proves and strictly verifies mock proofs; both give the same bytes and verdicts. */
+export interface MockCurve {
+  readonly name: 'noble' | 'mcl-wasm';
+  /** The strict pairing check for public input x; throws PROOF_INVALID for a malformed proof. */
+  verify(proof: Uint8Array, x: bigint): boolean;
+  /** The compressed proof for public input x with blinding (r, s). */
+  prove(x: bigint, r: bigint, s: bigint): Uint8Array;
 }
+
+let curve: MockCurve | undefined;
+/** Selects the curve library for mock proofs (undefined: back to the pure-JS default). */
+export function useMockCurve(c: MockCurve | undefined): void {
+  curve = c;
+}
+/** The curve library mock proofs currently use. */
+export const mockCurveName = (): MockCurve['name'] => curve?.name ?? 'noble';
 
 /** The circuit's public input: the first 31 bytes of SHA-256(public values) read little-endian. */
 export function mockPublicInput(publicValues: Uint8Array): bigint {
@@ -115,12 +151,16 @@ function mul<P extends G1P | G2P>(p: P, s: bigint): P {
  */
 export function verifyMockProof(proof: Uint8Array, publicValues: Uint8Array): boolean {
   if (proof.length !== MOCK_PROOF_BYTES) throw invalid(`expected ${MOCK_PROOF_BYTES} bytes, got ${proof.length}`);
-  const r = new ArkReader(proof, 'proof');
+  return (curve ?? nobleMockCurve).verify(proof, mockPublicInput(publicValues));
+}
+
+function nobleVerify(proof: Uint8Array, x: bigint): boolean {
+  const r = new ArkReader(proof, 'proof', nobleCodec);
   const A = r.g1();
   const B = r.g2();
   const C = r.g1();
   const vk = mockVk();
-  const L = vk.gammaAbc[0]!.add(mul(vk.gammaAbc[1]!, mockPublicInput(publicValues)));
+  const L = vk.gammaAbc[0]!.add(mul(vk.gammaAbc[1]!, x));
   // e(A,B) == e(α,β)·e(L,γ)·e(C,δ); pairs with an infinite point contribute 1 (noble throws on them)
   const pairs = [
     { g1: A.negate(), g2: B },
@@ -148,22 +188,21 @@ export function mockPublicValuesVariants(publicValues: Uint8Array): Uint8Array[]
 
 // ------------------------------------------------------------------------------ proving
 
-interface MockPk {
-  vk: MockVk;
-  betaG1: G1P;
-  deltaG1: G1P;
-  aQuery: G1P[];
-  bG1Query: G1P[];
-  bG2Query: G2P[];
-  hQuery: G1P[];
-  lQuery: G1P[];
+export interface MockPk<P1 = G1P, P2 = G2P> {
+  vk: MockVk<P1, P2>;
+  betaG1: P1;
+  deltaG1: P1;
+  aQuery: P1[];
+  bG1Query: P1[];
+  bG2Query: P2[];
+  hQuery: P1[];
+  lQuery: P1[];
 }
 
-let pkCache: MockPk | undefined;
-function mockPk(): MockPk {
-  if (pkCache) return pkCache;
-  const r = new ArkReader(fromHex(MOCK_GROTH16_PK_HEX), 'mock proving key');
-  const pk: MockPk = {
+/** The mock proving key decoded with `codec` (checked against the one-constraint circuit). */
+export function readMockPk<P1, P2>(codec: PointCodec<P1, P2>): MockPk<P1, P2> {
+  const r = new ArkReader(fromHex(MOCK_GROTH16_PK_HEX), 'mock proving key', codec);
+  const pk: MockPk<P1, P2> = {
     vk: readVk(r),
     betaG1: r.g1(),
     deltaG1: r.g1(),
@@ -176,12 +215,14 @@ function mockPk(): MockPk {
   // variables are [1, c, a]; the quotient has 3 coefficients (domain of size 4)
   if (pk.aQuery.length !== 3 || pk.bG2Query.length !== 3 || pk.bG1Query.length !== 3 || pk.hQuery.length !== 3 || pk.lQuery.length !== 1)
     throw new CharmsError('INTERNAL', 'mock proving key does not match the one-constraint mock circuit');
-  pkCache = pk;
   return pk;
 }
 
+let pkCache: MockPk | undefined;
+const mockPk = (): MockPk => (pkCache ??= readMockPk(nobleCodec));
+
 /** Generator of the size-4 evaluation domain of the mock circuit (a 4th root of unity in Fr). */
-const OMEGA4 = BigInt('0x8d51ccce760304d0ec030002760300000001000000000000');
+export const OMEGA4 = BigInt('0x8d51ccce760304d0ec030002760300000001000000000000');
 
 function randomScalar(): bigint {
   const b = new Uint8Array(64); // 512 bits reduced mod r: negligible bias
@@ -200,18 +241,29 @@ const sumG2 = (points: G2P[], scalars: bigint[]): G2P => points.reduce((acc, p, 
  * r = s = 0 gives the deterministic no-zk proof).
  */
 export function proveMock(publicValues: Uint8Array, blinding?: { r: bigint; s: bigint }): Uint8Array {
-  const pk = mockPk();
   const x = mockPublicInput(publicValues);
-  const z = [1n, x, x]; // assignment: one, c = x (public), a = x (witness)
   const r = blinding ? Fr.create(blinding.r) : randomScalar();
   const s = blinding ? Fr.create(blinding.s) : randomScalar();
+  return (curve ?? nobleMockCurve).prove(x, r, s);
+}
+
+/**
+ * The quotient H = (A(X)·B(X) − C(X)) / (X⁴ − 1) over the domain {1, ω, ω², ω³}, in closed form:
+ * its 3 coefficients for public input x.
+ */
+export function mockQuotient(x: bigint): bigint[] {
+  const inv16 = Fr.inv(16n);
+  const twoXm1 = Fr.sub(Fr.mul(2n, x), 1n);
+  return [Fr.mul(twoXm1, inv16), Fr.mul(Fr.add(twoXm1, OMEGA4), inv16), Fr.mul(OMEGA4, inv16)];
+}
+
+function nobleProve(x: bigint, r: bigint, s: bigint): Uint8Array {
+  const pk = mockPk();
+  const z = [1n, x, x]; // assignment: one, c = x (public), a = x (witness)
   const A = pk.vk.alpha.add(sumG1(pk.aQuery, z)).add(mul(pk.deltaG1, r));
   const B = pk.vk.beta.add(sumG2(pk.bG2Query, z)).add(mul(pk.vk.delta, s));
   const B1 = pk.betaG1.add(sumG1(pk.bG1Query, z)).add(mul(pk.deltaG1, s));
-  // quotient H = (A(X)·B(X) − C(X)) / (X⁴ − 1) over the domain {1, ω, ω², ω³}, in closed form
-  const inv16 = Fr.inv(16n);
-  const twoXm1 = Fr.sub(Fr.mul(2n, x), 1n);
-  const h = [Fr.mul(twoXm1, inv16), Fr.mul(Fr.add(twoXm1, OMEGA4), inv16), Fr.mul(OMEGA4, inv16)];
+  const h = mockQuotient(x);
   const C = mul(pk.lQuery[0]!, x)
     .add(sumG1(pk.hQuery, h))
     .add(mul(A, s))
@@ -223,6 +275,8 @@ export function proveMock(publicValues: Uint8Array, blinding?: { r: bigint; s: b
   out.set(C.toBytes(true), 144);
   return out;
 }
+
+const nobleMockCurve: MockCurve = { name: 'noble', verify: nobleVerify, prove: nobleProve };
 
 /** Parses the mock keys now (so the first mock verification or proof is not slower). */
 export function prepareMockKeys(): void {

@@ -29,6 +29,14 @@ export const ENV_NAMES = {
   scrollsCardanoCanisterId: ['SCROLLS_CARDANO_CANISTER_ID'],
   scrollsBitcoinCanisterId: ['SCROLLS_BITCOIN_CANISTER_ID'],
   scrollsRootKey: ['SCROLLS_ROOT_KEY'],
+  // server limits (settings/limits.ts)
+  maxBodyBytes: ['SVC_MAX_BODY_BYTES'],
+  inflightBodyBytes: ['SVC_INFLIGHT_BODY_BYTES'],
+  maxConnections: ['SVC_MAX_CONNECTIONS'],
+  headersTimeoutMs: ['SVC_HEADERS_TIMEOUT_MS'],
+  bodyTimeoutMs: ['SVC_BODY_TIMEOUT_MS'],
+  idleTimeoutMs: ['SVC_IDLE_TIMEOUT_MS'],
+  maxStreamsPerConnection: ['SVC_MAX_STREAMS_PER_CONNECTION'],
 } as const;
 
 /** The first non-empty value among `names`. */

@@ -13,6 +13,8 @@ import { CharmsError } from '../errors.js';
 import { redactUrl } from '../util/redact.js';
 import { ENV_NAMES, envValue, truthy, type Env } from './env.js';
 import { describeScrolls, scrollsSettings, type ScrollsSettings } from './scrolls.js';
+import { limitsOf, type ServerLimits } from './limits.js';
+export { DEFAULT_LIMITS, limitsOf, type ServerLimits } from './limits.js';
 
 export { ENV_NAMES, envValue, truthy, type Env } from './env.js';
 
@@ -64,6 +66,8 @@ export interface Settings {
   cacheUrl?: string;
   querySource: SourceConfig;
   nodeClient: NodeClientConfig;
+  /** Connection, timeout and body limits of both servers (`SVC_*`). */
+  limits: ServerLimits;
 }
 
 /** Command-line flags that override the environment. */
@@ -135,6 +139,7 @@ export function loadSettings(env: Env, flags: SettingsFlags = {}): Settings {
       rpcPassword: env[ENV_NAMES.rpcPassword[0]],
     },
     nodeClient: nodeClientOf(env),
+    limits: limitsOf(env),
   };
   if (prover.cacheUrl !== undefined) s.cacheUrl = prover.cacheUrl;
   return s;

@@ -19,7 +19,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   });
   const source = sourceFromConfig(settings.querySource);
   await serve(a, settings, async ({ host, port, log, cache }) => {
-    const server = await startQueryServer({ host, port, source, cache, mock: settings.mock, log });
+    const server = await startQueryServer({ host, port, source, cache, mock: settings.mock, log, limits: settings.limits });
     return { server, banner: `Spell-query service running on ${host}:${server.port}`, fields: { source: source?.name ?? 'none (PUT only)', mock: settings.mock } };
   });
 };

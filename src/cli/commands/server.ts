@@ -18,6 +18,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
       ready: async () => (await service.ready()) && (await cache.ready()),
       cache,
       log,
+      limits: settings.limits,
     });
     if (settings.mock)
       log.warn(`MOCK MODE (${optFlag(a, 'mock') ? '--mock' : 'MOCK is set in the environment'}): this server returns MOCK proofs, valid only in mock mode and never on chain`);

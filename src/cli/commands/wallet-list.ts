@@ -80,7 +80,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   }
   // all spells verified together: one batched pairing check per verifying key; for more than a
   // few, loading the WASM pairing backend (≈60–100 ms) pays for itself
-  if (fetched.length >= 8) await useFastProofBackend((m) => ctx.stderr(`${m}\n`));
+  if (fetched.length >= 8) await useFastProofBackend((m) => ctx.stderr(`${m}\n`), { mockProofs: mock });
   const verdicts = verifySpells(fetched.map((f) => ({ bitcoin: f.hex })), mock);
   for (const [i, { txid }] of fetched.entries()) {
     const verdict = verdicts[i]!;
