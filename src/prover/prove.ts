@@ -100,6 +100,9 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
   }
   if (req.spell.mock && !backend.mock)
     throw new CharmsError('INVALID_SPELL', `cannot prove a mock==true spell on a mock==false prover`);
+  // A server that cannot prove says so before running any app contract.
+  const unavailable = await backend.unavailable?.();
+  if (unavailable !== undefined) throw new CharmsError('PROVER_UNAVAILABLE', `cannot prove: ${unavailable}`);
   // Bitcoin Scrolls outputs: their scripts from the Scrolls canister (real prover), or a refusal.
   const bound = await bindBitcoinScrolls(req.spell, req.chain, { mock: backend.mock, scrolls: deps.scrolls, ...(deps.log ? { log: deps.log } : {}) });
   refuseUnboundScrollOutputs(bound.spell);
@@ -143,7 +146,11 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
     feeRate: req.fee_rate,
     spellCborLenForEstimate: dummyPayloadLength(estimateSpell),
   });
-  const proof = await backend.prove(publicValuesFor(spell.version, encodeSpellCbor(spell), spell.mock));
+  const proof = await backend.prove(publicValuesFor(spell.version, encodeSpellCbor(spell), spell.mock), {
+    spell,
+    request: req,
+    ...(bound.signed ? { scrollOutputs: bound.signed } : {}),
+  });
   const txBytes = buildSpellTx({
     ins: spell.tx.ins ?? [],
     prevOutValues: values,

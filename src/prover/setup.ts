@@ -28,7 +28,7 @@ export function proveServiceFor(c: ProverConfig, proverBuild: boolean, log?: (m:
   const fee = loadFeeSettings(c);
   // a real (non-mock) prover talks to the Scrolls canisters, a mock one never does
   return new LocalProveService({
-    backend: backendFor(c),
+    backend: backendFor(c, log),
     ...(fee ? { feeSettings: fee } : {}),
     ...(log ? { log } : {}),
     ...(c.mock ? {} : { scrolls: new ScrollsClient(c.scrolls) }),
