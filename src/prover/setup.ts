@@ -6,6 +6,7 @@ import { backendFor } from './backend.js';
 import type { ProverConfig } from '../settings/settings.js';
 import { LocalProveService, RelayProveService, type ProveService } from './service.js';
 import { ScrollsClient } from '../scrolls/client.js';
+import { parseCardanoProtocolParams, type CardanoProtocolParams } from '../cardano/protocol-params.js';
 
 export function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
   if (!c.feeSettingsPath) return undefined;
@@ -16,6 +17,18 @@ export function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
     throw new CharmsError('CONFIG', `cannot read fee settings ${c.feeSettingsPath}: ${(e as NodeJS.ErrnoException).code ?? e}`, { cause: e });
   }
   return parseFeeSettings(text);
+}
+
+/** The Cardano protocol parameters file, if configured (read and checked at start). */
+export function loadCardanoParams(c: ProverConfig): CardanoProtocolParams | undefined {
+  if (!c.cardanoProtocolParamsPath) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(c.cardanoProtocolParamsPath, 'utf8');
+  } catch (e) {
+    throw new CharmsError('CONFIG', `cannot read Cardano protocol parameters ${c.cardanoProtocolParamsPath}: ${(e as NodeJS.ErrnoException).code ?? e}`, { cause: e });
+  }
+  return parseCardanoProtocolParams(text);
 }
 
 /**
@@ -32,5 +45,6 @@ export function proveServiceFor(c: ProverConfig, proverBuild: boolean, log?: (m:
     ...(fee ? { feeSettings: fee } : {}),
     ...(log ? { log } : {}),
     ...(c.mock ? {} : { scrolls: new ScrollsClient(c.scrolls) }),
+    ...(c.cardanoProtocolParamsPath ? { cardanoParams: loadCardanoParams(c)! } : {}),
   });
 }
