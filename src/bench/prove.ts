@@ -12,8 +12,16 @@ import { proveMock } from '../proof/mock.js';
 import { proveSpellTx } from '../prover/prove.js';
 import { MockBackend } from '../prover/backend.js';
 import { appFromString } from '../model/primitives.js';
-import { shutdownRunner } from '../runner/index.js';
+import { prepareApp, shutdownRunner } from '../runner/index.js';
+import { loadavg } from 'node:os';
 
+
+function wallOf(args: string[]): number {
+  const t = performance.now();
+  const r = spawnSync(process.execPath, args.length ? args : ['-e', ''], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(r.stderr);
+  return performance.now() - t;
+}
 
 export async function run(): Promise<void> {
   const pv = new Uint8Array(700).fill(7);
@@ -41,6 +49,13 @@ export async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-prove-'));
   writeFileSync(join(dir, 'spell.yaml'), `version: 15\ntx:\n  ins: [${tx1id}:0, ${f.txid}:1]\n  outs:\n  - 0: {ticker: B, remaining: 30580}\n  - 1: 69420\n  coins: [${coin}, ${coin}]\napp_public_inputs:\n  ${nft}: ~\n  ${tok}: ~\n`);
   const bin = fileURLToPath(new URL('../cli/charms.js', import.meta.url));
+  // where the time goes, measured in this run: Node's start, the CLI's start, preparing the app
+  // binary (validate + instrument + compile, done per contract run), the mock proof
+  const nodeStart = median([0, 1, 2, 3, 4].map(() => wallOf([])));
+  const cliStart = median([0, 1, 2, 3, 4].map(() => wallOf([bin, '--version'])));
+  let budget = 10_000_000_000n;
+  const prepare = timeMedian(5, () => prepareApp(app.wasm, budget++), 1); // a new budget each time: no cache hit
+  console.log(`breakdown: node start ${nodeStart.toFixed(0)} ms, CLI start (charms --version) +${(cliStart - nodeStart).toFixed(0)} ms, prepare app binary (${(app.wasm.length / 1024).toFixed(0)} KiB: validate + instrument + compile) ${prepare.toFixed(1)} ms each, mock proof (noble) ${timeMedian(5, () => proveMock(pv), 1).toFixed(1)} ms (medians of 5; load avg ${loadavg()[0]!.toFixed(1)})`);
   const wall: number[] = [];
   for (let i = 0; i < 5; i++) {
     const s = performance.now();

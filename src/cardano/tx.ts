@@ -77,18 +77,59 @@ export function parseCardanoTx(bytes: Uint8Array): CardanoTx {
   }
   if (!r.done) throw bad('trailing bytes');
   if (!(body instanceof ValueMap)) throw bad('body is not a map');
-  uintKeyed(body, 'body');
+  uintKeyed(body, 'body', BODY_KEYS, BODY_SETS);
   if (!(witnessSet instanceof ValueMap)) throw bad('witness set is not a map');
-  uintKeyed(witnessSet, 'witness set');
+  uintKeyed(witnessSet, 'witness set', WITNESS_KEYS, WITNESS_SETS);
   if (typeof isValid !== 'boolean') throw bad('is_valid is not a boolean');
+  // auxiliary data: null, Shelley metadata (map), Shelley-MA [metadata, scripts], or #6.259 (Alonzo+)
+  if (!(aux === null || aux instanceof ValueMap || Array.isArray(aux) || (aux instanceof Tagged && aux.tag === 259n)))
+    throw bad('auxiliary data must be null or auxiliary data');
+  bodyFieldTypes(body);
+  for (const [k, v] of witnessSet.entries) {
+    const inner = WITNESS_SETS.has(k as bigint) && v instanceof Tagged ? v.value : v;
+    if (!(Array.isArray(inner) || (k === 5n && inner instanceof ValueMap))) throw bad(`witness set key ${k} has the wrong type`);
+  }
   return { body, bodyBytes, witnessSet, isValid, auxiliaryData: aux };
 }
 
-function uintKeyed(m: ValueMap, what: string): void {
+/**
+ * The keys cml-chain 6.2.0 (the reference's parser) knows in a Conway body / witness set: any
+ * other key is refused, not skipped. Checked against CML itself in tx-cml.test.ts.
+ */
+const BODY_KEYS = new Set([0, 1, 2, 3, 4, 5, 7, 8, 9, 11, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22].map(BigInt));
+const WITNESS_KEYS = new Set([0, 1, 2, 3, 4, 5, 6, 7].map(BigInt));
+/** Fields that are CDDL sets: an optional tag in front of them must be 258. */
+const BODY_SETS = new Set([0, 4, 13, 14, 18, 20].map(BigInt));
+const WITNESS_SETS = new Set([0, 1, 2, 3, 4, 6, 7].map(BigInt));
+/** Post-Alonzo output: address, amount, datum option, script reference. */
+const OUTPUT_KEYS = new Set([0n, 1n, 2n, 3n]);
+const NO_SETS = new Set<bigint>();
+
+/** The shapes CML checks for the body fields we do not read further (scalars, hashes, sets). */
+function bodyFieldTypes(body: ValueMap): void {
+  for (const [k, v] of body.entries) {
+    const key = Number(k);
+    const inner = BODY_SETS.has(k as bigint) && v instanceof Tagged ? v.value : v;
+    const ok =
+      [2, 3, 8, 17, 21, 22].includes(key) ? isUint(inner)
+      : [7, 11].includes(key) ? inner instanceof Uint8Array && inner.length === 32
+      : BODY_SETS.has(k as bigint) || key === 1 ? Array.isArray(inner)
+      : [5, 9, 19].includes(key) ? inner instanceof ValueMap
+      : key === 16 ? (parseOutput(inner, 'collateral return'), true)
+      : key === 15 ? isUint(inner, 0xffn)
+      : true;
+    if (!ok) throw bad(`body key ${key} has the wrong type`);
+  }
+}
+
+function uintKeyed(m: ValueMap, what: string, known: Set<bigint>, sets: Set<bigint>): void {
   const seen = new Set<bigint>();
-  for (const [k] of m.entries) {
+  for (const [k, v] of m.entries) {
+    // a tagged key is not an integer key either (CML refuses it)
     if (!isUint(k, 0xffffn)) throw bad(`${what} has a non-integer key`);
+    if (!known.has(k)) throw bad(`${what} has an unknown key ${k}`);
     if (seen.has(k)) throw bad(`${what} has a duplicate key ${k}`);
+    if (sets.has(k) && v instanceof Tagged && v.tag !== 258n) throw bad(`${what} key ${k}: a set may only carry tag 258, not ${v.tag}`);
     seen.add(k);
   }
 }
@@ -151,8 +192,12 @@ function tag24(v: Value | undefined, where: string): Value {
 export function parseOutputs(tx: CardanoTx): CardanoOutput[] {
   const outs = bodyField(tx, 1);
   if (!Array.isArray(outs)) throw bad('outputs are not a list');
-  return outs.map((o, i) => {
-    const where = `output #${i}`;
+  return outs.map((o, i) => parseOutput(o, `output #${i}`));
+}
+
+/** One output, legacy (array) or post-Alonzo (map) form. */
+function parseOutput(o: Value, where: string): CardanoOutput {
+  {
     if (Array.isArray(o)) {
       if (o.length !== 2 && o.length !== 3) throw bad(`${where}: expected 2 or 3 items`);
       const out: CardanoOutput = { address: parseAddress(o[0], where), ...parseAmount(o[1], where) };
@@ -163,7 +208,7 @@ export function parseOutputs(tx: CardanoTx): CardanoOutput[] {
       return out;
     }
     if (!(o instanceof ValueMap)) throw bad(`${where}: not an array or a map`);
-    uintKeyed(o, where);
+    uintKeyed(o, where, OUTPUT_KEYS, NO_SETS);
     const out: CardanoOutput = { address: parseAddress(field(o, 0), where), ...parseAmount(field(o, 1), where) };
     const d = field(o, 2);
     if (d !== undefined) {
@@ -178,7 +223,7 @@ export function parseOutputs(tx: CardanoTx): CardanoOutput[] {
     const sr = field(o, 3);
     if (sr !== undefined) out.scriptRef = tag24(sr, `${where} script reference`);
     return out;
-  });
+  }
 }
 
 /** Redeemers from the witness set, both the legacy array and the Conway map encodings. */

@@ -180,6 +180,22 @@ export function commandTree(binName: string): CommandDef {
         ],
       },
       {
+        name: 'network',
+        about: 'SP1 Prover Network account and programs',
+        subcommands: [
+          {
+            name: 'status',
+            about: 'Account address, $PROVE balance and whether both Charms programs are registered (free, read-only)',
+            long:
+              'Checks the proving configuration without paying anything: the address of NETWORK_PRIVATE_KEY (the key is never printed),\n' +
+              'its $PROVE balance, and whether the spell checker and the proof wrapper are registered where each stage runs.\n' +
+              'Environment: APP_ZK_PROVER=network, NETWORK_PRIVATE_KEY, NETWORK_RPC_URL (default https://rpc.mainnet.succinct.xyz),\n' +
+              'SPELL_ZK_PROVER=app|network, ZK_GPU_SERVICE_URL (a self-hosted sp1-cluster network-gateway). Exits 1 when it could not prove.',
+            run: lazy(() => import('./commands/network-status.js')),
+          },
+        ],
+      },
+      {
         name: 'util',
         about: 'Utilities',
         subcommands: [
@@ -195,7 +211,7 @@ export function commandTree(binName: string): CommandDef {
           },
           {
             name: 'install-circuit-files',
-            about: 'Install the proving circuit artifacts (Groth16)',
+            about: 'Not needed in this build: explains why (circuits live on the proving network; verifying keys are built in)',
             hidden: true,
             run: lazy(() => import('./commands/util-install-circuit-files.js')),
           },

@@ -1,20 +1,28 @@
 /**
  * Proof backends. The mock backend makes a real Groth16 proof over BLS12-381 for the dummy
  * circuit (the reference's mock prover), committing to the spell's public values. Real SP1
- * proving (CPU, network, GPU) is not available in this build: such a backend says exactly what
- * is missing and never returns a fake proof.
+ * proofs come from the Prover Network or a self-hosted sp1-cluster gateway (src/prover/network);
+ * a configuration that cannot prove says exactly what is missing and never returns a fake proof.
  */
 import { CharmsError } from '../errors.js';
 import { proveMock } from '../proof/mock.js';
 import type { ProverConfig } from '../settings/settings.js';
+import { NetworkBackend, networkPlan, type ProofInput } from './network/backend.js';
+
+export type { ProofInput };
 
 export interface ProofBackend {
   readonly name: string;
   readonly mock: boolean;
   /** True when the backend can produce proofs now. */
   ready(): Promise<boolean>;
-  /** Proves the committed public values; returns the proof bytes that go on chain. */
-  prove(publicValues: Uint8Array): Promise<Uint8Array>;
+  /** Why it cannot prove now (checked before any app contract runs), or undefined. */
+  unavailable?(): Promise<string | undefined>;
+  /**
+   * Proves the committed public values; returns the proof bytes that go on chain. Real backends
+   * also need the spell and the request (the SP1 spell checker re-runs the whole check).
+   */
+  prove(publicValues: Uint8Array, input?: ProofInput): Promise<Uint8Array>;
 }
 
 export class MockBackend implements ProofBackend {
@@ -28,31 +36,32 @@ export class MockBackend implements ProofBackend {
   }
 }
 
-/** What a real (SP1) configuration lacks in this build, in words an operator can act on. */
-export function missingForRealProving(c: ProverConfig): string {
-  if (c.appProver === 'network' || c.spellProver === 'network') {
-    if (!c.networkPrivateKey)
-      return 'network proving needs NETWORK_PRIVATE_KEY (the proving-network account key); it is not set';
-    return 'SP1 network proving is not implemented in this build yet; run with --mock (MOCK=1) or use the hosted prover (SVC_PROVE_API_URL)';
-  }
-  if (c.gpuServiceUrl) return 'GPU proving via ZK_GPU_SERVICE_URL is not implemented in this build yet; run with --mock (MOCK=1)';
-  return 'local CPU SP1 proving (APP_ZK_PROVER=cpu) is not available in TypeScript; set APP_ZK_PROVER=network with NETWORK_PRIVATE_KEY, or run with --mock (MOCK=1)';
+/** What a real (SP1) configuration lacks, in words an operator can act on (undefined: nothing). */
+export function missingForRealProving(c: ProverConfig): string | undefined {
+  const plan = networkPlan(c);
+  return 'unavailable' in plan ? plan.unavailable : undefined;
 }
 
 export class UnavailableBackend implements ProofBackend {
   readonly mock = false;
   readonly name: string;
-  constructor(private readonly config: ProverConfig) {
+  constructor(private readonly reason: string, config: ProverConfig) {
     this.name = `${config.appProver}/${config.spellProver}`;
   }
   async ready(): Promise<boolean> {
     return false;
   }
+  async unavailable(): Promise<string> {
+    return this.reason;
+  }
   async prove(): Promise<Uint8Array> {
-    throw new CharmsError('PROVER_UNAVAILABLE', `cannot prove: ${missingForRealProving(this.config)}`);
+    throw new CharmsError('PROVER_UNAVAILABLE', `cannot prove: ${this.reason}`);
   }
 }
 
-export function backendFor(c: ProverConfig): ProofBackend {
-  return c.mock ? new MockBackend() : new UnavailableBackend(c);
+export function backendFor(c: ProverConfig, log?: (msg: string) => void): ProofBackend {
+  if (c.mock) return new MockBackend();
+  const plan = networkPlan(c);
+  if ('unavailable' in plan) return new UnavailableBackend(plan.unavailable, c);
+  return new NetworkBackend(plan, log ? { log } : {});
 }

@@ -10,7 +10,7 @@ import { bitcoinProveRequest, funding, identityFor, templateApp } from '../testi
 import { appFromString } from '../model/primitives.js';
 import type { ProveRequest } from '../model/request.js';
 import { proveSpellTx } from './prove.js';
-import { MockBackend, UnavailableBackend } from './backend.js';
+import { MockBackend, UnavailableBackend, backendFor, missingForRealProving } from './backend.js';
 import { proverConfig } from '../settings/settings.js';
 import { extractAndVerifySpell } from '../verify/index.js';
 import { parseTx, txidHex } from '../bitcoin/tx.js';
@@ -108,8 +108,15 @@ test('the mock proof in a proven transaction passes the reference verification p
 });
 
 test('a real backend without configuration refuses to prove and says what is missing', async () => {
-  const b = new UnavailableBackend(proverConfig({ APP_ZK_PROVER: 'network' }));
+  const b = backendFor(proverConfig({ APP_ZK_PROVER: 'network' }));
+  assert.ok(b instanceof UnavailableBackend);
   assert.equal(await b.ready(), false);
+  assert.match((await b.unavailable?.()) ?? '', /NETWORK_PRIVATE_KEY/);
+  // cpu: an honest refusal naming the alternatives; a Moongate URL: named as such
+  assert.match(missingForRealProving(proverConfig({})) ?? '', /APP_ZK_PROVER=network.*ZK_GPU_SERVICE_URL.*--mock/);
+  assert.match(missingForRealProving(proverConfig({ SP1_GPU_SERVICE_URL: 'http://localhost:3000/twirp/' })) ?? '', /Moongate/);
+  assert.equal(missingForRealProving(proverConfig({ ZK_GPU_SERVICE_URL: 'http://gw:50051' })), undefined);
+  assert.equal(missingForRealProving(proverConfig({ APP_ZK_PROVER: 'network', NETWORK_PRIVATE_KEY: '11'.repeat(32) })), undefined);
   await assert.rejects(b.prove(), (e: unknown) => e instanceof CharmsError && e.code === 'PROVER_UNAVAILABLE' && /NETWORK_PRIVATE_KEY/.test(e.message));
   assert.throws(() => proverConfig({ APP_ZK_PROVER: 'gpu' }), /APP_ZK_PROVER must be cpu or network/);
   assert.equal(proverConfig({ APP_SP1_PROVER: 'network', SPELL_SP1_PROVER: 'network' }).spellProver, 'network');

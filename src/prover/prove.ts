@@ -11,7 +11,7 @@ import { buildSpellTx } from '../bitcoin/builder.js';
 import { preflightProveRequest } from '../bitcoin/preflight.js';
 import { addressToScript } from '../bitcoin/address.js';
 import { charmsFee, feeScriptFor, type FeeSettings } from '../bitcoin/fee-settings.js';
-import { encodeSpellCbor, spellToValue, stripForChain, type NormalizedSpell } from '../model/spell.js';
+import { encodeSpellCbor, spellToValue, type NormalizedSpell } from '../model/spell.js';
 import { utxoIdToString, txidToDisplay } from '../model/primitives.js';
 import type { ChainTx, ProveRequest } from '../model/request.js';
 import { publicValuesFor } from '../proof/public-values.js';
@@ -19,8 +19,13 @@ import { checkSpell, type CheckResult } from '../checker/check.js';
 import { runApp as defaultRunApp } from '../runner/index.js';
 import { toHex } from '../util/bytes.js';
 import type { ProofBackend } from './backend.js';
+import { spellPayload } from './payload.js';
+import { proveCardanoSpellTx } from './prove-cardano.js';
+import type { CardanoProtocolParams } from '../cardano/protocol-params.js';
 import type { ScrollsClient } from '../scrolls/client.js';
 import { bindBitcoinScrolls } from './scrolls-binding.js';
+
+export { spellPayload };
 
 export interface ProveDeps {
   backend: ProofBackend;
@@ -32,20 +37,13 @@ export interface ProveDeps {
    * prover server has one; without it, spells that need the canister are refused.
    */
   scrolls?: ScrollsClient;
+  /** Cardano protocol parameters (default: the embedded mainnet ones). */
+  cardanoParams?: CardanoProtocolParams;
 }
 
 export interface ProveOutcome {
   txs: ChainTx[];
   check: CheckResult;
-}
-
-/** `(spell, proof)` as it goes on chain: CBOR array(2), the proof as an array of uints. */
-export function spellPayload(spell: NormalizedSpell, proof: Uint8Array): Uint8Array {
-  const w = new CborWriter();
-  w.arrayHeader(2);
-  w.value(spellToValue(stripForChain(spell), false));
-  w.uintArray(proof);
-  return w.finish();
 }
 
 /** Length of CBOR(spell, 128 × 0xff dummy proof): what the preflight's fee estimate counts. */
@@ -95,11 +93,13 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
   const { backend } = deps;
   if (req.chain === 'cardano') {
     refuseUnboundScrollOutputs(req.spell);
-    if (!req.collateral_utxo) throw new CharmsError('INVALID_INPUT', 'Collateral UTXO is required for Cardano spells');
-    throw new CharmsError('UNSUPPORTED', 'building Cardano spell transactions is not supported yet: use --chain bitcoin');
+    return proveCardanoSpellTx(req, deps);
   }
   if (req.spell.mock && !backend.mock)
     throw new CharmsError('INVALID_SPELL', `cannot prove a mock==true spell on a mock==false prover`);
+  // A server that cannot prove says so before running any app contract.
+  const unavailable = await backend.unavailable?.();
+  if (unavailable !== undefined) throw new CharmsError('PROVER_UNAVAILABLE', `cannot prove: ${unavailable}`);
   // Bitcoin Scrolls outputs: their scripts from the Scrolls canister (real prover), or a refusal.
   const bound = await bindBitcoinScrolls(req.spell, req.chain, { mock: backend.mock, scrolls: deps.scrolls, ...(deps.log ? { log: deps.log } : {}) });
   refuseUnboundScrollOutputs(bound.spell);
@@ -143,7 +143,11 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
     feeRate: req.fee_rate,
     spellCborLenForEstimate: dummyPayloadLength(estimateSpell),
   });
-  const proof = await backend.prove(publicValuesFor(spell.version, encodeSpellCbor(spell), spell.mock));
+  const proof = await backend.prove(publicValuesFor(spell.version, encodeSpellCbor(spell), spell.mock), {
+    spell,
+    request: req,
+    ...(bound.signed ? { scrollOutputs: bound.signed } : {}),
+  });
   const txBytes = buildSpellTx({
     ins: spell.tx.ins ?? [],
     prevOutValues: values,

@@ -9,9 +9,13 @@ import { parseJson, toJsonCompact } from '../codec/json.js';
 import type { Value } from '../codec/value.js';
 import { chainTxToValue, proveRequestFromValue, type ChainTx, type ProveRequest } from '../model/request.js';
 import { proveSpellTx, type ProveDeps } from './prove.js';
+import { CARDANO_MOCK_NOTICE } from './prove-cardano.js';
+import { parseCardanoTx } from '../cardano/tx.js';
+import { ValueMap } from '../codec/value.js';
 import { proveRemote } from './client.js';
 import type { ProofBackend } from './backend.js';
 import { redactUrl } from '../util/redact.js';
+import { fromHex } from '../util/bytes.js';
 
 export type BodyFormat = 'json' | 'cbor';
 
@@ -82,6 +86,33 @@ export class RelayProveService implements ProveService {
 }
 
 /** The body-level handler the HTTP server calls. */
+/**
+ * The response header that tells a client its Cardano transaction lacks the Scrolls co-signature
+ * (mock proofs: the canister signs real proofs only), or undefined. Read from the response itself,
+ * so cached answers carry it too.
+ */
+export function proveResponseNotice(out: Uint8Array, format: BodyFormat): Record<string, string> | undefined {
+  let v;
+  try {
+    v = format === 'cbor' ? decodeCbor(out) : parseJson(new TextDecoder().decode(out));
+  } catch {
+    return undefined; // not a list of transactions: no notice to give
+  }
+  if (!Array.isArray(v)) return undefined;
+  for (const t of v) {
+    const hex = t instanceof ValueMap ? t.get('cardano') : undefined;
+    if (typeof hex !== 'string') continue;
+    let signed = true;
+    try {
+      signed = parseCardanoTx(fromHex(hex)).witnessSet.entries.some(([k]) => k === 0n);
+    } catch {
+      continue; // not ours to judge here: the client parses it
+    }
+    if (!signed) return { 'x-charms-notice': CARDANO_MOCK_NOTICE };
+  }
+  return undefined;
+}
+
 export function bodyHandler(service: ProveService) {
   return async ({ body, format }: { body: Uint8Array; format: BodyFormat }): Promise<Uint8Array> =>
     encodeProveResponse(await service.prove(decodeProveRequest(body, format)), format);

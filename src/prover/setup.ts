@@ -6,6 +6,7 @@ import { backendFor } from './backend.js';
 import type { ProverConfig } from '../settings/settings.js';
 import { LocalProveService, RelayProveService, type ProveService } from './service.js';
 import { ScrollsClient } from '../scrolls/client.js';
+import { parseCardanoProtocolParams, type CardanoProtocolParams } from '../cardano/protocol-params.js';
 
 export function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
   if (!c.feeSettingsPath) return undefined;
@@ -18,6 +19,18 @@ export function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
   return parseFeeSettings(text);
 }
 
+/** The Cardano protocol parameters file, if configured (read and checked at start). */
+export function loadCardanoParams(c: ProverConfig): CardanoProtocolParams | undefined {
+  if (!c.cardanoProtocolParamsPath) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(c.cardanoProtocolParamsPath, 'utf8');
+  } catch (e) {
+    throw new CharmsError('CONFIG', `cannot read Cardano protocol parameters ${c.cardanoProtocolParamsPath}: ${(e as NodeJS.ErrnoException).code ?? e}`, { cause: e });
+  }
+  return parseCardanoProtocolParams(text);
+}
+
 /**
  * The one local-or-remote choice, for `charms server` and `charms spell prove` alike: mock → local
  * mock proving; the `charms-prover` build → the local real backend; `charms` without mock → the
@@ -28,9 +41,10 @@ export function proveServiceFor(c: ProverConfig, proverBuild: boolean, log?: (m:
   const fee = loadFeeSettings(c);
   // a real (non-mock) prover talks to the Scrolls canisters, a mock one never does
   return new LocalProveService({
-    backend: backendFor(c),
+    backend: backendFor(c, log),
     ...(fee ? { feeSettings: fee } : {}),
     ...(log ? { log } : {}),
     ...(c.mock ? {} : { scrolls: new ScrollsClient(c.scrolls) }),
+    ...(c.cardanoProtocolParamsPath ? { cardanoParams: loadCardanoParams(c)! } : {}),
   });
 }

@@ -7,6 +7,7 @@ import { CharmsError } from '../errors.js';
 import { errorResponse, jsonError, listenDual, type Listening, type Res } from './http.js';
 import type { ProofCache } from './cache.js';
 import { silentLogger, type Logger } from './log.js';
+import { proveResponseNotice } from '../prover/service.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
 
 export const BODY_LIMIT = DEFAULT_LIMITS.maxBodyBytes;
@@ -40,7 +41,11 @@ export async function startProveServer(opts: {
           const run = () => opts.prove({ body, format });
           const key = createHash('sha256').update(`${format}:`).update(body).digest('hex');
           const out = opts.cache ? await opts.cache.getOrCompute(key, run) : await run();
-          res = { status: 200, headers: { 'content-type': format === 'cbor' ? 'application/cbor' : 'application/json' }, body: out };
+          res = {
+            status: 200,
+            headers: { 'content-type': format === 'cbor' ? 'application/cbor' : 'application/json', ...proveResponseNotice(out, format) },
+            body: out,
+          };
         } else if (req.path === '/spells/prove' || req.path === '/ready') {
           res = jsonError(405, 'INVALID_INPUT', `method ${req.method} not allowed on ${req.path}`);
         } else res = errorResponse(new CharmsError('NOT_FOUND', `no route for ${req.method} ${req.path}`), log);

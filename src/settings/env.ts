@@ -17,6 +17,7 @@ export const ENV_NAMES = {
   networkRpcUrl: ['NETWORK_RPC_URL'],
   gpuServiceUrl: ['ZK_GPU_SERVICE_URL', 'SP1_GPU_SERVICE_URL'],
   feeSettings: ['SVC_FEE_SETTINGS', 'CHARMS_FEE_SETTINGS'],
+  cardanoProtocolParams: ['SVC_CARDANO_PROTOCOL_PARAMS', 'CHARMS_CARDANO_PROTOCOL_PARAMS'],
   cacheUrl: ['CACHE_URL', 'REDIS_URL'],
   esploraUrl: ['ESPLORA_URL'],
   rpcUrl: ['BITCOIN_RPC_URL'],

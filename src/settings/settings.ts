@@ -28,6 +28,8 @@ export interface ProverConfig {
   networkRpcUrl?: string;
   gpuServiceUrl?: string;
   feeSettingsPath?: string;
+  /** Cardano protocol parameters JSON (`cardano-cli query protocol-parameters`); embedded mainnet ones otherwise. */
+  cardanoProtocolParamsPath?: string;
   cacheUrl?: string;
   proveApiUrl: string;
   /** The Scrolls canisters (SCROLLS_HOST, SCROLLS_*_CANISTER_ID, SCROLLS_ROOT_KEY). */
@@ -101,6 +103,7 @@ export function proverConfig(env: Env, opts: { mock?: boolean; mockFromEnv?: boo
   set('networkRpcUrl', envValue(env, ENV_NAMES.networkRpcUrl));
   set('gpuServiceUrl', envValue(env, ENV_NAMES.gpuServiceUrl));
   set('feeSettingsPath', envValue(env, ENV_NAMES.feeSettings));
+  set('cardanoProtocolParamsPath', envValue(env, ENV_NAMES.cardanoProtocolParams));
   set('cacheUrl', envValue(env, ENV_NAMES.cacheUrl));
   return cfg;
 }
@@ -156,6 +159,7 @@ export function describeConfig(c: ProverConfig): Record<string, unknown> {
     gpu_service_url: c.gpuServiceUrl && redactUrl(c.gpuServiceUrl),
     prove_api_url: redactUrl(c.proveApiUrl),
     fee_settings: c.feeSettingsPath,
+    cardano_protocol_params: c.cardanoProtocolParamsPath ?? 'embedded (mainnet)',
     cache: c.cacheUrl ? 'redis' : 'memory',
     scrolls: describeScrolls(c.scrolls),
   };

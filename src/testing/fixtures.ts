@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { buildApp } from '../app/project.js';
 import { templatesDir } from '../app/new.js';
-import { toHex } from '../util/bytes.js';
+import { fromHex, toHex } from '../util/bytes.js';
+import { CborWriter } from '../codec/cbor.js';
+import type { UtxoId } from '../model/primitives.js';
 import { parseSpellText } from '../model/inputs.js';
 import type { ChainTx, ProveRequest } from '../model/request.js';
 
@@ -58,3 +60,63 @@ export function bitcoinProveRequest(f: Funding, spellYaml: string, prevHex: stri
 }
 
 const prev = (hexes: string[]): ChainTx[] => hexes.map((hex) => ({ chain: 'bitcoin', hex }));
+
+/**
+ * A minimal Conway transaction paying ADA to the given raw addresses (what a wallet's funding
+ * transaction looks like to the builder and the checker: they read outputs, not witnesses).
+ */
+export function cardanoFundingTx(outputs: { address: Uint8Array; lovelace: bigint; assets?: [string, string, bigint][] }[], salt = 0): Uint8Array {
+  const w = new CborWriter();
+  w.arrayHeader(4);
+  w.mapHeader(3);
+  w.int(0);
+  w.head(6, 258);
+  w.arrayHeader(1);
+  w.arrayHeader(2);
+  w.bytes(new Uint8Array(32).fill(0xf0 + (salt & 0x0f)));
+  w.int(salt);
+  w.int(1);
+  w.arrayHeader(outputs.length);
+  for (const o of outputs) {
+    w.mapHeader(2);
+    w.int(0);
+    w.bytes(o.address);
+    w.int(1);
+    if (!o.assets?.length) w.int(o.lovelace);
+    else {
+      // [coin, {policy: {name: qty}}], one asset per policy
+      w.arrayHeader(2);
+      w.int(o.lovelace);
+      w.mapHeader(o.assets.length);
+      for (const [policy, name, qty] of o.assets) {
+        w.bytes(fromHex(policy));
+        w.mapHeader(1);
+        w.bytes(fromHex(name));
+        w.int(qty);
+      }
+    }
+  }
+  w.int(2);
+  w.int(200_000);
+  w.mapHeader(0);
+  w.byte(0xf5);
+  w.byte(0xf6);
+  return w.finish();
+}
+
+/** A Cardano ProveRequest (mock-friendly) for a spell in YAML. */
+export function cardanoProveRequest(spellYaml: string, prev: Uint8Array[], changeAddress: string, collateral: UtxoId, opts: Partial<ProveRequest> = {}): ProveRequest {
+  return {
+    spell: parseSpellText(spellYaml),
+    app_private_inputs: [],
+    tx_ins_beamed_source_utxos: new Map(),
+    binaries: [],
+    app_signatures: [],
+    prev_txs: prev.map((b) => ({ chain: 'cardano', hex: toHex(b) })),
+    change_address: changeAddress,
+    fee_rate: 2,
+    chain: 'cardano',
+    collateral_utxo: collateral,
+    ...opts,
+  };
+}

@@ -12,6 +12,7 @@ import { extractAndVerifySpell } from '../../verify/index.js';
 import type { ChainTx } from '../../model/request.js';
 import { chainTxToValue } from '../../model/request.js';
 import { shutdownRunner } from '../../runner/index.js';
+import { CARDANO_MOCK_NOTICE } from '../../prover/prove-cardano.js';
 
 /**
  * Proves a spell. With --mock (or in `charms-prover`) proving is local; otherwise the CBOR
@@ -55,6 +56,8 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   }
   if (!config.mock && txs.some(isMockSpellTx)) progress('warning: the proving service returned a MOCK proof (it runs in mock mode): not valid on chain');
   if (i.chain === 'cardano') {
+    // the local prover said so already; a remote mock server's answer is flagged here
+    if (!(config.mock || ctx.prover) && txs.some(isMockSpellTx)) progress(CARDANO_MOCK_NOTICE);
     ctx.stdout(`{"cborHex":"${txs[0]!.hex}","description":"Ledger Cddl Format","type":"Witnessed Tx ConwayEra"}\n`);
     return;
   }

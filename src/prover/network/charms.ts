@@ -17,6 +17,7 @@ import { publicValuesFor } from '../../proof/public-values.js';
 import { verifySpellProof } from '../../proof/verify.js';
 import { fromHex, toHex } from '../../util/bytes.js';
 import { committedDigestDecimal, decodeGroth16Proof, spliceCompressedProof, stdinWithInput, stdinWithProof } from './bincode.js';
+import type { SignedScrollOutputs } from '../../bitcoin/scrolls.js';
 import { GrpcError } from './grpc.js';
 import { ProofMode } from './proto.js';
 import { RequestFailure, proveOnNetwork, type ProveContext } from './request.js';
@@ -58,12 +59,12 @@ export const SPELL_CHECKER_VK_BIN = fromHex(
 /**
  * CBOR of the reference's `SpellProverInput` (charms-client), field by field as ciborium writes it:
  * `{self_spell_vk: [u8;32], prev_txs, spell (full: ins and coins kept), tx_ins_beamed_source_utxos,
- * app_input: null | {app_binaries, app_private_inputs, app_signatures (omitted when empty)}}`;
- * `scroll_outputs` is omitted (None).
+ * app_input: null | {app_binaries, app_private_inputs, app_signatures (omitted when empty)},
+ * scroll_outputs: {script_pubkeys: {u32: hex}, signature: hex} (omitted when None)}`.
  */
-export function spellProverInputCbor(req: ProveRequest, spell: NormalizedSpell): Uint8Array {
-  if (spell.tx.scrolls && spell.tx.scrolls.length > 0)
-    throw new CharmsError('UNSUPPORTED', 'proving spells with Scrolls outputs needs the signed Scrolls address map, which this prover does not fetch yet');
+export function spellProverInputCbor(req: ProveRequest, spell: NormalizedSpell, scrollOutputs?: SignedScrollOutputs): Uint8Array {
+  if (spell.tx.scrolls && spell.tx.scrolls.length > 0 && !scrollOutputs)
+    throw new CharmsError('INTERNAL', 'a spell with Scrolls outputs reached the prover without the signed Scrolls address map');
   const m = new ValueMap();
   m.set('self_spell_vk', Array.from(spellVkFor(CURRENT_PROTOCOL_VERSION, false), (b) => BigInt(b)));
   m.set('prev_txs', req.prev_txs.map(chainTxToValue));
@@ -78,6 +79,14 @@ export function spellProverInputCbor(req: ProveRequest, spell: NormalizedSpell):
     appInput = ai;
   }
   m.set('app_input', appInput);
+  if (scrollOutputs)
+    m.set(
+      'scroll_outputs',
+      new ValueMap([
+        ['script_pubkeys', u32MapToValue(scrollOutputs.scriptPubkeys, (h) => h)],
+        ['signature', scrollOutputs.signature],
+      ]),
+    );
   return encodeCbor(m);
 }
 
@@ -89,10 +98,10 @@ export interface TwoStageOptions {
 }
 
 /** Proves `spell` (full, with ins and coins) in two stages; returns the verified 356-byte Groth16 proof. */
-export async function proveSpellOnNetwork(req: ProveRequest, spell: NormalizedSpell, opts: TwoStageOptions): Promise<Uint8Array> {
+export async function proveSpellOnNetwork(req: ProveRequest, spell: NormalizedSpell, opts: TwoStageOptions, scrollOutputs?: SignedScrollOutputs): Promise<Uint8Array> {
   if (spell.mock) throw new CharmsError('INVALID_SPELL', 'trying to prove a mock spell with a real prover');
   const publicValues = publicValuesFor(spell.version, encodeSpellCbor(spell), false);
-  const input = spellProverInputCbor(req, spell);
+  const input = spellProverInputCbor(req, spell, scrollOutputs);
 
   // Stage 1: a spell the network cannot execute is the caller's fault.
   let stage1: Uint8Array;

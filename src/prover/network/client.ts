@@ -88,8 +88,9 @@ export class NetworkClient {
     }
   }
 
-  private unary(method: string, body: Uint8Array, service = NET): Promise<Uint8Array> {
-    return this.withRetry(method, () => this.channel.call(service + method, body));
+  private unary(method: string, body: Uint8Array, service = NET, once = false): Promise<Uint8Array> {
+    const call = () => this.channel.call(service + method, body);
+    return once ? call() : this.withRetry(method, call);
   }
 
   async getNonce(): Promise<bigint> {
@@ -97,14 +98,14 @@ export class NetworkClient {
   }
 
   /** The account's balance in $PROVE wei (a decimal string). */
-  async getBalance(address: Uint8Array = this.signer.address): Promise<string> {
-    return ProtoFields.parse(await this.unary('GetBalance', encodeAddressRequest(address))).string(1) || '0';
+  async getBalance(opts: { once?: boolean } = {}): Promise<string> {
+    return ProtoFields.parse(await this.unary('GetBalance', encodeAddressRequest(this.signer.address), NET, opts.once === true)).string(1) || '0';
   }
 
-  /** The registered program, or undefined when the network answers NOT_FOUND. */
-  async getProgram(vkHash: Uint8Array): Promise<ProgramInfo | undefined> {
+  /** The registered program, or undefined when the network answers NOT_FOUND. `once`: no retries (readiness probes). */
+  async getProgram(vkHash: Uint8Array, opts: { once?: boolean } = {}): Promise<ProgramInfo | undefined> {
     try {
-      return decodeProgram(await this.unary('GetProgram', encodeVkHashRequest(vkHash)));
+      return decodeProgram(await this.unary('GetProgram', encodeVkHashRequest(vkHash), NET, opts.once === true));
     } catch (e) {
       if (e instanceof GrpcError && e.code === GrpcCode.NOT_FOUND) return undefined;
       throw e;
