@@ -27,6 +27,8 @@ export { startProveServer } from './services/prove-server.js';
 export { policyIdForApp, assetNameForApp, proxyAddressForApps } from './cardano/scripts.js';
 export { cardanoAddressBytes } from './cardano/address.js';
 export { verifyCardanoFinality } from './cardano/finality.js';
+export { buildCardanoTx, resolvePrevOutputs, type CardanoBuildArgs, type CardanoBuildResult } from './cardano/builder.js';
+export { MAINNET_PROTOCOL_PARAMS, parseCardanoProtocolParams, type CardanoProtocolParams } from './cardano/protocol-params.js';
 export { startQueryServer } from './query/service.js';
 export { spellQueryValue } from './query/shape.js';
 export { generateAppKey, signBinary, verifyBinarySignature, vkOfBinary, vkOfPublicKey } from './keys/app-key.js';

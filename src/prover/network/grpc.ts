@@ -93,7 +93,10 @@ export class GrpcChannel {
     if (this.session && !this.session.closed && !this.session.destroyed) return this.session;
     const s = http2.connect(this.origin);
     s.on('error', () => {}); // surfaced on the streams
-    s.setTimeout(15_000, () => s.ping(() => {})); // keepalive while idle, as the SDK's 15 s
+    s.setTimeout(15_000, () => {
+      // keepalive while idle, as the SDK's 15 s
+      if (!s.closed && !s.destroyed) s.ping(() => {});
+    });
     s.unref();
     this.session = s;
     return s;

@@ -15,6 +15,7 @@ import { encodeSpellCbor, spellFromValue } from '../../model/spell.js';
 import { publicValuesFor } from '../../proof/public-values.js';
 import { shutdownRunner } from '../../runner/index.js';
 import { startProveServer } from '../../services/prove-server.js';
+import { MemoryCache } from '../../services/cache.js';
 import { FakeProverNetwork, type Outcome } from '../../testing/fake-prover-network.js';
 import { bitcoinProveRequest, funding } from '../../testing/fixtures.js';
 import { h1 } from '../../testing/http.js';
@@ -53,7 +54,7 @@ function script(seenSpells: Value[], stage1: Outcome['kind'] = 'fulfilled') {
   };
 }
 
-async function serve(programs: Set<string>, outcome?: Outcome['kind']) {
+async function serve(programs: Set<string>, outcome?: Outcome['kind'], cache?: MemoryCache) {
   const seen: Value[] = [];
   const net = await new FakeProverNetwork({ variant: 'auction', account, programs, script: script(seen, outcome) }).start();
   const plan = networkPlan(proverConfig({ APP_ZK_PROVER: 'network', NETWORK_PRIVATE_KEY: KEY, NETWORK_RPC_URL: net.rpcUrl }));
@@ -68,7 +69,7 @@ async function serve(programs: Set<string>, outcome?: Outcome['kind']) {
       throw new Error('no app runs in these spells');
     },
   });
-  const server = await startProveServer({ host: '127.0.0.1', port: 0, prove: bodyHandler(service), ready: () => service.ready() });
+  const server = await startProveServer({ host: '127.0.0.1', port: 0, prove: bodyHandler(service), ready: () => service.ready(), ...(cache ? { cache } : {}) });
   return {
     net,
     seen,
@@ -169,5 +170,21 @@ test('`charms-prover network status`: address (never the key), balance, both pro
     } finally {
       await net.stop();
     }
+  }
+});
+
+test('identical concurrent requests share one network proof (the cache\'s in-flight dedup)', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const s = await serve(new Set([toHex(SPELL_CHECKER_VK_HASH), toHex(PROOF_WRAPPER_VK_HASH)]), 'unfulfillable', new MemoryCache());
+  try {
+    const b = body();
+    const answers = await Promise.all([1, 2, 3].map(() => h1(s.server.port, 'POST', '/spells/prove', b, { 'content-type': 'application/json' })));
+    for (const r of answers) {
+      assert.equal(r.status, 500);
+      assert.equal(JSON.parse(r.body.toString()).code, 'PROVER_TRANSIENT');
+    }
+    assert.equal(s.net.requests.length, 2, 'one stage-1 request and its one retry, for three callers');
+  } finally {
+    await s.close();
   }
 });
