@@ -8,6 +8,13 @@ import { parseChain, type Chain, type ChainTx } from '../model/request.js';
 import type { App, B32, Data } from '../model/primitives.js';
 import type { AppSignature, BeamSource, NormalizedSpell } from '../model/spell.js';
 import { vkOfBinary } from '../keys/app-key.js';
+import { CharmsError } from '../errors.js';
+import { loadSettings } from '../settings/settings.js';
+import { sourceFromConfig } from '../query/sources.js';
+import { parseTx, txidHex } from '../bitcoin/tx.js';
+import { cardanoTxHash, parseCardanoTx } from '../cardano/tx.js';
+import { txidToDisplay } from '../model/primitives.js';
+import { fromHex, toHex } from '../util/bytes.js';
 
 export interface SpellInputs {
   spell: NormalizedSpell;
@@ -33,14 +40,45 @@ export async function readSpellInputs(a: ParsedArgs, ctx: CliContext): Promise<S
     const wasm = readFileBytes(resolve(ctx.cwd, p), 'app binary');
     return [vkOfBinary(wasm), wasm] as [B32, Uint8Array];
   });
+  const chain = parseChain(optString(a, 'chain') ?? 'bitcoin', '--chain');
+  const prevTxs = optList(a, 'prev-txs').map((s, i) => parsePrevTx(s, detectChain, i));
+  if (chain === 'bitcoin') await fetchMissingPrevTxs(spell, prevTxs, ctx);
   return {
     spell,
     privateInputs: pi === undefined ? [] : parsePrivateInputs(pi),
     beamedFrom: beamed === undefined ? new Map() : parseBeamedFrom(beamed),
     binaries,
     appSignatures: sigs === undefined ? [] : parseAppSignatures(sigs),
-    prevTxs: optList(a, 'prev-txs').map((s, i) => parsePrevTx(s, detectChain, i)),
-    chain: parseChain(optString(a, 'chain') ?? 'bitcoin', '--chain'),
+    prevTxs,
+    chain,
     mock: optFlag(a, 'mock'),
   };
+}
+
+/** The Charms txid (display hex) of a prerequisite transaction. */
+function chainTxId(t: ChainTx): string {
+  const bytes = fromHex(t.hex, 'prev-txs');
+  return t.chain === 'bitcoin' ? txidHex(parseTx(bytes)) : toHex(cardanoTxHash(parseCardanoTx(bytes)));
+}
+
+/**
+ * Beyond the reference: when a transaction source is configured (ESPLORA_URL, or the Bitcoin Core
+ * RPC settings of the query service), the transactions creating `tx.ins` and `tx.refs` that
+ * `--prev-txs` does not give are fetched, each checked to hash to the txid asked for, and named
+ * on stderr.
+ */
+async function fetchMissingPrevTxs(spell: NormalizedSpell, prevTxs: ChainTx[], ctx: CliContext): Promise<void> {
+  const source = sourceFromConfig(loadSettings(ctx.env).querySource);
+  if (!source) return;
+  const have = new Set(prevTxs.map(chainTxId));
+  const wanted = [...(spell.tx.ins ?? []), ...(spell.tx.refs ?? [])].map((u) => txidToDisplay(u.txid));
+  for (const txid of new Set(wanted)) {
+    if (have.has(txid)) continue;
+    const hex = (await source.rawTx(txid)).trim();
+    const got: ChainTx = { chain: 'bitcoin', hex };
+    if (chainTxId(got) !== txid) throw new CharmsError('UPSTREAM_FAILED', `${source.name} answered a different transaction for ${txid}`);
+    prevTxs.push(got);
+    have.add(txid);
+    ctx.stderr(`fetched prev tx ${txid} from ${source.name}\n`);
+  }
 }
