@@ -40,6 +40,9 @@ function rssOf(pid: number): { rss: number; hwm: number } {
   return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
 }
 
+/** Set before the script stops the server itself: any exit before that is a crash. */
+let stopping = false;
+
 async function startServer(env: Record<string, string>) {
   const bin = fileURLToPath(new URL('../cli/charms.js', import.meta.url));
   const proc = spawn(process.execPath, [bin, 'server', '--mock', '--ip', '127.0.0.1', '--port', '0'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -57,7 +60,7 @@ async function startServer(env: Record<string, string>) {
   let tail = '';
   proc.stderr!.on('data', (d: Buffer) => (tail = (tail + d.toString()).slice(-4000)));
   proc.once('exit', (code, signal) => {
-    if (signal !== 'SIGTERM') console.error(`server exited (${code ?? signal}); last log:\n${tail}`);
+    if (!stopping) console.error(`server exited unexpectedly (${code ?? signal}); last log:\n${tail}`);
   });
   return { proc, port };
 }
@@ -132,6 +135,7 @@ export async function run(): Promise<void> {
   const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid).rss)), 50);
   const deadline = setTimeout(() => {
     console.error('load: deadline reached, stopping');
+    stopping = true;
     proc.kill('SIGKILL');
     process.exit(1);
   }, num('LOAD_DEADLINE_MS', 240_000));
@@ -190,6 +194,7 @@ export async function run(): Promise<void> {
   } finally {
     clearInterval(sampler);
     clearTimeout(deadline);
+    stopping = true;
     proc.kill('SIGTERM');
   }
 }
