@@ -8,6 +8,7 @@ import { startProveServer } from '../../services/prove-server.js';
 import { createCache } from '../../services/cache.js';
 import { createLogger } from '../../services/log.js';
 import { useFastProofBackend } from '../../proof/init.js';
+import { configureRunner, runnerLimits, runnerLimitsFromEnv } from '../../runner/index.js';
 
 /** Starts the proving server and runs until SIGINT/SIGTERM. */
 const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
@@ -15,6 +16,9 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CharmsError('INVALID_INPUT', '--port: expected 0..65535');
   const host = optString(a, 'ip')!;
   const log = createLogger(ctx.env);
+  await configureRunner(runnerLimitsFromEnv(ctx.env));
+  const limits = runnerLimits();
+  log.info('app runner limits', { memoryMiB: limits.memoryPages / 16, concurrency: limits.concurrency, workerHeapMb: limits.workerHeapMb });
   const proofBackend = await useFastProofBackend((m) => log.warn(m));
   log.debug('proof backend', { backend: proofBackend });
   const config = proverConfig(ctx.env, { mock: optFlag(a, 'mock') });

@@ -10,7 +10,7 @@ import { proverConfig } from '../../prover/config.js';
 import { proveRemote } from '../../prover/client.js';
 import { loadFeeSettings, localProveService } from '../../prover/setup.js';
 import { chainTxToValue } from '../../model/request.js';
-import { shutdownRunner } from '../../runner/index.js';
+import { configureRunner, runnerLimitsFromEnv, shutdownRunner } from '../../runner/index.js';
 
 /**
  * Proves a spell. With --mock (or in `charms-prover`) proving is local; otherwise the CBOR
@@ -45,6 +45,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const progress = (s: string) => ctx.stderr(`${s}\n`);
   let txs;
   if (config.mock || ctx.prover) {
+    await configureRunner(runnerLimitsFromEnv(ctx.env));
     try {
       txs = await localProveService(config, loadFeeSettings(config), progress).prove(req);
     } finally {

@@ -19,8 +19,8 @@ import { decodeProveRequest } from '../../prover/service.js';
 import { proveRequestToValue } from '../../model/request.js';
 import { toJsonCompact } from '../../codec/json.js';
 import { spellToValue } from '../../model/spell.js';
-import { checkAppModule } from '../../runner/policy.js';
-import { instrumentModule } from '../../runner/instrument.js';
+import { prepareModule } from '../../runner/prepare.js';
+import { DEFAULT_LIMITS } from '../../runner/index.js';
 import { FUEL_VECTORS } from '../../runner/fixtures/fuel-vectors.js';
 import { compileWatFixture } from '../../runner/fixtures/wat.js';
 import { fromHex } from '../../util/bytes.js';
@@ -181,7 +181,7 @@ export function fuzzTargets(opts: TargetOptions = {}): FuzzTarget[] {
     {
       name: 'wasm-module',
       seeds: () => wasmSeeds(opts.wasm),
-      run: (b) => instrumentModule(checkAppModule(b), 1_000_000_000n),
+      run: (b) => prepareModule(b, 1_000_000_000n, DEFAULT_LIMITS),
     },
   ];
 }
