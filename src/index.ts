@@ -3,7 +3,8 @@
  * available alone as `charms-ts/verify`.
  */
 export { CharmsError, HTTP_STATUS, type ErrorCode } from './errors.js';
-export { extractAndVerifySpell, spellOrNone, isNoSpell, spellToJson, spellToYaml, type TxInput } from './verify/index.js';
+export { extractAndVerifySpell, verifySpells, spellOrNone, isNoSpell, spellToJson, spellToYaml, type TxInput, type SpellVerdict } from './verify/index.js';
+export { SpellBatcher } from './verify/batcher.js';
 export { encodeCbor, decodeCbor, CborReader, CborWriter } from './codec/cbor.js';
 export { parseJson, toJsonCompact, toJsonPretty } from './codec/json.js';
 export { parseYaml, toYaml } from './codec/yaml.js';
@@ -15,7 +16,7 @@ export { parseSpellText, parsePrivateInputs, parseBeamedFrom, parseAppSignatures
 export { parseTx, serializeTx, txid, txidHex, type BitcoinTx } from './bitcoin/tx.js';
 export { addressToScript, scriptToAddress } from './bitcoin/address.js';
 export { buildSpellTx } from './bitcoin/builder.js';
-export { verifySpellProof, initProofBackend } from './proof/verify.js';
+export { verifySpellProof, verifySpellProofs, initProofBackend, type SpellProofCheck } from './proof/verify.js';
 export { proveMock, verifyMockProof } from './proof/mock.js';
 export { spellVkFor } from './proof/constants.js';
 export { runApp, validateAppModule, shutdownRunner } from './runner/index.js';
@@ -29,3 +30,4 @@ export { verifyCardanoFinality } from './cardano/finality.js';
 export { startQueryServer } from './query/service.js';
 export { spellQueryValue } from './query/shape.js';
 export { generateAppKey, signBinary, verifyBinarySignature, vkOfBinary, vkOfPublicKey } from './keys/app-key.js';
+export { ScrollsClient, scrollsSettings, type CardanoScrollsSigner, type ScrollsClientOptions, type ScrollsSettings } from './scrolls/index.js';

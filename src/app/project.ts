@@ -2,7 +2,7 @@
  * App projects: detect the kind (Rust/Cargo or AssemblyScript), build to wasm32-wasip1, and find
  * the release binary.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,24 +16,46 @@ export function projectKind(dir: string): ProjectKind {
   throw new CharmsError('IO', `${dir} is not an app project (no Cargo.toml or asconfig.json): run this in an app directory`);
 }
 
-function cargoPackageName(dir: string): string {
-  const toml = readFileSync(join(dir, 'Cargo.toml'), 'utf8');
-  const pkg = toml.split(/^\[/m).find((s) => s.startsWith('package]'));
-  const m = pkg?.match(/^name\s*=\s*"([^"]+)"/m);
-  if (!m) throw new CharmsError('IO', 'Cargo.toml has no [package] name');
-  return m[1]!.replace(/-/g, '_');
+/** What `cargo metadata` says about the package in `dir`: its target directory and binary name. */
+interface CargoBinary {
+  workspaceRoot: string;
+  targetDir: string;
+  binName: string;
+}
+
+/**
+ * Asks cargo (not a guess from Cargo.toml): the workspace's target directory and the name of the
+ * package's binary target. Cargo keeps hyphens in binary names (`my-token` → `my-token.wasm`).
+ */
+export function cargoBinary(dir: string): CargoBinary {
+  const r = spawnSync('cargo', ['metadata', '--format-version', '1', '--no-deps', '--offline'], { cwd: dir, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT')
+    throw new CharmsError('IO', 'cargo not found: install Rust (https://rustup.rs) and run `rustup target add wasm32-wasip1`');
+  if (r.status !== 0) throw new CharmsError('IO', `cargo metadata failed in ${dir}: ${r.stderr.trim().split('\n').pop() ?? ''}`);
+  const meta = JSON.parse(r.stdout) as {
+    target_directory: string;
+    workspace_root: string;
+    packages: { name: string; manifest_path: string; targets: { name: string; kind: string[] }[] }[];
+  };
+  const manifest = realpathSync(join(dir, 'Cargo.toml'));
+  const pkg = meta.packages.find((p) => existsSync(p.manifest_path) && realpathSync(p.manifest_path) === manifest);
+  if (!pkg) throw new CharmsError('IO', `${dir}/Cargo.toml is a virtual manifest: run this in the app's package directory`);
+  const bins = pkg.targets.filter((t) => t.kind.includes('bin'));
+  if (bins.length > 1) throw new CharmsError('IO', `package ${pkg.name} has ${bins.length} binary targets (${bins.map((b) => b.name).join(', ')}): an app has one; pass --bin <path>`);
+  return { workspaceRoot: meta.workspace_root, targetDir: meta.target_directory, binName: bins[0]?.name ?? pkg.name };
 }
 
 /** Where `app build` leaves the release binary. */
 export function releaseWasmPath(dir: string): string {
-  return projectKind(dir) === 'rust'
-    ? join(dir, 'target', 'wasm32-wasip1', 'release', `${cargoPackageName(dir)}.wasm`)
-    : join(dir, 'build', 'app.wasm');
+  if (projectKind(dir) === 'assemblyscript') return join(dir, 'build', 'app.wasm');
+  const { targetDir, binName } = cargoBinary(dir);
+  return join(targetDir, 'wasm32-wasip1', 'release', `${binName}.wasm`);
 }
 
+/** Runs a build tool; its output (stdout too) goes to stderr: stdout carries only the result. */
 function run(cmd: string, args: string[], dir: string, installHint: string, log: (s: string) => void): void {
   log(`running ${cmd} ${args.join(' ')}\n`);
-  const r = spawnSync(cmd, args, { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] });
+  const r = spawnSync(cmd, args, { cwd: dir, stdio: ['ignore', process.stderr, process.stderr] });
   if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT')
     throw new CharmsError('IO', `${cmd} not found: ${installHint}`);
   if (r.status !== 0) throw new CharmsError('IO', `${cmd} ${args.join(' ')} failed (exit ${r.status ?? r.signal})`);
@@ -58,13 +80,13 @@ function findAsc(dir: string): string {
 export async function buildApp(dir: string, log: (s: string) => void): Promise<string> {
   const kind = projectKind(dir);
   if (kind === 'rust') {
-    run(
-      'cargo',
-      ['build', '--release', '--target', 'wasm32-wasip1'],
-      dir,
-      'install Rust (https://rustup.rs) and run `rustup target add wasm32-wasip1`',
-      log,
-    );
+    const hint = 'install Rust (https://rustup.rs) and run `rustup target add wasm32-wasip1`';
+    // As the reference: a locked build. A fresh app has no Cargo.lock yet: create it once (commit it).
+    if (!existsSync(join(cargoBinary(dir).workspaceRoot, 'Cargo.lock'))) {
+      log('no Cargo.lock: creating it with `cargo generate-lockfile` (commit it for reproducible builds)\n');
+      run('cargo', ['generate-lockfile'], dir, hint, log);
+    }
+    run('cargo', ['build', '--locked', '--release', '--target=wasm32-wasip1'], dir, hint, log);
   } else {
     const asc = findAsc(dir);
     run(process.execPath, [asc, 'assembly/index.ts', '--target', 'release'], dir, 'run `npm install` in the app directory', log);

@@ -34,11 +34,16 @@ export function fillFromBitcoinTx(spell: NormalizedSpell, tx: BitcoinTx): Normal
   return filled;
 }
 
-/** The whole read side for one Bitcoin transaction: parse, extract, fill, verify. */
-export function extractAndVerifyBitcoin(txBytes: Uint8Array, mock: boolean): NormalizedSpell {
+/** Parse, extract, fill: the filled spell and its proof, not verified yet. */
+export function extractBitcoinSpell(txBytes: Uint8Array): SpellAndProof {
   const tx = parseTx(txBytes);
   const { spell, proof } = findBitcoinSpell(tx);
-  const filled = fillFromBitcoinTx(spell, tx);
-  verifyFilledSpell(filled, proof, mock);
-  return filled;
+  return { spell: fillFromBitcoinTx(spell, tx), proof };
+}
+
+/** The whole read side for one Bitcoin transaction: parse, extract, fill, verify. */
+export function extractAndVerifyBitcoin(txBytes: Uint8Array, mock: boolean): NormalizedSpell {
+  const { spell, proof } = extractBitcoinSpell(txBytes);
+  verifyFilledSpell(spell, proof, mock);
+  return spell;
 }

@@ -145,8 +145,11 @@ function fill(spell: NormalizedSpell, tx: CardanoTx, inputs: UtxoId[], outs: Car
   return { ...spell, tx: { ...spell.tx, ins: perm.map((p) => inputs[p]!), coins } };
 }
 
-/** Parses a Cardano transaction, extracts its spell, fills it and verifies the proof. */
-export function extractAndVerifyCardano(bytes: Uint8Array, mock: boolean): NormalizedSpell {
+/**
+ * Parses a Cardano transaction, extracts its spell and fills it: the filled spell and its proof,
+ * not verified yet. A mock spell is refused here unless `mock` (before the costlier filling).
+ */
+export function extractCardanoSpell(bytes: Uint8Array, mock: boolean): SpellAndProof {
   const tx = parseCardanoTx(bytes);
   const inputs = parseInputs(tx);
   const outs = parseOutputs(tx);
@@ -154,7 +157,12 @@ export function extractAndVerifyCardano(bytes: Uint8Array, mock: boolean): Norma
   if (outs.length === 0) throw invalid('Transaction has no outputs');
   const { spell, proof } = decodeSpellAndProof(findSpellPayload(outs));
   if (spell.mock && !mock) throw new CharmsError('PROOF_INVALID', 'spell is a mock, but we are not in mock mode');
-  const filled = fill(spell, tx, inputs, outs);
-  verifyFilledSpell(filled, proof, mock);
-  return filled;
+  return { spell: fill(spell, tx, inputs, outs), proof };
+}
+
+/** Parses a Cardano transaction, extracts its spell, fills it and verifies the proof. */
+export function extractAndVerifyCardano(bytes: Uint8Array, mock: boolean): NormalizedSpell {
+  const { spell, proof } = extractCardanoSpell(bytes, mock);
+  verifyFilledSpell(spell, proof, mock);
+  return spell;
 }

@@ -34,6 +34,7 @@ import { chainTxid, charmsInUtxo, prevSpells, type PrevSpell } from './prev-spel
 import { isSimpleTransfer, isU64 } from './transfer.js';
 import { verifyBitcoinFinality } from '../bitcoin/finality.js';
 import { verifyCardanoFinality } from '../cardano/finality.js';
+import { checkScrollOutputs, type SignedScrollOutputs } from '../bitcoin/scrolls.js';
 
 import type { RunResult } from '../runner/index.js';
 export type { RunResult };
@@ -61,6 +62,13 @@ export interface CheckArgs {
   runApp: RunApp;
   /** Receives each app's stderr (how a contract explains a rejection). */
   onAppStderr?: (app: App, text: string) => void;
+  /**
+   * The Scrolls canister's signed scriptPubKey map for a Bitcoin spell's Scrolls outputs (the
+   * prover fills it); without it such outputs are reported unbound.
+   */
+  scrollOutputs?: SignedScrollOutputs;
+  /** Key the map's signature is checked with; default: the protocol's Scrolls Bitcoin key. */
+  scrollsKey?: Uint8Array;
 }
 
 export interface CheckResult {
@@ -434,8 +442,9 @@ export async function checkSpell(a: CheckArgs): Promise<CheckResult> {
   checkInputAppsAreReferenced(spell, prev, a.beamedFrom);
   checkPrevVersionedAppsConsistency(prev);
   checkScrollOutputsAreListed(spell);
-  // Without the Scrolls canister's signed scriptPubKey map, listed Scrolls outputs are "not yet bound".
-  const scrollsBound = !hostingChainIsBitcoin(spell, prev) || (spell.tx.scrolls ?? []).length === 0;
+  // `check_scroll_outputs`: without the Scrolls canister's signed scriptPubKey map, listed Scrolls
+  // outputs are "not yet bound"; with it, each dest must be the signed script and the signature verify.
+  const scrollsBound = !hostingChainIsBitcoin(spell, prev) || checkScrollOutputs(spell, a.scrollOutputs, a.scrollsKey);
   if (!scrollsBound)
     notices.push('warning: spell has Scrolls outputs whose scriptPubKeys are not yet bound; binding happens at proving time on the prover server');
   checkAppVersionContinuity(spell, prev, a.beamedFrom);

@@ -151,3 +151,19 @@ test('`spell vk` prints {prover, version, vk}; --mock adds mock and uses the moc
   const p = spawnSync(process.execPath, [fileURLToPath(new URL('./charms-prover.js', import.meta.url)), 'spell', 'vk'], { encoding: 'utf8' });
   assert.equal(JSON.parse(p.stdout).prover, true);
 });
+
+test('`charms --version` names the package and the protocol version; `-o` without `--payload` is a usage error', () => {
+  const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')).version;
+  for (const flag of ['--version', '-V']) {
+    const r = charms([flag]);
+    assert.equal(r.status, 0);
+    assert.equal(r.stdout, `charms ${pkg} (Charms protocol version 15)\n`);
+  }
+  for (const args of [['-o', 'cbor'], ['--output', 'json'], ['--output=cbor']]) {
+    const r = charms(['spell', 'prove', '--change-address', 'bc1q', ...args]);
+    assert.equal(r.status, 2, args.join(' '));
+    assert.match(r.stderr, /^Error: the argument '--output <FORMAT>' requires '--payload'/);
+  }
+  const root = commandTree('charms');
+  assert.equal(parseArgv(root, ['spell', 'prove', '--change-address', 'bc1q', '--payload', '-o', 'cbor']).parsed.opts['output'], 'cbor');
+});

@@ -87,7 +87,7 @@ export function commandTree(binName: string): CommandDef {
               { name: 'fee-rate', value: 'SATS_PER_VB', default: '2.0', help: 'Bitcoin fee rate in sats/vB (>= 1.0)' },
               { name: 'collateral-utxo', aliases: ['collateral'], value: 'UTXO', help: 'Collateral UTXO txid:vout (required for Cardano)' },
               { name: 'payload', help: 'Print the ProveRequest instead of proving' },
-              { name: 'output', short: 'o', value: 'FORMAT', choices: ['json', 'cbor'], default: 'json', help: 'Payload format with --payload' },
+              { name: 'output', short: 'o', value: 'FORMAT', choices: ['json', 'cbor'], default: 'json', requires: 'payload', help: 'Payload format (requires --payload)' },
               mockOpt('Prove locally in mock mode instead of calling the proving service'),
             ],
             run: lazy(() => import('./commands/spell-prove.js')),

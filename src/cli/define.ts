@@ -13,6 +13,8 @@ export interface OptionDef {
   /** Values accepted (for help and completions). */
   choices?: string[];
   required?: boolean;
+  /** Another option (long name) that must be given with this one (clap's `requires`). */
+  requires?: string;
   default?: string;
   help: string;
   hidden?: boolean;

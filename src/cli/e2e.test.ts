@@ -73,7 +73,7 @@ test('app new (both templates); the AssemblyScript app builds, prints its vk, an
   const f = funding(readSharedText);
   const fill = (text: string, vars: Record<string, string>) => text.replace(/\$\{(\w+)\}/g, (_, k) => vars[k] ?? `\${${k}}`);
   const in0 = `${f.txid}:0`;
-  const vars = { in_utxo_0: in0, app_id: identityFor(in0), app_vk: vk, dest_0: f.dest };
+  const vars = { in_utxo_0: in0, app_id: identityFor(in0), app_vk: vk, dest_0: f.dest, amount_0: '1000' };
   writeFileSync(join(appDir, 'mint.yaml'), fill(readFileSync(join(appDir, 'spells/mint-nft.yaml'), 'utf8'), vars));
   writeFileSync(join(appDir, 'mint-private.yaml'), fill(readFileSync(join(appDir, 'spells/mint-nft-private.yaml'), 'utf8'), vars));
   const check = charms(['spell', 'check', '--spell', 'mint.yaml', '--private-inputs', 'mint-private.yaml', '--app-bins', wasmPath, '--prev-txs', f.hex], { cwd: appDir });

@@ -3,6 +3,7 @@ import { CharmsError } from '../errors.js';
 import type { CliContext } from './define.js';
 import { commandTree } from './commands.js';
 import { helpText, parseArgv } from './parse.js';
+import { CURRENT_VERSION } from '../model/spell.js';
 
 const pkgVersion = (): string => {
   try {
@@ -43,7 +44,8 @@ export async function main(binName: string, prover: boolean, argv = process.argv
   }
   try {
     if (r.version) {
-      ctx.stdout(`${binName} ${pkgVersion()}\n`);
+      // scripts check the protocol version the tools speak, not only the package version
+      ctx.stdout(`${binName} ${pkgVersion()} (Charms protocol version ${CURRENT_VERSION})\n`);
       return 0;
     }
     const cmd = r.path[r.path.length - 1]!;

@@ -114,6 +114,9 @@ export function parseArgv(root: CommandDef, argv: string[]): Resolved {
     if (val !== undefined && d.choices && !d.choices.includes(val))
       throw usage(`invalid value '${val}' for <${d.name}>: possible values: ${d.choices.join(', ')}`);
   });
+  for (const o of cmd.options ?? [])
+    if (o.requires && parsed.opts[o.name] !== undefined && parsed.opts[o.requires] === undefined)
+      throw usage(`the argument '--${o.name}${o.value ? ` <${o.value}>` : ''}' requires '--${o.requires}'`);
   for (const o of cmd.options ?? []) {
     if (parsed.opts[o.name] === undefined && o.default !== undefined && o.value) parsed.opts[o.name] = o.default;
     if (o.required && parsed.opts[o.name] === undefined) throw usage(`the required option '--${o.name} <${o.value}>' was not provided`);

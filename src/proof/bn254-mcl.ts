@@ -5,8 +5,8 @@
  * program may initialise the `mcl-wasm` module with another curve.
  */
 import type * as Mcl from 'mcl-wasm';
-import { ProductCache, type Bn254Backend, type PreparedKey } from './bn254.js';
-import { invalidProof, type G1Affine, type G2Affine, type GnarkProof, type GnarkVerifyingKey } from './gnark.js';
+import { batchCoefficients, ProductCache, type Bn254Backend, type PreparedKey, type PreparedProof } from './bn254.js';
+import { BN254_R, invalidProof, type G1Affine, type G2Affine, type GnarkProof, type GnarkVerifyingKey } from './gnark.js';
 
 type Mcl = typeof Mcl;
 
@@ -16,6 +16,13 @@ interface MclKey extends PreparedKey {
   deltaNeg: Mcl.PrecomputedG2;
   alphaBeta: Mcl.GT;
   products: ProductCache<Mcl.G1>;
+}
+
+interface MclProof extends PreparedProof {
+  A: Mcl.G1;
+  B: Mcl.G2;
+  C: Mcl.G1;
+  L: Mcl.G1;
 }
 
 let loading: Promise<Bn254Backend> | undefined;
@@ -64,7 +71,7 @@ function makeBackend(mcl: Mcl): Bn254Backend {
     return s;
   };
 
-  return {
+  const backend: Bn254Backend = {
     name: 'mcl-wasm',
     prepareKey(vk: GnarkVerifyingKey): PreparedKey {
       const key: MclKey = {
@@ -78,32 +85,95 @@ function makeBackend(mcl: Mcl): Bn254Backend {
       };
       return key;
     },
-    verify(prepared: PreparedKey, proof: GnarkProof, inputs: readonly bigint[], repeating: readonly number[] = []): boolean {
+    verify(key: PreparedKey, proof: GnarkProof, inputs: readonly bigint[], repeating: readonly number[] = []): boolean {
+      return check(key, prepareProof(key, proof, inputs, repeating));
+    },
+    prepareProof,
+    check,
+    checkBatch(prepared: PreparedKey, proofs: readonly PreparedProof[]): boolean {
       const key = prepared as MclKey;
-      const A = g1(proof.a, 'A');
-      const B = g2(proof.b, 'B');
-      const C = g1(proof.c, 'C');
-      // L = K[0] + Σ sᵢ·K[i+1]: cached products for repeating inputs, one multi-scalar
-      // multiplication for the others
-      const terms: Mcl.G1[] = key.k[0] ? [key.k[0]] : [];
-      const points: Mcl.G1[] = [];
-      const scalars: Mcl.Fr[] = [];
-      inputs.forEach((s, i) => {
-        const k = key.k[i + 1];
-        if (s === 0n || !k) return;
-        if (repeating.includes(i)) terms.push(key.products.get(i, s, () => mcl.mul(k, fr(s)), true));
-        else {
-          points.push(k);
-          scalars.push(fr(s));
-        }
-      });
-      if (points.length > 0) terms.push(points.length === 1 ? mcl.mul(points[0]!, scalars[0]!) : mcl.mulVec(points, scalars));
-      let L = terms[0] ?? new mcl.G1(); // a fresh G1 is the point at infinity
-      for (const t of terms.slice(1)) L = mcl.add(L, t);
-      // e(A,B)·e(L,−γ)·e(C,−δ) == e(α,β) after one final exponentiation; mcl's Miller loop
-      // gives 1 for the point at infinity, so an infinite L needs no special case.
-      const ml = mcl.mul(mcl.millerLoop(A, B), mcl.precomputedMillerLoop2(L, key.gammaNeg, C, key.deltaNeg));
-      return mcl.finalExp(ml).isEqual(key.alphaBeta);
+      const ps = proofs as readonly MclProof[];
+      const rho = batchCoefficients(ps.length);
+      const r = rho.map(fr);
+      const ml = millerLoopVec(ps.map((p, i) => mcl.mul(p.A, r[i]!)), ps.map((p) => p.B));
+      const L = mcl.mulVec(ps.map((p) => p.L), r);
+      const C = mcl.mulVec(ps.map((p) => p.C), r);
+      const rest = mcl.precomputedMillerLoop2(L, key.gammaNeg, C, key.deltaNeg);
+      const sum = fr(rho.reduce((a, b) => a + b, 0n) % BN254_R);
+      return mcl.finalExp(mcl.mul(ml, rest)).isEqual(mcl.pow(key.alphaBeta, sum));
     },
   };
+  return backend;
+
+  /**
+   * Πᵢ millerLoop(Pᵢ, Qᵢ) for n ≥ 1 pairs. mcl's multi-Miller loop shares the squarings (about
+   * 25% faster at n = 64) but the package does not wrap it: it is called on the module's heap
+   * with the points' internal words. If that shape is missing (another mcl-wasm version), the
+   * loops are multiplied one by one.
+   */
+  function millerLoopVec(P: Mcl.G1[], Q: Mcl.G2[]): Mcl.GT {
+    const words = (x: unknown): Uint32Array | undefined => {
+      const a = (x as { a_?: unknown }).a_;
+      return a instanceof Uint32Array ? a : undefined;
+    };
+    const out = new mcl.GT();
+    const raw = ((mcl as unknown as { mod?: object }).mod ?? {}) as { _malloc?: (n: number) => number; _free?: (p: number) => void; _mclBn_millerLoopVec?: (f: number, x: number, y: number, n: number) => void; HEAP32?: Int32Array };
+    const w1 = words(P[0]);
+    const w2 = words(Q[0]);
+    const wt = words(out);
+    if (!w1 || !w2 || !wt || !raw._malloc || !raw._free || !raw._mclBn_millerLoopVec) {
+      let ml = mcl.millerLoop(P[0]!, Q[0]!);
+      for (let i = 1; i < P.length; i++) ml = mcl.mul(ml, mcl.millerLoop(P[i]!, Q[i]!));
+      return ml;
+    }
+    const n = P.length;
+    const s1 = w1.length * 4;
+    const s2 = w2.length * 4;
+    const pos = raw._malloc(n * (s1 + s2) + wt.length * 4);
+    try {
+      P.forEach((p, i) => raw.HEAP32!.set(words(p)!, (pos + i * s1) >> 2));
+      Q.forEach((q, i) => raw.HEAP32!.set(words(q)!, (pos + n * s1 + i * s2) >> 2));
+      const at = pos + n * (s1 + s2);
+      raw._mclBn_millerLoopVec(at, pos, pos + n * s1, n);
+      wt.set(raw.HEAP32!.subarray(at >> 2, (at >> 2) + wt.length)); // HEAP32 read after the call: memory may have grown
+    } finally {
+      raw._free(pos);
+    }
+    return out;
+  }
+
+  function prepareProof(prepared: PreparedKey, proof: GnarkProof, inputs: readonly bigint[], repeating: readonly number[] = []): PreparedProof {
+    const key = prepared as MclKey;
+    const A = g1(proof.a, 'A');
+    const B = g2(proof.b, 'B');
+    const C = g1(proof.c, 'C');
+    // L = K[0] + Σ sᵢ·K[i+1]: cached products for repeating inputs, one multi-scalar
+    // multiplication for the others
+    const terms: Mcl.G1[] = key.k[0] ? [key.k[0]] : [];
+    const points: Mcl.G1[] = [];
+    const scalars: Mcl.Fr[] = [];
+    inputs.forEach((s, i) => {
+      const k = key.k[i + 1];
+      if (s === 0n || !k) return;
+      if (repeating.includes(i)) terms.push(key.products.get(i, s, () => mcl.mul(k, fr(s)), true));
+      else {
+        points.push(k);
+        scalars.push(fr(s));
+      }
+    });
+    if (points.length > 0) terms.push(points.length === 1 ? mcl.mul(points[0]!, scalars[0]!) : mcl.mulVec(points, scalars));
+    let L = terms[0] ?? new mcl.G1(); // a fresh G1 is the point at infinity
+    for (const t of terms.slice(1)) L = mcl.add(L, t);
+    const p: MclProof = { backend: 'mcl-wasm', A, B, C, L };
+    return p;
+  }
+
+  function check(prepared: PreparedKey, proof: PreparedProof): boolean {
+    const key = prepared as MclKey;
+    const { A, B, C, L } = proof as MclProof;
+    // e(A,B)·e(L,−γ)·e(C,−δ) == e(α,β) after one final exponentiation; mcl's Miller loop
+    // gives 1 for the point at infinity, so an infinite L needs no special case.
+    const ml = mcl.mul(mcl.millerLoop(A, B), mcl.precomputedMillerLoop2(L, key.gammaNeg, C, key.deltaNeg));
+    return mcl.finalExp(ml).isEqual(key.alphaBeta);
+  }
 }

@@ -7,7 +7,7 @@ import { CharmsError } from '../errors.js';
 import { decodeCbor } from '../codec/cbor.js';
 import { asArray, bytesFromBinary } from '../model/primitives.js';
 import { encodeSpellCbor, spellFromValue, type NormalizedSpell } from '../model/spell.js';
-import { verifySpellProof } from './verify.js';
+import { verifySpellProof, type SpellProofCheck } from './verify.js';
 import { publicValuesFor } from './public-values.js';
 
 export interface SpellAndProof {
@@ -22,10 +22,18 @@ export function decodeSpellAndProof(payload: Uint8Array): SpellAndProof {
   return { spell: spellFromValue(v[0]!, false), proof: bytesFromBinary(v[1]!, 'proof') };
 }
 
-/** Verifies the proof of an extracted, filled spell. `mock` allows mock spells. */
-export function verifyFilledSpell(filled: NormalizedSpell, proof: Uint8Array, mock: boolean): void {
+/**
+ * What verifying the proof of an extracted, filled spell takes (for verifySpellProof or, batched,
+ * verifySpellProofs). Throws PROOF_INVALID for a mock spell unless `mock` allows mock spells.
+ */
+export function spellProofCheck(filled: NormalizedSpell, proof: Uint8Array, mock: boolean): SpellProofCheck {
   if (filled.mock && !mock) throw new CharmsError('PROOF_INVALID', 'spell is a mock, but we are not in mock mode');
   // For mock spells verifySpellProof also tries the framing early mock provers used.
   const publicValues = publicValuesFor(filled.version, encodeSpellCbor(filled), filled.mock);
-  verifySpellProof({ version: filled.version, publicValues, proof, mock: filled.mock });
+  return { version: filled.version, publicValues, proof, mock: filled.mock };
+}
+
+/** Verifies the proof of an extracted, filled spell. `mock` allows mock spells. */
+export function verifyFilledSpell(filled: NormalizedSpell, proof: Uint8Array, mock: boolean): void {
+  verifySpellProof(spellProofCheck(filled, proof, mock));
 }

@@ -4,6 +4,7 @@
  */
 import { CharmsError } from '../errors.js';
 import { redactUrl } from '../util/redact.js';
+import { describeScrolls, scrollsSettings, type ScrollsSettings } from '../scrolls/settings.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -27,7 +28,7 @@ export function envValue(env: Env, names: readonly string[]): string | undefined
   return undefined;
 }
 
-const truthy = (v: string | undefined): boolean => v !== undefined && !['', '0', 'false', 'no', 'off'].includes(v.toLowerCase());
+export const truthy = (v: string | undefined): boolean => v !== undefined && !['', '0', 'false', 'no', 'off'].includes(v.toLowerCase());
 
 export interface ProverConfig {
   mock: boolean;
@@ -39,9 +40,15 @@ export interface ProverConfig {
   feeSettingsPath?: string;
   cacheUrl?: string;
   proveApiUrl: string;
+  /** The Scrolls canisters (SCROLLS_HOST, SCROLLS_*_CANISTER_ID, SCROLLS_ROOT_KEY). */
+  scrolls: ScrollsSettings;
 }
 
-export function proverConfig(env: Env, opts: { mock?: boolean } = {}): ProverConfig {
+/**
+ * `mockFromEnv: false` ignores `MOCK` (what `charms spell prove` does, as the reference: a mock
+ * proof is asked for with `--mock` only, never inherited from the environment).
+ */
+export function proverConfig(env: Env, opts: { mock?: boolean; mockFromEnv?: boolean } = {}): ProverConfig {
   const app = envValue(env, ENV_NAMES.appProver) ?? 'cpu';
   const spell = envValue(env, ENV_NAMES.spellProver) ?? 'app';
   if (app !== 'cpu' && app !== 'network')
@@ -49,10 +56,11 @@ export function proverConfig(env: Env, opts: { mock?: boolean } = {}): ProverCon
   if (spell !== 'app' && spell !== 'network')
     throw new CharmsError('CONFIG', `SPELL_ZK_PROVER must be app or network, got ${JSON.stringify(spell)}`);
   const cfg: ProverConfig = {
-    mock: opts.mock === true || truthy(env.MOCK),
+    mock: opts.mock === true || (opts.mockFromEnv !== false && truthy(env.MOCK)),
     appProver: app,
     spellProver: spell,
     proveApiUrl: envValue(env, ENV_NAMES.proveApiUrl) ?? CURRENT_PROVE_API_URL,
+    scrolls: scrollsSettings(env),
   };
   const set = <K extends keyof ProverConfig>(k: K, v: ProverConfig[K] | undefined) => {
     if (v !== undefined) cfg[k] = v;
@@ -77,5 +85,6 @@ export function describeConfig(c: ProverConfig): Record<string, unknown> {
     prove_api_url: redactUrl(c.proveApiUrl),
     fee_settings: c.feeSettingsPath,
     cache: c.cacheUrl ? 'redis' : 'memory',
+    scrolls: describeScrolls(c.scrolls),
   };
 }

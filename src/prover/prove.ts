@@ -19,12 +19,19 @@ import { checkSpell, type CheckResult } from '../checker/check.js';
 import { runApp as defaultRunApp } from '../runner/index.js';
 import { toHex } from '../util/bytes.js';
 import type { ProofBackend } from './backend.js';
+import type { ScrollsClient } from '../scrolls/client.js';
+import { bindBitcoinScrolls } from './scrolls-binding.js';
 
 export interface ProveDeps {
   backend: ProofBackend;
   feeSettings?: FeeSettings;
   runApp?: typeof defaultRunApp;
   log?: (msg: string) => void;
+  /**
+   * The Scrolls canisters (Bitcoin Scrolls outputs' scripts; the Cardano co-signature). A real
+   * prover server has one; without it, spells that need the canister are refused.
+   */
+  scrolls?: ScrollsClient;
 }
 
 export interface ProveOutcome {
@@ -69,9 +76,10 @@ function prevOutValues(spell: NormalizedSpell, prevTxs: ChainTx[]): bigint[] {
 import { txid as txidOf } from '../bitcoin/tx.js';
 
 /**
- * Refuses a spell whose Scrolls outputs (`tx.scrolls`) still have an empty `dest`. The reference
- * lets them through preflight and builds a 1000-sat output with an empty script (anyone can spend
- * it); until such outputs are bound through the Scrolls service we never build one.
+ * Refuses a spell whose Scrolls outputs (`tx.scrolls`) still have an empty `dest`: the last guard
+ * before building. The reference lets them through preflight and builds a 1000-sat output with an
+ * empty script (anyone can spend it); we never build one. On Bitcoin a real prover binds them
+ * first (`bindBitcoinScrolls`); mock mode refuses them before getting here.
  */
 export function refuseUnboundScrollOutputs(spell: NormalizedSpell): void {
   const coins = spell.tx.coins ?? [];
@@ -79,21 +87,24 @@ export function refuseUnboundScrollOutputs(spell: NormalizedSpell): void {
   if (unbound.length > 0)
     throw new CharmsError(
       'UNSUPPORTED',
-      `Scrolls output(s) ${unbound.map((i) => `#${i}`).join(', ')} have an empty dest: binding Scrolls outputs through the Scrolls service is not supported yet, and an empty script would let anyone spend the output; give each Scrolls output a dest`,
+      `Scrolls output(s) ${unbound.map((i) => `#${i}`).join(', ')} have an empty dest: an empty script would let anyone spend the output; Scrolls outputs get their script from the Scrolls canister on a real prover server (Bitcoin), or need a dest`,
     );
 }
 
 export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<ProveOutcome> {
   const { backend } = deps;
-  refuseUnboundScrollOutputs(req.spell);
   if (req.chain === 'cardano') {
+    refuseUnboundScrollOutputs(req.spell);
     if (!req.collateral_utxo) throw new CharmsError('INVALID_INPUT', 'Collateral UTXO is required for Cardano spells');
     throw new CharmsError('UNSUPPORTED', 'building Cardano spell transactions is not supported yet: use --chain bitcoin');
   }
   if (req.spell.mock && !backend.mock)
     throw new CharmsError('INVALID_SPELL', `cannot prove a mock==true spell on a mock==false prover`);
+  // Bitcoin Scrolls outputs: their scripts from the Scrolls canister (real prover), or a refusal.
+  const bound = await bindBitcoinScrolls(req.spell, req.chain, { mock: backend.mock, scrolls: deps.scrolls, ...(deps.log ? { log: deps.log } : {}) });
+  refuseUnboundScrollOutputs(bound.spell);
   // The mock prover marks the spell as a mock (its proof commits to the mock spell vk).
-  const spell: NormalizedSpell = backend.mock ? { ...req.spell, mock: true } : req.spell;
+  const spell: NormalizedSpell = backend.mock ? { ...bound.spell, mock: true } : bound.spell;
   const check = await checkSpell({
     spell,
     prevTxs: req.prev_txs,
@@ -104,7 +115,10 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
     chain: req.chain,
     mock: backend.mock,
     runApp: deps.runApp ?? defaultRunApp,
+    ...(bound.signed && deps.scrolls ? { scrollOutputs: bound.signed, scrollsKey: deps.scrolls.keys.bitcoinAddrsPubkey } : {}),
   });
+  // the reference proves only a verified spell: Scrolls outputs must be bound by now
+  if (!check.scrollsBound) throw new CharmsError('INVALID_SPELL', 'spell verification failed: its Scrolls outputs are not bound to the Scrolls canister');
   const totalCycles = check.cycles.reduce((a, b) => a + b, 0n);
   deps.log?.(`spell checked: ${check.cycles.length} app run(s), ${totalCycles} cycles`);
   // The reference's request preflight: change-address network, output scripts, funds estimate.

@@ -5,6 +5,7 @@ import { parseFeeSettings, type FeeSettings } from '../bitcoin/fee-settings.js';
 import { backendFor } from './backend.js';
 import type { ProverConfig } from './config.js';
 import { LocalProveService, RelayProveService, type ProveService } from './service.js';
+import { ScrollsClient } from '../scrolls/client.js';
 
 export function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
   if (!c.feeSettingsPath) return undefined;
@@ -17,8 +18,14 @@ export function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
   return parseFeeSettings(text);
 }
 
+/** Local proving; a real (non-mock) prover talks to the Scrolls canisters, a mock one never does. */
 export const localProveService = (c: ProverConfig, fee: FeeSettings | undefined, log?: (m: string) => void): ProveService =>
-  new LocalProveService({ backend: backendFor(c), ...(fee ? { feeSettings: fee } : {}), ...(log ? { log } : {}) });
+  new LocalProveService({
+    backend: backendFor(c),
+    ...(fee ? { feeSettings: fee } : {}),
+    ...(log ? { log } : {}),
+    ...(c.mock ? {} : { scrolls: new ScrollsClient(c.scrolls) }),
+  });
 
 /**
  * The server's service: mock → local mock proving; `charms-prover` → local real backend;

@@ -24,7 +24,8 @@ import { parseJson } from '../codec/json.js';
 import { ValueMap } from '../codec/value.js';
 import { parseTx, txidHex } from '../bitcoin/tx.js';
 import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
-import { spellOrNone } from '../verify/index.js';
+import { isNoSpell as noValidSpell, spellOrNone, type SpellVerdict } from '../verify/index.js';
+import { SpellBatcher } from '../verify/batcher.js';
 import { errorResponse, jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../services/http.js';
 import { MemoryCache, type ProofCache } from '../services/cache.js';
 import { silentLogger, type Logger } from '../services/log.js';
@@ -64,6 +65,13 @@ export interface QueryServiceOptions {
 export function answerFor(tx: ChainTx, mock: boolean): Uint8Array {
   const spell = spellOrNone(tx, mock);
   return spell === undefined ? NO_SPELL : enc.encode(spellQueryJson(spell));
+}
+
+/** answerFor for a verdict of verifySpells (the same "no spell" rule, isNoSpell). */
+function answerOf(v: SpellVerdict): Uint8Array {
+  if (v.ok) return enc.encode(spellQueryJson(v.spell));
+  if (noValidSpell(v.error)) return NO_SPELL;
+  throw v.error;
 }
 
 /** The chain and id (display hex) of raw transaction bytes: Bitcoin first, then Cardano. */
@@ -118,6 +126,9 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
   const log = o.log ?? silentLogger;
   const mock = o.mock ?? false;
   const source = o.source;
+  // concurrent requests are verified together (one random-linear-combination pairing check)
+  const batcher = new SpellBatcher(mock);
+  const answer = async (tx: ChainTx): Promise<Uint8Array> => answerOf(await batcher.verify(tx));
 
   const fromSource = async (id: string): Promise<Uint8Array> => {
     const hex = await source!.rawTx(id);
@@ -131,7 +142,7 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
     }
     if (got !== id) throw new CharmsError('UPSTREAM_FAILED', `${source!.name} answered transaction ${got} for ${id}`);
     log.debug('fetched transaction', { txid: id, bytes: bytes.length });
-    return answerFor({ bitcoin: hex }, mock);
+    return answer({ bitcoin: hex });
   };
 
   return async (req: Req): Promise<Res> => {
@@ -156,8 +167,8 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
 
       if (method === 'GET') {
         if (!source) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'no transaction source configured (ESPLORA_URL or BITCOIN_RPC_URL); PUT the transaction instead');
-        const answer = await cache.getOrCompute(`spell-query:${mock ? 'mock' : 'real'}:${id}`, () => fromSource(id));
-        return respond(req, answer, { spell: CACHE_SPELL, none: CACHE_NO_SPELL });
+        const cached = await cache.getOrCompute(`spell-query:${mock ? 'mock' : 'real'}:${id}`, () => fromSource(id));
+        return respond(req, cached, { spell: CACHE_SPELL, none: CACHE_NO_SPELL });
       }
 
       // PUT
@@ -172,9 +183,9 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
       if (typeof hex !== 'string') throw new CharmsError('INVALID_INPUT', BODY_HELP);
       const tx = identifyTx(fromHex(hex.trim(), 'tx_hex'));
       if (tx.txid !== id) throw new CharmsError('INVALID_INPUT', `tx_hex is transaction ${tx.txid}, not ${id}`);
-      const answer = answerFor(tx.chain === 'bitcoin' ? { bitcoin: hex.trim() } : { cardano: hex.trim() }, mock);
+      const got = await answer(tx.chain === 'bitcoin' ? { bitcoin: hex.trim() } : { cardano: hex.trim() });
       // a client-supplied body: cacheable by the client that sent it only
-      return respond(req, answer, { spell: 'private, no-cache', none: 'private, no-cache' });
+      return respond(req, got, { spell: 'private, no-cache', none: 'private, no-cache' });
     } catch (e) {
       return noStore(errorResponse(e, log));
     }

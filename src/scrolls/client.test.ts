@@ -187,6 +187,38 @@ test('unreachable host: 503 UPSTREAM_UNAVAILABLE naming the host, nothing built'
   t.diagnostic('unreachable → UPSTREAM_UNAVAILABLE (HTTP 503, retry later)');
 });
 
+test('response bodies are capped: a reply over the limit is never buffered whole (declared or streamed)', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const { unsigned } = unsignedRealTx();
+  const key = ed25519.utils.randomSecretKey();
+  await withFake({ canisters: { [CARDANO]: { sign: ([hex]) => ({ reply: candidTextResult({ Ok: toHex(appendWitness(fromHex(hex as string), key)) }) }) } } }, async (fake, client) => {
+    await rejects(client({ keys: { cardanoVkey: ed25519.getPublicKey(key) }, maxResponseBytes: 1024 }).signCardanoTx(unsigned), 'UPSTREAM_FAILED', /answered sign with too much data: .*exceeds 1024/, 502);
+    assert.equal(fake.calls.length, 1);
+  });
+  // a host streaming an endless body without a length
+  const { createServer: http } = await import('node:http');
+  const server = http((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/cbor' });
+    const chunk = Buffer.alloc(64 * 1024);
+    let sent = 0;
+    const pump = () => {
+      while (sent < 64 && res.write(chunk)) sent++;
+      if (sent < 64) res.once('drain', pump);
+      else res.end();
+    };
+    pump();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const port = (server.address() as { port: number }).port;
+    const client = new ScrollsClient({ host: `http://127.0.0.1:${port}`, retryTimes: 0, maxResponseBytes: 1024 * 1024 });
+    await rejects(client.signCardanoTx(unsigned), 'UPSTREAM_FAILED', /too much data: response exceeds 1048576 bytes/, 502);
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
 test('certify_final: the finality signature is checked against the finality key', async (t) => {
   if (!sharedOrSkip(t)) return;
   const { signed } = unsignedRealTx();

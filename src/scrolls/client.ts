@@ -12,7 +12,8 @@
  * - any other `Err(text)` ("System error: …", a Mithril lookup that has not certified the tx yet),
  *   a reject of the call (trap, missing canister), an answer that fails our checks or whose
  *   certificate does not verify → UPSTREAM_FAILED (HTTP 502), message kept;
- * - unreachable host, timeouts → UPSTREAM_UNAVAILABLE (HTTP 503, retry later).
+ * - unreachable host, timeouts → UPSTREAM_UNAVAILABLE (HTTP 503, retry later); an answer over
+ *   the size limit → UPSTREAM_FAILED.
  */
 import { HttpAgent, AgentError, RejectError, TransportError, TrustError } from '@icp-sdk/core/agent';
 import { IDL } from '@icp-sdk/core/candid';
@@ -46,6 +47,42 @@ export interface ScrollsClientOptions extends Partial<ScrollsSettings> {
   retryTimes?: number;
   /** Time limit of one HTTP request. Default 120 s (threshold signing and Mithril lookups are slow). */
   requestTimeoutMs?: number;
+  /** Largest HTTP response body read. Default 8 MiB (the IC caps replies at 2 MiB). */
+  maxResponseBytes?: number;
+}
+
+export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
+
+class ResponseTooLarge extends Error {}
+
+/**
+ * `fetch` with a time limit per request and a cap on the bytes read from a response body (a
+ * misconfigured or hostile host cannot make us buffer without bound).
+ */
+function boundedFetch(timeoutMs: number, maxBytes: number): typeof fetch {
+  return async (input, init) => {
+    const res = await fetch(input, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    const declared = Number(res.headers.get('content-length') ?? '0');
+    if (declared > maxBytes) {
+      await res.body?.cancel();
+      throw new ResponseTooLarge(`response of ${declared} bytes exceeds ${maxBytes}`);
+    }
+    if (!res.body) return res;
+    let seen = 0;
+    const capped = res.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, ctl) {
+          seen += chunk.byteLength;
+          if (seen > maxBytes) ctl.error(new ResponseTooLarge(`response exceeds ${maxBytes} bytes`));
+          else ctl.enqueue(chunk);
+        },
+      }),
+    );
+    const out = new Response(capped, { status: res.status, statusText: res.statusText, headers: res.headers });
+    // the agent tells an unsupported v4 endpoint by the response URL
+    Object.defineProperty(out, 'url', { value: res.url });
+    return out;
+  };
 }
 
 /** The Cardano signer the Cardano builder depends on (`ScrollsClient` is one). */
@@ -60,7 +97,8 @@ const clip = (s: string) => (s.length > MAX_MESSAGE ? `${s.slice(0, MAX_MESSAGE)
 
 export class ScrollsClient implements CardanoScrollsSigner {
   readonly settings: ScrollsSettings;
-  private readonly keys: ScrollsKeys;
+  /** The keys answers are checked with. */
+  readonly keys: ScrollsKeys;
   private readonly agent: HttpAgent;
 
   constructor(opts: ScrollsClientOptions = {}) {
@@ -75,8 +113,7 @@ export class ScrollsClient implements CardanoScrollsSigner {
       finalityVkey: opts.keys?.finalityVkey ?? fromHex(FINALITY_VKEY_HEX),
       bitcoinAddrsPubkey: opts.keys?.bitcoinAddrsPubkey ?? fromHex(SCROLLS_ADDRS_PUBKEY_HEX),
     };
-    const timeout = opts.requestTimeoutMs ?? 120_000;
-    const fetchWithTimeout: typeof fetch = (input, init) => fetch(input, { ...init, signal: AbortSignal.timeout(timeout) });
+    const fetchBounded = boundedFetch(opts.requestTimeoutMs ?? 120_000, opts.maxResponseBytes ?? MAX_RESPONSE_BYTES);
     // fetch refuses URLs with user-info: such credentials go as a Basic Authorization header
     const host = new URL(this.settings.host);
     const credentials = host.username ? { name: decodeURIComponent(host.username), password: decodeURIComponent(host.password) } : undefined;
@@ -85,7 +122,7 @@ export class ScrollsClient implements CardanoScrollsSigner {
     this.agent = HttpAgent.createSync({
       host: host.toString(),
       ...(credentials ? { credentials } : {}),
-      fetch: fetchWithTimeout,
+      fetch: fetchBounded,
       retryTimes: opts.retryTimes ?? 3,
       ...(this.settings.rootKey ? { rootKey: this.settings.rootKey } : {}),
     });
@@ -184,7 +221,12 @@ export class ScrollsClient implements CardanoScrollsSigner {
 function agentFailure(e: unknown, where: string, method: string): CharmsError {
   const text = (x: unknown) => clip(redactText(x instanceof Error ? x.message : String(x)));
   let what: string;
-  if (e instanceof TransportError) return new CharmsError('UPSTREAM_UNAVAILABLE', `${where} is unreachable (${text(e)}); retry later`, { cause: e });
+  if (e instanceof TransportError) {
+    // the fetch failure the agent wraps: an over-long answer is a failure of the host, not an outage
+    const inner = (e.code as { error?: unknown }).error;
+    if (inner instanceof ResponseTooLarge) return new CharmsError('UPSTREAM_FAILED', `${where} answered ${method} with too much data: ${inner.message}`, { cause: e });
+    return new CharmsError('UPSTREAM_UNAVAILABLE', `${where} is unreachable (${text(e)}); retry later`, { cause: e });
+  }
   if (e instanceof RejectError) what = `rejected ${method}: ${text(e)}`;
   else if (e instanceof TrustError) what = `answered ${method} with a certificate that does not verify against the root key: ${text(e)}`;
   else if (e instanceof AgentError) what = `failed ${method}: ${text(e)}`;

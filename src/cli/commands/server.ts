@@ -32,6 +32,8 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     cache,
     log,
   });
+  if (config.mock)
+    log.warn(`MOCK MODE (${optFlag(a, 'mock') ? '--mock' : 'MOCK is set in the environment'}): this server returns MOCK proofs, valid only in mock mode and never on chain`);
   log.info(`Server running on ${host}:${server.port}`, { prover: service.description, ...describeConfig(config) });
   await serveUntilSignal(log, () => server.close(), () => cache.close());
 };

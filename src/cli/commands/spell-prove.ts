@@ -6,7 +6,9 @@ import { proveRequestToValue, type ProveRequest } from '../../model/request.js';
 import { utxoIdFromString } from '../../model/primitives.js';
 import { encodeCbor } from '../../codec/cbor.js';
 import { toJsonCompact } from '../../codec/json.js';
-import { proverConfig } from '../../prover/config.js';
+import { proverConfig, truthy } from '../../prover/config.js';
+import { extractAndVerifySpell } from '../../verify/index.js';
+import type { ChainTx } from '../../model/request.js';
 import { proveRemote } from '../../prover/client.js';
 import { loadFeeSettings, localProveService } from '../../prover/setup.js';
 import { chainTxToValue } from '../../model/request.js';
@@ -41,8 +43,11 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     else ctx.stdout(toJsonCompact(proveRequestToValue(req, true)) + '\n');
     return;
   }
-  const config = proverConfig(ctx.env, { mock: optFlag(a, 'mock') });
+  // MOCK=1 in the environment does not make this a mock proof (as the reference): only --mock does.
+  const config = proverConfig(ctx.env, { mock: optFlag(a, 'mock'), mockFromEnv: false });
   const progress = (s: string) => ctx.stderr(`${s}\n`);
+  if (!config.mock && truthy(ctx.env.MOCK)) progress('note: MOCK is set but ignored by `spell prove`; pass --mock for a mock proof');
+  if (config.mock) progress('mock mode: the proof is a MOCK proof, accepted only in mock mode (not on chain)');
   let txs;
   if (config.mock || ctx.prover) {
     await configureRunner(runnerLimitsFromEnv(ctx.env));
@@ -52,10 +57,20 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
       await shutdownRunner();
     }
   } else txs = await proveRemote(req, { url: config.proveApiUrl, progress });
+  if (!config.mock && txs.some(isMockSpellTx)) progress('warning: the proving service returned a MOCK proof (it runs in mock mode): not valid on chain');
   if (i.chain === 'cardano') {
     ctx.stdout(`{"cborHex":"${txs[0]!.hex}","description":"Ledger Cddl Format","type":"Witnessed Tx ConwayEra"}\n`);
     return;
   }
   ctx.stdout(toJsonCompact(txs.map(chainTxToValue)) + '\n');
 };
+
+/** Whether a proved transaction carries a mock spell (what a mock-mode server returns). */
+function isMockSpellTx(t: ChainTx): boolean {
+  try {
+    return extractAndVerifySpell(t.chain === 'bitcoin' ? { bitcoin: t.hex } : { cardano: t.hex }, true).mock;
+  } catch {
+    return false;
+  }
+}
 export default run;

@@ -5,9 +5,9 @@ import { optFlag } from '../io.js';
 import { ValueMap, type Value } from '../../codec/value.js';
 import { toJsonPretty } from '../../codec/json.js';
 import { toYaml } from '../../codec/yaml.js';
-import { spellOrNone } from '../../verify/index.js';
+import { isNoSpell, verifySpells } from '../../verify/index.js';
+import { useFastProofBackend } from '../../proof/init.js';
 import { appToString } from '../../model/primitives.js';
-import type { NormalizedSpell } from '../../model/spell.js';
 
 /** One `listunspent` entry (the fields used). */
 interface Unspent {
@@ -72,18 +72,24 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   if (!listed.ok) throw new CharmsError('UPSTREAM_UNAVAILABLE', `bitcoin-cli listunspent failed: ${listed.why}`);
   const byTxid = new Map<string, Unspent[]>();
   for (const u of parseUnspent(listed.out)) byTxid.set(u.txid, [...(byTxid.get(u.txid) ?? []), u]);
+  const fetched: { txid: string; hex: string }[] = [];
   for (const txid of [...byTxid.keys()].sort()) {
     ctx.stderr(`Looking at tx ${txid}...\n`);
     const raw = cli('getrawtransaction', txid);
-    if (!raw.ok) continue;
-    let spell: NormalizedSpell | undefined;
-    try {
-      spell = spellOrNone({ bitcoin: raw.out }, mock);
-    } catch (e) {
-      if (e instanceof CharmsError && e.code === 'INVALID_TX') continue; // the node's answer is no transaction: skipped, as the reference
-      throw e;
+    if (raw.ok) fetched.push({ txid, hex: raw.out });
+  }
+  // all spells verified together: one batched pairing check per verifying key; for more than a
+  // few, loading the WASM pairing backend (≈60–100 ms) pays for itself
+  if (fetched.length >= 8) await useFastProofBackend((m) => ctx.stderr(`${m}\n`));
+  const verdicts = verifySpells(fetched.map((f) => ({ bitcoin: f.hex })), mock);
+  for (const [i, { txid }] of fetched.entries()) {
+    const verdict = verdicts[i]!;
+    if (!verdict.ok) {
+      // no valid spell, or the node's answer is no transaction: skipped, as the reference
+      if (isNoSpell(verdict.error) || verdict.error.code === 'INVALID_TX') continue;
+      throw verdict.error;
     }
-    if (spell === undefined) continue;
+    const spell = verdict.spell;
     for (const u of byTxid.get(txid)!) {
       if (u.solvable === false) continue;
       const charms = spell.tx.outs[u.vout];

@@ -45,6 +45,7 @@ export function templateSpells(): string[] {
           readFileSync(join(dir, f), 'utf8')
             .replace(/\$\{in_utxo_\d+\}/g, `${SEED_TXID}:1`)
             .replace(/\$\{dest_\d+\}/g, '0014' + '11'.repeat(20))
+            .replace(/\$\{amount_\d+\}/g, '1000')
             .replace(/\$\{app_id\}|\$\{app_vk\}/g, SEED_B32)
             .replace(/\$\{[a-z_0-9]+\}/g, 'x')
             .replace(/\{\{[A-Z_]+\}\}/g, 'TOAD'),
