@@ -19,7 +19,7 @@ import ts from 'typescript';
 const LAYERS: readonly (readonly string[])[] = [
   ['errors'], // src/errors.ts: CharmsError, the codes and their HTTP statuses
   ['util'], // bytes
-  ['codec'], // CBOR, JSON, YAML
+  ['codec', 'settings'], // CBOR, JSON, YAML; the settings loader (environment and flags)
   ['model'], // the data model (spell, request, CLI inputs)
   ['proof', 'keys'], // Groth16 / mock proof checking, spell decoding + proof check; app keys
   ['bitcoin', 'cardano'], // each chain: tx codec, addresses, spell extraction, builder

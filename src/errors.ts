@@ -16,17 +16,21 @@ export const HTTP_STATUS = {
   UNSUPPORTED: 400, // a version/chain/feature we do not (yet) support
   INVALID_TX: 400, // transaction bytes cannot be parsed
   APP_FAILED: 400, // an app contract rejected or crashed
-  PROVER_UNAVAILABLE: 400, // the configured prover backend cannot prove (retrying does not help)
+  PROVER_UNAVAILABLE: 503, // the configured prover backend cannot prove (the operator must fix its configuration)
+  SPELL_UNEXECUTABLE: 400, // the prover network could not execute the spell checker on this spell
   INSUFFICIENT_FUNDS: 400, // the funding does not cover outputs and fees
   SCROLLS_REFUSED: 400, // the Scrolls canister refused the request (its message says why)
   NOT_FOUND: 404, // unknown transaction or route
+  REQUEST_TIMEOUT: 408, // the client did not send its request (headers or body) in time
   PAYLOAD_TOO_LARGE: 413, // a body or input over its limit
   PROVER_TRANSIENT: 500, // retryable prover failure (the spec's 500: retry with backoff)
+  PROOF_UNVERIFIED: 500, // a proof from the prover did not verify: never put in a transaction
   INTERNAL: 500, // a bug: logged, answered without details
   IO: 500, // a local file or process failed
   CONFIG: 500, // the server's own configuration is wrong
   UPSTREAM_FAILED: 502, // a transaction source or node answered with a failure
   UPSTREAM_UNAVAILABLE: 503, // a transaction source or node gave no answer, or none is configured
+  SERVER_BUSY: 503, // a server-wide limit (e.g. the in-flight body budget) is reached: retry shortly
 } as const;
 
 export type ErrorCode = keyof typeof HTTP_STATUS;

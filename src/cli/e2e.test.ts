@@ -135,3 +135,23 @@ test('app new (both templates); the AssemblyScript app builds, prints its vk, an
   assert.equal(refused.status, 1);
   assert.match(refused.stderr, /refused the request: 400/);
 });
+
+test('a Bitcoin spell with a Scrolls output: spell check warns "not yet bound" (exit 0); spell prove --mock refuses it in one line (exit 1), printing no transaction', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const f = funding(readSharedText);
+  const dir = mkdtempSync(join(tmpdir(), 'charms-scrolls-'));
+  writeFileSync(
+    join(dir, 'scroll.yaml'),
+    `version: 15\ntx:\n  ins:\n    - ${f.txid}:0\n  outs:\n    - {}\n    - {}\n  coins:\n    - amount: 1000\n      dest: ${f.dest}\n    - amount: 1000\n      dest: ""\n  scrolls: [1]\napp_public_inputs: {}\n`,
+  );
+  const check = charms(['spell', 'check', '--spell', 'scroll.yaml', '--prev-txs', f.hex], { cwd: dir });
+  assert.equal(check.status, 0, check.stderr);
+  assert.match(check.stderr, /Scrolls outputs whose scriptPubKeys are not yet bound/);
+  const prove = charms(['spell', 'prove', '--mock', '--spell', 'scroll.yaml', '--prev-txs', f.hex, '--change-address', f.changeAddress], { cwd: dir });
+  assert.equal(prove.status, 1);
+  assert.equal(prove.stdout, '');
+  // the mock-mode notice, then the one-line error
+  const errors = prove.stderr.trim().split('\n').filter((l) => l.startsWith('Error:'));
+  assert.equal(errors.length, 1, prove.stderr);
+  assert.match(errors[0]!, /^Error: Scrolls output\(s\) #1: mock mode cannot bind Scrolls outputs.*real prover server/);
+});

@@ -42,13 +42,3 @@ export async function readInput(ctx: CliContext, path: string, what: string): Pr
   if (path === '-' || path === '/dev/stdin') return new TextDecoder().decode(await ctx.readStdin());
   return readFileText(resolve(ctx.cwd, path), what);
 }
-
-/** Keeps a server running until SIGINT or SIGTERM, then closes it (and what it holds). */
-export async function serveUntilSignal(log: { info(m: string): void }, ...closers: (() => Promise<void>)[]): Promise<void> {
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
-  log.info('shutting down');
-  for (const close of closers) await close();
-}

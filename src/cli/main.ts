@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { CharmsError } from '../errors.js';
+import { debugOf } from '../settings/settings.js';
 import type { CliContext } from './define.js';
 import { commandTree } from './commands.js';
 import { helpText, parseArgv } from './parse.js';
@@ -33,7 +34,7 @@ export async function main(binName: string, prover: boolean, argv = process.argv
   const fail = (e: unknown, code: number): number => {
     const msg = e instanceof CharmsError ? e.fullMessage : e instanceof Error ? e.message : String(e);
     ctx.stderr(`Error: ${msg.replace(/\s*\n\s*/g, ' ')}\n`);
-    if (process.env.CHARMS_DEBUG && e instanceof Error) ctx.stderr(`${e.stack}\n`);
+    if (debugOf(ctx.env) && e instanceof Error) ctx.stderr(`${e.stack}\n`);
     return code;
   };
   let r: ReturnType<typeof parseArgv>;

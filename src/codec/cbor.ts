@@ -227,9 +227,17 @@ export interface CborHead {
 const err = (msg: string, pos: number, cause?: unknown): CharmsError =>
   new CharmsError('CBOR_DECODE', `invalid CBOR at byte ${pos}: ${msg}`, cause === undefined ? undefined : { cause });
 
+/**
+ * Byte strings that arrived in indefinite-length (chunked) form. ciborium refuses them where serde
+ * asks for `bytes` (a `UtxoId`), so typed readers need to know (see model/ciborium-view.ts).
+ */
+export const indefiniteByteStrings = new WeakSet<Uint8Array>();
+
 /** A cursor over CBOR bytes. `pos` is public so callers can slice the original bytes. */
 export class CborReader {
   pos: number;
+  /** Whether the last text/byte string read was indefinite-length (for map keys). */
+  private lastStringIndefinite = false;
   constructor(
     readonly bytes: Uint8Array,
     start = 0,
@@ -337,7 +345,11 @@ export class CborReader {
           b = this.bytes.slice(this.pos, this.pos + n);
           this.pos += n;
         }
-        if (h.major === 2) return b;
+        this.lastStringIndefinite = h.arg === null;
+        if (h.major === 2) {
+          if (h.arg === null) indefiniteByteStrings.add(b);
+          return b;
+        }
         try {
           return TEXT_DECODER.decode(b);
         } catch (e) {
@@ -355,17 +367,17 @@ export class CborReader {
       }
       case 5: {
         const m = new ValueMap();
-        if (h.arg === null)
-          while (!this.isBreak()) {
-            const k = this.value(depth + 1);
-            m.entries.push([k, this.value(depth + 1)]);
-          }
+        const entry = () => {
+          this.lastStringIndefinite = false;
+          const k = this.value(depth + 1);
+          // a text key in chunked form: struct field names may not be (ciborium's identifier rule)
+          if (this.lastStringIndefinite && !(k instanceof ValueMap) && !Array.isArray(k)) (m.indefiniteKeys ??= new Set()).add(m.entries.length);
+          m.entries.push([k, this.value(depth + 1)]);
+        };
+        if (h.arg === null) while (!this.isBreak()) entry();
         else {
           const n = this.length(h.arg, 2);
-          for (let i = 0; i < n; i++) {
-            const k = this.value(depth + 1);
-            m.entries.push([k, this.value(depth + 1)]);
-          }
+          for (let i = 0; i < n; i++) entry();
         }
         return m;
       }

@@ -22,6 +22,8 @@ export type Value =
   | Tagged;
 
 export class ValueMap {
+  /** Indexes of entries whose key was a chunked (indefinite-length) string in the CBOR input. */
+  indefiniteKeys?: Set<number>;
   constructor(public entries: [Value, Value][] = []) {}
 
   get size(): number {

@@ -3,6 +3,7 @@
  * absent-vs-empty distinctions of the reference (charms-client `NormalizedSpell`,
  * `NormalizedTransaction`; charms-data `NativeOutput`, `VersionedApp`, `AppSignature`).
  */
+import { ciboriumSpellView } from './ciborium-view.js';
 import { ValueMap, type Value } from '../codec/value.js';
 import { encodeCbor, decodeCbor } from '../codec/cbor.js';
 import { compareBytes, toHex } from '../util/bytes.js';
@@ -193,7 +194,8 @@ export function transactionToValue(tx: NormalizedTransaction, hr: boolean): Valu
 // ------------------------------------------------------------------------------ spell
 
 export function spellFromValue(v: Value, hr: boolean, path = 'spell'): NormalizedSpell {
-  const m = asMap(v, path);
+  // The binary face accepts what ciborium + serde accept (tags, byte-string field names, …).
+  const m = asMap(hr ? v : ciboriumSpellView(v, path), path);
   const version = m.get('version');
   const tx = m.get('tx');
   const api = m.get('app_public_inputs');

@@ -6,6 +6,7 @@
 import { CharmsError } from '../errors.js';
 import { decodeCbor } from '../codec/cbor.js';
 import { asArray, bytesFromBinary } from '../model/primitives.js';
+import { ciboriumByteSeq, untag } from '../model/ciborium-view.js';
 import { encodeSpellCbor, spellFromValue, type NormalizedSpell } from '../model/spell.js';
 import { verifySpellProof, type SpellProofCheck } from './verify.js';
 import { publicValuesFor } from './public-values.js';
@@ -17,9 +18,10 @@ export interface SpellAndProof {
 
 /** Decodes the on-chain CBOR pair `(NormalizedSpell, Proof)`. */
 export function decodeSpellAndProof(payload: Uint8Array): SpellAndProof {
-  const v = asArray(decodeCbor(payload, { allowTrailing: true }), 'spell payload');
-  if (v.length !== 2) throw new CharmsError('CBOR_DECODE', 'spell payload: expected a (spell, proof) pair');
-  return { spell: spellFromValue(v[0]!, false), proof: bytesFromBinary(v[1]!, 'proof') };
+  // ciborium reads the pair as a 2-tuple: tags in front skipped, items after the second not read
+  const v = asArray(untag(decodeCbor(payload, { allowTrailing: true })), 'spell payload');
+  if (v.length < 2) throw new CharmsError('CBOR_DECODE', 'spell payload: expected a (spell, proof) pair');
+  return { spell: spellFromValue(v[0]!, false), proof: bytesFromBinary(ciboriumByteSeq(v[1]!, 'proof'), 'proof') };
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { CharmsError } from '../errors.js';
 import { proveMock } from '../proof/mock.js';
-import type { ProverConfig } from './config.js';
+import type { ProverConfig } from '../settings/settings.js';
 
 export interface ProofBackend {
   readonly name: string;

@@ -27,7 +27,7 @@ export function decodeProveResponse(body: Uint8Array): ChainTx[] {
 }
 
 export async function proveRemote(req: ProveRequest, o: RemoteProveOptions): Promise<ChainTx[]> {
-  const attempts = o.attempts ?? 6;
+  const attempts = o.attempts ?? 3;
   const base = o.baseDelayMs ?? 1000;
   const max = o.maxDelayMs ?? 30_000;
   const progress = o.progress ?? (() => {});

@@ -11,7 +11,7 @@ import { appFromString } from '../model/primitives.js';
 import type { ProveRequest } from '../model/request.js';
 import { proveSpellTx } from './prove.js';
 import { MockBackend, UnavailableBackend } from './backend.js';
-import { proverConfig } from './config.js';
+import { proverConfig } from '../settings/settings.js';
 import { extractAndVerifySpell } from '../verify/index.js';
 import { parseTx, txidHex } from '../bitcoin/tx.js';
 import { fromHex } from '../util/bytes.js';

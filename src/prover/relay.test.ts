@@ -4,7 +4,7 @@ import http from 'node:http';
 import { startProveServer } from '../services/prove-server.js';
 import { createLogger } from '../services/log.js';
 import { bodyHandler, encodeProveResponse, RelayProveService } from './service.js';
-import { describeConfig, proverConfig } from './config.js';
+import { describeConfig, proverConfig } from '../settings/settings.js';
 import { readSharedJson, sharedOrSkip } from '../testing/shared.js';
 import { h1 } from '../testing/http.js';
 

@@ -18,7 +18,7 @@ import { parseTx } from '../bitcoin/tx.js';
 import { scrollOutputsMessage } from '../bitcoin/scrolls.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { ScrollsClient } from '../scrolls/client.js';
-import { SCROLLS_DEFAULTS } from '../scrolls/settings.js';
+import { SCROLLS_DEFAULTS } from '../settings/scrolls.js';
 import { shutdownRunner } from '../runner/index.js';
 
 after(() => shutdownRunner());

@@ -74,7 +74,7 @@ export class RelayProveService implements ProveService {
     this.description = `relay to ${redactUrl(url)}`;
   }
   async prove(req: ProveRequest): Promise<ChainTx[]> {
-    return proveRemote(req, { url: this.url, attempts: 3, ...(this.log ? { progress: this.log } : {}) });
+    return proveRemote(req, { url: this.url, ...(this.log ? { progress: this.log } : {}) });
   }
   async ready(): Promise<boolean> {
     return true;

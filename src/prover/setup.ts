@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { CharmsError } from '../errors.js';
 import { parseFeeSettings, type FeeSettings } from '../bitcoin/fee-settings.js';
 import { backendFor } from './backend.js';
-import type { ProverConfig } from './config.js';
+import type { ProverConfig } from '../settings/settings.js';
 import { LocalProveService, RelayProveService, type ProveService } from './service.js';
 import { ScrollsClient } from '../scrolls/client.js';
 
@@ -18,21 +18,19 @@ export function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
   return parseFeeSettings(text);
 }
 
-/** Local proving; a real (non-mock) prover talks to the Scrolls canisters, a mock one never does. */
-export const localProveService = (c: ProverConfig, fee: FeeSettings | undefined, log?: (m: string) => void): ProveService =>
-  new LocalProveService({
+/**
+ * The one local-or-remote choice, for `charms server` and `charms spell prove` alike: mock → local
+ * mock proving; the `charms-prover` build → the local real backend; `charms` without mock → the
+ * proving service at SVC_PROVE_API_URL (the reference's non-prover build does the same).
+ */
+export function proveServiceFor(c: ProverConfig, proverBuild: boolean, log?: (m: string) => void): ProveService {
+  if (!c.mock && !proverBuild) return new RelayProveService(c.proveApiUrl, log);
+  const fee = loadFeeSettings(c);
+  // a real (non-mock) prover talks to the Scrolls canisters, a mock one never does
+  return new LocalProveService({
     backend: backendFor(c),
     ...(fee ? { feeSettings: fee } : {}),
     ...(log ? { log } : {}),
     ...(c.mock ? {} : { scrolls: new ScrollsClient(c.scrolls) }),
   });
-
-/**
- * The server's service: mock → local mock proving; `charms-prover` → local real backend;
- * `charms` without mock → relay to SVC_PROVE_API_URL (the reference's non-prover build does the same).
- */
-export function serverProveService(c: ProverConfig, proverBuild: boolean, log?: (m: string) => void): ProveService {
-  const fee = loadFeeSettings(c);
-  if (c.mock || proverBuild) return localProveService(c, fee, log);
-  return new RelayProveService(c.proveApiUrl, log);
 }

@@ -6,7 +6,8 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answerFor, identifyTx, startQueryServer } from './service.js';
-import { BitcoinRpcSource, EsploraSource, sourceFromConfig, sourceFromEnv } from './sources.js';
+import { BitcoinRpcSource, EsploraSource, sourceFromConfig } from './sources.js';
+import { loadSettings, type Env } from '../settings/settings.js';
 import { appRef, spellQueryJson, spellQueryValue } from './shape.js';
 import { extractAndVerifySpell } from '../verify/index.js';
 import { toJsonCompact, toJsonPretty, parseJson } from '../codec/json.js';
@@ -17,6 +18,8 @@ import { readSharedJson, readSharedText, sharedOrSkip, sharedPath } from '../tes
 import { h1, h2 } from '../testing/http.js';
 import { CharmsError } from '../errors.js';
 import { createLogger } from '../services/log.js';
+
+const sourceOfEnv = (env: Env) => sourceFromConfig(loadSettings(env).querySource);
 
 const V12 = '283559062cb6b651eb4a5f557ba4f67efa9aae55ba2278d4f10f35cbefaa84a5'; // BRO + b/ app, legacy vector
 const NO_SPELL = '4125a400a51213b256b3b8087717e429712787d943e65f045063f4ea011bfe36'; // plain payment
@@ -306,8 +309,8 @@ test('ESPLORA_URL with credentials and a token: used as Basic auth and query, ne
   await closeServer(dead);
   const lines: string[] = [];
   const log = createLogger({}, (l) => void lines.push(l));
-  const good = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceFromEnv({ ESPLORA_URL: `http://esplora:s3cr3t@127.0.0.1:${port}/api/?token=T0KEN` }), log });
-  const down = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceFromEnv({ ESPLORA_URL: `http://esplora:s3cr3t@127.0.0.1:${deadPort}/api?token=T0KEN` }), log });
+  const good = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceOfEnv({ ESPLORA_URL: `http://esplora:s3cr3t@127.0.0.1:${port}/api/?token=T0KEN` }), log });
+  const down = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceOfEnv({ ESPLORA_URL: `http://esplora:s3cr3t@127.0.0.1:${deadPort}/api?token=T0KEN` }), log });
   try {
     const ok = await h1(good.port, 'GET', `/spells/${V12}`);
     assert.equal(ok.status, 200, ok.body.toString());
@@ -349,7 +352,7 @@ test('Bitcoin Core JSON-RPC source: getrawtransaction, -5 → 404, basic auth, c
   const byUser = await startQueryServer({ host: '127.0.0.1', port: 0, source: new BitcoinRpcSource(`http://127.0.0.1:${port}`, () => 'user:pass') });
   const byCookie = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceFromConfig({ rpcUrl: `http://127.0.0.1:${port}/`, rpcCookie: join(dir, '.cookie') }) });
   const noCookie = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceFromConfig({ rpcUrl: `http://127.0.0.1:${port}/`, rpcCookie: join(dir, 'missing') }) });
-  const badCreds = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceFromEnv({ BITCOIN_RPC_URL: `http://127.0.0.1:${port}`, BITCOIN_RPC_USER: 'bad', BITCOIN_RPC_PASSWORD: 'creds' }) });
+  const badCreds = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceOfEnv({ BITCOIN_RPC_URL: `http://127.0.0.1:${port}`, BITCOIN_RPC_USER: 'bad', BITCOIN_RPC_PASSWORD: 'creds' }) });
   try {
     const ok = await h1(byUser.port, 'GET', `/spells/${V12}`);
     assert.equal(ok.status, 200);
@@ -372,10 +375,10 @@ test('Bitcoin Core JSON-RPC source: getrawtransaction, -5 → 404, basic auth, c
     await closeServer(rpc);
   }
   // configuration
-  assert.equal(sourceFromEnv({}), undefined);
-  assert.match(sourceFromEnv({ ESPLORA_URL: 'https://mempool.space/testnet4/api/', BITCOIN_RPC_URL: 'http://x:1' })!.name, /^esplora https:\/\/mempool.space\/testnet4\/api$/);
-  assert.equal(sourceFromEnv({ BITCOIN_RPC_URL: 'http://u:p@127.0.0.1:48332' })!.name, 'bitcoind http://127.0.0.1:48332');
-  assert.throws(() => sourceFromEnv({ BITCOIN_RPC_URL: 'not a url' }), { code: 'CONFIG' });
+  assert.equal(sourceOfEnv({}), undefined);
+  assert.match(sourceOfEnv({ ESPLORA_URL: 'https://mempool.space/testnet4/api/', BITCOIN_RPC_URL: 'http://x:1' })!.name, /^esplora https:\/\/mempool.space\/testnet4\/api$/);
+  assert.equal(sourceOfEnv({ BITCOIN_RPC_URL: 'http://u:p@127.0.0.1:48332' })!.name, 'bitcoind http://127.0.0.1:48332');
+  assert.throws(() => sourceOfEnv({ BITCOIN_RPC_URL: 'not a url' }), { code: 'CONFIG' });
   assert.ok(parseJson('{}') instanceof ValueMap);
 });
 
@@ -430,8 +433,8 @@ test('two services sharing Redis (CACHE_URL): one upstream call for concurrent G
   });
   const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   const fx = await esploraFixture(chainTxs(), { delayMs: 50 });
-  const env = { CACHE_URL: `redis://127.0.0.1:${port}` };
-  const caches = [createCache(env), createCache(env)];
+  const { cacheUrl } = loadSettings({ CACHE_URL: `redis://127.0.0.1:${port}` });
+  const caches = [createCache(cacheUrl), createCache(cacheUrl)];
   const servers = await Promise.all(caches.map((cache) => startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(fx.url), cache })));
   try {
     for (let i = 0; i < 50 && !(await caches[0]!.ready()); i++) await new Promise((r) => setTimeout(r, 100));

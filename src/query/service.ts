@@ -29,6 +29,7 @@ import { SpellBatcher } from '../verify/batcher.js';
 import { errorResponse, jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../services/http.js';
 import { MemoryCache, type ProofCache } from '../services/cache.js';
 import { silentLogger, type Logger } from '../services/log.js';
+import type { ServerLimits } from '../settings/limits.js';
 import { spellQueryJson } from './shape.js';
 import type { TxSource } from './sources.js';
 import { WALLET_PAGE, WALLET_PAGE_CSP } from './wallet-page.js';
@@ -193,6 +194,6 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
 }
 
 /** Starts the service on one port (HTTP/1.1 and h2c); default port 17785. */
-export function startQueryServer(o: QueryServiceOptions & { host?: string; port?: number } = {}): Promise<Listening> {
-  return listenDual(queryHandler(o), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_QUERY_PORT });
+export function startQueryServer(o: QueryServiceOptions & { host?: string; port?: number; limits?: Partial<ServerLimits> } = {}): Promise<Listening> {
+  return listenDual(queryHandler(o), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_QUERY_PORT, ...(o.limits ? { limits: o.limits } : {}) });
 }

@@ -9,12 +9,13 @@
  * at all (connection refused, DNS, timeout, unreadable cookie file); UPSTREAM_FAILED (502) when
  * the source answered with a failure.
  *
- * Configuration (`sourceFromConfig`, `sourceFromEnv`): `ESPLORA_URL`, or `BITCOIN_RPC_URL` with
+ * Configuration (`sourceFromConfig` of `Settings.querySource`): `ESPLORA_URL`, or `BITCOIN_RPC_URL` with
  * `BITCOIN_RPC_COOKIE` (path of bitcoind's `.cookie` file, read at every call so node restarts
  * are picked up) or `BITCOIN_RPC_USER` / `BITCOIN_RPC_PASSWORD`.
  */
 import { readFileSync } from 'node:fs';
 import { CharmsError } from '../errors.js';
+import type { SourceConfig } from '../settings/settings.js';
 import { redactText, redactUrl, withoutCredentials } from '../util/redact.js';
 
 export interface TxSource {
@@ -23,15 +24,6 @@ export interface TxSource {
   rawTx(txid: string): Promise<string>;
 }
 
-export interface SourceConfig {
-  esploraUrl?: string | undefined;
-  rpcUrl?: string | undefined;
-  rpcCookie?: string | undefined;
-  rpcUser?: string | undefined;
-  rpcPassword?: string | undefined;
-  /** Per-request timeout (default 10 s). */
-  timeoutMs?: number | undefined;
-}
 
 function unreachable(what: string, e: unknown): CharmsError {
   const inner = e instanceof Error && e.cause instanceof Error ? e.cause : e;
@@ -157,15 +149,4 @@ export function sourceFromConfig(c: SourceConfig): TxSource | undefined {
     },
     c.timeoutMs,
   );
-}
-
-/** `ESPLORA_URL`, or `BITCOIN_RPC_URL` + `BITCOIN_RPC_COOKIE` / `BITCOIN_RPC_USER` / `BITCOIN_RPC_PASSWORD`. */
-export function sourceFromEnv(env: Record<string, string | undefined>): TxSource | undefined {
-  return sourceFromConfig({
-    esploraUrl: env.ESPLORA_URL,
-    rpcUrl: env.BITCOIN_RPC_URL,
-    rpcCookie: env.BITCOIN_RPC_COOKIE,
-    rpcUser: env.BITCOIN_RPC_USER,
-    rpcPassword: env.BITCOIN_RPC_PASSWORD,
-  });
 }

@@ -17,7 +17,7 @@ import { readSharedJson, sharedOrSkip } from '../testing/shared.js';
 import { candidAddressesResult, candidTextResult, startFakeIc, type FakeIc, type FakeIcOptions } from '../testing/ic-fake.js';
 import { checkScrollsWitness } from './cardano-witness.js';
 import { ScrollsClient, type ScrollsClientOptions } from './client.js';
-import { SCROLLS_DEFAULTS, scrollsSettings } from './settings.js';
+import { SCROLLS_DEFAULTS, scrollsSettings } from '../settings/scrolls.js';
 
 const CARDANO = SCROLLS_DEFAULTS.cardanoCanisterId;
 const BITCOIN = SCROLLS_DEFAULTS.bitcoinCanisterId;

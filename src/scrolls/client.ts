@@ -28,7 +28,7 @@ import { assertCardanoFinality } from '../cardano/finality.js';
 import { MAX_SCROLL_OUTPUTS, SCROLLS_ADDRS_PUBKEY_HEX, verifySignedScrollOutputs, type SignedScrollOutputs } from '../bitcoin/scrolls.js';
 import { BITCOIN_METHODS, CARDANO_METHODS, type AddressesResultValue, type MethodIdl, type TextResultValue } from './candid.js';
 import { checkScrollsWitness } from './cardano-witness.js';
-import { SCROLLS_DEFAULTS, type ScrollsSettings } from './settings.js';
+import { SCROLLS_DEFAULTS, type ScrollsSettings } from '../settings/scrolls.js';
 
 /** The keys answers are checked with. Defaults: the protocol's (see the constants' modules). */
 export interface ScrollsKeys {

@@ -127,8 +127,7 @@ export class RedisCache implements ProofCache {
   }
 }
 
-/** `CACHE_URL` (alias `REDIS_URL`) → Redis, else in-process. */
-export function createCache(env: Record<string, string | undefined>, log?: Logger, opts: RedisCacheOptions = {}): ProofCache {
-  const url = env.CACHE_URL || env.REDIS_URL;
+/** Redis at `url` (`Settings.cacheUrl`: `CACHE_URL`, alias `REDIS_URL`), else in-process. */
+export function createCache(url: string | undefined, log?: Logger, opts: RedisCacheOptions = {}): ProofCache {
   return url ? new RedisCache(url, { ...opts, ...(log ? { log } : {}) }) : new MemoryCache();
 }

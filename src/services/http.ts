@@ -2,13 +2,20 @@
  * One TCP port serving HTTP/1.1 and HTTP/2 cleartext with prior knowledge (the Rust CLI client
  * speaks h2c): each connection's first bytes decide which server gets the socket. Handlers see
  * one small request/response abstraction for both.
+ *
+ * Every client is treated as hostile (see services/limits.ts): a connection cap; a deadline for
+ * the first request's headers (h2 preface included), for each body and for idle connections, on
+ * both protocols (the sockets are handed over by hand, so node's own server timeouts would not
+ * apply); bodies refused with 413 as soon as their declared or received size passes the limit,
+ * and a budget for all bodies in memory at once.
  */
 import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
-import { CharmsError, httpStatus } from '../errors.js';
+import { CharmsError, httpStatus, type ErrorCode } from '../errors.js';
 import { redactText } from '../util/redact.js';
+import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
 import type { Logger } from './log.js';
 
 export interface Req {
@@ -16,7 +23,11 @@ export interface Req {
   path: string;
   query: URLSearchParams;
   headers: Record<string, string | string[] | undefined>;
-  /** Reads the body, refusing more than `limit` bytes without buffering them (413). */
+  /**
+   * Reads the body, refusing more than `limit` bytes (and the server's own limit) without
+   * buffering them: PAYLOAD_TOO_LARGE (413), REQUEST_TIMEOUT (408), SERVER_BUSY (503). The
+   * server answers these itself, whatever the handler returns.
+   */
   body(limit: number): Promise<Uint8Array>;
 }
 
@@ -61,45 +72,85 @@ export function errorResponse(e: unknown, log: Logger): Res {
   return jsonError(status, e.code, e.message);
 }
 
-function readBody(stream: NodeJS.ReadableStream & { destroy?: () => void }, declared: string | undefined, limit: number): Promise<Uint8Array> {
-  if (declared !== undefined && Number(declared) > limit)
-    return Promise.reject(new CharmsError('PAYLOAD_TOO_LARGE', `request body of ${declared} bytes exceeds the limit of ${limit} bytes`));
-  return new Promise((resolve, reject) => {
+/** Bytes of request bodies held in memory, all connections together. */
+export class BodyBudget {
+  private used = 0;
+  constructor(readonly max: number) {}
+  tryTake(n: number): boolean {
+    if (this.used + n > this.max) return false;
+    this.used += n;
+    return true;
+  }
+  give(n: number): void {
+    this.used -= n;
+  }
+  get inUse(): number {
+    return this.used;
+  }
+}
+
+/** Body failures the transport answers itself (status from HTTP_STATUS). */
+const BODY_FAILURES: readonly ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'REQUEST_TIMEOUT', 'SERVER_BUSY'];
+
+interface BodyRead {
+  promise: Promise<Uint8Array>;
+  /** Bytes taken from the budget (given back when the request is answered). */
+  taken(): number;
+}
+
+function readBody(stream: NodeJS.ReadableStream, declared: string | undefined, limit: number, timeoutMs: number, budget: BodyBudget): BodyRead {
+  let taken = 0;
+  const take = (n: number): boolean => {
+    if (!budget.tryTake(n)) return false;
+    taken += n;
+    return true;
+  };
+  const busy = () => new CharmsError('SERVER_BUSY', 'the server is receiving too many large requests at once; retry in a moment');
+  const promise = new Promise<Uint8Array>((resolve, reject) => {
+    const expected = declared === undefined ? undefined : Number(declared);
+    if (expected !== undefined && !(expected <= limit))
+      return reject(new CharmsError('PAYLOAD_TOO_LARGE', `request body of ${declared} bytes exceeds the limit of ${limit} bytes`));
+    // a declared length is taken from the budget up front: refused before a byte is read
+    if (expected !== undefined && !take(expected)) return reject(busy());
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    const finish = (e: Error | undefined, v?: Uint8Array) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      stream.removeListener('data', onData);
+      if (e) {
+        stream.pause();
+        chunks.length = 0;
+        reject(e);
+      } else resolve(v!);
+    };
+    const timer = setTimeout(() => finish(new CharmsError('REQUEST_TIMEOUT', `request body not received within ${timeoutMs} ms`)), timeoutMs);
     const onData = (c: Buffer) => {
       if (done) return;
       size += c.length;
-      if (size > limit) {
-        done = true;
-        stream.removeListener('data', onData);
-        stream.pause();
-        reject(new CharmsError('PAYLOAD_TOO_LARGE', `request body exceeds the limit of ${limit} bytes`));
-        return;
-      }
+      if (size > limit) return finish(new CharmsError('PAYLOAD_TOO_LARGE', `request body exceeds the limit of ${limit} bytes`));
+      if (size > taken && !take(size - taken)) return finish(busy());
       chunks.push(c);
     };
     stream.on('data', onData);
-    stream.on('end', () => {
-      if (!done) {
-        done = true;
-        resolve(Buffer.concat(chunks));
-      }
-    });
-    stream.on('error', (e) => {
-      if (!done) {
-        done = true;
-        reject(e);
-      }
-    });
+    stream.on('end', () => finish(undefined, Buffer.concat(chunks)));
+    stream.on('error', (e) => finish(e as Error));
+    stream.on('close', () => finish(new CharmsError('INVALID_INPUT', 'the client closed the request before sending its body')));
   });
+  return { promise, taken: () => taken };
 }
 
-async function serve(handler: Handler, req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) {
+type AnyReq = http.IncomingMessage | http2.Http2ServerRequest;
+type AnyRes = http.ServerResponse | http2.Http2ServerResponse;
+
+async function serve(handler: Handler, limits: ServerLimits, budget: BodyBudget, req: AnyReq, res: AnyRes) {
   const url = new URL(req.url ?? '/', 'http://localhost');
+  const h1 = 'httpVersionMajor' in req && req.httpVersionMajor === 1 && !(req instanceof http2.Http2ServerRequest);
   let out: Res;
-  let bodyRefused = false;
+  let read: BodyRead | undefined;
+  let bodyFailure: CharmsError | undefined;
   try {
     if (req.method === 'OPTIONS') out = { status: 204, headers: {} };
     else
@@ -108,24 +159,51 @@ async function serve(handler: Handler, req: http.IncomingMessage | http2.Http2Se
         path: url.pathname,
         query: url.searchParams,
         headers: req.headers as Req['headers'],
-        body: (limit) =>
-          readBody(req as unknown as NodeJS.ReadableStream, req.headers['content-length'] as string | undefined, limit).catch((e) => {
-            bodyRefused = true;
-            throw e;
-          }),
+        body: (limit) => {
+          if (read) return read.promise;
+          read = readBody(req as unknown as NodeJS.ReadableStream, req.headers['content-length'] as string | undefined, Math.min(limit, limits.maxBodyBytes), limits.bodyTimeoutMs, budget);
+          read.promise.catch((e: unknown) => {
+            if (e instanceof CharmsError) bodyFailure = e;
+          });
+          return read.promise;
+        },
       });
-  } catch (e) {
-    out = e instanceof CharmsError && e.code === 'PAYLOAD_TOO_LARGE' ? jsonError(413, e.code, e.message) : jsonError(500, 'INTERNAL', 'internal error');
+  } catch {
+    out = jsonError(500, 'INTERNAL', 'internal error');
+  }
+  // the transport answers body failures itself, whatever the handler made of them
+  if (bodyFailure && BODY_FAILURES.includes(bodyFailure.code)) {
+    out = jsonError(httpStatus(bodyFailure), bodyFailure.code, bodyFailure.message);
+    if (bodyFailure.code === 'SERVER_BUSY') out.headers['retry-after'] = '1';
+  }
+  if (read) {
+    const n = read.taken();
+    res.once('close', () => budget.give(n));
   }
   const headers = { ...CORS_HEADERS, ...out.headers };
   const body = out.body === undefined ? undefined : typeof out.body === 'string' ? Buffer.from(out.body) : Buffer.from(out.body);
   if (body) headers['content-length'] = String(body.length);
-  // A refused upload: answer, then close the connection rather than read the rest.
-  if (bodyRefused && 'httpVersionMajor' in req && req.httpVersionMajor === 1) headers['connection'] = 'close';
+  // A request whose body was refused or left unread: answer, then stop reading it (HTTP/1.1:
+  // close the connection; h2: reset the stream once the answer is out, RFC 9113 §8.1).
+  const abandon = !req.complete;
+  if (abandon && h1) headers['connection'] = 'close';
+  if (res.destroyed || res.writableEnded) return;
   res.writeHead(out.status, headers);
   if (body) res.end(body);
   else res.end();
-  if (bodyRefused && 'httpVersionMajor' in req && req.httpVersionMajor === 1) (req as http.IncomingMessage).socket.destroySoon?.();
+  if (abandon) {
+    if (h1) (req as http.IncomingMessage).socket.destroySoon();
+    else {
+      // Discard what still arrives (a paused stream would keep the session's flow-control window
+      // and stall its other streams), and reset the stream once the answer is handed to nghttp2
+      // (the stream's own 'finish': the response's fires only on close).
+      req.resume();
+      const stream = (req as http2.Http2ServerRequest).stream;
+      const rst = () => stream.close(http2.constants.NGHTTP2_NO_ERROR);
+      if (stream.writableFinished) rst();
+      else stream.once('finish', rst);
+    }
+  }
 }
 
 /** A Duplex that first yields `head`, then the socket's data; writes go to the socket. */
@@ -155,26 +233,80 @@ function replayingDuplex(socket: net.Socket, head: Buffer): Duplex {
   return d;
 }
 
+/** One timer per connection: when it fires, the connection is dropped. */
+class Deadline {
+  private timer: NodeJS.Timeout | undefined;
+  constructor(private readonly drop: () => void) {}
+  set(ms: number): void {
+    this.clear();
+    this.timer = setTimeout(this.drop, ms);
+    this.timer.unref();
+  }
+  clear(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
+
 export interface Listening {
   port: number;
   close(): Promise<void>;
+  /** Open client connections (for tests and the load script). */
+  connections(): number;
 }
 
-export function listenDual(handler: Handler, opts: { host?: string; port?: number }): Promise<Listening> {
-  const onRequest = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) =>
-    void serve(handler, req, res);
+export function listenDual(handler: Handler, opts: { host?: string; port?: number; limits?: Partial<ServerLimits> }): Promise<Listening> {
+  const limits: ServerLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const budget = new BodyBudget(limits.inflightBodyBytes);
+  const deadlines = new WeakMap<net.Socket, Deadline>();
+  const onRequest = (req: AnyReq, res: AnyRes) => void serve(handler, limits, budget, req, res);
+
   const h1 = http.createServer(onRequest as http.RequestListener);
-  h1.keepAliveTimeout = 5000;
-  const h2 = http2.createServer({}, onRequest as never);
-  const sockets = new Set<net.Socket>();
-  const sessions = new Set<http2.Http2Session>();
-  h2.on('session', (s) => {
-    sessions.add(s);
-    s.on('close', () => sessions.delete(s));
+  // Node's own header/request timers run only on a server that listens itself; ours hands sockets
+  // over, so the deadlines below do that work. Keep-alive idleness is bounded by them too.
+  h1.keepAliveTimeout = limits.idleTimeoutMs;
+  h1.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const d = deadlines.get(req.socket);
+    d?.clear(); // headers are in; the body has its own timer, the handler none
+    res.once('finish', () => d?.set(limits.idleTimeoutMs + limits.headersTimeoutMs));
   });
+  h1.on('clientError', (_e, socket: net.Socket) => socket.destroy());
+
+  const h2 = http2.createServer({ settings: { maxConcurrentStreams: limits.maxStreamsPerConnection } }, onRequest as never);
+  const sessions = new Set<http2.Http2Session>();
+  h2.on('session', (s: http2.Http2Session) => {
+    sessions.add(s);
+    // No request yet (preface or headers incomplete), or none open for a while: drop the session.
+    const d = new Deadline(() => s.destroy());
+    let open = 0;
+    d.set(limits.headersTimeoutMs);
+    s.on('stream', (stream: http2.ServerHttp2Stream) => {
+      open++;
+      d.clear();
+      stream.once('close', () => {
+        if (--open === 0 && !s.destroyed) d.set(limits.idleTimeoutMs);
+      });
+    });
+    s.on('error', () => s.destroy());
+    s.on('close', () => {
+      d.clear();
+      sessions.delete(s);
+    });
+  });
+
+  const sockets = new Set<net.Socket>();
   const tcp = net.createServer((socket) => {
     sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    // Small frames (h2 WINDOW_UPDATE, SETTINGS acks) must not wait for Nagle + delayed ACK: with
+    // them an h2c upload crawled at ~1 MB/s.
+    socket.setNoDelay(true);
+    const deadline = new Deadline(() => socket.destroy());
+    deadlines.set(socket, deadline);
+    deadline.set(limits.headersTimeoutMs); // the first request's headers (or the h2 preface)
+    socket.on('close', () => {
+      deadline.clear();
+      sockets.delete(socket);
+    });
     let buf = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       buf = Buffer.concat([buf, chunk]);
@@ -183,6 +315,8 @@ export function listenDual(handler: Handler, opts: { host?: string; port?: numbe
       if (isH2 && buf.length < PREFACE.length) return; // wait for more bytes
       socket.removeListener('data', onData);
       if (isH2) {
+        // the session's own deadlines take over from here
+        deadline.clear();
         // node:http2 reads a net.Socket's native handle directly, so bytes already read cannot
         // be put back; a plain Duplex in front of the socket is read through JS instead.
         h2.emit('connection', replayingDuplex(socket, buf));
@@ -196,12 +330,15 @@ export function listenDual(handler: Handler, opts: { host?: string; port?: numbe
     socket.on('data', onData);
     socket.on('error', () => socket.destroy());
   });
+  // Past the cap, node closes new connections at once (before they cost a request's memory).
+  tcp.maxConnections = limits.maxConnections;
   return new Promise((resolve, reject) => {
     tcp.once('error', reject);
     tcp.listen(opts.port ?? 0, opts.host ?? '0.0.0.0', () => {
       const addr = tcp.address() as net.AddressInfo;
       resolve({
         port: addr.port,
+        connections: () => sockets.size,
         close: () =>
           new Promise<void>((done) => {
             for (const s of sessions) s.destroy();

@@ -4,7 +4,9 @@
  * inside the message or a string field.
  */
 import { redactText } from '../util/redact.js';
-export type Level = 'error' | 'warn' | 'info' | 'debug' | 'trace';
+import { logLevelOf, type Env, type LogLevel } from '../settings/settings.js';
+
+export type Level = LogLevel;
 const ORDER: Record<Level, number> = { error: 0, warn: 1, info: 2, debug: 3, trace: 4 };
 const SECRET = /private_?key|secret|password|token|authorization/i;
 
@@ -21,9 +23,9 @@ export function redact(fields: Record<string, unknown>): Record<string, unknown>
   return out;
 }
 
-export function createLogger(env: Record<string, string | undefined> = process.env, write: (line: string) => void = (l) => void process.stderr.write(l)): Logger {
-  const lvl = (env.LOG_LEVEL ?? 'info').toLowerCase() as Level;
-  const max = ORDER[lvl] ?? ORDER.info;
+/** A logger at `level` (from `Settings.logLevel`), or at the `LOG_LEVEL` of `env`. */
+export function createLogger(level: LogLevel | Env = process.env, write: (line: string) => void = (l) => void process.stderr.write(l)): Logger {
+  const max = ORDER[typeof level === 'string' ? level : logLevelOf(level)];
   const log = (level: Level) => (msg: string, fields: Record<string, unknown> = {}) => {
     if (ORDER[level] > max) return;
     write(JSON.stringify({ time: new Date().toISOString(), level, msg: redactText(msg), ...redact(fields) }) + '\n');

@@ -7,8 +7,9 @@ import { CharmsError } from '../errors.js';
 import { errorResponse, jsonError, listenDual, type Listening, type Res } from './http.js';
 import type { ProofCache } from './cache.js';
 import { silentLogger, type Logger } from './log.js';
+import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
 
-export const BODY_LIMIT = 32 * 1024 * 1024;
+export const BODY_LIMIT = DEFAULT_LIMITS.maxBodyBytes;
 
 export type ProveFn = (req: { body: Uint8Array; format: 'json' | 'cbor' }) => Promise<Uint8Array>;
 
@@ -19,10 +20,11 @@ export async function startProveServer(opts: {
   ready: () => Promise<boolean>;
   cache?: ProofCache;
   log?: Logger;
-  bodyLimit?: number;
+  /** Connection, timeout and body limits (defaults: services/limits.ts). */
+  limits?: Partial<ServerLimits>;
 }): Promise<Listening> {
   const log = opts.log ?? silentLogger;
-  const limit = opts.bodyLimit ?? BODY_LIMIT;
+  const limit = opts.limits?.maxBodyBytes ?? BODY_LIMIT;
   return listenDual(
     async (req) => {
       const t0 = performance.now();
@@ -48,6 +50,6 @@ export async function startProveServer(opts: {
       log.info('request', { method: req.method, path: req.path, status: res.status, ms: Math.round(performance.now() - t0) });
       return res;
     },
-    { host: opts.host ?? '0.0.0.0', port: opts.port ?? 17784 },
+    { host: opts.host ?? '0.0.0.0', port: opts.port ?? 17784, ...(opts.limits ? { limits: opts.limits } : {}) },
   );
 }

@@ -93,6 +93,8 @@ const REAL_ERRORS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'UPSTREAM_FAILED',
   'UPSTREAM_UNAVAILABLE',
   'SCROLLS_REFUSED',
+  'REQUEST_TIMEOUT',
+  'SERVER_BUSY',
 ]);
 
 /** The one "no spell, or a real error?" rule: true when `e` only means the tx has no valid spell. */

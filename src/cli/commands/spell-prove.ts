@@ -6,11 +6,10 @@ import { proveRequestToValue, type ProveRequest } from '../../model/request.js';
 import { utxoIdFromString } from '../../model/primitives.js';
 import { encodeCbor } from '../../codec/cbor.js';
 import { toJsonCompact } from '../../codec/json.js';
-import { proverConfig, truthy } from '../../prover/config.js';
+import { ENV_NAMES, envValue, loadSettings, truthy } from '../../settings/settings.js';
+import { proveServiceFor } from '../../prover/setup.js';
 import { extractAndVerifySpell } from '../../verify/index.js';
 import type { ChainTx } from '../../model/request.js';
-import { proveRemote } from '../../prover/client.js';
-import { loadFeeSettings, localProveService } from '../../prover/setup.js';
 import { chainTxToValue } from '../../model/request.js';
 import { configureRunner, runnerLimitsFromEnv, shutdownRunner } from '../../runner/index.js';
 
@@ -44,19 +43,17 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     return;
   }
   // MOCK=1 in the environment does not make this a mock proof (as the reference): only --mock does.
-  const config = proverConfig(ctx.env, { mock: optFlag(a, 'mock'), mockFromEnv: false });
+  const { prover: config } = loadSettings(ctx.env, { mock: optFlag(a, 'mock'), mockFromEnv: false });
   const progress = (s: string) => ctx.stderr(`${s}\n`);
-  if (!config.mock && truthy(ctx.env.MOCK)) progress('note: MOCK is set but ignored by `spell prove`; pass --mock for a mock proof');
+  if (!config.mock && truthy(envValue(ctx.env, ENV_NAMES.mock))) progress('note: MOCK is set but ignored by `spell prove`; pass --mock for a mock proof');
   if (config.mock) progress('mock mode: the proof is a MOCK proof, accepted only in mock mode (not on chain)');
   let txs;
-  if (config.mock || ctx.prover) {
-    await configureRunner(runnerLimitsFromEnv(ctx.env));
-    try {
-      txs = await localProveService(config, loadFeeSettings(config), progress).prove(req);
-    } finally {
-      await shutdownRunner();
-    }
-  } else txs = await proveRemote(req, { url: config.proveApiUrl, progress });
+  await configureRunner(runnerLimitsFromEnv(ctx.env));
+  try {
+    txs = await proveServiceFor(config, ctx.prover, progress).prove(req);
+  } finally {
+    await shutdownRunner();
+  }
   if (!config.mock && txs.some(isMockSpellTx)) progress('warning: the proving service returned a MOCK proof (it runs in mock mode): not valid on chain');
   if (i.chain === 'cardano') {
     ctx.stdout(`{"cborHex":"${txs[0]!.hex}","description":"Ledger Cddl Format","type":"Witnessed Tx ConwayEra"}\n`);

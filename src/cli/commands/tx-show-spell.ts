@@ -3,6 +3,7 @@ import { optFlag, optString } from '../io.js';
 import { fromHex } from '../../util/bytes.js';
 import { extractAndVerifySpell, isNoSpell, spellToJson, spellToYaml } from '../../verify/index.js';
 import { parseChain } from '../../model/request.js';
+import { debugOf } from '../../settings/settings.js';
 
 /**
  * Prints the verified spell (YAML, or JSON with --json). A transaction without a valid spell is
@@ -17,7 +18,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     spell = extractAndVerifySpell(chain === 'bitcoin' ? { bitcoin: bytes } : { cardano: bytes }, optFlag(a, 'mock'));
   } catch (e) {
     if (!isNoSpell(e)) throw e;
-    if (ctx.env.CHARMS_DEBUG) ctx.stderr(`${(e as Error).message}\n`);
+    if (debugOf(ctx.env)) ctx.stderr(`${(e as Error).message}\n`);
     ctx.stderr('No spell found in the transaction\n');
     return 0;
   }

@@ -7,6 +7,7 @@ import { toJsonPretty } from '../../codec/json.js';
 import { toYaml } from '../../codec/yaml.js';
 import { isNoSpell, verifySpells } from '../../verify/index.js';
 import { useFastProofBackend } from '../../proof/init.js';
+import { nodeClientOf } from '../../settings/settings.js';
 import { appToString } from '../../model/primitives.js';
 
 /** One `listunspent` entry (the fields used). */
@@ -20,13 +21,12 @@ interface Unspent {
 
 /** Runs the node's CLI client: `BITCOIN_CLI` (default `bitcoin-cli`) with `BITCOIN_CLI_ARGS` (e.g. `-testnet4`) first. */
 function nodeCli(ctx: CliContext) {
-  const bin = ctx.env.BITCOIN_CLI || 'bitcoin-cli';
-  const extra = (ctx.env.BITCOIN_CLI_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const { bin, args: extra } = nodeClientOf(ctx.env);
   return (...args: string[]): { ok: true; out: string } | { ok: false; why: string } => {
     const r = spawnSync(bin, [...extra, ...args], { encoding: 'utf8', env: ctx.env, maxBuffer: 256 * 1024 * 1024 });
     if (r.error) {
       const code = (r.error as NodeJS.ErrnoException).code;
-      throw new CharmsError('IO', `cannot run ${bin}: ${code ?? r.error.message}${code === 'ENOENT' ? ' (install Bitcoin Core or set BITCOIN_CLI)' : ''}`);
+      throw new CharmsError('IO', `cannot run ${bin}: ${code ?? r.error.message}${code === 'ENOENT' ? ' (install Bitcoin Core or set BITCOIN_CLI)' : ''}`, { cause: r.error });
     }
     if (r.status !== 0) return { ok: false, why: (r.stderr.trim().split('\n')[0] ?? '') || `exit status ${r.status}` };
     return { ok: true, out: r.stdout.trim() };

@@ -7,6 +7,7 @@ import { Principal } from '@icp-sdk/core/principal';
 import { CharmsError } from '../errors.js';
 import { fromHex } from '../util/bytes.js';
 import { redactUrl } from '../util/redact.js';
+import { ENV_NAMES, envValue, type Env } from './env.js';
 
 export const SCROLLS_DEFAULTS = {
   host: 'https://ic0.app',
@@ -16,11 +17,12 @@ export const SCROLLS_DEFAULTS = {
   bitcoinCanisterId: 'rpgc6-oqaaa-aaaak-qy3uq-cai',
 } as const;
 
+/** The environment names of the Scrolls settings (rows of `ENV_NAMES`). */
 export const SCROLLS_ENV = {
-  host: 'SCROLLS_HOST',
-  cardanoCanisterId: 'SCROLLS_CARDANO_CANISTER_ID',
-  bitcoinCanisterId: 'SCROLLS_BITCOIN_CANISTER_ID',
-  rootKey: 'SCROLLS_ROOT_KEY',
+  host: ENV_NAMES.scrollsHost[0],
+  cardanoCanisterId: ENV_NAMES.scrollsCardanoCanisterId[0],
+  bitcoinCanisterId: ENV_NAMES.scrollsBitcoinCanisterId[0],
+  rootKey: ENV_NAMES.scrollsRootKey[0],
 } as const;
 
 export interface ScrollsSettings {
@@ -46,11 +48,8 @@ function canisterId(v: string, name: string): string {
 }
 
 /** Settings from the environment; unset or empty variables keep the defaults. */
-export function scrollsSettings(env: Record<string, string | undefined>): ScrollsSettings {
-  const get = (k: keyof typeof SCROLLS_ENV) => {
-    const v = env[SCROLLS_ENV[k]];
-    return v === undefined || v === '' ? undefined : v;
-  };
+export function scrollsSettings(env: Env): ScrollsSettings {
+  const get = (k: keyof typeof SCROLLS_ENV) => envValue(env, [SCROLLS_ENV[k]]);
   const host = get('host') ?? SCROLLS_DEFAULTS.host;
   let url: URL;
   try {

@@ -1,0 +1,367 @@
+/**
+ * The protobuf messages of the SP1 Prover Network (SDK 6.3.0, `network.ProverNetwork` and
+ * `artifact.ArtifactStore`), hand-encoded. Signed bodies must be *canonical* proto3 — fields in tag
+ * order, implicit-presence defaults (0, "", false, empty bytes) omitted, `optional` fields written
+ * only when set — because the server checks a signature over its own re-encoding of the body.
+ * (protobufjs writes explicitly set defaults, which breaks that.) Field tags: see
+ * ../shared/protocol/sp1-proving.md §1.3; golden tests against `protoc --encode`.
+ */
+import { CharmsError } from '../../errors.js';
+
+// ------------------------------------------------------------------------------- enums
+
+export const MessageFormat = { BINARY: 1, JSON: 2 } as const;
+export const ProofMode = { CORE: 1, COMPRESSED: 2, PLONK: 3, GROTH16: 4 } as const;
+export type ProofModeValue = (typeof ProofMode)[keyof typeof ProofMode];
+export const FulfillmentStrategy = { HOSTED: 1, RESERVED: 2, AUCTION: 3 } as const;
+export const FulfillmentStatus = { REQUESTED: 1, ASSIGNED: 2, FULFILLED: 3, UNFULFILLABLE: 4, REVERTED: 5, EXPIRED: 6 } as const;
+export const ExecutionStatus = { UNEXECUTED: 1, EXECUTED: 2, UNEXECUTABLE: 3, VALIDATION_FAILED: 4 } as const;
+export const ArtifactType = { PROGRAM: 1, STDIN: 2, PROOF: 3 } as const;
+
+// ------------------------------------------------------------------------------- writer
+
+const WIRE_VARINT = 0;
+const WIRE_LEN = 2;
+
+export class ProtoWriter {
+  private chunks: number[] = [];
+  private varint(v: bigint): void {
+    if (v < 0n) v = BigInt.asUintN(64, v);
+    while (v > 0x7fn) {
+      this.chunks.push(Number(v & 0x7fn) | 0x80);
+      v >>= 7n;
+    }
+    this.chunks.push(Number(v));
+  }
+  private key(tag: number, wire: number): void {
+    this.varint(BigInt((tag << 3) | wire));
+  }
+  private len(tag: number, b: Uint8Array): void {
+    this.key(tag, WIRE_LEN);
+    this.varint(BigInt(b.length));
+    for (const x of b) this.chunks.push(x);
+  }
+  /** uint64 / enum / bool, omitted when zero (implicit presence). */
+  uint(tag: number, v: bigint | number | boolean): this {
+    const n = typeof v === 'boolean' ? (v ? 1n : 0n) : BigInt(v);
+    if (n !== 0n) {
+      this.key(tag, WIRE_VARINT);
+      this.varint(n);
+    }
+    return this;
+  }
+  /** bytes / string / sub-message, omitted when empty (implicit presence). */
+  bytes(tag: number, b: Uint8Array | string): this {
+    const v = typeof b === 'string' ? new TextEncoder().encode(b) : b;
+    if (v.length > 0) this.len(tag, v);
+    return this;
+  }
+  /** An `optional` or message field: written whenever present, even when empty. */
+  present(tag: number, b: Uint8Array | string | undefined): this {
+    if (b !== undefined) this.len(tag, typeof b === 'string' ? new TextEncoder().encode(b) : b);
+    return this;
+  }
+  repeatedBytes(tag: number, list: readonly Uint8Array[]): this {
+    for (const b of list) this.len(tag, b);
+    return this;
+  }
+  finish(): Uint8Array {
+    return Uint8Array.from(this.chunks);
+  }
+}
+
+// ------------------------------------------------------------------------------- reader
+
+export type FieldValue = bigint | Uint8Array;
+
+const malformed = (what: string): CharmsError => new CharmsError('UPSTREAM_FAILED', `malformed protobuf from the prover network: ${what}`);
+
+/** Parses a message into tag → values (varints as bigint, length-delimited as bytes). Unknown tags kept, fixed32/64 skipped. */
+export function parseMessage(b: Uint8Array): Map<number, FieldValue[]> {
+  const out = new Map<number, FieldValue[]>();
+  let i = 0;
+  const varint = (): bigint => {
+    let v = 0n;
+    for (let shift = 0n; shift < 70n; shift += 7n) {
+      if (i >= b.length) throw malformed('truncated varint');
+      const x = b[i++]!;
+      v |= BigInt(x & 0x7f) << shift;
+      if ((x & 0x80) === 0) return BigInt.asUintN(64, v);
+    }
+    throw malformed('varint too long');
+  };
+  while (i < b.length) {
+    const k = varint();
+    const tag = Number(k >> 3n);
+    const wire = Number(k & 7n);
+    if (tag === 0) throw malformed('field tag 0');
+    let v: FieldValue;
+    if (wire === WIRE_VARINT) v = varint();
+    else if (wire === WIRE_LEN) {
+      const n = varint();
+      if (n > BigInt(b.length - i)) throw malformed('length past the end');
+      v = b.subarray(i, i + Number(n));
+      i += Number(n);
+    } else if (wire === 1 || wire === 5) {
+      i += wire === 1 ? 8 : 4;
+      if (i > b.length) throw malformed('truncated fixed field');
+      continue;
+    } else throw malformed(`unsupported wire type ${wire}`);
+    const list = out.get(tag);
+    if (list) list.push(v);
+    else out.set(tag, [v]);
+  }
+  return out;
+}
+
+/** Typed access to a parsed message (last value wins for singular fields, as protobuf says). */
+export class ProtoFields {
+  constructor(readonly fields: Map<number, FieldValue[]>) {}
+  static parse(b: Uint8Array): ProtoFields {
+    return new ProtoFields(parseMessage(b));
+  }
+  private last(tag: number): FieldValue | undefined {
+    const l = this.fields.get(tag);
+    return l?.[l.length - 1];
+  }
+  uint(tag: number): bigint {
+    const v = this.last(tag);
+    if (v === undefined) return 0n;
+    if (typeof v !== 'bigint') throw malformed(`field ${tag} is not a varint`);
+    return v;
+  }
+  bool(tag: number): boolean {
+    return this.uint(tag) !== 0n;
+  }
+  bytes(tag: number): Uint8Array {
+    const v = this.last(tag);
+    if (v === undefined) return new Uint8Array();
+    if (typeof v === 'bigint') throw malformed(`field ${tag} is not length-delimited`);
+    return v;
+  }
+  optBytes(tag: number): Uint8Array | undefined {
+    return this.has(tag) ? this.bytes(tag) : undefined;
+  }
+  string(tag: number): string {
+    try {
+      return new TextDecoder('utf-8', { fatal: true }).decode(this.bytes(tag));
+    } catch {
+      throw malformed(`field ${tag} is not UTF-8`);
+    }
+  }
+  optString(tag: number): string | undefined {
+    return this.has(tag) ? this.string(tag) : undefined;
+  }
+  message(tag: number): ProtoFields {
+    return ProtoFields.parse(this.bytes(tag));
+  }
+  repeatedBytes(tag: number): Uint8Array[] {
+    return (this.fields.get(tag) ?? []).map((v) => {
+      if (typeof v === 'bigint') throw malformed(`field ${tag} is not length-delimited`);
+      return v;
+    });
+  }
+  has(tag: number): boolean {
+    return this.fields.has(tag);
+  }
+}
+
+// ------------------------------------------------------------------------------- messages
+
+export type NetworkVariant = 'auction' | 'base';
+
+/** `RequestProofRequestBody`: the auction variant (public network) or the base one (reserved / self-hosted). */
+export interface RequestProofBody {
+  nonce: bigint;
+  vkHash: Uint8Array;
+  version: string;
+  mode: ProofModeValue;
+  strategy: number;
+  stdinUri: string;
+  deadline: bigint;
+  cycleLimit: bigint;
+  gasLimit: bigint;
+  minAuctionPeriod: bigint;
+  whitelist: Uint8Array[];
+  /** Auction-only fields (tags 12–20). */
+  auction?: {
+    domain: Uint8Array;
+    auctioneer: Uint8Array;
+    executor: Uint8Array;
+    verifier: Uint8Array;
+    publicValuesHash?: Uint8Array;
+    baseFee: string;
+    maxPricePerPgu: string;
+    variant: number;
+    treasury: Uint8Array;
+  };
+  stdinPrivate: boolean;
+}
+
+export function encodeRequestProofBody(b: RequestProofBody): Uint8Array {
+  const w = new ProtoWriter()
+    .uint(1, b.nonce)
+    .bytes(2, b.vkHash)
+    .bytes(3, b.version)
+    .uint(4, b.mode)
+    .uint(5, b.strategy)
+    .bytes(6, b.stdinUri)
+    .uint(7, b.deadline)
+    .uint(8, b.cycleLimit)
+    .uint(9, b.gasLimit)
+    .uint(10, b.minAuctionPeriod)
+    .repeatedBytes(11, b.whitelist);
+  const a = b.auction;
+  if (a) {
+    w.bytes(12, a.domain)
+      .bytes(13, a.auctioneer)
+      .bytes(14, a.executor)
+      .bytes(15, a.verifier)
+      .present(16, a.publicValuesHash)
+      .bytes(17, a.baseFee)
+      .bytes(18, a.maxPricePerPgu)
+      .uint(19, a.variant)
+      .bytes(20, a.treasury)
+      .uint(21, b.stdinPrivate);
+  } else w.uint(12, b.stdinPrivate);
+  return w.finish();
+}
+
+export function decodeRequestProofBody(bytes: Uint8Array, variant: NetworkVariant): RequestProofBody {
+  const f = ProtoFields.parse(bytes);
+  const body: RequestProofBody = {
+    nonce: f.uint(1),
+    vkHash: f.bytes(2),
+    version: f.string(3),
+    mode: Number(f.uint(4)) as ProofModeValue,
+    strategy: Number(f.uint(5)),
+    stdinUri: f.string(6),
+    deadline: f.uint(7),
+    cycleLimit: f.uint(8),
+    gasLimit: f.uint(9),
+    minAuctionPeriod: f.uint(10),
+    whitelist: f.repeatedBytes(11),
+    stdinPrivate: variant === 'auction' ? f.bool(21) : f.bool(12),
+  };
+  if (variant === 'auction') {
+    const pvh = f.optBytes(16);
+    body.auction = {
+      domain: f.bytes(12),
+      auctioneer: f.bytes(13),
+      executor: f.bytes(14),
+      verifier: f.bytes(15),
+      ...(pvh ? { publicValuesHash: pvh } : {}),
+      baseFee: f.string(17),
+      maxPricePerPgu: f.string(18),
+      variant: Number(f.uint(19)),
+      treasury: f.bytes(20),
+    };
+  }
+  return body;
+}
+
+export const encodeCancelBody = (nonce: bigint, requestId: Uint8Array): Uint8Array => new ProtoWriter().uint(1, nonce).bytes(2, requestId).finish();
+
+/** `{1 format, 2 signature, 3 body}`: the envelope of RequestProof, CancelRequest and CreateProgram. */
+export const encodeSigned = (signature: Uint8Array, body: Uint8Array): Uint8Array =>
+  new ProtoWriter().uint(1, MessageFormat.BINARY).bytes(2, signature).present(3, body).finish();
+
+export const encodeAddressRequest = (address: Uint8Array): Uint8Array => new ProtoWriter().bytes(1, address).finish();
+export const encodeVkHashRequest = (vkHash: Uint8Array): Uint8Array => new ProtoWriter().bytes(1, vkHash).finish();
+export const encodeParamsRequest = (mode: ProofModeValue): Uint8Array => new ProtoWriter().uint(1, mode).finish();
+export const encodeProversByUptimeRequest = (haOnly: boolean): Uint8Array => new ProtoWriter().uint(1, haOnly).finish();
+export const encodeCreateArtifactRequest = (signature: Uint8Array, type: number): Uint8Array =>
+  new ProtoWriter().bytes(1, signature).uint(2, type).finish();
+export const encodeStatusRequest = (requestId: Uint8Array): Uint8Array => new ProtoWriter().bytes(1, requestId).finish();
+
+export interface ProofRequestParams {
+  domain: Uint8Array;
+  auctioneer: Uint8Array;
+  executor: Uint8Array;
+  verifier: Uint8Array;
+  maxPricePerPgu: string;
+  baseFee: string;
+  treasury: Uint8Array;
+  tickSize: bigint;
+}
+
+export function decodeParams(b: Uint8Array): ProofRequestParams {
+  const f = ProtoFields.parse(b);
+  return {
+    domain: f.bytes(1),
+    auctioneer: f.bytes(2),
+    executor: f.bytes(3),
+    verifier: f.bytes(4),
+    maxPricePerPgu: f.string(5),
+    baseFee: f.string(6),
+    treasury: f.bytes(7),
+    tickSize: f.uint(8),
+  };
+}
+
+export function encodeParams(p: ProofRequestParams): Uint8Array {
+  return new ProtoWriter()
+    .bytes(1, p.domain)
+    .bytes(2, p.auctioneer)
+    .bytes(3, p.executor)
+    .bytes(4, p.verifier)
+    .bytes(5, p.maxPricePerPgu)
+    .bytes(6, p.baseFee)
+    .bytes(7, p.treasury)
+    .uint(8, p.tickSize)
+    .finish();
+}
+
+export interface ProgramInfo {
+  vkHash: Uint8Array;
+  vk: Uint8Array;
+  programUri: string;
+  name?: string;
+  owner: Uint8Array;
+  createdAt: bigint;
+}
+
+export function decodeProgram(b: Uint8Array): ProgramInfo {
+  const p = ProtoFields.parse(b).message(1);
+  const name = p.optString(4);
+  return { vkHash: p.bytes(1), vk: p.bytes(2), programUri: p.string(3), ...(name !== undefined ? { name } : {}), owner: p.bytes(5), createdAt: p.uint(6) };
+}
+
+export function encodeProgramResponse(p: ProgramInfo): Uint8Array {
+  const inner = new ProtoWriter().bytes(1, p.vkHash).bytes(2, p.vk).bytes(3, p.programUri).present(4, p.name).bytes(5, p.owner).uint(6, p.createdAt).finish();
+  return new ProtoWriter().present(1, inner).finish();
+}
+
+export interface ProofStatus {
+  fulfillmentStatus: number;
+  executionStatus: number;
+  requestTxHash: Uint8Array;
+  deadline: bigint;
+  fulfillTxHash?: Uint8Array;
+  proofUri?: string;
+  publicValuesHash?: Uint8Array;
+}
+
+export function decodeStatus(b: Uint8Array): ProofStatus {
+  const f = ProtoFields.parse(b);
+  const s: ProofStatus = { fulfillmentStatus: Number(f.uint(1)), executionStatus: Number(f.uint(2)), requestTxHash: f.bytes(3), deadline: f.uint(4) };
+  const ft = f.optBytes(5);
+  if (ft) s.fulfillTxHash = ft;
+  const uri = f.optString(6);
+  if (uri !== undefined) s.proofUri = uri;
+  const pvh = f.optBytes(7);
+  if (pvh) s.publicValuesHash = pvh;
+  return s;
+}
+
+export function encodeStatus(s: ProofStatus): Uint8Array {
+  return new ProtoWriter()
+    .uint(1, s.fulfillmentStatus)
+    .uint(2, s.executionStatus)
+    .bytes(3, s.requestTxHash)
+    .uint(4, s.deadline)
+    .present(5, s.fulfillTxHash)
+    .present(6, s.proofUri)
+    .present(7, s.publicValuesHash)
+    .finish();
+}

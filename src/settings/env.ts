@@ -1,0 +1,51 @@
+/**
+ * The environment names of every setting, in one table: the spec's name first, then the
+ * reference's aliases (scripts written for the Rust tools keep working). Only the settings
+ * loader (settings.ts and its sections) reads the environment.
+ */
+export type Env = Record<string, string | undefined>;
+
+/** Environment names of every setting: [spec name, reference aliases…]. */
+export const ENV_NAMES = {
+  mock: ['MOCK'],
+  debug: ['CHARMS_DEBUG'],
+  logLevel: ['LOG_LEVEL'],
+  proveApiUrl: ['SVC_PROVE_API_URL', 'CHARMS_PROVE_API_URL'],
+  appProver: ['APP_ZK_PROVER', 'APP_SP1_PROVER'],
+  spellProver: ['SPELL_ZK_PROVER', 'SPELL_SP1_PROVER'],
+  networkPrivateKey: ['NETWORK_PRIVATE_KEY'],
+  networkRpcUrl: ['NETWORK_RPC_URL'],
+  gpuServiceUrl: ['ZK_GPU_SERVICE_URL', 'SP1_GPU_SERVICE_URL'],
+  feeSettings: ['SVC_FEE_SETTINGS', 'CHARMS_FEE_SETTINGS'],
+  cacheUrl: ['CACHE_URL', 'REDIS_URL'],
+  esploraUrl: ['ESPLORA_URL'],
+  rpcUrl: ['BITCOIN_RPC_URL'],
+  rpcCookie: ['BITCOIN_RPC_COOKIE'],
+  rpcUser: ['BITCOIN_RPC_USER'],
+  rpcPassword: ['BITCOIN_RPC_PASSWORD'],
+  nodeCli: ['BITCOIN_CLI'],
+  nodeCliArgs: ['BITCOIN_CLI_ARGS'],
+  scrollsHost: ['SCROLLS_HOST'],
+  scrollsCardanoCanisterId: ['SCROLLS_CARDANO_CANISTER_ID'],
+  scrollsBitcoinCanisterId: ['SCROLLS_BITCOIN_CANISTER_ID'],
+  scrollsRootKey: ['SCROLLS_ROOT_KEY'],
+  // server limits (settings/limits.ts)
+  maxBodyBytes: ['SVC_MAX_BODY_BYTES'],
+  inflightBodyBytes: ['SVC_INFLIGHT_BODY_BYTES'],
+  maxConnections: ['SVC_MAX_CONNECTIONS'],
+  headersTimeoutMs: ['SVC_HEADERS_TIMEOUT_MS'],
+  bodyTimeoutMs: ['SVC_BODY_TIMEOUT_MS'],
+  idleTimeoutMs: ['SVC_IDLE_TIMEOUT_MS'],
+  maxStreamsPerConnection: ['SVC_MAX_STREAMS_PER_CONNECTION'],
+} as const;
+
+/** The first non-empty value among `names`. */
+export function envValue(env: Env, names: readonly string[]): string | undefined {
+  for (const n of names) {
+    const v = env[n];
+    if (v !== undefined && v !== '') return v;
+  }
+  return undefined;
+}
+
+export const truthy = (v: string | undefined): boolean => v !== undefined && !['', '0', 'false', 'no', 'off'].includes(v.toLowerCase());

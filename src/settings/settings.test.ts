@@ -1,0 +1,54 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ENV_NAMES, loadSettings, CURRENT_PROVE_API_URL } from './settings.js';
+
+test('defaults with an empty environment', () => {
+  const s = loadSettings({});
+  assert.equal(s.mock, false);
+  assert.equal(s.debug, false);
+  assert.equal(s.logLevel, 'info');
+  assert.equal(s.cacheUrl, undefined);
+  const { scrolls, ...prover } = s.prover;
+  assert.deepEqual(prover, { mock: false, appProver: 'cpu', spellProver: 'app', proveApiUrl: CURRENT_PROVE_API_URL });
+  assert.equal(scrolls.host, 'https://ic0.app');
+  assert.deepEqual(s.nodeClient, { bin: 'bitcoin-cli', args: [] });
+  assert.equal(s.querySource.esploraUrl, undefined);
+});
+
+test('spec names win over the reference aliases; aliases alone work', () => {
+  for (const [key, names] of Object.entries(ENV_NAMES)) assert.ok(names.length >= 1, key);
+  const both = loadSettings({ CACHE_URL: 'redis://a', REDIS_URL: 'redis://b', SVC_PROVE_API_URL: 'http://spec', CHARMS_PROVE_API_URL: 'http://ref' });
+  assert.equal(both.cacheUrl, 'redis://a');
+  assert.equal(both.prover.cacheUrl, 'redis://a');
+  assert.equal(both.prover.proveApiUrl, 'http://spec');
+  const refOnly = loadSettings({ REDIS_URL: 'redis://b', APP_SP1_PROVER: 'network', SPELL_SP1_PROVER: 'network', SP1_GPU_SERVICE_URL: 'http://gpu', CHARMS_FEE_SETTINGS: '/f.yaml' });
+  assert.equal(refOnly.cacheUrl, 'redis://b');
+  assert.equal(refOnly.prover.appProver, 'network');
+  assert.equal(refOnly.prover.spellProver, 'network');
+  assert.equal(refOnly.prover.gpuServiceUrl, 'http://gpu');
+  assert.equal(refOnly.prover.feeSettingsPath, '/f.yaml');
+  // an empty value counts as unset
+  assert.equal(loadSettings({ CACHE_URL: '', REDIS_URL: 'redis://b' }).cacheUrl, 'redis://b');
+});
+
+test('flags override the environment; MOCK can be ignored by a command', () => {
+  const env = { MOCK: '1', ESPLORA_URL: 'http://env', BITCOIN_RPC_URL: 'http://rpc-env', BITCOIN_RPC_USER: 'u', BITCOIN_RPC_PASSWORD: '' };
+  assert.equal(loadSettings(env).mock, true);
+  assert.equal(loadSettings(env, { mockFromEnv: false }).mock, false);
+  assert.equal(loadSettings({}, { mock: true, mockFromEnv: false }).mock, true);
+  assert.equal(loadSettings({ MOCK: 'false' }).mock, false);
+  const s = loadSettings(env, { esploraUrl: 'http://flag', rpcCookie: '/c' });
+  assert.equal(s.querySource.esploraUrl, 'http://flag');
+  assert.equal(s.querySource.rpcUrl, 'http://rpc-env');
+  assert.equal(s.querySource.rpcCookie, '/c');
+  assert.equal(s.querySource.rpcUser, 'u');
+  assert.equal(s.querySource.rpcPassword, '', 'an empty RPC password is a password');
+});
+
+test('log level, debug, node client, bad prover names', () => {
+  assert.equal(loadSettings({ LOG_LEVEL: 'DEBUG' }).logLevel, 'debug');
+  assert.equal(loadSettings({ LOG_LEVEL: 'loud' }).logLevel, 'info');
+  assert.equal(loadSettings({ CHARMS_DEBUG: '1' }).debug, true);
+  assert.deepEqual(loadSettings({ BITCOIN_CLI: '/opt/bitcoin-cli', BITCOIN_CLI_ARGS: ' -testnet4  -rpcwait ' }).nodeClient, { bin: '/opt/bitcoin-cli', args: ['-testnet4', '-rpcwait'] });
+  assert.throws(() => loadSettings({ APP_ZK_PROVER: 'gpu' }), { code: 'CONFIG' });
+});
