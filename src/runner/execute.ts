@@ -61,7 +61,7 @@ export function executeApp(req: ExecuteRequest): RunResult {
   };
   const call = (name: string): unknown => {
     const depth = readGlobal(req.meter.depth);
-    if (depth) depth.value = 0;
+    if (depth) depth.value = 1; // the export's own frame (depth is counted at call sites)
     const f = instance!.exports[name] as (...args: unknown[]) => unknown;
     return f();
   };

@@ -7,20 +7,97 @@
  * docs in shared/protocol/app-runner.md §1.5).
  */
 import { createHash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { CharmsError } from '../errors.js';
 import { toHex } from '../util/bytes.js';
 import { executeApp, type RunResult } from './execute.js';
-import { instrumentModule, type MeterExports } from './instrument.js';
 import { checkAppModule } from './policy.js';
 import { RunnerPool } from './pool.js';
-import { Wasm, type WasmModule } from './wasm-api.js';
+import { prepareModule, type Prepared } from './prepare.js';
 
 export type { RunResult } from './execute.js';
+export type { Prepared } from './prepare.js';
 
 /** The reference's per-run fuel budget (`MAX_FUEL_PER_RUN`). */
 export const DEFAULT_FUEL_LIMIT = 1_000_000_000n;
 /** Wall-clock guard per run; real apps need about a millisecond. */
 export const DEFAULT_TIMEOUT_MS = 5_000;
+
+/**
+ * Resource caps of the runner (docs/server.md "Limits"). The reference (wasmi without a store
+ * limiter) has none besides the module's own maxima and 4 GiB; these are stricter on purpose:
+ * the process's peak memory is about `concurrency × (memoryPages × 64 KiB + workerHeapMb)`
+ * plus the module cache, whatever its clients send.
+ */
+export interface RunnerLimits {
+  /** Linear memory per run, in 64 KiB pages (default 2048 = 128 MiB). */
+  memoryPages: number;
+  /** Elements per table per run (default 65 536; 8 bytes each). */
+  tableElements: number;
+  /** Worker threads = app preparations and runs executing at once (default min(2, cores)). */
+  concurrency: number;
+  /** JS heap cap of each worker, MB (default 512): bounds the instrumenter on huge modules. */
+  workerHeapMb: number;
+  /** Wall-clock limit for validating + instrumenting + compiling one module (default 60 s). */
+  prepareTimeoutMs: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<RunnerLimits> = Object.freeze({
+  memoryPages: 2048,
+  tableElements: 65_536,
+  concurrency: Math.max(1, Math.min(2, availableParallelism())),
+  workerHeapMb: 512,
+  prepareTimeoutMs: 60_000,
+});
+
+let limits: RunnerLimits = { ...DEFAULT_LIMITS };
+
+/** The caps in force. */
+export const runnerLimits = (): Readonly<RunnerLimits> => limits;
+
+/**
+ * Sets the runner's caps (call at start-up, before the first run; running workers are stopped so
+ * the new sizes apply). Also used by the proving server from its environment, see `runnerLimitsFromEnv`.
+ */
+export async function configureRunner(next: Partial<RunnerLimits>): Promise<void> {
+  const merged = { ...limits, ...next };
+  const check = (name: keyof RunnerLimits, min: number, max: number) => {
+    const v = merged[name];
+    if (!Number.isSafeInteger(v) || v < min || v > max)
+      throw new CharmsError('CONFIG', `app runner: ${name} must be an integer in ${min}..${max}, got ${v}`);
+  };
+  check('memoryPages', 1, 65_536);
+  check('tableElements', 1, 10_000_000);
+  check('concurrency', 1, 256);
+  check('workerHeapMb', 16, 65_536);
+  check('prepareTimeoutMs', 1, 3_600_000);
+  limits = merged;
+  cache.clear(); // prepared modules carry the old caps
+  await shutdownRunner();
+}
+
+/**
+ * Runner caps from the environment: `APP_MEMORY_LIMIT_MB` (per-run linear memory, MiB) and
+ * `APP_RUN_CONCURRENCY` (app preparations/runs at once). Unset names are left out.
+ */
+export function runnerLimitsFromEnv(env: Record<string, string | undefined>): Partial<RunnerLimits> {
+  const out: Partial<RunnerLimits> = {};
+  const int = (name: string): number | undefined => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return undefined;
+    const v = Number(raw);
+    if (!Number.isSafeInteger(v) || v <= 0) throw new CharmsError('CONFIG', `${name}: expected a positive integer, got ${JSON.stringify(raw)}`);
+    return v;
+  };
+  const mb = int('APP_MEMORY_LIMIT_MB');
+  if (mb !== undefined) {
+    if (mb > 4096) throw new CharmsError('CONFIG', `APP_MEMORY_LIMIT_MB: at most 4096 (wasm32's 4 GiB), got ${mb}`);
+    out.memoryPages = mb * 16;
+  }
+  const c = int('APP_RUN_CONCURRENCY');
+  if (c !== undefined) out.concurrency = c;
+  return out;
+}
 
 export interface RunAppArgs {
   /** The app binary exactly as published (its SHA-256 is the app's vk / wasm hash). */
@@ -33,7 +110,7 @@ export interface RunAppArgs {
   timeoutMs?: number;
   /** Versioned apps: `__app_version()` must return this before `_start` runs. */
   expectedVersion?: number;
-  /** Run on the calling thread (faster, but no timeout isolation). Default false. */
+  /** Prepare and run on the calling thread (no timeout isolation; tests and tools). Default false. */
   inThread?: boolean;
 }
 
@@ -42,38 +119,47 @@ export function validateAppModule(wasm: Uint8Array): void {
   checkAppModule(wasm);
 }
 
-interface Prepared {
-  module: WasmModule;
-  meter: MeterExports;
-}
-
 const CACHE_LIMIT = 32;
-const cache = new Map<string, Prepared>();
+/** Prepared modules by SHA-256 of the original bytes and budget; in-flight preparations shared. */
+const cache = new Map<string, Promise<Prepared>>();
 
-/** Validates, instruments and compiles; cached by SHA-256 of the original bytes and budget. */
-export function prepareApp(wasm: Uint8Array, fuelLimit: bigint = DEFAULT_FUEL_LIMIT): Prepared {
-  const key = `${toHex(createHash('sha256').update(wasm).digest())}:${fuelLimit}`;
+function cached(key: string, make: () => Promise<Prepared>): Promise<Prepared> {
   const hit = cache.get(key);
   if (hit) {
     cache.delete(key); // refresh LRU position
     cache.set(key, hit);
     return hit;
   }
-  const parsed = checkAppModule(wasm);
-  const instrumented = instrumentModule(parsed, fuelLimit);
-  let module: WasmModule;
-  try {
-    module = new Wasm.Module(instrumented.bytes);
-  } catch (e) {
-    throw new CharmsError('INVALID_INPUT', `wasm module: rejected by the engine: ${(e as Error).message}`, { cause: e });
-  }
-  const prepared = { module, meter: instrumented.exports };
-  cache.set(key, prepared);
+  const p = make();
+  cache.set(key, p);
+  p.catch(() => cache.delete(key)); // refusals are not cached (cheap to repeat, and bounded)
   if (cache.size > CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-  return prepared;
+  return p;
+}
+
+const cacheKey = (wasm: Uint8Array, fuelLimit: bigint): string =>
+  `${toHex(createHash('sha256').update(wasm).digest())}:${fuelLimit}`;
+
+/** Validates, instruments and compiles on the calling thread (cached). */
+export function prepareApp(wasm: Uint8Array, fuelLimit: bigint = DEFAULT_FUEL_LIMIT): Promise<Prepared> {
+  return cached(cacheKey(wasm, fuelLimit), async () => prepareModule(wasm, fuelLimit, limits));
+}
+
+/** The same work in a runner worker, so that a huge module never stalls the event loop. */
+function prepareInWorker(wasm: Uint8Array, fuelLimit: bigint): Promise<Prepared> {
+  return cached(cacheKey(wasm, fuelLimit), async () => {
+    const out = await getPool().submit({ kind: 'prepare', wasm, fuelLimit, limits }, limits.prepareTimeoutMs, 'preparing the app module');
+    if (!out.ok) throw new CharmsError('UNSUPPORTED', `wasm module: ${out.error}`);
+    const r = out.reply;
+    if (r.kind === 'prepared') return r.prepared;
+    if (r.kind === 'refused') throw new CharmsError(r.code, r.message);
+    throw new CharmsError('INTERNAL', 'app runner worker answered a preparation with a run result');
+  });
 }
 
 let pool: RunnerPool | undefined;
+const getPool = (): RunnerPool =>
+  (pool ??= new RunnerPool({ size: limits.concurrency, heapMb: limits.workerHeapMb }));
 
 /**
  * Runs the app once. Resolves (never rejects for app problems): `ok` is the reference's
@@ -87,9 +173,11 @@ export async function runApp(args: RunAppArgs): Promise<RunResult> {
   const timeoutMs = args.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
     throw new CharmsError('INVALID_INPUT', `runApp: timeoutMs must be a positive number, got ${timeoutMs}`);
+  if (typeof fuelLimit !== 'bigint' || fuelLimit < 0n || fuelLimit > 2n ** 63n - 1n)
+    throw new CharmsError('INVALID_INPUT', `runApp: fuelLimit must be between 0 and 2^63-1, got ${fuelLimit}`);
   let prepared: Prepared;
   try {
-    prepared = prepareApp(args.wasm, fuelLimit);
+    prepared = await (args.inThread ? prepareApp(args.wasm, fuelLimit) : prepareInWorker(args.wasm, fuelLimit));
   } catch (e) {
     if (e instanceof CharmsError) return { ok: false, cycles: 0n, stderr: '', error: e.message };
     throw e;
@@ -102,8 +190,10 @@ export async function runApp(args: RunAppArgs): Promise<RunResult> {
     ...(args.expectedVersion === undefined ? {} : { expectedVersion: args.expectedVersion }),
   };
   if (args.inThread) return executeApp(req);
-  pool ??= new RunnerPool();
-  return pool.run(req, timeoutMs);
+  const out = await getPool().submit({ kind: 'run', ...req }, timeoutMs, 'app');
+  if (!out.ok) return { ok: false, cycles: 0n, stderr: '', error: out.error };
+  if (out.reply.kind === 'ran') return out.reply.result;
+  return { ok: false, cycles: 0n, stderr: '', error: 'app runner worker answered a run with something else' };
 }
 
 /** Terminates the worker threads (they are unref'd when idle, so this is only needed for a clean stop). */

@@ -6,12 +6,18 @@
  * - `fuel` (i64): remaining fuel, initialised to the budget inside the module so that a start
  *   function is metered too;
  * - `trap` (i32): why the module trapped on purpose (1 = out of fuel, 2 = call depth);
- * - `depth` (i32): current call depth;
+ * - `depth` (i32): current call depth, counted at call sites (the host sets 1 for the export it
+ *   calls), so that no local is added to any function (V8 allows 50 000 per function);
+ * - three scratch globals for the dynamic charges;
  * - one "compiled" flag (i32) per defined function, for wasmi's lazy-compilation fuel.
  *
  * Charges are placed at function entry and after each `loop`/`if`/`else` opcode (where wasmi
- * puts its `ConsumeFuel`), plus dynamic charges for `memory.fill/copy/init` (len / 64) and a
- * successful `memory.grow` (1024 per page).
+ * puts its `ConsumeFuel`), plus dynamic charges for `memory.fill/copy/init` (len / 64),
+ * `table.fill/copy/init` (8 bytes per element / 64), a successful `memory.grow` (1024 per page)
+ * and a successful `table.grow` (8 bytes per element / 64).
+ *
+ * The per-run caps (`ModuleLimits`) are written into the module: every memory's and table's
+ * maximum is lowered to the cap, so a grow past it returns -1 as a grow past a declared maximum.
  */
 import { CharmsError } from '../errors.js';
 import { WasmReader, WasmWriter } from './wasm-bytes.js';
@@ -77,15 +83,11 @@ interface Indices {
   fuel: number;
   trap: number;
   depth: number;
-  compiledBase: number;
-}
-
-/** Scratch locals appended to every function. */
-interface Scratch {
+  /** Scratch globals (no locals are added: a function may already use all 50 000 V8 allows). */
   s1: number;
   s2: number;
-  d: number;
   a: number;
+  compiledBase: number;
 }
 
 function trapWith(w: WasmWriter, g: Indices, reason: number): void {
@@ -107,8 +109,41 @@ function charge(w: WasmWriter, g: Indices, pushCost: (w: WasmWriter) => void): v
 const chargeConst = (w: WasmWriter, g: Indices, cost: number): void => {
   if (cost > 0) charge(w, g, (x) => x.byte(OP.i64Const).s64(BigInt(cost)));
 };
-const chargeLocal = (w: WasmWriter, g: Indices, local: number): void =>
-  charge(w, g, (x) => x.byte(OP.localGet).u32(local));
+const chargeScratch = (w: WasmWriter, g: Indices): void => charge(w, g, (x) => x.byte(OP.globalGet).u32(g.a));
+
+/** Pops the i32 on top of the stack into `s1` and pushes it back (a `local.tee` on a global). */
+const teeS1 = (w: WasmWriter, g: Indices): void => void w.byte(OP.globalSet).u32(g.s1).byte(OP.globalGet).u32(g.s1);
+
+/** Charges `s1 >> shift` fuel (s1 as unsigned). */
+function chargeS1Shifted(w: WasmWriter, g: Indices, shift: bigint): void {
+  w.byte(OP.globalGet).u32(g.s1).byte(OP.i64ExtendI32U);
+  w.byte(OP.i64Const).s64(shift).byte(OP.i64ShrU).byte(OP.globalSet).u32(g.a);
+  chargeScratch(w, g);
+}
+
+/** Around a successful grow (result ≠ -1) of `s1` units, charge `s1 << shl >> shr` fuel. */
+function chargeGrow(w: WasmWriter, g: Indices, growOp: Uint8Array, shl: bigint, shr: bigint): void {
+  teeS1(w, g);
+  w.bytes(growOp);
+  w.byte(OP.globalSet).u32(g.s2).byte(OP.globalGet).u32(g.s2).byte(OP.i32Const).s32(-1).byte(OP.i32Ne);
+  w.byte(OP.if).byte(OP.void);
+  w.byte(OP.globalGet).u32(g.s1).byte(OP.i64ExtendI32U);
+  w.byte(OP.i64Const).s64(shl).byte(OP.i64Shl).byte(OP.i64Const).s64(shr).byte(OP.i64ShrU).byte(OP.globalSet).u32(g.a);
+  chargeScratch(w, g);
+  w.byte(OP.end).byte(OP.globalGet).u32(g.s2);
+}
+
+/** Before a call into module code: one more frame, trap beyond wasmi's limit. */
+function enterCall(w: WasmWriter, g: Indices): void {
+  w.byte(OP.globalGet).u32(g.depth).byte(OP.i32Const).s32(1).byte(OP.i32Add).byte(OP.globalSet).u32(g.depth);
+  w.byte(OP.globalGet).u32(g.depth).byte(OP.i32Const).s32(MAX_CALL_DEPTH).byte(OP.i32GtU);
+  w.byte(OP.if).byte(OP.void);
+  trapWith(w, g, TRAP_CALL_DEPTH);
+  w.byte(OP.end);
+}
+
+const leaveCall = (w: WasmWriter, g: Indices): void =>
+  void w.byte(OP.globalGet).u32(g.depth).byte(OP.i32Const).s32(1).byte(OP.i32Sub).byte(OP.globalSet).u32(g.depth);
 
 function instrumentBody(
   m: ParsedModule,
@@ -119,24 +154,11 @@ function instrumentBody(
   const range = m.bodies[definedIndex]!;
   const body = decodeBody(m.bytes, range.start, range.end);
   const fuel = functionFuel(m, definedIndex, body);
-  const type = m.types[m.funcTypeIndices[definedIndex]!]!;
-  const firstScratch = type.params.length + body.locals.length;
-  const sc: Scratch = { s1: firstScratch, s2: firstScratch + 1, d: firstScratch + 2, a: firstScratch + 3 };
 
   const w = new WasmWriter(range.end - range.start + 256);
-  // locals: the original groups, then 3 × i32 and 1 × i64 scratch locals
-  const lr = new WasmReader(m.bytes, body.localsStart, body.localsEnd);
-  const groups = lr.u32();
-  w.u32(groups + 2).bytes(m.bytes.subarray(lr.pos, body.localsEnd));
-  w.u32(3).byte(0x7f).u32(1).byte(0x7e);
+  w.bytes(m.bytes.subarray(body.localsStart, body.localsEnd)); // locals unchanged
 
-  // entry: call depth, lazy-compilation fuel, entry region fuel
-  w.byte(OP.globalGet).u32(g.depth).byte(OP.i32Const).s32(1).byte(OP.i32Add);
-  w.byte(OP.localTee).u32(sc.d).byte(OP.globalSet).u32(g.depth);
-  w.byte(OP.localGet).u32(sc.d).byte(OP.i32Const).s32(MAX_CALL_DEPTH).byte(OP.i32GtU);
-  w.byte(OP.if).byte(OP.void);
-  trapWith(w, g, TRAP_CALL_DEPTH);
-  w.byte(OP.end);
+  // entry: lazy-compilation fuel, entry region fuel (call depth is counted at call sites)
   const compiled = g.compiledBase + definedIndex;
   w.byte(OP.globalGet).u32(compiled).byte(OP.i32Eqz).byte(OP.if).byte(OP.void);
   w.byte(OP.i32Const).s32(1).byte(OP.globalSet).u32(compiled);
@@ -147,36 +169,28 @@ function instrumentBody(
   const src = m.bytes;
   body.instrs.forEach((ins, i) => {
     const op = ins.op;
+    const raw = src.subarray(ins.start, ins.end);
     if (op === 0xfc08 || op === 0xfc0a || op === 0xfc0b) {
       // memory.init / memory.copy / memory.fill: len / 64 fuel, charged before the copy
-      w.byte(OP.localTee).u32(sc.s1).byte(OP.i64ExtendI32U);
-      w.byte(OP.i64Const).s64(6n).byte(OP.i64ShrU).byte(OP.localSet).u32(sc.a);
-      chargeLocal(w, g, sc.a);
-      w.byte(OP.localGet).u32(sc.s1);
-      w.bytes(src.subarray(ins.start, ins.end));
+      teeS1(w, g);
+      chargeS1Shifted(w, g, 6n);
+      w.bytes(raw);
       return;
     }
-    if (op === 0x40) {
-      // memory.grow: 1024 fuel per page, only when the grow succeeds
-      w.byte(OP.localTee).u32(sc.s1);
-      w.bytes(src.subarray(ins.start, ins.end));
-      w.byte(OP.localTee).u32(sc.s2).byte(OP.i32Const).s32(-1).byte(OP.i32Ne);
-      w.byte(OP.if).byte(OP.void);
-      w.byte(OP.localGet).u32(sc.s1).byte(OP.i64ExtendI32U);
-      w.byte(OP.i64Const).s64(10n).byte(OP.i64Shl).byte(OP.localSet).u32(sc.a);
-      chargeLocal(w, g, sc.a);
-      w.byte(OP.end).byte(OP.localGet).u32(sc.s2);
+    if (op === 0xfc0c || op === 0xfc0e || op === 0xfc11) {
+      // table.init / table.copy / table.fill: 8 bytes per element, 64 bytes per fuel
+      teeS1(w, g);
+      chargeS1Shifted(w, g, 3n);
+      w.bytes(raw);
       return;
     }
-    if (op === OP.returnCall || op === OP.returnCallIndirect) {
-      // the frame is replaced: give back this frame's depth before the callee takes one
-      w.byte(OP.localGet).u32(sc.d).byte(OP.i32Const).s32(1).byte(OP.i32Sub);
-      w.byte(OP.globalSet).u32(g.depth);
-    }
-    w.bytes(src.subarray(ins.start, ins.end));
-    if (op === OP.call || op === OP.callIndirect) {
-      w.byte(OP.localGet).u32(sc.d).byte(OP.globalSet).u32(g.depth);
-    } else if (op === 0x03 || op === 0x04 || op === 0x05) {
+    if (op === 0x40) return chargeGrow(w, g, raw, 16n, 6n); // memory.grow: 65 536 bytes per page
+    if (op === 0xfc0f) return chargeGrow(w, g, raw, 3n, 6n); // table.grow: 8 bytes per element
+    const intoModule = (op === OP.call && ins.a >= m.importedFuncCount) || op === OP.callIndirect;
+    if (intoModule) enterCall(w, g);
+    w.bytes(raw);
+    if (intoModule) leaveCall(w, g);
+    else if (op === 0x03 || op === 0x04 || op === 0x05) {
       const cost = fuel.regionFuel.get(i);
       if (cost !== undefined) chargeConst(w, g, cost);
     }
@@ -185,19 +199,71 @@ function instrumentBody(
   out.u32(content.length).bytes(content);
 }
 
+/** Per-run resource caps written into the module (see docs/server.md "Limits"). */
+export interface ModuleLimits {
+  /** Maximum linear memory, in 64 KiB pages. */
+  memoryPages: number;
+  /** Maximum elements per table. */
+  tableElements: number;
+}
+
+function limitsBytes(w: WasmWriter, min: number, max: number): void {
+  w.byte(0x01).u32(min).u32(max);
+}
+
+/** The memory section with every maximum lowered to the cap; refuses a larger initial size. */
+function cappedMemories(m: ParsedModule, cap: number): Uint8Array {
+  const w = new WasmWriter();
+  w.u32(m.memories.length);
+  for (const mem of m.memories) {
+    if (mem.min > cap)
+      throw new CharmsError(
+        'UNSUPPORTED',
+        `wasm module: the app needs ${mem.min} pages of memory at start (${mem.min / 16} MiB); the runner allows ${cap} pages (${cap / 16} MiB) per run`,
+      );
+    limitsBytes(w, mem.min, Math.min(mem.max ?? cap, cap));
+  }
+  return w.finish();
+}
+
+function cappedTables(m: ParsedModule, cap: number): Uint8Array {
+  const w = new WasmWriter();
+  w.u32(m.tables.length);
+  for (const t of m.tables) {
+    if (t.limits.min > cap)
+      throw new CharmsError('UNSUPPORTED', `wasm module: a table starts with ${t.limits.min} elements; the runner allows ${cap} per table`);
+    w.byte(t.elemType === 'externref' ? 0x6f : 0x70);
+    limitsBytes(w, t.limits.min, Math.min(t.limits.max ?? cap, cap));
+  }
+  return w.finish();
+}
+
+let instrumentations = 0;
+/** How many modules this thread has instrumented (lets tests check where the work happens). */
+export const instrumentationsInThisThread = (): number => instrumentations;
+
 const SECTION_ORDER = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 10, 11];
 
 /**
  * Returns the metered module. `fuelLimit` is baked into the fuel global's initialiser.
  * The module must already have passed `validateAppModule` (policy checks).
  */
-export function instrumentModule(m: ParsedModule, fuelLimit: bigint): InstrumentedModule {
+export function instrumentModule(m: ParsedModule, fuelLimit: bigint, limits: ModuleLimits): InstrumentedModule {
   if (fuelLimit < 0n || fuelLimit > 2n ** 63n - 1n)
     throw new CharmsError('INVALID_INPUT', `fuelLimit: must be between 0 and 2^63-1, got ${fuelLimit}`);
+  instrumentations++;
   const bytes = m.bytes;
   const globalCount = m.globals.length; // imported globals are refused by policy
   const nDefined = m.funcTypeIndices.length;
-  const g: Indices = { fuel: globalCount, trap: globalCount + 1, depth: globalCount + 2, compiledBase: globalCount + 3 };
+  const g: Indices = {
+    fuel: globalCount,
+    trap: globalCount + 1,
+    depth: globalCount + 2,
+    s1: globalCount + 3,
+    s2: globalCount + 4,
+    a: globalCount + 5,
+    compiledBase: globalCount + 6,
+  };
 
   const taken = new Set(m.exports.map((e) => e.name));
   const names: MeterExports = {
@@ -209,17 +275,22 @@ export function instrumentModule(m: ParsedModule, fuelLimit: bigint): Instrument
   const contents = new Map<number, Uint8Array>();
   for (const s of m.sections) if (s.id !== 0) contents.set(s.id, bytes.subarray(s.start, s.end));
 
+  if (m.memories.length > 0) contents.set(5, cappedMemories(m, limits.memoryPages));
+  if (m.tables.length > 0) contents.set(4, cappedTables(m, limits.tableElements));
+
   // globals: original entries + meter globals
   const gw = new WasmWriter();
-  gw.u32(globalCount + 3 + nDefined);
+  gw.u32(globalCount + 6 + nDefined);
   const oldGlobals = contents.get(6);
   if (oldGlobals) {
     const r = new WasmReader(oldGlobals);
     r.u32();
     gw.bytes(oldGlobals.subarray(r.pos));
   }
-  gw.byte(0x7e).byte(1).byte(OP.i64Const).s64(fuelLimit).byte(OP.end);
-  for (let i = 0; i < 2 + nDefined; i++) gw.byte(0x7f).byte(1).byte(OP.i32Const).s32(0).byte(OP.end);
+  gw.byte(0x7e).byte(1).byte(OP.i64Const).s64(fuelLimit).byte(OP.end); // fuel
+  for (let i = 0; i < 4; i++) gw.byte(0x7f).byte(1).byte(OP.i32Const).s32(0).byte(OP.end); // trap, depth, s1, s2
+  gw.byte(0x7e).byte(1).byte(OP.i64Const).s64(0n).byte(OP.end); // a
+  for (let i = 0; i < nDefined; i++) gw.byte(0x7f).byte(1).byte(OP.i32Const).s32(0).byte(OP.end); // compiled flags
   contents.set(6, gw.finish());
 
   // exports: original entries + meter globals

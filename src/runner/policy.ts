@@ -3,6 +3,7 @@
  */
 import { CharmsError } from '../errors.js';
 import { decodeBody } from './wasm-code.js';
+import { Wasm } from './wasm-api.js';
 import { funcTypeOf, parseModule, type FuncType, type ParsedModule } from './wasm-module.js';
 
 export const WASI_MODULE = 'wasi_snapshot_preview1';
@@ -53,5 +54,21 @@ export function checkAppModule(wasm: Uint8Array): ParsedModule {
   if (startType.params.length !== 0 || startType.results.length !== 0)
     throw new CharmsError('INVALID_INPUT', `wasm module: \`_start\` must have type () -> (), got ${sig(startType)}`);
   for (const b of m.bodies) decodeBody(wasm, b.start, b.end);
+  engineValidate(wasm);
   return m;
+}
+
+/**
+ * The engine's own validation of the original module (types, indices, stack discipline), so
+ * that the instrumenter only ever sees valid modules. Its message names what is wrong.
+ */
+function engineValidate(wasm: Uint8Array): void {
+  if (Wasm.validate(wasm)) return;
+  try {
+    new Wasm.Module(wasm);
+  } catch (e) {
+    const why = (e instanceof Error ? e.message : String(e)).replace(/^WebAssembly\.Module\(\): /, '');
+    throw new CharmsError('INVALID_INPUT', `wasm module: invalid: ${why}`, { cause: e });
+  }
+  throw new CharmsError('INVALID_INPUT', 'wasm module: invalid (refused by the engine)');
 }

@@ -1,18 +1,20 @@
 /**
- * A small pool of worker threads that run app invocations with a wall-clock timeout. A worker
- * whose run times out (or that dies) is terminated and replaced, so a hostile app can neither
- * hang nor crash the calling process. Idle workers are unref'd: they never keep the process
- * alive; `close()` terminates them all.
+ * A fixed-size pool of worker threads that prepare (validate, instrument, compile) and run app
+ * invocations, each with a wall-clock timeout. The pool size is the cap on how many of these run
+ * at once; further tasks queue. A worker whose task times out (or that dies, e.g. past its heap
+ * limit) is terminated and replaced, so a hostile app can neither hang nor crash the calling
+ * process. Idle workers are unref'd: they never keep the process alive; `close()` terminates them.
  */
-import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { ExecuteRequest, RunResult } from './execute.js';
-import type { WorkerRequest, WorkerResponse } from './worker.js';
+import type { WorkerReply, WorkerTask } from './worker.js';
+
+export type PoolOutcome = { ok: true; reply: WorkerReply } | { ok: false; error: string };
 
 interface Task {
-  req: ExecuteRequest;
+  task: WorkerTask;
   timeoutMs: number;
-  resolve: (r: RunResult) => void;
+  what: string;
+  resolve: (r: PoolOutcome) => void;
 }
 
 interface Slot {
@@ -24,23 +26,31 @@ interface Slot {
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
+export interface PoolOptions {
+  /** How many workers (= tasks running at once). */
+  size: number;
+  /** JS heap cap of each worker in MB (its wasm memory is capped separately, per module). */
+  heapMb: number;
+}
+
 export class RunnerPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Task[] = [];
   private nextId = 1;
   private closed = false;
 
-  constructor(readonly size = Math.max(1, Math.min(2, availableParallelism()))) {}
+  constructor(readonly options: PoolOptions) {}
 
-  run(req: ExecuteRequest, timeoutMs: number): Promise<RunResult> {
+  /** Runs `task` on a worker; `what` names it in timeout/crash messages. */
+  submit(task: WorkerTask, timeoutMs: number, what: string): Promise<PoolOutcome> {
     if (this.closed) this.closed = false; // a closed pool restarts on demand
     return new Promise((resolve) => {
-      this.queue.push({ req, timeoutMs, resolve });
+      this.queue.push({ task, timeoutMs, what, resolve });
       this.dispatch();
     });
   }
 
-  /** Terminates all workers; queued runs resolve as failed. */
+  /** Terminates all workers; queued tasks resolve as failed. */
   async close(): Promise<void> {
     this.closed = true;
     for (const t of this.queue.splice(0)) t.resolve(failed('runner was shut down'));
@@ -59,7 +69,7 @@ export class RunnerPool {
     while (this.queue.length > 0) {
       let slot = this.slots.find((s) => !s.task);
       if (!slot) {
-        if (this.slots.length >= this.size) return;
+        if (this.slots.length >= this.options.size) return;
         slot = this.spawn();
       }
       this.start(slot, this.queue.shift()!);
@@ -67,10 +77,10 @@ export class RunnerPool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(WORKER_URL);
+    const worker = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: this.options.heapMb } });
     const slot: Slot = { worker };
-    worker.on('message', (msg: WorkerResponse) => {
-      if (slot.task && msg.id === slot.taskId) this.finish(slot, msg.result);
+    worker.on('message', (msg: WorkerReply) => {
+      if (slot.task && msg.id === slot.taskId) this.finish(slot, msg);
     });
     worker.on('error', (err) => {
       this.retire(slot, failed(`app runner worker crashed: ${err.message}`));
@@ -88,37 +98,35 @@ export class RunnerPool {
     slot.taskId = this.nextId++;
     slot.worker.ref();
     slot.timer = setTimeout(() => {
-      const res = failed(`app timed out after ${task.timeoutMs} ms (wall clock)`);
-      this.retire(slot, res);
+      this.retire(slot, failed(`${task.what} timed out after ${task.timeoutMs} ms (wall clock)`));
       void slot.worker.terminate();
     }, task.timeoutMs);
-    const msg: WorkerRequest = { ...task.req, id: slot.taskId };
-    slot.worker.postMessage(msg);
+    slot.worker.postMessage({ ...task.task, id: slot.taskId });
   }
 
-  private finish(slot: Slot, result: RunResult): void {
+  private finish(slot: Slot, reply: WorkerReply): void {
     if (slot.timer) clearTimeout(slot.timer);
     const task = slot.task;
     slot.task = undefined;
     slot.timer = undefined;
     slot.worker.unref();
-    task?.resolve(result);
+    task?.resolve({ ok: true, reply });
     this.dispatch();
   }
 
-  /** Removes a worker that timed out or died; its pending task resolves with `result`. */
-  private retire(slot: Slot, result: RunResult): void {
+  /** Removes a worker that timed out or died; its pending task resolves with `outcome`. */
+  private retire(slot: Slot, outcome: PoolOutcome): void {
     const i = this.slots.indexOf(slot);
     if (i < 0) return;
     this.slots.splice(i, 1);
     if (slot.timer) clearTimeout(slot.timer);
     const task = slot.task;
     slot.task = undefined;
-    task?.resolve(result);
+    task?.resolve(outcome);
     if (!this.closed) this.dispatch();
   }
 }
 
-function failed(error: string): RunResult {
-  return { ok: false, cycles: 0n, stderr: '', error };
+function failed(error: string): PoolOutcome {
+  return { ok: false, error };
 }

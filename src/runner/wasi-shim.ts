@@ -13,6 +13,12 @@ import { Wasm, type WasmImports, type WasmInstance, type WasmMemory } from './wa
 
 /** Upper bound on captured stderr so a chatty app cannot exhaust memory. */
 export const MAX_CAPTURED_STDERR = 4 * 1024 * 1024;
+/** Most iovecs one fd_read/fd_write takes (POSIX/WASI IOV_MAX); more is EINVAL before any work. */
+export const MAX_IOVECS = 1024;
+/** Most bytes one random_get produces (ChaCha12 here runs at ~16 MB/s; apps ask for 16–32 bytes). */
+export const MAX_RANDOM_BYTES_PER_CALL = 64 * 1024;
+/** WASI errno EINVAL. */
+const EINVAL = 28;
 
 /**
  * A failure the reference host would turn into a process panic. Thrown through the app's call
@@ -83,6 +89,7 @@ export function createWasiShim(stdin: Uint8Array): WasiShim {
   const fd_read = (fd: number, iovs: number, iovsLen: number, nread: number): number => {
     if (fd !== 0) return -1;
     if (!memory) return hostError('No memory export');
+    if (iovsLen >>> 0 > MAX_IOVECS) return EINVAL;
     const iov: [number, number][] = [];
     for (let i = 0; i < iovsLen; i++) {
       const at = (iovs + i * 8) | 0;
@@ -116,14 +123,17 @@ export function createWasiShim(stdin: Uint8Array): WasiShim {
   const fd_write = (fd: number, iovs: number, iovsLen: number, nwritten: number): number => {
     if (fd !== 2) return hostError('can only write to stderr');
     if (!memory) return hostError('No memory export');
+    if (iovsLen >>> 0 > MAX_IOVECS) return EINVAL;
     try {
+      // Check every iovec first (nothing is written if one is out of bounds), then copy only what
+      // the capture budget still takes: never the whole request.
       const parts: Uint8Array[] = [];
       let total = 0;
       for (let i = 0; i < iovsLen; i++) {
         const at = (iovs + i * 8) | 0;
         const ptr = readI32(at);
         const len = readI32(at + 4);
-        parts.push(view(ptr, len).slice());
+        parts.push(view(ptr, len));
         total += len;
       }
       for (const p of parts) writeStderr(p);
@@ -148,13 +158,15 @@ export function createWasiShim(stdin: Uint8Array): WasiShim {
   const random_get = (buf: number, len: number): number => {
     if (!memory) throw new HostPanic('random_get: No memory export');
     if (len < 0) throw new HostPanic(`random_get: invalid length ${len}`);
-    const bytes = new Uint8Array(len);
-    rng.fillBytes(bytes);
+    let target: Uint8Array;
     try {
-      view(buf, len).set(bytes);
+      target = view(buf, len); // bounds first: no work for a request that cannot be written
     } catch (e) {
       throw new HostPanic(`random_get: failed to write random bytes: ${(e as Error).message}`, e);
     }
+    if (len > MAX_RANDOM_BYTES_PER_CALL)
+      throw new HostPanic(`random_get: ${len} bytes requested in one call; the runner produces at most ${MAX_RANDOM_BYTES_PER_CALL} per call`);
+    rng.fillBytes(target);
     return 0;
   };
 

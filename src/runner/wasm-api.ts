@@ -17,6 +17,7 @@ export interface WasmInstance {
 }
 
 interface WasmNamespace {
+  validate(bytes: Uint8Array): boolean;
   Module: new (bytes: Uint8Array) => WasmModule;
   Instance: new (module: WasmModule, imports: WasmImports) => WasmInstance;
   Memory: abstract new (...args: never[]) => WasmMemory;

@@ -11,6 +11,8 @@ export class WasmReader {
     start = 0,
     readonly end = bytes.length,
   ) {
+    if (end > bytes.length || start > end)
+      throw new CharmsError('INVALID_INPUT', `wasm module: malformed module (range ${start}..${end} runs past the end at ${bytes.length})`);
     this.pos = start;
   }
 

@@ -48,6 +48,12 @@ export interface FunctionBody {
   end: number;
 }
 
+/** Limits of a memory (in 64 KiB pages) or a table (in elements). */
+export interface Limits {
+  min: number;
+  max?: number | undefined;
+}
+
 export interface ParsedModule {
   bytes: Uint8Array;
   sections: Section[];
@@ -60,6 +66,9 @@ export interface ParsedModule {
   exports: Export[];
   start?: number;
   bodies: FunctionBody[];
+  /** Defined memories (at most one) and tables, with their declared limits. */
+  memories: Limits[];
+  tables: { elemType: ValType; limits: Limits }[];
 }
 
 const unsupported = (msg: string): never => {
@@ -89,14 +98,17 @@ export function readValType(r: WasmReader): ValType {
 }
 
 /** Limits of a memory or table; refuses shared (threads) and 64-bit memories. */
-function readLimits(r: WasmReader, what: 'memory' | 'table'): void {
+function readLimits(r: WasmReader, what: 'memory' | 'table'): Limits {
   const flags = r.u8();
   if (flags & 0x02)
     unsupported(`shared ${what} (threads/atomics) is not allowed in Charms apps`);
   if (flags & 0x04) unsupported(`64-bit ${what} (memory64) is not supported by the Node runner`);
   if (flags & ~0x01) unsupported(`${what} limits flag 0x${flags.toString(16)} is not supported`);
-  r.u32();
-  if (flags & 0x01) r.u32();
+  const min = r.u32();
+  const max = flags & 0x01 ? r.u32() : undefined;
+  if (max !== undefined && max < min)
+    throw new CharmsError('INVALID_INPUT', `wasm module: ${what} maximum ${max} is below its minimum ${min}`);
+  return { min, max };
 }
 
 /** Reads a constant expression; only single-instruction forms are accepted (no extended-const). */
@@ -160,6 +172,8 @@ export function parseModule(bytes: Uint8Array): ParsedModule {
     globals: [],
     exports: [],
     bodies: [],
+    memories: [],
+    tables: [],
   };
   const r = new WasmReader(bytes, 8);
   while (!r.done) {
@@ -190,15 +204,15 @@ export function parseModule(bytes: Uint8Array): ParsedModule {
       case 4: {
         const n = s.u32();
         for (let i = 0; i < n; i++) {
-          readValType(s);
-          readLimits(s, 'table');
+          const elemType = readValType(s);
+          m.tables.push({ elemType, limits: readLimits(s, 'table') });
         }
         break;
       }
       case 5: {
         const n = s.u32();
         if (n > 1) unsupported('multiple memories (multi-memory) are not supported by the Node runner');
-        for (let i = 0; i < n; i++) readLimits(s, 'memory');
+        for (let i = 0; i < n; i++) m.memories.push(readLimits(s, 'memory'));
         break;
       }
       case 6: {
@@ -234,6 +248,8 @@ export function parseModule(bytes: Uint8Array): ParsedModule {
         const n = s.u32();
         for (let i = 0; i < n; i++) {
           const len = s.u32();
+          if (s.pos + len > end)
+            throw new CharmsError('INVALID_INPUT', `wasm module: function body ${i} runs past the end of the code section`);
           m.bodies.push({ start: s.pos, end: s.pos + len });
           s.pos += len;
         }
@@ -246,6 +262,12 @@ export function parseModule(bytes: Uint8Array): ParsedModule {
         throw new CharmsError('INVALID_INPUT', `wasm module: unknown section id ${id}`);
     }
   }
+  for (const [i, t] of m.funcTypeIndices.entries())
+    if (t >= m.types.length)
+      throw new CharmsError('INVALID_INPUT', `wasm module: function ${m.importedFuncCount + i} uses type ${t}, but the module defines ${m.types.length} types`);
+  for (const imp of m.imports)
+    if (imp.kind === 'func' && imp.typeIndex >= m.types.length)
+      throw new CharmsError('INVALID_INPUT', `wasm module: import ${imp.module}.${imp.name} uses type ${imp.typeIndex}, but the module defines ${m.types.length} types`);
   if (m.bodies.length !== m.funcTypeIndices.length)
     throw new CharmsError(
       'INVALID_INPUT',

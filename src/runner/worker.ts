@@ -1,26 +1,42 @@
 /**
- * Worker-thread entry: runs app invocations posted by the pool (see pool.ts) one at a time.
- * A runaway app blocks only this thread; the pool terminates it on timeout.
+ * Worker-thread entry: prepares modules and runs app invocations posted by the pool (pool.ts),
+ * one at a time. A runaway app or a huge module blocks only this thread; the pool terminates it
+ * on timeout.
  */
 import { parentPort } from 'node:worker_threads';
+import { CharmsError, type ErrorCode } from '../errors.js';
 import { executeApp, type ExecuteRequest, type RunResult } from './execute.js';
+import type { ModuleLimits } from './instrument.js';
+import { prepareModule, type Prepared } from './prepare.js';
 
-export interface WorkerRequest extends ExecuteRequest {
-  id: number;
-}
+export type WorkerTask =
+  | { kind: 'prepare'; wasm: Uint8Array; fuelLimit: bigint; limits: ModuleLimits }
+  | ({ kind: 'run' } & ExecuteRequest);
 
-export interface WorkerResponse {
-  id: number;
-  result: RunResult;
-}
+export type WorkerReply = { id: number } & (
+  | { kind: 'prepared'; prepared: Prepared }
+  | { kind: 'refused'; code: ErrorCode; message: string }
+  | { kind: 'ran'; result: RunResult }
+);
 
-parentPort?.on('message', (req: WorkerRequest) => {
-  let result: RunResult;
-  try {
-    result = executeApp(req);
-  } catch (e) {
-    result = { ok: false, cycles: 0n, stderr: '', error: `runner failure: ${(e as Error).message}` };
+type Body<T> = T extends unknown ? Omit<T, 'id'> : never;
+
+function handle(task: WorkerTask): Body<WorkerReply> {
+  if (task.kind === 'prepare') {
+    try {
+      return { kind: 'prepared', prepared: prepareModule(task.wasm, task.fuelLimit, task.limits) };
+    } catch (e) {
+      if (e instanceof CharmsError) return { kind: 'refused', code: e.code, message: e.message };
+      return { kind: 'refused', code: 'INTERNAL', message: `preparing the app failed: ${(e as Error).message}` };
+    }
   }
-  const response: WorkerResponse = { id: req.id, result };
-  parentPort!.postMessage(response);
+  try {
+    return { kind: 'ran', result: executeApp(task) };
+  } catch (e) {
+    return { kind: 'ran', result: { ok: false, cycles: 0n, stderr: '', error: `runner failure: ${(e as Error).message}` } };
+  }
+}
+
+parentPort?.on('message', (task: WorkerTask & { id: number }) => {
+  parentPort!.postMessage({ ...handle(task), id: task.id });
 });

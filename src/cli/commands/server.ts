@@ -5,11 +5,15 @@ import { describeConfig, loadSettings } from '../../settings/settings.js';
 import { proveServiceFor } from '../../prover/setup.js';
 import { bodyHandler } from '../../prover/service.js';
 import { startProveServer } from '../../services/prove-server.js';
+import { configureRunner, runnerLimits, runnerLimitsFromEnv } from '../../runner/index.js';
 
 /** Starts the proving server and runs until SIGINT/SIGTERM. */
 const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const settings = loadSettings(ctx.env, { mock: optFlag(a, 'mock') });
+  await configureRunner(runnerLimitsFromEnv(ctx.env));
   await serve(a, settings, async ({ host, port, log, cache }) => {
+    const runner = runnerLimits();
+    log.info('app runner limits', { memoryMiB: runner.memoryPages / 16, concurrency: runner.concurrency, workerHeapMb: runner.workerHeapMb });
     const service = proveServiceFor(settings.prover, ctx.prover, (m) => log.info(m));
     const server = await startProveServer({
       host,

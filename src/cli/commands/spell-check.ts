@@ -1,12 +1,13 @@
 import type { CommandDef } from '../define.js';
 import { readSpellInputs } from '../spell-inputs.js';
 import { checkSpell } from '../../checker/check.js';
-import { runApp, shutdownRunner } from '../../runner/index.js';
+import { configureRunner, runApp, runnerLimitsFromEnv, shutdownRunner } from '../../runner/index.js';
 import { toHex } from '../../util/bytes.js';
 
 /** Checks the spell; prints notices and `cycles spent: [..]` to stderr, as the reference. */
 const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const i = await readSpellInputs(a, ctx);
+  await configureRunner(runnerLimitsFromEnv(ctx.env));
   try {
     const r = await checkSpell({
       spell: i.spell,

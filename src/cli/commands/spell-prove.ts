@@ -11,7 +11,7 @@ import { proveServiceFor } from '../../prover/setup.js';
 import { extractAndVerifySpell } from '../../verify/index.js';
 import type { ChainTx } from '../../model/request.js';
 import { chainTxToValue } from '../../model/request.js';
-import { shutdownRunner } from '../../runner/index.js';
+import { configureRunner, runnerLimitsFromEnv, shutdownRunner } from '../../runner/index.js';
 import { CARDANO_MOCK_NOTICE } from '../../prover/prove-cardano.js';
 
 /**
@@ -49,6 +49,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   if (!config.mock && truthy(envValue(ctx.env, ENV_NAMES.mock))) progress('note: MOCK is set but ignored by `spell prove`; pass --mock for a mock proof');
   if (config.mock) progress('mock mode: the proof is a MOCK proof, accepted only in mock mode (not on chain)');
   let txs;
+  await configureRunner(runnerLimitsFromEnv(ctx.env));
   try {
     txs = await proveServiceFor(config, ctx.prover, progress).prove(req);
   } finally {

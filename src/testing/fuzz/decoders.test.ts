@@ -15,8 +15,7 @@ after(() => shutdownRunner());
 const ITERATIONS = 3000;
 const NEEDS_SHARED = new Set(['bitcoin-tx', 'cardano-tx']);
 
-// wasm-module joins once the module parser refuses every malformed module with a CharmsError.
-for (const target of fuzzTargets().filter((t) => t.name !== 'wasm-module')) {
+for (const target of fuzzTargets()) {
   test(`fuzz ${target.name}: ${ITERATIONS} mutants give answers or CharmsErrors only`, { timeout: 300_000 }, async (t) => {
     if (NEEDS_SHARED.has(target.name) && !hasShared) return t.skip('../../shared not found: no chain transactions to mutate');
     const s = await fuzz(target, { iterations: ITERATIONS, seed: 0x13 });

@@ -2,7 +2,8 @@
  * A small seeded mutation fuzzer for the decoders. Deterministic: the same seed gives the same
  * inputs, so a failure found in CI or by `npm run fuzz` is reproduced by its seed and index.
  * The property checked is the house rule for hostile input: a decoder either answers or throws a
- * CharmsError — never another exception (TypeError, RangeError, …).
+ * CharmsError — never another exception (TypeError, RangeError, …), and never an INTERNAL one
+ * (that code means "a bug of ours", a 500).
  */
 import { CharmsError } from '../../errors.js';
 
@@ -160,7 +161,7 @@ export async function fuzz(target: FuzzTarget, opts: { iterations: number; seed:
       if (pool.length < 256 && input.length <= 1 << 20) pool.push(input);
       else if (input.length <= 1 << 20) pool[seeds.length + rng.int(pool.length - seeds.length)] = input;
     } catch (e) {
-      if (e instanceof CharmsError) stats.refused[e.code] = (stats.refused[e.code] ?? 0) + 1;
+      if (e instanceof CharmsError && e.code !== 'INTERNAL') stats.refused[e.code] = (stats.refused[e.code] ?? 0) + 1;
       else {
         stats.failures.push({ index: i, input, error: e });
         if (stats.failures.length >= (opts.maxFailures ?? 5)) break;
