@@ -65,12 +65,5 @@ export const fail = (code: ErrorCode, message: string, cause?: unknown): never =
   throw new CharmsError(code, message, cause === undefined ? undefined : { cause });
 };
 
-/** Wraps any thrown value into a CharmsError (keeps CharmsErrors as they are, the original as `cause`). */
-export function asCharmsError(e: unknown, code: ErrorCode = 'INTERNAL'): CharmsError {
-  if (e instanceof CharmsError) return e;
-  if (e instanceof Error) return new CharmsError(code, e.message, { cause: e });
-  return new CharmsError(code, String(e));
-}
-
 /** The HTTP status for a thrown value: by its code; anything not a CharmsError is a 500. */
 export const httpStatus = (e: unknown): number => (e instanceof CharmsError ? HTTP_STATUS[e.code] : 500);

@@ -9,9 +9,36 @@ export { encodeCbor, decodeCbor, CborReader, CborWriter } from './codec/cbor.js'
 export { parseJson, toJsonCompact, toJsonPretty } from './codec/json.js';
 export { parseYaml, toYaml } from './codec/yaml.js';
 export { ValueMap, Tagged, type Value } from './codec/value.js';
-export * from './model/primitives.js';
-export * from './model/spell.js';
-export * from './model/request.js';
+export {
+  appFromString,
+  appToString,
+  appEquals,
+  compareApps,
+  utxoIdFromString,
+  utxoIdToString,
+  txidToDisplay,
+  txidFromDisplay,
+  type App,
+  type Data,
+  type B32,
+  type UtxoId,
+} from './model/primitives.js';
+export {
+  CURRENT_VERSION,
+  spellFromValue,
+  spellToValue,
+  encodeSpellCbor,
+  stripForChain,
+  type NormalizedSpell,
+  type NormalizedTransaction,
+  type NormalizedCharms,
+  type Charms,
+  type NativeOutput,
+  type VersionedApp,
+  type AppSignature,
+  type BeamSource,
+} from './model/spell.js';
+export { parseChain, chainTxFromValue, chainTxToValue, proveRequestFromValue, proveRequestToValue, type Chain, type ChainTx, type ProveRequest } from './model/request.js';
 export { parseSpellText, parsePrivateInputs, parseBeamedFrom, parseAppSignatures, parsePrevTx } from './model/inputs.js';
 export { parseTx, serializeTx, txid, txidHex, type BitcoinTx } from './bitcoin/tx.js';
 export { addressToScript, scriptToAddress } from './bitcoin/address.js';

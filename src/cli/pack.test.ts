@@ -1,7 +1,7 @@
 /**
  * The package is publishable: `npm pack` ships the built CLI and library entry points, the app
  * templates (with their gitignore files, which npm would drop if named .gitignore) and the
- * README, and nothing from src/, CI or dependencies.
+ * README, and nothing from src/, CI or dependencies, and no tests, test helpers, fixtures or benchmarks.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +17,7 @@ test('npm pack contents: bins, exports, templates and README; no sources, CI or 
   const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
   const wanted = [
     ...Object.values(pkg.bin as Record<string, string>),
-    ...Object.values(pkg.exports as Record<string, string>).map((p) => p.replace(/^\.\//, '')),
+    ...exportTargets(pkg.exports).map((p) => p.replace(/^\.\//, '')),
     'README.md',
     'package.json',
     'scripts/link-bins.mjs',
@@ -26,4 +26,13 @@ test('npm pack contents: bins, exports, templates and README; no sources, CI or 
     for (const f of ['gitignore', 'README.md', 'spells/mint-nft.yaml', 'spells/mint-nft-private.yaml', 'spells/mint-token.yaml', 'spells/send.yaml']) wanted.push(`templates/${t}/${f}`);
   for (const f of wanted) assert.ok(files.has(f), `${f} is missing from the package`);
   for (const f of files) assert.ok(!/^(src|\.ci|node_modules)\//.test(f) && !f.endsWith('.gitignore'), `${f} should not be in the package`);
+  // tests, test helpers, fixtures and benchmarks stay out of the published package
+  for (const f of files) assert.ok(!/\.test\.|^dist\/(testing|bench)\/|\/fixtures\//.test(f), `${f} is test code and should not be in the package`);
 });
+
+/** Every file path named in an `exports` map, conditional entries included. */
+function exportTargets(e: unknown): string[] {
+  if (typeof e === 'string') return [e];
+  if (e !== null && typeof e === 'object') return Object.values(e).flatMap(exportTargets);
+  return [];
+}

@@ -58,7 +58,6 @@ export class Tagged {
 }
 
 export const isMap = (v: Value): v is ValueMap => v instanceof ValueMap;
-export const isBytes = (v: Value): v is Uint8Array => v instanceof Uint8Array;
 
 /** Structural equality of two values (map order matters, as in ciborium's Value). */
 export function valueEquals(a: Value, b: Value): boolean {

@@ -147,12 +147,6 @@ export function utxoIdFromValue(v: Value, hr: boolean, path: string): UtxoId {
   throw expected(path, 'a 36-byte UTXO id', v);
 }
 
-export const utxoIdEquals = (a: UtxoId, b: UtxoId): boolean =>
-  a.vout === b.vout && compareBytes(a.txid, b.txid) === 0;
-
-export const compareUtxoIds = (a: UtxoId, b: UtxoId): number =>
-  compareBytes(utxoIdToBytes(a), utxoIdToBytes(b));
-
 // ------------------------------------------------------------------------------ App
 
 const APP_FORMAT = 'expected format: tag_char/identity_hex/vk_hex';

@@ -45,7 +45,6 @@ import {
 } from './spell.js';
 
 export type Chain = 'bitcoin' | 'cardano';
-export const CHAINS: readonly Chain[] = ['bitcoin', 'cardano'];
 
 export function parseChain(s: string, path = 'chain'): Chain {
   if (s === 'bitcoin' || s === 'cardano') return s;

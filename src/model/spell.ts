@@ -5,9 +5,8 @@
  */
 import { ciboriumSpellView } from './ciborium-view.js';
 import { ValueMap, type Value } from '../codec/value.js';
-import { encodeCbor, decodeCbor } from '../codec/cbor.js';
+import { encodeCbor } from '../codec/cbor.js';
 import { compareBytes, toHex } from '../util/bytes.js';
-import { CharmsError } from '../errors.js';
 import {
   type App,
   type B32,
@@ -228,10 +227,6 @@ export function spellToValue(s: NormalizedSpell, hr: boolean): ValueMap {
 
 export const encodeSpellCbor = (s: NormalizedSpell): Uint8Array => encodeCbor(spellToValue(s, false));
 
-export function decodeSpellCbor(bytes: Uint8Array): NormalizedSpell {
-  return spellFromValue(decodeCbor(bytes), false);
-}
-
 /** A spell as it goes on chain: `tx.ins` and `tx.coins` cleared. */
 export function stripForChain(s: NormalizedSpell): NormalizedSpell {
   const { ins: _ins, coins: _coins, ...tx } = s.tx;
@@ -286,11 +281,6 @@ export function beamSourceFromValue(v: Value, hr: boolean, path: string): BeamSo
   const b: BeamSource = { utxo: utxoIdFromValue(a[0]!, hr, `${path}[0]`) };
   if (a.length === 2 && a[1] !== null) b.nonce = asUint(a[1]!, `${path}[1]`);
   return b;
-}
-
-/** Checks the spell names a supported version; used by readers of user-authored spells. */
-export function assertKnownVersion(version: number): void {
-  if (version > CURRENT_VERSION) throw new CharmsError('UNSUPPORTED', `unsupported spell version: ${version}`);
 }
 
 export { asString };
