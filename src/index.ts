@@ -38,7 +38,7 @@ export {
   type AppSignature,
   type BeamSource,
 } from './model/spell.js';
-export { parseChain, chainTxFromValue, chainTxToValue, proveRequestFromValue, proveRequestToValue, type Chain, type ChainTx, type ProveRequest } from './model/request.js';
+export { parseChain, chainTxFromValue, chainTxToValue, proveRequestFromValue, proveRequestToValue, type Chain, type ChainTx, type ProveRequest, type SpellInputs } from './model/request.js';
 export { parseSpellText, parsePrivateInputs, parseBeamedFrom, parseAppSignatures, parsePrevTx } from './model/inputs.js';
 export { parseTx, serializeTx, txid, txidHex, type BitcoinTx } from './bitcoin/tx.js';
 export { addressToScript, scriptToAddress } from './bitcoin/address.js';

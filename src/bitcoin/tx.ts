@@ -11,6 +11,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { CharmsError } from '../errors.js';
 import { reversed, toHex } from '../util/bytes.js';
+import { ByteReader, ByteWriter } from '../util/byte-io.js';
 
 export interface TxIn {
   /** Previous txid, internal byte order. */
@@ -35,30 +36,16 @@ export interface BitcoinTx {
 
 const bad = (msg: string): CharmsError => new CharmsError('INVALID_TX', `invalid Bitcoin transaction: ${msg}`);
 
-class Reader {
-  pos = 0;
-  private readonly view: DataView;
-  constructor(private readonly b: Uint8Array) {
-    this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  }
-  need(n: number, what: string): void {
-    if (n > this.b.length - this.pos) throw bad(`unexpected end of data reading ${what} at byte ${this.pos}`);
-  }
-  u8(what: string): number {
-    this.need(1, what);
-    return this.b[this.pos++]!;
+/** The Bitcoin consensus reader: compact sizes on top of the shared byte reader. */
+class Reader extends ByteReader {
+  constructor(b: Uint8Array) {
+    super(b, (what, at) => bad(`unexpected end of data reading ${what} at byte ${at}`));
   }
   u32(what: string): number {
-    this.need(4, what);
-    const v = this.view.getUint32(this.pos, true);
-    this.pos += 4;
-    return v;
+    return this.u32le(what);
   }
   u64(what: string): bigint {
-    this.need(8, what);
-    const v = this.view.getBigUint64(this.pos, true);
-    this.pos += 8;
-    return v;
+    return this.u64le(what);
   }
   /** A compact size; the shortest encoding is required, as rust-bitcoin does. */
   varint(what: string): number {
@@ -67,9 +54,7 @@ class Reader {
     let v: number;
     if (f < 0xfd) return f;
     if (f === 0xfd) {
-      this.need(2, what);
-      v = this.view.getUint16(this.pos, true);
-      this.pos += 2;
+      v = this.u16le(what);
       if (v < 0xfd) throw bad(`non-minimal compact size for ${what} at byte ${at}`);
     } else if (f === 0xfe) {
       v = this.u32(what);
@@ -84,26 +69,13 @@ class Reader {
   }
   /** A length-prefixed byte string. */
   varbytes(what: string): Uint8Array {
-    const n = this.varint(what);
-    this.need(n, what);
-    const out = this.b.slice(this.pos, this.pos + n);
-    this.pos += n;
-    return out;
-  }
-  bytes(n: number, what: string): Uint8Array {
-    this.need(n, what);
-    const out = this.b.slice(this.pos, this.pos + n);
-    this.pos += n;
-    return out;
+    return this.copy(this.varint(what), what);
   }
   /** A count of items each at least `minSize` bytes long: must fit in the remaining data. */
   count(minSize: number, what: string): number {
     const n = this.varint(`${what} count`);
-    if (n * minSize > this.b.length - this.pos) throw bad(`${what} count ${n} exceeds the remaining ${this.b.length - this.pos} bytes`);
+    if (n * minSize > this.remaining) throw bad(`${what} count ${n} exceeds the remaining ${this.remaining} bytes`);
     return n;
-  }
-  get remaining(): number {
-    return this.b.length - this.pos;
   }
 }
 
@@ -114,7 +86,7 @@ function readInputs(r: Reader): TxIn[] {
   const n = r.count(MIN_INPUT_SIZE, 'input');
   const inputs: TxIn[] = [];
   for (let i = 0; i < n; i++) {
-    const txid = r.bytes(32, `input ${i} txid`);
+    const txid = r.copy(32, `input ${i} txid`);
     const vout = r.u32(`input ${i} vout`);
     const scriptSig = r.varbytes(`input ${i} scriptSig`);
     const sequence = r.u32(`input ${i} sequence`);
@@ -158,56 +130,26 @@ export function parseTx(bytes: Uint8Array): BitcoinTx {
   return { version, inputs, outputs, locktime };
 }
 
-class Writer {
-  private buf = new Uint8Array(256);
-  private len = 0;
-  private room(n: number): void {
-    if (this.len + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.len + n) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.len));
-    this.buf = next;
-  }
+/** The Bitcoin consensus writer: compact sizes on top of the shared byte writer. */
+class Writer extends ByteWriter {
   u8(v: number): void {
-    this.room(1);
-    this.buf[this.len++] = v & 0xff;
+    this.byte(v & 0xff);
   }
   u32(v: number): void {
-    this.room(4);
-    new DataView(this.buf.buffer).setUint32(this.len, v >>> 0, true);
-    this.len += 4;
+    this.u32le(v);
   }
   u64(v: bigint): void {
-    this.room(8);
-    new DataView(this.buf.buffer).setBigUint64(this.len, BigInt.asUintN(64, v), true);
-    this.len += 8;
+    this.u64le(v);
   }
   varint(n: number): void {
-    if (n < 0xfd) this.u8(n);
-    else if (n <= 0xffff) {
-      this.u8(0xfd);
-      this.u8(n);
-      this.u8(n >> 8);
-    } else if (n <= 0xffffffff) {
-      this.u8(0xfe);
-      this.u32(n);
-    } else {
-      this.u8(0xff);
-      this.u64(BigInt(n));
-    }
-  }
-  bytes(b: Uint8Array): void {
-    this.room(b.length);
-    this.buf.set(b, this.len);
-    this.len += b.length;
+    if (n < 0xfd) this.byte(n);
+    else if (n <= 0xffff) this.byte(0xfd).byte(n & 0xff).byte(n >> 8);
+    else if (n <= 0xffffffff) this.byte(0xfe).u32le(n);
+    else this.byte(0xff).u64le(BigInt(n));
   }
   varbytes(b: Uint8Array): void {
     this.varint(b.length);
     this.bytes(b);
-  }
-  finish(): Uint8Array {
-    return this.buf.slice(0, this.len);
   }
 }
 

@@ -10,7 +10,7 @@ import { CharmsError } from '../errors.js';
 import { decodeCbor, encodeCbor } from '../codec/cbor.js';
 import { ValueMap, type Value } from '../codec/value.js';
 import { fromHex, toHex, utf8 } from '../util/bytes.js';
-import { appFromString, appToString, txidFromDisplay, utxoIdFromString, utxoIdToBytes, type App, type Data } from '../model/primitives.js';
+import { appFromString, appToString, txidFromDisplay, utxoIdFromString, utxoIdToBytes, type App, type B32, type Data } from '../model/primitives.js';
 import type { NativeOutput, NormalizedSpell } from '../model/spell.js';
 import type { ChainTx } from '../model/request.js';
 import { appKeyFromSecret, signBinary } from '../keys/app-key.js';
@@ -66,11 +66,11 @@ const neverRun: RunApp = async () => {
 function args(spell: NormalizedSpell, prevTxs: ChainTx[], more: Partial<CheckArgs> = {}): CheckArgs {
   return {
     spell,
-    prevTxs,
-    privateInputs: [],
-    beamedFrom: new Map(),
-    binaries: new Map(),
-    appSignatures: [],
+    prev_txs: prevTxs,
+    app_private_inputs: [],
+    tx_ins_beamed_source_utxos: new Map(),
+    binaries: [],
+    app_signatures: [],
     chain: 'bitcoin',
     mock: false,
     runApp: neverRun,
@@ -134,7 +134,7 @@ test('creating tokens from nothing is not a simple transfer: rejected without bi
   await rejects(checkSpell(args(spell, [chainTx(V12)])), 'INVALID_SPELL', /no app binaries provided, but the spell is not a simple transfer for: \[t\/3d7fe7e4/);
   // with some other binary supplied, the set comparison names the missing hash
   await rejects(
-    checkSpell(args(spell, [chainTx(V12)], { binaries: new Map([[toHex(sha256(FAKE_WASM)), FAKE_WASM]]) })),
+    checkSpell(args(spell, [chainTx(V12)], { binaries: [[sha256(FAKE_WASM), FAKE_WASM]] })),
     'INVALID_SPELL',
     /binaries must contain exactly the required app binaries\. Required binary hashes: \{c975d4e0.*\} Provided binary hashes: \{/,
   );
@@ -195,13 +195,13 @@ test('beamed inputs need a finality proof of the beaming source transaction', as
   if (!sharedOrSkip(t)) return;
   const spell = spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 11600000000n]]], apps: [[BRO, null]] });
   await rejects(
-    checkSpell(args(spell, [chainTx(PLAIN), chainTx(V12)], { beamedFrom: new Map([[0, { utxo: u(`${V12}:0`) }]]) })),
+    checkSpell(args(spell, [chainTx(PLAIN), chainTx(V12)], { tx_ins_beamed_source_utxos: new Map([[0, { utxo: u(`${V12}:0`) }]]) })),
     'INVALID_SPELL',
     /beaming finality: input #0's beaming source transaction 28355906.* needs a valid finality proof/,
   );
   // the beaming source must also be in prev_txs
   await rejects(
-    checkSpell(args(spell, [chainTx(PLAIN)], { beamedFrom: new Map([[0, { utxo: u(`${V12}:0`) }]]) })),
+    checkSpell(args(spell, [chainTx(PLAIN)], { tx_ins_beamed_source_utxos: new Map([[0, { utxo: u(`${V12}:0`) }]]) })),
     'INVALID_SPELL',
     /prev_txs MUST contain transactions creating beaming source and destination UTXOs \(input #0\)/,
   );
@@ -260,7 +260,7 @@ test('spending a charm needs its app listed; refs must come from input transacti
   const rec = recorder();
   await checkSpell(
     args(spellOf({ ins: [`${V12}:1`], refs: [`${V12}:0`], outs: [[]], apps: [[app, null]] }), [chainTx(V12)], {
-      binaries: new Map([[toHex(app.vk), FAKE_WASM]]),
+      binaries: [[app.vk, FAKE_WASM]],
       runApp: rec.run,
     }),
   );
@@ -277,8 +277,8 @@ test('the stdin handed to an app: CBOR [app, tx, x, w] with the reference field 
   const rec = recorder();
   const r = await checkSpell(
     args(spell, [chainTx(PLAIN)], {
-      privateInputs: [[app, new ValueMap([['secret', 7n]])]],
-      binaries: new Map([[toHex(app.vk), FAKE_WASM]]),
+      app_private_inputs: [[app, new ValueMap([['secret', 7n]])]],
+      binaries: [[app.vk, FAKE_WASM]],
       runApp: rec.run,
     }),
   );
@@ -325,7 +325,7 @@ test('a contract that rejects gives APP_FAILED naming the app and carrying its s
   const seen: string[] = [];
   const rec = recorder({ ok: false, stderr: 'condition does not hold: minting allowed\n', error: 'error running wasm: unreachable' });
   await rejects(
-    checkSpell(args(spell, [chainTx(PLAIN)], { binaries: new Map([[toHex(app.vk), FAKE_WASM]]), runApp: rec.run, onAppStderr: (_a, s) => seen.push(s) })),
+    checkSpell(args(spell, [chainTx(PLAIN)], { binaries: [[app.vk, FAKE_WASM]], runApp: rec.run, onAppStderr: (_a, s) => seen.push(s) })),
     'APP_FAILED',
     new RegExp(`app contract for ${appToString(app)} rejected the transaction \\(error running wasm: unreachable; stderr: condition does not hold: minting allowed\\)`),
   );
@@ -333,7 +333,7 @@ test('a contract that rejects gives APP_FAILED naming the app and carrying its s
   // a binary that is not the app's
   const other = utf8('another binary');
   await rejects(
-    checkSpell(args(spell, [chainTx(PLAIN)], { binaries: new Map([[toHex(app.vk), other]]), runApp: rec.run })),
+    checkSpell(args(spell, [chainTx(PLAIN)], { binaries: [[app.vk, other]], runApp: rec.run })),
     'INVALID_SPELL',
     /app\.vk mismatch \(binary hash\) for app: t\//,
   );
@@ -345,10 +345,10 @@ test('versioned apps: binary pinned by wasm_hash, signed by the key whose hash i
   const app: App = { tag: 't', identity: sha256(utf8('v-id')), vk: sha256(key.public_key) };
   const wasmHash = sha256(FAKE_WASM);
   const spell = spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 5n]]], apps: [[app, null]], versioned: [[app.vk, { version: 2, wasm_hash: wasmHash }]] });
-  const binaries = new Map([[toHex(wasmHash), FAKE_WASM]]);
+  const binaries: [B32, Uint8Array][] = [[wasmHash, FAKE_WASM]];
   const sig = signBinary(key, FAKE_WASM);
   const rec = recorder();
-  const r = await checkSpell(args(spell, [chainTx(PLAIN)], { binaries, appSignatures: [[app.vk, sig]], runApp: rec.run }));
+  const r = await checkSpell(args(spell, [chainTx(PLAIN)], { binaries, app_signatures: [[app.vk, sig]], runApp: rec.run }));
   assert.deepEqual(r.cycles, [123n]);
   assert.equal(rec.calls[0]!.expectedVersion, 2);
   await rejects(
@@ -358,12 +358,12 @@ test('versioned apps: binary pinned by wasm_hash, signed by the key whose hash i
   );
   const wrong = signBinary(key, utf8('some other binary'));
   await rejects(
-    checkSpell(args(spell, [chainTx(PLAIN)], { binaries, appSignatures: [[app.vk, wrong]], runApp: rec.run })),
+    checkSpell(args(spell, [chainTx(PLAIN)], { binaries, app_signatures: [[app.vk, wrong]], runApp: rec.run })),
     'INVALID_SPELL',
     /BIP-340 Schnorr signature verification failed for t\//,
   );
   const orphan = { ...spell, versioned_apps: [...spell.versioned_apps, [sha256(utf8('nobody')), { version: 1, wasm_hash: wasmHash }]] as NormalizedSpell['versioned_apps'] };
-  await rejects(checkSpell(args(orphan, [chainTx(PLAIN)], { binaries, appSignatures: [[app.vk, sig]], runApp: rec.run })), 'INVALID_SPELL', /versioned_apps contains unused vk: /);
+  await rejects(checkSpell(args(orphan, [chainTx(PLAIN)], { binaries, app_signatures: [[app.vk, sig]], runApp: rec.run })), 'INVALID_SPELL', /versioned_apps contains unused vk: /);
   // a simple app (vk = binary hash) cannot be declared versioned when its spent charms were simple
   const bro = spellOf({ ins: [`${V12}:0`], outs: [[[0, 11600000000n]]], apps: [[BRO, null]], versioned: [[BRO.vk, { version: 1, wasm_hash: wasmHash }]] });
   await rejects(checkSpell(args(bro, [chainTx(V12)])), 'INVALID_SPELL', /treated this app as simple \(immutable\); the spending spell cannot declare it versioned/);
@@ -372,7 +372,7 @@ test('versioned apps: binary pinned by wasm_hash, signed by the key whose hash i
 test('Scrolls: a scroll charm must sit in a listed output; listed outputs on Bitcoin are reported unbound', async (t) => {
   if (!sharedOrSkip(t)) return;
   const app = tokenApp('s');
-  const binaries = new Map([[toHex(app.vk), FAKE_WASM]]);
+  const binaries: [B32, Uint8Array][] = [[app.vk, FAKE_WASM]];
   const rec = recorder();
   await rejects(
     checkSpell(args(spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 1n]]], apps: [[app, null]] }), [chainTx(PLAIN)], { binaries, runApp: rec.run })),
@@ -394,9 +394,9 @@ test('Cardano: a plain prev tx gives coin_ins with default content; missing outp
   const app = tokenApp();
   const spell = spellOf({ ins: [`${CARDANO_PLAIN}:0`], outs: [[[0, 5n]]], apps: [[app, null]] });
   const rec = recorder();
-  const shape = validateProveRequestShape(args(spell, [chainTx(CARDANO_PLAIN, 'cardano')], { chain: 'cardano', binaries: new Map([[toHex(app.vk), FAKE_WASM]]) }));
+  const shape = validateProveRequestShape(args(spell, [chainTx(CARDANO_PLAIN, 'cardano')], { chain: 'cardano', binaries: [[app.vk, FAKE_WASM]] }));
   assert.ok(shape.spell.tx.coins![0]!.content instanceof ValueMap);
-  const r = await checkSpell(args(spell, [chainTx(CARDANO_PLAIN, 'cardano')], { chain: 'cardano', binaries: new Map([[toHex(app.vk), FAKE_WASM]]), runApp: rec.run }));
+  const r = await checkSpell(args(spell, [chainTx(CARDANO_PLAIN, 'cardano')], { chain: 'cardano', binaries: [[app.vk, FAKE_WASM]], runApp: rec.run }));
   assert.deepEqual(r.cycles, [123n]);
   const tx = (decodeCbor(rec.calls[0]!.stdin) as Value[])[1] as ValueMap;
   const coinIn = (tx.get('coin_ins') as ValueMap[])[0]!;
@@ -461,11 +461,11 @@ test('real runner: a WAT app that accepts only when its private input is `true`'
   mod.destroy();
   const app: App = { tag: 't', identity: sha256(utf8('wat')), vk: sha256(wasm) };
   const spell = spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 21n]]], apps: [[app, null]] });
-  const base = args(spell, [chainTx(PLAIN)], { binaries: new Map([[toHex(app.vk), wasm]]), runApp: realRunApp });
-  const ok = await checkSpell({ ...base, privateInputs: [[app, true]] });
+  const base = args(spell, [chainTx(PLAIN)], { binaries: [[app.vk, wasm]], runApp: realRunApp });
+  const ok = await checkSpell({ ...base, app_private_inputs: [[app, true]] });
   assert.equal(ok.cycles.length, 1);
   assert.ok(ok.cycles[0]! > 0n, 'metered');
-  await rejects(checkSpell({ ...base, privateInputs: [[app, false]] }), 'APP_FAILED', /app contract for t\/.*rejected the transaction.*stderr: w is not true/);
+  await rejects(checkSpell({ ...base, app_private_inputs: [[app, false]] }), 'APP_FAILED', /app contract for t\/.*rejected the transaction.*stderr: w is not true/);
 });
 
 // ---------------------------------------------------------------- rule tests from YAML spells
@@ -482,11 +482,11 @@ test('spell rules are named: version, token amounts, app indexes, inputs, beamin
   const coin = `{amount: 1000, dest: ${f.dest}}`;
   const args = (spell: ReturnType<typeof parseSpellText>, extra: Partial<Parameters<typeof checkSpell>[0]> = {}) => ({
     spell,
-    prevTxs: [{ chain: 'bitcoin' as const, hex: f.hex }],
-    privateInputs: [],
-    beamedFrom: new Map(),
-    binaries: new Map(),
-    appSignatures: [],
+    prev_txs: [{ chain: 'bitcoin' as const, hex: f.hex }],
+    app_private_inputs: [],
+    tx_ins_beamed_source_utxos: new Map(),
+    binaries: [],
+    app_signatures: [],
     chain: 'bitcoin' as const,
     mock: false,
     runApp: noRun,
@@ -505,8 +505,8 @@ test('spell rules are named: version, token amounts, app indexes, inputs, beamin
   const other = readSharedText('vectors', 'chain', '4125a400a51213b256b3b8087717e429712787d943e65f045063f4ea011bfe36.bitcoin.hex').trim();
   await expectRule(
     args(base(`  ins: [${f.txid}:0]\n  outs: [{}]\n  coins: [${coin}]`), {
-      prevTxs: [{ chain: 'bitcoin', hex: f.hex }, { chain: 'bitcoin', hex: other }],
-      beamedFrom: new Map([[0, { utxo: utxoIdFromString('4125a400a51213b256b3b8087717e429712787d943e65f045063f4ea011bfe36:0') }]]),
+      prev_txs: [{ chain: 'bitcoin', hex: f.hex }, { chain: 'bitcoin', hex: other }],
+      tx_ins_beamed_source_utxos: new Map([[0, { utxo: utxoIdFromString('4125a400a51213b256b3b8087717e429712787d943e65f045063f4ea011bfe36:0') }]]),
     }),
     /needs a valid finality proof/,
   );
@@ -520,12 +520,12 @@ test('apps receive the reference stdin tuple (app, tx, x, w)', async (t) => {
   const f = funding(readSharedText);
   const { sha256 } = await import('@noble/hashes/sha2.js');
   const wasm = new TextEncoder().encode('not really wasm');
-  const vk = Buffer.from(sha256(wasm)).toString('hex');
-  const app = `n/${'11'.repeat(32)}/${vk}`;
+  const vk = sha256(wasm);
+  const app = `n/${'11'.repeat(32)}/${Buffer.from(vk).toString('hex')}`;
   let stdin: Uint8Array | undefined;
   const spy: RunApp = async (a) => ((stdin = a.stdin), { ok: true, cycles: 42n, stderr: '' });
   const spell = parseSpellText(`version: 15\ntx:\n  ins: [${f.txid}:0]\n  outs: [{0: {name: x}}]\n  coins: [{amount: 1000, dest: ${f.dest}}]\napp_public_inputs:\n  ${app}: 7\n`);
-  const r = await checkSpell({ spell, prevTxs: [{ chain: 'bitcoin', hex: f.hex }], privateInputs: [], beamedFrom: new Map(), binaries: new Map([[vk, wasm]]), appSignatures: [], chain: 'bitcoin', mock: false, runApp: spy });
+  const r = await checkSpell({ spell, prev_txs: [{ chain: 'bitcoin', hex: f.hex }], app_private_inputs: [], tx_ins_beamed_source_utxos: new Map(), binaries: [[vk, wasm]], app_signatures: [], chain: 'bitcoin', mock: false, runApp: spy });
   assert.deepEqual(r.cycles, [42n]);
   const tuple = decodeCbor(stdin!) as unknown[];
   assert.equal(tuple.length, 4);
@@ -571,12 +571,12 @@ test('a beamed-receive spell with the real Cardano finality signature is accepte
   // the receiving spell takes the beamed eBTC 999 and BRO 1 onto one Bitcoin output: a simple transfer
   const spell = spellOf({ ins: [BEAM_DEST], outs: [[[0, 999n], [1, 1n]]], apps: [[EBTC, null], [BRO, null]] });
   const beamedFrom = new Map([[0, { utxo: u(`${BEAM_SOURCE}:0`), nonce: BEAM_NONCE }]]);
-  const r = await checkSpell(args(spell, [source, dest], { beamedFrom }));
+  const r = await checkSpell(args(spell, [source, dest], { tx_ins_beamed_source_utxos: beamedFrom }));
   assert.deepEqual(r.cycles, [0n, 0n]);
   // the same spell fails with a wrong nonce, more charms than beamed, or no finality signature
-  await assert.rejects(checkSpell(args(spell, [source, dest], { beamedFrom: new Map([[0, { utxo: u(`${BEAM_SOURCE}:0`), nonce: BEAM_NONCE + 1n }]]) })), /was not beamed to e7d468ff/);
+  await assert.rejects(checkSpell(args(spell, [source, dest], { tx_ins_beamed_source_utxos: new Map([[0, { utxo: u(`${BEAM_SOURCE}:0`), nonce: BEAM_NONCE + 1n }]]) })), /was not beamed to e7d468ff/);
   const greedy = spellOf({ ins: [BEAM_DEST], outs: [[[0, 1000n], [1, 1n]]], apps: [[EBTC, null], [BRO, null]] });
-  await assert.rejects(checkSpell(args(greedy, [source, dest], { beamedFrom })), /not a simple transfer for: \[t\/0796f63e/);
+  await assert.rejects(checkSpell(args(greedy, [source, dest], { tx_ins_beamed_source_utxos: beamedFrom })), /not a simple transfer for: \[t\/0796f63e/);
   const unsigned: ChainTx = { chain: 'cardano', hex: source.hex };
-  await assert.rejects(checkSpell(args(spell, [unsigned, dest], { beamedFrom })), /needs a valid finality proof/);
+  await assert.rejects(checkSpell(args(spell, [unsigned, dest], { tx_ins_beamed_source_utxos: beamedFrom })), /needs a valid finality proof/);
 });

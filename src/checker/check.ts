@@ -27,7 +27,7 @@ import {
   type VersionedApp,
 } from '../model/spell.js';
 import { ValueMap } from '../codec/value.js';
-import type { Chain, ChainTx } from '../model/request.js';
+import type { Chain, ChainTx, SpellInputs } from '../model/request.js';
 import { vkOfBinary, vkOfPublicKey, verifyBinarySignature } from '../keys/app-key.js';
 import { appStdin, appTransaction, type AppTransaction } from './app-input.js';
 import { chainTxid, charmsInUtxo, prevSpells, type PrevSpell } from './prev-spells.js';
@@ -47,16 +47,8 @@ export type RunApp = (args: {
   timeoutMs?: number;
 }) => Promise<RunResult>;
 
-export interface CheckArgs {
-  spell: NormalizedSpell;
-  prevTxs: ChainTx[];
-  privateInputs: [App, Data][];
-  /** Input index → the beaming source of that input. */
-  beamedFrom: Map<number, BeamSource>;
-  /** App binaries by SHA-256 (hex). */
-  binaries: Map<string, Uint8Array>;
-  appSignatures: [B32, AppSignature][];
-  chain: Chain;
+/** A spell's inputs (the one bundle, model/request.ts) plus how to check them. */
+export interface CheckArgs extends SpellInputs {
   /** Accept mock proofs in prerequisite transactions (the reference uses the spell's `mock`). */
   mock: boolean;
   runApp: RunApp;
@@ -210,6 +202,8 @@ export interface PreparedCheck {
   /** Per app (in app order): its contract runs unless its version changes too. */
   needsRun: boolean[];
   privates: Map<string, Data>;
+  /** App binaries by vk (hex). */
+  binaries: Map<string, Uint8Array>;
 }
 
 /**
@@ -217,20 +211,22 @@ export interface PreparedCheck {
  * prev_txs exactly the producing transactions, unique inputs, no orphan `versioned_apps`, binaries
  * exactly the required set, one signature per non-simple-transfer versioned app.
  */
-export function validateProveRequestShape(a: Omit<CheckArgs, 'runApp' | 'onAppStderr'>): PreparedCheck {
+export function validateProveRequestShape(a: SpellInputs & { mock: boolean }): PreparedCheck {
   const spell = adjustCoinContents(a.spell, a.chain);
-  const prevTxids = new Set(a.prevTxs.map((t) => toHex(chainTxid(t))));
-  ensureAllPrevTxsArePresent(spell, a.beamedFrom, prevTxids);
+  const beamedFrom = a.tx_ins_beamed_source_utxos;
+  const prevTxids = new Set(a.prev_txs.map((t) => toHex(chainTxid(t))));
+  ensureAllPrevTxsArePresent(spell, beamedFrom, prevTxids);
   ensureUniqueSpellInputs(spell);
   ensureNoOrphanVersionedApps(spell);
-  const prev = prevSpells(a.prevTxs, spell, a.mock || spell.mock);
-  checkBeamingFinality(a.prevTxs, a.beamedFrom); // is_correct checks this first
-  wellFormed(spell, prev, a.beamedFrom); // before building the app view: it indexes apps and outputs
-  const tx = appTransaction(spell, prev, a.beamedFrom);
-  const privates = new Map(a.privateInputs.map(([app, d]) => [appToString(app), d]));
+  const prev = prevSpells(a.prev_txs, spell, a.mock || spell.mock);
+  checkBeamingFinality(a.prev_txs, beamedFrom); // is_correct checks this first
+  wellFormed(spell, prev, beamedFrom); // before building the app view: it indexes apps and outputs
+  const tx = appTransaction(spell, prev, beamedFrom);
+  const privates = new Map(a.app_private_inputs.map(([app, d]) => [appToString(app), d]));
   const needsRun = appsToRun(spell, privates, tx);
-  ensureExactAppInputs(spell, needsRun, new Set(a.binaries.keys()), new Set(a.appSignatures.map(([vk]) => toHex(vk))));
-  return { spell, prev, tx, needsRun, privates };
+  const binaries = new Map(a.binaries.map(([vk, wasm]) => [toHex(vk), wasm]));
+  ensureExactAppInputs(spell, needsRun, new Set(binaries.keys()), new Set(a.app_signatures.map(([vk]) => toHex(vk))));
+  return { spell, prev, tx, needsRun, privates, binaries };
 }
 
 // ------------------------------------------------------------------------------ is_correct
@@ -436,10 +432,11 @@ const oneLine = (s: string, max = 400) => {
  */
 export async function checkSpell(a: CheckArgs): Promise<CheckResult> {
   const notices: string[] = [];
-  const { spell, prev, tx, needsRun, privates } = validateProveRequestShape(a);
+  const { spell, prev, tx, needsRun, privates, binaries } = validateProveRequestShape(a);
+  const beamedFrom = a.tx_ins_beamed_source_utxos;
   // the rest of is_correct (beaming finality and well_formed ran in the shape check)
-  checkPrevTxidsMatchInputs(spell, prev, a.beamedFrom);
-  checkInputAppsAreReferenced(spell, prev, a.beamedFrom);
+  checkPrevTxidsMatchInputs(spell, prev, beamedFrom);
+  checkInputAppsAreReferenced(spell, prev, beamedFrom);
   checkPrevVersionedAppsConsistency(prev);
   checkScrollOutputsAreListed(spell);
   // `check_scroll_outputs`: without the Scrolls canister's signed scriptPubKey map, listed Scrolls
@@ -447,10 +444,10 @@ export async function checkSpell(a: CheckArgs): Promise<CheckResult> {
   const scrollsBound = !hostingChainIsBitcoin(spell, prev) || checkScrollOutputs(spell, a.scrollOutputs, a.scrollsKey);
   if (!scrollsBound)
     notices.push('warning: spell has Scrolls outputs whose scriptPubKeys are not yet bound; binding happens at proving time on the prover server');
-  checkAppVersionContinuity(spell, prev, a.beamedFrom);
-  const changed = collectVersionChangedApps(spell, prev, a.beamedFrom);
+  checkAppVersionContinuity(spell, prev, beamedFrom);
+  const changed = collectVersionChangedApps(spell, prev, beamedFrom);
   const apps = appsOf(spell);
-  const noAppInput = a.binaries.size === 0 && a.appSignatures.length === 0;
+  const noAppInput = binaries.size === 0 && a.app_signatures.length === 0;
   if (changed.size > 0 && noAppInput)
     throw rule(
       `no app binaries provided, but versioned-app version changes were declared for: [${[...changed].join(', ')}]; a version change requires running the new app binary to authorize the transition`,
@@ -458,7 +455,7 @@ export async function checkSpell(a: CheckArgs): Promise<CheckResult> {
   for (const app of apps) {
     const name = appToString(app);
     const va = versionedOf(spell, app.vk);
-    if (changed.has(name) && va && !a.binaries.has(toHex(va.wasm_hash)))
+    if (changed.has(name) && va && !binaries.has(toHex(va.wasm_hash)))
       throw rule(
         `app ${name}: version is changing to ${va.version}; its new binary (wasm_hash ${toHex(va.wasm_hash)}) must be supplied so the new contract can run and authorize the transition`,
       );
@@ -469,7 +466,7 @@ export async function checkSpell(a: CheckArgs): Promise<CheckResult> {
     return { cycles: apps.map(() => 0n), notices, scrollsBound, spell };
   }
   // run_all
-  const sigs = new Map(a.appSignatures.map(([vk, s]) => [toHex(vk), s]));
+  const sigs = new Map(a.app_signatures.map(([vk, s]) => [toHex(vk), s]));
   const cycles: bigint[] = [];
   for (const [i, app] of apps.entries()) {
     const name = appToString(app);
@@ -478,7 +475,7 @@ export async function checkSpell(a: CheckArgs): Promise<CheckResult> {
       cycles.push(0n);
       continue;
     }
-    const wasm = a.binaries.get(binaryKey(spell, app));
+    const wasm = binaries.get(binaryKey(spell, app));
     if (!wasm) throw rule(`all apps should run successfully: app binary not found: ${name}`);
     verifyAppBinary(app, wasm, spell, sigs);
     const va = versionedOf(spell, app.vk);

@@ -1,12 +1,12 @@
-/** Reads the options `spell check` and `spell prove` share into library inputs. */
+/** Reads the options `spell check` and `spell prove` share into the model's SpellInputs. */
 import { resolve } from 'node:path';
 import type { CliContext, ParsedArgs } from './define.js';
 import { optFlag, optList, optString, readFileBytes, readFileText, readInput } from './io.js';
 import { parseAppSignatures, parseBeamedFrom, parsePrevTx, parsePrivateInputs, parseSpellText } from '../model/inputs.js';
 import { detectChain } from '../chains/detect.js';
-import { parseChain, type Chain, type ChainTx } from '../model/request.js';
-import type { App, B32, Data } from '../model/primitives.js';
-import type { AppSignature, BeamSource, NormalizedSpell } from '../model/spell.js';
+import { parseChain, type ChainTx, type SpellInputs } from '../model/request.js';
+import type { B32 } from '../model/primitives.js';
+import type { NormalizedSpell } from '../model/spell.js';
 import { vkOfBinary } from '../keys/app-key.js';
 import { CharmsError } from '../errors.js';
 import { loadSettings } from '../settings/settings.js';
@@ -16,16 +16,6 @@ import { cardanoTxHash, parseCardanoTx } from '../cardano/tx.js';
 import { txidToDisplay } from '../model/primitives.js';
 import { fromHex, toHex } from '../util/bytes.js';
 
-export interface SpellInputs {
-  spell: NormalizedSpell;
-  privateInputs: [App, Data][];
-  beamedFrom: Map<number, BeamSource>;
-  binaries: [B32, Uint8Array][];
-  appSignatures: [B32, AppSignature][];
-  prevTxs: ChainTx[];
-  chain: Chain;
-  mock: boolean;
-}
 
 export async function readSpellInputs(a: ParsedArgs, ctx: CliContext): Promise<SpellInputs> {
   const file = (o: string, what: string) => {
@@ -45,13 +35,12 @@ export async function readSpellInputs(a: ParsedArgs, ctx: CliContext): Promise<S
   if (chain === 'bitcoin') await fetchMissingPrevTxs(spell, prevTxs, ctx);
   return {
     spell,
-    privateInputs: pi === undefined ? [] : parsePrivateInputs(pi),
-    beamedFrom: beamed === undefined ? new Map() : parseBeamedFrom(beamed),
+    app_private_inputs: pi === undefined ? [] : parsePrivateInputs(pi),
+    tx_ins_beamed_source_utxos: beamed === undefined ? new Map() : parseBeamedFrom(beamed),
     binaries,
-    appSignatures: sigs === undefined ? [] : parseAppSignatures(sigs),
-    prevTxs,
+    app_signatures: sigs === undefined ? [] : parseAppSignatures(sigs),
+    prev_txs: prevTxs,
     chain,
-    mock: optFlag(a, 'mock'),
   };
 }
 

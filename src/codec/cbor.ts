@@ -8,6 +8,7 @@
 import { CharmsError } from '../errors.js';
 import { Tagged, ValueMap, type Value } from './value.js';
 import { concatByteList } from '../util/bytes.js';
+import { ByteReader, ByteWriter } from '../util/byte-io.js';
 
 const U64_MAX = (1n << 64n) - 1n;
 const MAX_DEPTH = 256;
@@ -15,27 +16,14 @@ const MAX_DEPTH = 256;
 // ---------------------------------------------------------------------------------- encoding
 
 export class CborWriter {
-  private buf = new Uint8Array(256);
-  private len = 0;
-
-  private reserve(n: number): void {
-    if (this.len + n <= this.buf.length) return;
-    let cap = this.buf.length * 2;
-    while (cap < this.len + n) cap *= 2;
-    const next = new Uint8Array(cap);
-    next.set(this.buf.subarray(0, this.len));
-    this.buf = next;
-  }
+  private readonly out = new ByteWriter();
 
   byte(b: number): void {
-    this.reserve(1);
-    this.buf[this.len++] = b;
+    this.out.byte(b);
   }
 
   raw(bytes: Uint8Array): void {
-    this.reserve(bytes.length);
-    this.buf.set(bytes, this.len);
-    this.len += bytes.length;
+    this.out.bytes(bytes);
   }
 
   /** Major type + argument in the shortest form. */
@@ -44,28 +32,21 @@ export class CborWriter {
     if (typeof arg === 'number') {
       if (arg < 24) return this.byte(m | arg);
       if (arg < 0x100) {
-        this.byte(m | 24);
-        return this.byte(arg);
+        this.out.byte(m | 24).byte(arg);
+        return;
       }
       if (arg < 0x10000) {
-        this.byte(m | 25);
-        this.byte(arg >>> 8);
-        return this.byte(arg & 0xff);
+        this.out.byte(m | 25).u16be(arg);
+        return;
       }
       if (arg < 0x100000000) {
-        this.reserve(5);
-        this.buf[this.len++] = m | 26;
-        new DataView(this.buf.buffer).setUint32(this.len, arg);
-        this.len += 4;
+        this.out.byte(m | 26).u32be(arg);
         return;
       }
       arg = BigInt(arg);
     }
     if (arg < 0x100000000n) return this.head(major, Number(arg));
-    this.reserve(9);
-    this.buf[this.len++] = m | 27;
-    new DataView(this.buf.buffer).setBigUint64(this.len, arg);
-    this.len += 8;
+    this.out.byte(m | 27).u64be(arg);
   }
 
   int(v: bigint | number): void {
@@ -91,21 +72,14 @@ export class CborWriter {
   float(v: number): void {
     const h = toHalf(v);
     if (h !== undefined) {
-      this.byte(0xf9);
-      this.byte(h >>> 8);
-      return this.byte(h & 0xff);
-    }
-    if (Number.isNaN(v) || Math.fround(v) === v) {
-      this.reserve(5);
-      this.buf[this.len++] = 0xfa;
-      new DataView(this.buf.buffer).setFloat32(this.len, v);
-      this.len += 4;
+      this.out.byte(0xf9).u16be(h);
       return;
     }
-    this.reserve(9);
-    this.buf[this.len++] = 0xfb;
-    new DataView(this.buf.buffer).setFloat64(this.len, v);
-    this.len += 8;
+    if (Number.isNaN(v) || Math.fround(v) === v) {
+      this.out.byte(0xfa).f32be(v);
+      return;
+    }
+    this.out.byte(0xfb).f64be(v);
   }
 
   text(s: string): void {
@@ -170,7 +144,7 @@ export class CborWriter {
   }
 
   finish(): Uint8Array {
-    return this.buf.slice(0, this.len);
+    return this.out.finish();
   }
 }
 
@@ -234,23 +208,11 @@ const err = (msg: string, pos: number, cause?: unknown): CharmsError =>
 export const indefiniteByteStrings = new WeakSet<Uint8Array>();
 
 /** A cursor over CBOR bytes. `pos` is public so callers can slice the original bytes. */
-export class CborReader {
-  pos: number;
+export class CborReader extends ByteReader {
   /** Whether the last text/byte string read was indefinite-length (for map keys). */
   private lastStringIndefinite = false;
-  constructor(
-    readonly bytes: Uint8Array,
-    start = 0,
-  ) {
-    this.pos = start;
-  }
-
-  get done(): boolean {
-    return this.pos >= this.bytes.length;
-  }
-
-  private need(n: number): void {
-    if (this.pos + n > this.bytes.length) throw err('unexpected end of input', this.pos);
+  constructor(bytes: Uint8Array, start = 0) {
+    super(bytes, (_what, at) => err('unexpected end of input', at), start);
   }
 
   peekByte(): number {
@@ -264,7 +226,7 @@ export class CborReader {
     const major = b >> 5;
     const info = b & 31;
     if (info < 24) return { major, arg: BigInt(info), info };
-    const view = new DataView(this.bytes.buffer, this.bytes.byteOffset);
+    const view = this.view;
     let arg: bigint;
     switch (info) {
       case 24:
@@ -385,7 +347,7 @@ export class CborReader {
         return new Tagged(h.arg!, this.value(depth + 1));
       default: {
         // major 7
-        const view = new DataView(this.bytes.buffer, this.bytes.byteOffset);
+        const view = this.view;
         switch (h.info) {
           case 20:
             return false;

@@ -107,16 +107,28 @@ export function chainTxFromValue(v: Value, path: string): ChainTx {
 
 // ------------------------------------------------------------------------------ ProveRequest
 
-export interface ProveRequest {
+/**
+ * What a spell is checked against: the one bundle `checkSpell`, the prove pipeline and the CLI
+ * share (field names as in the reference's `ProveRequest`, which is this plus the prover's own
+ * fields).
+ */
+export interface SpellInputs {
   spell: NormalizedSpell;
   app_private_inputs: [App, Data][];
+  /** Input index → the beaming source of that input. */
   tx_ins_beamed_source_utxos: Map<number, BeamSource>;
+  /** App binaries, each keyed by its vk (SHA-256 of the binary). */
   binaries: [B32, Uint8Array][];
   app_signatures: [B32, AppSignature][];
+  /** The transactions that created the spell's inputs and refs (and beaming sources). */
   prev_txs: ChainTx[];
+  chain: Chain;
+}
+
+/** A spell's inputs plus what the prover needs to build the transaction (`POST /spells/prove`). */
+export interface ProveRequest extends SpellInputs {
   change_address: string;
   fee_rate: number;
-  chain: Chain;
   collateral_utxo?: UtxoId;
 }
 

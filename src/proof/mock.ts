@@ -10,6 +10,7 @@ import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { CharmsError } from '../errors.js';
 import { fromHex } from '../util/bytes.js';
+import { ByteReader } from '../util/byte-io.js';
 import { MOCK_GROTH16_PK_HEX, MOCK_GROTH16_VK_HEX } from './constants.js';
 
 const { Fp, Fr, Fp12 } = bls12_381.fields;
@@ -35,18 +36,13 @@ export interface PointCodec<P1, P2> {
  * because ark rejects non-canonical coordinates, and the codec checks every point is on the
  * curve and in the subgroup.
  */
-export class ArkReader<P1, P2> {
-  pos = 0;
+export class ArkReader<P1, P2> extends ByteReader {
   constructor(
-    private readonly b: Uint8Array,
+    b: Uint8Array,
     private readonly what: string,
     private readonly codec: PointCodec<P1, P2>,
-  ) {}
-  private take(n: number): Uint8Array {
-    if (this.pos + n > this.b.length) throw invalid(`${this.what}: unexpected end of data at byte ${this.pos}`);
-    const out = this.b.subarray(this.pos, this.pos + n);
-    this.pos += n;
-    return out;
+  ) {
+    super(b, (_w, at) => invalid(`${what}: unexpected end of data at byte ${at}`));
   }
   private checkCoordinate(bytes: Uint8Array, flagged: boolean): void {
     let v = 0n;
@@ -74,8 +70,7 @@ export class ArkReader<P1, P2> {
   }
   /** ark Vec: u64 little-endian length, then the items. */
   vec<T>(item: () => T): T[] {
-    const len = this.take(8);
-    const n = new DataView(len.buffer, len.byteOffset, 8).getBigUint64(0, true);
+    const n = this.u64le();
     if (n > 64n) throw invalid(`${this.what}: vector of ${n} items is too long`);
     return Array.from({ length: Number(n) }, item);
   }

@@ -55,11 +55,11 @@ export async function proveCardanoSpellTx(req: ProveRequest, deps: CardanoProveD
   const asked: NormalizedSpell = { ...req.spell, tx: { ...req.spell.tx, coins }, ...(backend.mock ? { mock: true } : {}) };
   const check = await checkSpell({
     spell: asked,
-    prevTxs: req.prev_txs,
-    privateInputs: req.app_private_inputs,
-    beamedFrom: req.tx_ins_beamed_source_utxos,
-    binaries: new Map(req.binaries.map(([vk, wasm]) => [toHex(vk), wasm])),
-    appSignatures: req.app_signatures,
+    prev_txs: req.prev_txs,
+    app_private_inputs: req.app_private_inputs,
+    tx_ins_beamed_source_utxos: req.tx_ins_beamed_source_utxos,
+    binaries: req.binaries,
+    app_signatures: req.app_signatures,
     chain: 'cardano',
     mock: backend.mock,
     runApp: deps.runApp ?? defaultRunApp,

@@ -107,11 +107,11 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
   const spell: NormalizedSpell = backend.mock ? { ...bound.spell, mock: true } : bound.spell;
   const check = await checkSpell({
     spell,
-    prevTxs: req.prev_txs,
-    privateInputs: req.app_private_inputs,
-    beamedFrom: req.tx_ins_beamed_source_utxos,
-    binaries: new Map(req.binaries.map(([vk, wasm]) => [toHex(vk), wasm])),
-    appSignatures: req.app_signatures,
+    prev_txs: req.prev_txs,
+    app_private_inputs: req.app_private_inputs,
+    tx_ins_beamed_source_utxos: req.tx_ins_beamed_source_utxos,
+    binaries: req.binaries,
+    app_signatures: req.app_signatures,
     chain: req.chain,
     mock: backend.mock,
     runApp: deps.runApp ?? defaultRunApp,

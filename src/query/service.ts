@@ -24,7 +24,7 @@ import { parseJson } from '../codec/json.js';
 import { ValueMap } from '../codec/value.js';
 import { parseTx, txidHex } from '../bitcoin/tx.js';
 import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
-import { isNoSpell as noValidSpell, spellOrNone, type SpellVerdict } from '../verify/index.js';
+import { isNoSpell as noValidSpell, spellOrNone, type SpellVerdict, type TxInput } from '../verify/index.js';
 import { SpellBatcher } from '../verify/batcher.js';
 import { errorResponse, jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../services/http.js';
 import { MemoryCache, type ProofCache } from '../services/cache.js';
@@ -43,11 +43,9 @@ export const CACHE_NO_SPELL = 'public, max-age=3600';
 
 /** The cached marker for "no valid spell" (a JSON answer is never a single NUL byte). */
 const NO_SPELL = Uint8Array.of(0);
-const isNoSpell = (a: Uint8Array): boolean => a.length === 1 && a[0] === 0;
+const isNoSpellAnswer = (a: Uint8Array): boolean => a.length === 1 && a[0] === 0;
 const TXID = /^[0-9a-fA-F]{64}$/;
 const enc = new TextEncoder();
-
-export type ChainTx = { bitcoin: string } | { cardano: string };
 
 export interface QueryServiceOptions {
   /** Where GET finds transactions; without one, GET answers 503 and only PUT works. */
@@ -63,7 +61,7 @@ export interface QueryServiceOptions {
  * The answer for a transaction: the spell-query JSON bytes, or the "no spell" marker. Throws only
  * for a transaction that cannot be parsed (INVALID_TX) or an internal failure.
  */
-export function answerFor(tx: ChainTx, mock: boolean): Uint8Array {
+export function answerFor(tx: TxInput, mock: boolean): Uint8Array {
   const spell = spellOrNone(tx, mock);
   return spell === undefined ? NO_SPELL : enc.encode(spellQueryJson(spell));
 }
@@ -109,7 +107,7 @@ function matches(header: string | string[] | undefined, etag: string): boolean {
 
 function respond(req: Req, answer: Uint8Array, cacheControl: { spell: string; none: string }): Res {
   const etag = etagOf(answer);
-  const none = isNoSpell(answer);
+  const none = isNoSpellAnswer(answer);
   const headers: Record<string, string> = { etag, 'cache-control': none ? cacheControl.none : cacheControl.spell };
   if (matches(req.headers['if-none-match'], etag)) return { status: 304, headers };
   if (none) return { status: 204, headers };
@@ -129,7 +127,7 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
   const source = o.source;
   // concurrent requests are verified together (one random-linear-combination pairing check)
   const batcher = new SpellBatcher(mock);
-  const answer = async (tx: ChainTx): Promise<Uint8Array> => answerOf(await batcher.verify(tx));
+  const answer = async (tx: TxInput): Promise<Uint8Array> => answerOf(await batcher.verify(tx));
 
   const fromSource = async (id: string): Promise<Uint8Array> => {
     const hex = await source!.rawTx(id);

@@ -3,30 +3,19 @@
  * sections). Only what the app-runner's module parser and instrumenter need.
  */
 import { CharmsError } from '../errors.js';
+import { ByteReader, ByteWriter } from '../util/byte-io.js';
 
-export class WasmReader {
-  pos: number;
-  constructor(
-    readonly bytes: Uint8Array,
-    start = 0,
-    readonly end = bytes.length,
-  ) {
-    if (end > bytes.length || start > end)
-      throw new CharmsError('INVALID_INPUT', `wasm module: malformed module (range ${start}..${end} runs past the end at ${bytes.length})`);
-    this.pos = start;
-  }
+/** A module that ends (or a section that ends) while `what` is being read. */
+const malformed = (what: string, at: number): CharmsError =>
+  new CharmsError('INVALID_INPUT', `wasm module: malformed module (unexpected end reading ${what} at byte offset ${at})`);
 
-  get done(): boolean {
-    return this.pos >= this.end;
+export class WasmReader extends ByteReader {
+  constructor(bytes: Uint8Array, start = 0, end = bytes.length) {
+    super(bytes, malformed, start, end);
   }
 
   private fail(what: string): never {
     throw new CharmsError('INVALID_INPUT', `wasm module: malformed ${what} at byte offset ${this.pos}`);
-  }
-
-  u8(): number {
-    if (this.pos >= this.end) this.fail('module (unexpected end)');
-    return this.bytes[this.pos++]!;
   }
 
   /** Unsigned LEB128 up to 32 bits. */
@@ -76,10 +65,7 @@ export class WasmReader {
   }
 
   bytesN(n: number): Uint8Array {
-    if (this.pos + n > this.end) this.fail('module (unexpected end)');
-    const out = this.bytes.subarray(this.pos, this.pos + n);
-    this.pos += n;
-    return out;
+    return this.take(n);
   }
 
   name(): string {
@@ -88,34 +74,10 @@ export class WasmReader {
   }
 }
 
-/** Growable output buffer with LEB128 encoders. */
-export class WasmWriter {
-  private buf: Uint8Array;
-  length = 0;
+/** The shared growable byte writer plus LEB128 encoders. */
+export class WasmWriter extends ByteWriter {
   constructor(initial = 1024) {
-    this.buf = new Uint8Array(initial);
-  }
-
-  private ensure(extra: number): void {
-    if (this.length + extra <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.length + extra) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.length));
-    this.buf = next;
-  }
-
-  byte(b: number): this {
-    this.ensure(1);
-    this.buf[this.length++] = b;
-    return this;
-  }
-
-  bytes(b: Uint8Array): this {
-    this.ensure(b.length);
-    this.buf.set(b, this.length);
-    this.length += b.length;
-    return this;
+    super(initial);
   }
 
   u32(v: number): this {
@@ -154,7 +116,4 @@ export class WasmWriter {
     return this.byte(id).u32(content.length).bytes(content);
   }
 
-  finish(): Uint8Array {
-    return this.buf.slice(0, this.length);
-  }
 }

@@ -2,7 +2,7 @@ import type { CommandDef } from '../define.js';
 import { readSpellInputs } from '../spell-inputs.js';
 import { checkSpell } from '../../checker/check.js';
 import { configureRunner, runApp, runnerLimitsFromEnv, shutdownRunner } from '../../runner/index.js';
-import { toHex } from '../../util/bytes.js';
+import { optFlag } from '../io.js';
 
 /** Checks the spell; prints notices and `cycles spent: [..]` to stderr, as the reference. */
 const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
@@ -10,14 +10,8 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   await configureRunner(runnerLimitsFromEnv(ctx.env));
   try {
     const r = await checkSpell({
-      spell: i.spell,
-      prevTxs: i.prevTxs,
-      privateInputs: i.privateInputs,
-      beamedFrom: i.beamedFrom,
-      binaries: new Map(i.binaries.map(([vk, wasm]) => [toHex(vk), wasm])),
-      appSignatures: i.appSignatures,
-      chain: i.chain,
-      mock: i.mock,
+      ...i,
+      mock: optFlag(a, 'mock'),
       runApp,
       onAppStderr: (app, text) => ctx.stderr(text.endsWith('\n') || text === '' ? text : `${text}\n`),
     });

@@ -26,15 +26,9 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const i = await readSpellInputs(a, ctx);
   const coll = optString(a, 'collateral-utxo');
   const req: ProveRequest = {
-    spell: i.spell,
-    app_private_inputs: i.privateInputs,
-    tx_ins_beamed_source_utxos: i.beamedFrom,
-    binaries: i.binaries,
-    app_signatures: i.appSignatures,
-    prev_txs: i.prevTxs,
+    ...i,
     change_address: optString(a, 'change-address')!,
     fee_rate: feeRate,
-    chain: i.chain,
     ...(coll ? { collateral_utxo: utxoIdFromString(coll, '--collateral-utxo') } : {}),
   };
   if (i.chain === 'cardano' && !req.collateral_utxo) throw new CharmsError('INVALID_INPUT', 'Collateral UTXO is required for Cardano spells');

@@ -8,6 +8,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { CharmsError } from '../../errors.js';
 import { concatByteList, equalBytes, fromHex, toHex } from '../../util/bytes.js';
+import { ByteReader } from '../../util/byte-io.js';
 
 const u64 = (n: number | bigint): Uint8Array => {
   const b = new Uint8Array(8);
@@ -40,31 +41,22 @@ export const ProofKind = { CORE: 0, COMPRESSED: 1, PLONK: 2, GROTH16: 3 } as con
 
 const bad = (what: string): CharmsError => new CharmsError('PROVER_TRANSIENT', `the prover network returned a malformed proof: ${what}`);
 
-class Reader {
-  o = 0;
-  constructor(readonly b: Uint8Array) {}
-  take(n: number): Uint8Array {
-    if (n < 0 || this.o + n > this.b.length) throw bad('truncated');
-    const s = this.b.subarray(this.o, this.o + n);
-    this.o += n;
-    return s;
-  }
-  u32(): number {
-    const b = this.take(4);
-    return new DataView(b.buffer, b.byteOffset, 4).getUint32(0, true);
+/** bincode's little-endian fixed-width integers and u64-length-prefixed vectors. */
+class Reader extends ByteReader {
+  constructor(b: Uint8Array) {
+    super(b, () => bad('truncated'));
   }
   len(): number {
-    const b = this.take(8);
-    const v = new DataView(b.buffer, b.byteOffset, 8).getBigUint64(0, true);
-    if (v > BigInt(this.b.length - this.o)) throw bad('length past the end');
+    const v = this.u64le();
+    if (v > BigInt(this.remaining)) throw bad('length past the end');
     return Number(v);
   }
-  bytes(): Uint8Array {
+  vec(): Uint8Array {
     return this.take(this.len());
   }
   string(): string {
     try {
-      return new TextDecoder('utf-8', { fatal: true }).decode(this.bytes());
+      return new TextDecoder('utf-8', { fatal: true }).decode(this.vec());
     } catch (e) {
       if (e instanceof CharmsError) throw e;
       throw bad('string is not UTF-8');
@@ -87,15 +79,15 @@ export interface Groth16FromNetwork {
 export function decodeGroth16Proof(b: Uint8Array): Groth16FromNetwork {
   const r = new Reader(b);
   if (b.length < 4) throw bad('truncated');
-  const tag = r.u32();
+  const tag = r.u32le();
   if (tag !== ProofKind.GROTH16) throw bad(`expected a Groth16 proof (tag 3), got tag ${tag}`);
   const publicInputs = Array.from({ length: 5 }, () => r.string());
   const encodedHex = r.string();
   const rawProof = r.string();
   const vkeyHash = r.take(32);
-  const publicValues = r.bytes();
+  const publicValues = r.vec();
   const sp1Version = r.string();
-  if (r.o !== b.length) throw bad(`${b.length - r.o} bytes after the proof`);
+  if (r.remaining !== 0) throw bad(`${r.remaining} bytes after the proof`);
   let encodedProof: Uint8Array;
   try {
     encodedProof = fromHex(encodedHex, 'encoded_proof');

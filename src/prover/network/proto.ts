@@ -7,6 +7,7 @@
  * ../shared/protocol/sp1-proving.md §1.3; golden tests against `protoc --encode`.
  */
 import { CharmsError } from '../../errors.js';
+import { ByteReader, ByteWriter } from '../../util/byte-io.js';
 
 // ------------------------------------------------------------------------------- enums
 
@@ -24,14 +25,14 @@ const WIRE_VARINT = 0;
 const WIRE_LEN = 2;
 
 export class ProtoWriter {
-  private chunks: number[] = [];
+  private readonly out = new ByteWriter();
   private varint(v: bigint): void {
     if (v < 0n) v = BigInt.asUintN(64, v);
     while (v > 0x7fn) {
-      this.chunks.push(Number(v & 0x7fn) | 0x80);
+      this.out.byte(Number(v & 0x7fn) | 0x80);
       v >>= 7n;
     }
-    this.chunks.push(Number(v));
+    this.out.byte(Number(v));
   }
   private key(tag: number, wire: number): void {
     this.varint(BigInt((tag << 3) | wire));
@@ -39,7 +40,7 @@ export class ProtoWriter {
   private len(tag: number, b: Uint8Array): void {
     this.key(tag, WIRE_LEN);
     this.varint(BigInt(b.length));
-    for (const x of b) this.chunks.push(x);
+    this.out.bytes(b);
   }
   /** uint64 / enum / bool, omitted when zero (implicit presence). */
   uint(tag: number, v: bigint | number | boolean): this {
@@ -66,7 +67,7 @@ export class ProtoWriter {
     return this;
   }
   finish(): Uint8Array {
-    return Uint8Array.from(this.chunks);
+    return this.out.finish();
   }
 }
 
@@ -79,18 +80,17 @@ const malformed = (what: string): CharmsError => new CharmsError('UPSTREAM_FAILE
 /** Parses a message into tag → values (varints as bigint, length-delimited as bytes). Unknown tags kept, fixed32/64 skipped. */
 export function parseMessage(b: Uint8Array): Map<number, FieldValue[]> {
   const out = new Map<number, FieldValue[]>();
-  let i = 0;
+  const r = new ByteReader(b, (what) => malformed(`truncated ${what}`));
   const varint = (): bigint => {
     let v = 0n;
     for (let shift = 0n; shift < 70n; shift += 7n) {
-      if (i >= b.length) throw malformed('truncated varint');
-      const x = b[i++]!;
+      const x = r.u8('varint');
       v |= BigInt(x & 0x7f) << shift;
       if ((x & 0x80) === 0) return BigInt.asUintN(64, v);
     }
     throw malformed('varint too long');
   };
-  while (i < b.length) {
+  while (!r.done) {
     const k = varint();
     const tag = Number(k >> 3n);
     const wire = Number(k & 7n);
@@ -99,12 +99,10 @@ export function parseMessage(b: Uint8Array): Map<number, FieldValue[]> {
     if (wire === WIRE_VARINT) v = varint();
     else if (wire === WIRE_LEN) {
       const n = varint();
-      if (n > BigInt(b.length - i)) throw malformed('length past the end');
-      v = b.subarray(i, i + Number(n));
-      i += Number(n);
+      if (n > BigInt(r.remaining)) throw malformed('length past the end');
+      v = r.take(Number(n));
     } else if (wire === 1 || wire === 5) {
-      i += wire === 1 ? 8 : 4;
-      if (i > b.length) throw malformed('truncated fixed field');
+      r.take(wire === 1 ? 8 : 4, 'fixed field');
       continue;
     } else throw malformed(`unsupported wire type ${wire}`);
     const list = out.get(tag);
