@@ -169,7 +169,7 @@ export function commandTree(binName: string): CommandDef {
       },
       {
         name: 'wallet',
-        about: 'Wallet commands (Bitcoin, via bitcoin-cli)',
+        about: 'Wallet commands (Bitcoin Core: BITCOIN_RPC_URL, else bitcoin-cli)',
         subcommands: [
           {
             name: 'list',

@@ -6,7 +6,8 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answerFor, identifyTx, startQueryServer } from './service.js';
-import { BitcoinRpcSource, EsploraSource, sourceFromConfig } from './sources.js';
+import { EsploraSource, NodeSource, sourceFromConfig } from './sources.js';
+import { RpcNode } from './bitcoin-node.js';
 import { loadSettings, type Env } from '../settings/settings.js';
 import { appRef, spellQueryJson, spellQueryValue } from './shape.js';
 import { extractAndVerifySpell } from '../verify/index.js';
@@ -399,7 +400,7 @@ test('Bitcoin Core JSON-RPC source: getrawtransaction, -5 → 404, basic auth, c
   const port = await listen(rpc);
   const dir = mkdtempSync(join(tmpdir(), 'rpc-cookie-'));
   writeFileSync(join(dir, '.cookie'), '__cookie__:s3cret\n');
-  const byUser = await startQueryServer({ host: '127.0.0.1', port: 0, source: new BitcoinRpcSource(`http://127.0.0.1:${port}`, () => 'user:pass') });
+  const byUser = await startQueryServer({ host: '127.0.0.1', port: 0, source: new NodeSource(new RpcNode(`http://127.0.0.1:${port}`, () => 'user:pass')) });
   const byCookie = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceFromConfig({ rpcUrl: `http://127.0.0.1:${port}/`, rpcCookie: join(dir, '.cookie') }) });
   const noCookie = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceFromConfig({ rpcUrl: `http://127.0.0.1:${port}/`, rpcCookie: join(dir, 'missing') }) });
   const badCreds = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceOfEnv({ BITCOIN_RPC_URL: `http://127.0.0.1:${port}`, BITCOIN_RPC_USER: 'bad', BITCOIN_RPC_PASSWORD: 'creds' }) });

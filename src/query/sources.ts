@@ -1,7 +1,7 @@
 /**
  * Where the spell-query service gets transactions by id:
- * - Bitcoin Core JSON-RPC `getrawtransaction <txid>` (the node needs `-txindex` for arbitrary
- *   confirmed transactions); RPC error -5 means unknown;
+ * - Bitcoin Core `getrawtransaction <txid>` through the one node client (bitcoin-node.ts; the node
+ *   needs `-txindex` for arbitrary confirmed transactions); RPC error -5 means unknown;
  * - an Esplora-compatible REST API (`GET <base>/tx/<txid>/hex`, e.g. mempool.space's `/api`
  *   or blockstream.info's); 404 means unknown.
  *
@@ -13,57 +13,18 @@
  * `BITCOIN_RPC_COOKIE` (path of bitcoind's `.cookie` file, read at every call so node restarts
  * are picked up) or `BITCOIN_RPC_USER` / `BITCOIN_RPC_PASSWORD`.
  */
-import { readFileSync } from 'node:fs';
 import { CharmsError } from '../errors.js';
 import type { SourceConfig } from '../settings/settings.js';
-import { redactText, redactUrl, withoutCredentials } from '../util/redact.js';
+import { redactText, withoutCredentials } from '../util/redact.js';
+import { SOURCE_ANSWER_LIMIT, readCapped, rpcNodeFromConfig, shownUrl, unreachable, type BitcoinNode } from './bitcoin-node.js';
+
+export { SOURCE_ANSWER_LIMIT };
 
 export interface TxSource {
   readonly name: string;
   /** Raw transaction hex; NOT_FOUND when unknown, UPSTREAM_FAILED / UPSTREAM_UNAVAILABLE when failing / unreachable. */
   rawTx(txid: string): Promise<string>;
 }
-
-
-function unreachable(what: string, e: unknown): CharmsError {
-  const inner = e instanceof Error && e.cause instanceof Error ? e.cause : e;
-  const reason = inner instanceof Error ? (inner.name === 'TimeoutError' ? 'timed out' : inner.message) : String(inner);
-  return new CharmsError('UPSTREAM_UNAVAILABLE', redactText(`${what} is unreachable: ${reason}`), { cause: e });
-}
-
-/**
- * Most bytes read from one source answer: a transaction is at most 4 MB (8 MB as hex), plus room
- * for the JSON-RPC envelope. A larger answer is refused while it streams in, never buffered whole.
- */
-export const SOURCE_ANSWER_LIMIT = 9 * 1024 * 1024;
-
-/** The answer's text, reading at most `limit` bytes (declared or received); UPSTREAM_FAILED past it. */
-async function readCapped(res: Response, what: string, limit: number): Promise<string> {
-  const tooBig = () => new CharmsError('UPSTREAM_FAILED', `${what} answered more than ${limit} bytes, larger than any transaction: refused`);
-  const declared = Number(res.headers.get('content-length') ?? NaN);
-  if (declared > limit) {
-    await res.body?.cancel().catch(() => {});
-    throw tooBig();
-  }
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooBig();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** A source URL as shown in names and messages: redacted, without a trailing slash. */
-const shownUrl = (u: string): string => redactUrl(u).replace(/\/(?=$|\?)/, '');
 
 export class EsploraSource implements TxSource {
   readonly name: string;
@@ -108,80 +69,28 @@ export class EsploraSource implements TxSource {
   }
 }
 
-export class BitcoinRpcSource implements TxSource {
+/** Transactions from a Bitcoin Core node (`getrawtransaction`; the node needs `-txindex`). */
+export class NodeSource implements TxSource {
   readonly name: string;
-  /** `auth` returns `user:password` (or undefined for none); it is called for every request. */
-  constructor(
-    private readonly url: string,
-    private readonly auth: () => string | undefined,
-    private readonly timeoutMs = 10_000,
-    private readonly answerLimit = SOURCE_ANSWER_LIMIT,
-  ) {
-    this.name = `bitcoind ${shownUrl(url)}`;
+  constructor(private readonly node: BitcoinNode) {
+    this.name = node.name;
   }
   async rawTx(txid: string): Promise<string> {
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    const auth = this.auth();
-    if (auth !== undefined) headers.authorization = `Basic ${Buffer.from(auth).toString('base64')}`;
-    let res: Response;
-    let text: string;
+    let hex: unknown;
     try {
-      res = await fetch(this.url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ jsonrpc: '1.0', id: 'charms', method: 'getrawtransaction', params: [txid] }),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      text = await readCapped(res, this.name, this.answerLimit);
+      hex = await this.node.call('getrawtransaction', [txid]);
     } catch (e) {
-      if (e instanceof CharmsError) throw e;
-      throw unreachable(this.name, e);
+      if (e instanceof CharmsError && e.code === 'NOT_FOUND') throw new CharmsError('NOT_FOUND', `transaction ${txid} not found`, { cause: e });
+      throw e;
     }
-    if (res.status === 401 || res.status === 403) throw new CharmsError('UPSTREAM_FAILED', `${this.name} refused the RPC credentials (${res.status})`);
-    let body: { result?: unknown; error?: { code?: number; message?: string } | null };
-    try {
-      body = JSON.parse(text) as typeof body;
-    } catch (e) {
-      throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered ${res.status} without JSON`, { cause: e });
-    }
-    if (body.error) {
-      if (body.error.code === -5) throw new CharmsError('NOT_FOUND', `transaction ${txid} not found`);
-      throw new CharmsError('UPSTREAM_FAILED', redactText(`${this.name} error ${body.error.code}: ${body.error.message}`));
-    }
-    if (typeof body.result !== 'string') throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered ${res.status} without a transaction`);
-    return body.result;
+    if (typeof hex !== 'string') throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered without a transaction`);
+    return hex;
   }
 }
 
 /** Esplora when `esploraUrl` is set, else Bitcoin Core RPC when `rpcUrl` is set, else none. */
 export function sourceFromConfig(c: SourceConfig): TxSource | undefined {
   if (c.esploraUrl) return new EsploraSource(c.esploraUrl, c.timeoutMs);
-  if (!c.rpcUrl) return undefined;
-  const { rpcCookie, rpcUser, rpcPassword } = c;
-  let url: URL;
-  try {
-    url = new URL(c.rpcUrl);
-  } catch (e) {
-    throw new CharmsError('CONFIG', `BITCOIN_RPC_URL: not a URL: ${redactText(c.rpcUrl)}`, { cause: e });
-  }
-  // credentials in the URL (http://user:pass@host:port) are honoured too
-  const inUrl = url.username ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined;
-  url.username = '';
-  url.password = '';
-  return new BitcoinRpcSource(
-    url.toString(),
-    () => {
-      if (rpcCookie) {
-        try {
-          return readFileSync(rpcCookie, 'utf8').trim();
-        } catch (e) {
-          // bitcoind deletes its cookie when it stops: treat as unreachable
-          throw new CharmsError('UPSTREAM_UNAVAILABLE', `cannot read the RPC cookie file ${rpcCookie} (is bitcoind running?): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
-        }
-      }
-      if (rpcUser !== undefined) return `${rpcUser}:${rpcPassword ?? ''}`;
-      return inUrl;
-    },
-    c.timeoutMs,
-  );
+  const node = rpcNodeFromConfig(c);
+  return node && new NodeSource(node);
 }
