@@ -12,7 +12,7 @@ import { ValueMap, type Value } from '../codec/value.js';
 import { fromHex, toHex, utf8 } from '../util/bytes.js';
 import { appFromString, appToString, txidFromDisplay, utxoIdFromString, utxoIdToBytes, type App, type B32, type Data } from '../model/primitives.js';
 import type { NativeOutput, NormalizedSpell } from '../model/spell.js';
-import type { ChainTx } from '../model/request.js';
+import { bareSpellInputs, type ChainTx } from '../model/request.js';
 import { appKeyFromSecret, signBinary } from '../keys/app-key.js';
 import { readSharedText, sharedOrSkip } from '../testing/shared.js';
 import { runApp as realRunApp, shutdownRunner } from '../runner/index.js';
@@ -65,13 +65,7 @@ const neverRun: RunApp = async () => {
 
 function args(spell: NormalizedSpell, prevTxs: ChainTx[], more: Partial<CheckArgs> = {}): CheckArgs {
   return {
-    spell,
-    prev_txs: prevTxs,
-    app_private_inputs: [],
-    tx_ins_beamed_source_utxos: new Map(),
-    binaries: [],
-    app_signatures: [],
-    chain: 'bitcoin',
+    ...bareSpellInputs(spell, prevTxs, 'bitcoin'),
     mock: false,
     runApp: neverRun,
     ...more,

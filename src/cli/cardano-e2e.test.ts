@@ -5,11 +5,12 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startCliServer } from '../testing/cli.js';
 import { cardanoFundingTx, identityFor, templateApp } from '../testing/fixtures.js';
 import { cardanoAddressBytes } from '../cardano/address.js';
 import { cardanoTxHash, parseCardanoTx } from '../cardano/tx.js';
@@ -62,17 +63,8 @@ test('CLI: mint on Cardano in mock mode, spend it through the server, show-spell
   const tx1Id = toHex(cardanoTxHash(parseCardanoTx(fromHex(env1.cborHex))));
 
   // spend through a mock server
-  const server = spawn(process.execPath, [bin, 'server', '--mock', '--ip', '127.0.0.1', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const { child: server, port } = await startCliServer(['server', '--mock', '--ip', '127.0.0.1', '--port', '0']);
   children.push(server);
-  const port = await new Promise<number>((resolve, reject) => {
-    let buf = '';
-    server.stderr!.on('data', (d) => {
-      buf += d.toString();
-      const m = /Server running on 127\.0\.0\.1:(\d+)/.exec(buf);
-      if (m) resolve(Number(m[1]));
-    });
-    server.once('exit', () => reject(new Error(`server exited: ${buf}`)));
-  });
   writeFileSync(join(dir, 'spend.yaml'), `version: 15\ntx:\n  ins: [${tx1Id}:0, ${fundId}:2]\n  outs:\n  - 0: {ticker: TOAD, remaining: 100000}\n  coins: [{amount: 3000000, dest: ${ADDR_HEX}}]\napp_public_inputs:\n  ${nft}: ~\n`);
   
   const spend = charms(['spell', 'prove', '--spell', 'spend.yaml', '--prev-txs', `!cardano ${env1.cborHex}`, '--prev-txs', `!cardano ${fundHex}`, '--collateral-utxo', `${fundId}:1`, ...common], {

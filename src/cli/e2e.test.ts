@@ -5,11 +5,12 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startCliServer } from '../testing/cli.js';
 import { readSharedJson, readSharedText, sharedOrSkip } from '../testing/shared.js';
 import { funding, identityFor } from '../testing/fixtures.js';
 
@@ -99,17 +100,8 @@ test('app new (both templates); the AssemblyScript app builds, prints its vk, an
   assert.match(charms(['spell', 'prove', '--fee-rate', '0.5', '--spell', 'mint.yaml', '--change-address', f.changeAddress], { cwd: appDir }).stderr, /fee rate must be >= 1.0/);
 
   // spend the NFT through a mock proving server (the CLI sends CBOR to SVC_PROVE_API_URL)
-  const server = spawn(process.execPath, [bin, 'server', '--mock', '--ip', '127.0.0.1', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const { child: server, port } = await startCliServer(['server', '--mock', '--ip', '127.0.0.1', '--port', '0']);
   children.push(server);
-  const port = await new Promise<number>((resolve, reject) => {
-    let buf = '';
-    server.stderr!.on('data', (d) => {
-      buf += d.toString();
-      const m = /Server running on 127\.0\.0\.1:(\d+)/.exec(buf);
-      if (m) resolve(Number(m[1]));
-    });
-    server.once('exit', () => reject(new Error(`server exited: ${buf}`)));
-  });
   const { txidHex, parseTx } = await import('../bitcoin/tx.js');
   const { fromHex } = await import('../util/bytes.js');
   const tx1id = txidHex(parseTx(fromHex(tx1)));

@@ -125,6 +125,17 @@ export interface SpellInputs {
   chain: Chain;
 }
 
+/** SpellInputs with only the spell, its prev txs and chain: no binaries, private inputs, signatures or beaming. */
+export const bareSpellInputs = (spell: NormalizedSpell, prev_txs: ChainTx[], chain: Chain): SpellInputs => ({
+  spell,
+  app_private_inputs: [],
+  tx_ins_beamed_source_utxos: new Map(),
+  binaries: [],
+  app_signatures: [],
+  prev_txs,
+  chain,
+});
+
 /** A spell's inputs plus what the prover needs to build the transaction (`POST /spells/prove`). */
 export interface ProveRequest extends SpellInputs {
   change_address: string;

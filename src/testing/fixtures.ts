@@ -12,7 +12,7 @@ import { fromHex, toHex } from '../util/bytes.js';
 import { CborWriter } from '../codec/cbor.js';
 import type { UtxoId } from '../model/primitives.js';
 import { parseSpellText } from '../model/inputs.js';
-import type { ChainTx, ProveRequest } from '../model/request.js';
+import { bareSpellInputs, type ChainTx, type ProveRequest } from '../model/request.js';
 
 let built: Promise<{ wasm: Uint8Array; vk: string; path: string }> | undefined;
 
@@ -45,18 +45,7 @@ export const identityFor = (utxo: string): string => toHex(sha256(new TextEncode
 
 /** A Bitcoin ProveRequest for a spell in YAML, paying change to the funding fixture's address. */
 export function bitcoinProveRequest(f: Funding, spellYaml: string, prevHex: string[], opts: Partial<ProveRequest> = {}): ProveRequest {
-  return {
-    spell: parseSpellText(spellYaml),
-    app_private_inputs: [],
-    tx_ins_beamed_source_utxos: new Map(),
-    binaries: [],
-    app_signatures: [],
-    prev_txs: prev(prevHex),
-    change_address: f.changeAddress,
-    fee_rate: 2,
-    chain: 'bitcoin',
-    ...opts,
-  };
+  return { ...bareSpellInputs(parseSpellText(spellYaml), prev(prevHex), 'bitcoin'), change_address: f.changeAddress, fee_rate: 2, ...opts };
 }
 
 const prev = (hexes: string[]): ChainTx[] => hexes.map((hex) => ({ chain: 'bitcoin', hex }));
@@ -106,17 +95,6 @@ export function cardanoFundingTx(outputs: { address: Uint8Array; lovelace: bigin
 
 /** A Cardano ProveRequest (mock-friendly) for a spell in YAML. */
 export function cardanoProveRequest(spellYaml: string, prev: Uint8Array[], changeAddress: string, collateral: UtxoId, opts: Partial<ProveRequest> = {}): ProveRequest {
-  return {
-    spell: parseSpellText(spellYaml),
-    app_private_inputs: [],
-    tx_ins_beamed_source_utxos: new Map(),
-    binaries: [],
-    app_signatures: [],
-    prev_txs: prev.map((b) => ({ chain: 'cardano', hex: toHex(b) })),
-    change_address: changeAddress,
-    fee_rate: 2,
-    chain: 'cardano',
-    collateral_utxo: collateral,
-    ...opts,
-  };
+  const prevTxs = prev.map((b): ChainTx => ({ chain: 'cardano', hex: toHex(b) }));
+  return { ...bareSpellInputs(parseSpellText(spellYaml), prevTxs, 'cardano'), change_address: changeAddress, fee_rate: 2, collateral_utxo: collateral, ...opts };
 }

@@ -6,6 +6,7 @@
  * (that code means "a bug of ours", a 500).
  */
 import { CharmsError } from '../../errors.js';
+import { concatByteList } from '../../util/bytes.js';
 
 /** splitmix32-style PRNG: small, fast, reproducible. */
 export class Rng {
@@ -58,20 +59,20 @@ export function mutateBytes(rng: Rng, input: Uint8Array, pool: readonly Uint8Arr
       // delete a range
       const i = at();
       const n = 1 + rng.int(Math.min(64, Math.max(1, b.length - i)));
-      return concat([b.subarray(0, i), b.subarray(i + n)]);
+      return concatByteList([b.subarray(0, i), b.subarray(i + n)]);
     }
     case 4: {
       // insert random bytes
       const i = at(b.length + 1);
       const ins = new Uint8Array(1 + rng.int(16)).map(() => rng.pick(INTERESTING));
-      return concat([b.subarray(0, i), ins, b.subarray(i)]);
+      return concatByteList([b.subarray(0, i), ins, b.subarray(i)]);
     }
     case 5: {
       // duplicate a range somewhere else
       const i = at();
       const n = 1 + rng.int(Math.min(256, Math.max(1, b.length - i)));
       const j = at(b.length + 1);
-      return concat([b.subarray(0, j), b.subarray(i, i + n), b.subarray(j)]);
+      return concatByteList([b.subarray(0, j), b.subarray(i, i + n), b.subarray(j)]);
     }
     case 6:
       // truncate
@@ -82,7 +83,7 @@ export function mutateBytes(rng: Rng, input: Uint8Array, pool: readonly Uint8Arr
       const i = rng.int(Math.max(1, other.length));
       const piece = other.subarray(i, i + 1 + rng.int(128));
       const j = at(b.length + 1);
-      return concat([b.subarray(0, j), piece, b.subarray(j + rng.int(8))]);
+      return concatByteList([b.subarray(0, j), piece, b.subarray(j + rng.int(8))]);
     }
     case 8: {
       // overwrite a 4-byte window with a large little/big-endian number
@@ -100,17 +101,6 @@ export function mutateBytes(rng: Rng, input: Uint8Array, pool: readonly Uint8Arr
   }
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
 
 export interface FuzzTarget {
   name: string;
