@@ -119,7 +119,7 @@ export function isTagValidFor(tag: AddressNetworkTag, chain: BitcoinChainName): 
 /** The network of a change address: the first of main, testnet4, regtest it is valid for. */
 export function networkOfTag(tag: AddressNetworkTag): BitcoinNetwork {
   for (const n of ['main', 'testnet4', 'regtest'] as const) if (isTagValidFor(tag, n)) return n;
-  throw new Error('unreachable: every address is valid for one of main, testnet4, regtest');
+  throw new CharmsError('INTERNAL', 'unreachable: every address is valid for one of main, testnet4, regtest');
 }
 
 /** An address's scriptPubKey and the network the reference derives from it (`tb1`, m/n/2 → testnet4). */

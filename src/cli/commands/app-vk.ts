@@ -1,3 +1,4 @@
+import { CharmsError } from '../../errors.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { CommandDef } from '../define.js';
@@ -10,7 +11,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const path = a.args[0];
   const pubkey = optString(a, 'pubkey');
   let vk: Uint8Array;
-  if (path && pubkey) throw new Error('give either PATH or --pubkey, not both');
+  if (path && pubkey) throw new CharmsError('INVALID_INPUT', 'give either PATH or --pubkey, not both');
   if (path) vk = vkOfBinary(readFileBytes(resolve(ctx.cwd, path), 'app binary'));
   else if (pubkey) vk = vkOfPublicKey(parsePublicKeyFile(readFileText(resolve(ctx.cwd, pubkey), 'public key file')));
   else {

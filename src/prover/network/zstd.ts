@@ -4,6 +4,8 @@
  * is optional. Writing raw blocks takes 30 lines and no native or wasm dependency (Node 20's zlib
  * has no zstd; it arrived in 22.15). Cost: 15 bytes + 3 per 128 KiB. Format: RFC 8878.
  */
+import { CharmsError } from '../../errors.js';
+
 const MAGIC = [0x28, 0xb5, 0x2f, 0xfd];
 const MAX_BLOCK = 128 * 1024;
 
@@ -32,29 +34,32 @@ export function zstdRawFrame(data: Uint8Array): Uint8Array {
  * Reads back a frame made only of raw blocks (what `zstdRawFrame` writes). For the loopback fake
  * network in tests; anything else (compressed blocks, checksums, skippable frames) is refused.
  */
+/** A frame this reader does not take: INVALID_INPUT naming what is wrong. */
+const notRawFrame = (why: string): CharmsError => new CharmsError('INVALID_INPUT', `zstd frame: ${why}`);
+
 export function readZstdRawFrame(frame: Uint8Array): Uint8Array {
-  if (frame.length < 6 || MAGIC.some((m, i) => frame[i] !== m)) throw new Error('not a zstd frame');
+  if (frame.length < 6 || MAGIC.some((m, i) => frame[i] !== m)) throw notRawFrame('not a zstd frame');
   const fhd = frame[4]!;
   const fcsFlag = fhd >> 6;
   const single = (fhd >> 5) & 1;
-  if (fhd & 0b111) throw new Error('checksum or dictionary not supported');
+  if (fhd & 0b111) throw notRawFrame('checksum or dictionary not supported');
   let o = 5 + (single ? 0 : 1);
   const fcsLen = [single ? 1 : 0, 2, 4, 8][fcsFlag]!;
   o += fcsLen;
   const parts: Uint8Array[] = [];
   for (;;) {
-    if (o + 3 > frame.length) throw new Error('truncated block header');
+    if (o + 3 > frame.length) throw notRawFrame('truncated block header');
     const h = frame[o]! | (frame[o + 1]! << 8) | (frame[o + 2]! << 16);
     o += 3;
     const type = (h >> 1) & 3;
     const size = h >>> 3;
-    if (type !== 0) throw new Error(`block type ${type} not supported`);
-    if (o + size > frame.length) throw new Error('truncated block');
+    if (type !== 0) throw notRawFrame(`block type ${type} not supported`);
+    if (o + size > frame.length) throw notRawFrame('truncated block');
     parts.push(frame.subarray(o, o + size));
     o += size;
     if (h & 1) break;
   }
-  if (o !== frame.length) throw new Error('bytes after the frame');
+  if (o !== frame.length) throw notRawFrame('bytes after the frame');
   const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
   let w = 0;
   for (const p of parts) {
