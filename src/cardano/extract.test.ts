@@ -222,7 +222,8 @@ test('rules: proxy address for non-token charms, exact CNT amounts, beamed outpu
 
   // Byron address: no payment credential
   m = v11Mutable();
-  outField(m.outs[0]!, 0)![1] = fromHex('82d818582183581c' + '11'.repeat(28) + 'a0001a12345678');
+  // (a well-formed one: [#6.24(cbor [root, {}, 0]), CRC-32 of that cbor]; CML refuses a bad CRC)
+  outField(m.outs[0]!, 0)![1] = fromHex('82d818582183581c' + '11'.repeat(28) + 'a0001a4e47c474');
   assert.throws(() => fillMutated(m), errCode('INVALID_SPELL', /payment credential/));
 
   // output 1 is beamed out, so its token charms need no CNTs; un-beamed, they are missing

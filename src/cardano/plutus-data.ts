@@ -6,19 +6,27 @@
  */
 import { CharmsError } from '../errors.js';
 import { Tagged, ValueMap, type Value } from '../codec/value.js';
+import { longestChunk } from '../codec/cbor.js';
 import { toHex } from '../util/bytes.js';
 
 const isConstrTag = (t: bigint): boolean => (t >= 121n && t <= 127n) || (t >= 1280n && t <= 1400n);
 const isUint = (v: Value | undefined): v is bigint => typeof v === 'bigint' && v >= 0n && v < 1n << 64n;
 
+/**
+ * `bounded_bytes`: at most 64 bytes, or chunked with every chunk at most 64 bytes (the ledger's
+ * and CML's rule for byte strings and bignums inside Plutus data).
+ */
+const isBoundedBytes = (b: Value): boolean => b instanceof Uint8Array && (longestChunk.get(b) ?? b.length) <= 64;
+
 /** True iff `v` is a well-formed Plutus data value. */
 export function isPlutusData(v: Value, depth = 0): boolean {
   if (depth > 256) return false;
-  if (typeof v === 'bigint' || v instanceof Uint8Array) return true;
+  if (typeof v === 'bigint') return true;
+  if (v instanceof Uint8Array) return isBoundedBytes(v);
   if (Array.isArray(v)) return v.every((x) => isPlutusData(x, depth + 1));
   if (v instanceof ValueMap) return v.entries.every(([k, x]) => isPlutusData(k, depth + 1) && isPlutusData(x, depth + 1));
   if (v instanceof Tagged) {
-    if (v.tag === 2n || v.tag === 3n) return v.value instanceof Uint8Array;
+    if (v.tag === 2n || v.tag === 3n) return isBoundedBytes(v.value);
     if (isConstrTag(v.tag)) return Array.isArray(v.value) && v.value.every((x) => isPlutusData(x, depth + 1));
     if (v.tag === 102n)
       return Array.isArray(v.value) && v.value.length === 2 && isUint(v.value[0]) && Array.isArray(v.value[1]) && v.value[1].every((x) => isPlutusData(x, depth + 1));

@@ -78,16 +78,17 @@ export function parseCardanoTx(bytes: Uint8Array): CardanoTx {
   if (!r.done) throw bad('trailing bytes');
   if (!(body instanceof ValueMap)) throw bad('body is not a map');
   uintKeyed(body, 'body', BODY_KEYS, BODY_SETS);
+  for (const k of [0n, 1n, 2n]) if (!body.entries.some(([x]) => x === k)) throw bad(`body has no key ${k} (inputs, outputs and fee are required)`);
   if (!(witnessSet instanceof ValueMap)) throw bad('witness set is not a map');
   uintKeyed(witnessSet, 'witness set', WITNESS_KEYS, WITNESS_SETS);
   if (typeof isValid !== 'boolean') throw bad('is_valid is not a boolean');
   // auxiliary data: null, Shelley metadata (map), Shelley-MA [metadata, scripts], or #6.259 (Alonzo+)
-  if (!(aux === null || aux instanceof ValueMap || Array.isArray(aux) || (aux instanceof Tagged && aux.tag === 259n)))
-    throw bad('auxiliary data must be null or auxiliary data');
+  if (!(aux === null || isAuxiliaryData(aux))) throw bad('auxiliary data must be null or auxiliary data');
   bodyFieldTypes(body);
   for (const [k, v] of witnessSet.entries) {
     const inner = WITNESS_SETS.has(k as bigint) && v instanceof Tagged ? v.value : v;
     if (!(Array.isArray(inner) || (k === 5n && inner instanceof ValueMap))) throw bad(`witness set key ${k} has the wrong type`);
+    if (k !== 5n && !(inner as Value[]).every(WITNESS_ITEM[Number(k)]!)) throw bad(`witness set key ${k}: an item is malformed`);
   }
   return { body, bodyBytes, witnessSet, isValid, auxiliaryData: aux };
 }
@@ -113,12 +114,128 @@ function bodyFieldTypes(body: ValueMap): void {
     const ok =
       [2, 3, 8, 17, 21, 22].includes(key) ? isUint(inner)
       : [7, 11].includes(key) ? inner instanceof Uint8Array && inner.length === 32
+      : key === 13 || key === 18 ? Array.isArray(inner) && inner.every(isTxInput)
+      : key === 14 ? Array.isArray(inner) && inner.every((h) => isBytes(h, 28))
+      : key === 9 ? isMint(inner)
+      : key === 20 ? Array.isArray(inner) && inner.every(isProposal)
+      : key === 4 ? Array.isArray(inner) && inner.every(isCertificate)
       : BODY_SETS.has(k as bigint) || key === 1 ? Array.isArray(inner)
-      : [5, 9, 19].includes(key) ? inner instanceof ValueMap
+      : key === 5 ? isWithdrawals(inner)
+      : key === 19 ? isVotes(inner)
       : key === 16 ? (parseOutput(inner, 'collateral return'), true)
       : key === 15 ? isUint(inner, 0xffn)
       : true;
     if (!ok) throw bad(`body key ${key} has the wrong type`);
+  }
+}
+
+const isBytes = (v: Value | undefined, n?: number): v is Uint8Array => v instanceof Uint8Array && (n === undefined || v.length === n);
+
+/** What CML reads each witness-set list item as (key 5, the redeemers, is read by parseRedeemers). */
+const WITNESS_ITEM: Record<number, (v: Value) => boolean> = {
+  0: (w) => Array.isArray(w) && w.length === 2 && isBytes(w[0], 32) && isBytes(w[1], 64), // vkey witness
+  1: (ns) => isNativeScript(ns, 0),
+  // bootstrap witness: vkey, signature, chain code, attributes (CBOR of a map)
+  2: (w) => Array.isArray(w) && w.length === 4 && isBytes(w[0], 32) && isBytes(w[1], 64) && isBytes(w[2], 32) && isBytes(w[3]) && embedsMap(w[3]),
+  3: (s) => isBytes(s),
+  4: (d) => isPlutusData(d),
+  6: (s) => isBytes(s),
+  7: (s) => isBytes(s),
+};
+
+/** Bytes that start with a CBOR map (bytes after it are not read, as CML). */
+function embedsMap(b: Uint8Array): boolean {
+  try {
+    return decodeCbor(b, { allowTrailing: true }) instanceof ValueMap;
+  } catch {
+    return false;
+  }
+}
+
+const utf8Length = (s: string): number => new TextEncoder().encode(s).length;
+
+/** `transaction_metadatum`: int, bytes / text of at most 64 bytes, lists and maps of them. */
+function isMetadatum(v: Value, depth: number): boolean {
+  if (depth > 64) return false;
+  if (typeof v === 'bigint') return v >= -(1n << 64n) && v < 1n << 64n;
+  if (v instanceof Uint8Array) return v.length <= 64;
+  if (typeof v === 'string') return utf8Length(v) <= 64;
+  if (Array.isArray(v)) return v.every((x) => isMetadatum(x, depth + 1));
+  if (v instanceof ValueMap) return v.entries.every(([k, x]) => isMetadatum(k, depth + 1) && isMetadatum(x, depth + 1));
+  return false;
+}
+
+/** `metadata = {* uint => transaction_metadatum}` */
+const isMetadata = (v: Value | undefined): boolean => v instanceof ValueMap && v.entries.every(([k, x]) => isUint(k) && isMetadatum(x, 0));
+const isList = (v: Value | undefined, item: (x: Value) => boolean): boolean => Array.isArray(v) && v.every(item);
+
+/**
+ * `auxiliary_data`: Shelley metadata (a map), Shelley-MA `[metadata, [* native_script]]`, or
+ * Alonzo+ `#6.259({? 0: metadata, ? 1: [* native_script], ? 2..4: [* plutus script bytes]})`.
+ */
+function isAuxiliaryData(v: Value): boolean {
+  if (v instanceof ValueMap) return isMetadata(v);
+  if (Array.isArray(v)) return v.length === 2 && isMetadata(v[0]) && isList(v[1], (ns) => isNativeScript(ns, 0));
+  if (!(v instanceof Tagged) || v.tag !== 259n || !(v.value instanceof ValueMap)) return false;
+  const seen = new Set<Value>();
+  return v.value.entries.every(([k, x]) => {
+    if (!isUint(k, 4n) || seen.has(k)) return false;
+    seen.add(k);
+    const list = x instanceof Tagged && x.tag === 258n && k !== 0n ? x.value : x;
+    return k === 0n ? isMetadata(x) : k === 1n ? isList(list, (ns) => isNativeScript(ns, 0)) : isList(list, (s) => isBytes(s));
+  });
+}
+
+/** `mint = {+ policy_id => {+ asset_name => nonzero int64}}` as CML reads it (zero and empty maps pass). */
+const isMint = (v: Value | undefined): boolean =>
+  v instanceof ValueMap &&
+  v.entries.every(([p, a]) => isBytes(p, 28) && a instanceof ValueMap && a.entries.every(([n, q]) => n instanceof Uint8Array && n.length <= 32 && typeof q === 'bigint'));
+
+const isAnchor = (a: Value | undefined): boolean => Array.isArray(a) && a.length === 2 && typeof a[0] === 'string' && isBytes(a[1], 32);
+/** `proposal_procedure = [deposit, reward_account, gov_action, anchor]` (the action's own fields are not typed further). */
+const isProposal = (p: Value): boolean =>
+  Array.isArray(p) && p.length === 4 && isUint(p[0]) && isBytes(p[1]) && (p[1][0]! >> 4 === 14 || p[1][0]! >> 4 === 15) && validateShelleyAddress(p[1]) && Array.isArray(p[2]) && isAnchor(p[3]);
+/** `voting_procedures = {+ voter => {+ gov_action_id => [vote, anchor / null]}}` */
+const isVotes = (v: Value | undefined): boolean =>
+  v instanceof ValueMap &&
+  v.entries.every(
+    ([voter, m]) =>
+      Array.isArray(voter) && voter.length === 2 && isUint(voter[0], 4n) && isBytes(voter[1], 28) &&
+      m instanceof ValueMap &&
+      m.entries.every(([id, p]) => Array.isArray(id) && id.length === 2 && isBytes(id[0], 32) && isUint(id[1], 0xffffn) && Array.isArray(p) && p.length === 2 && isUint(p[0], 2n) && (p[1] === null || isAnchor(p[1]))),
+  );
+/** A certificate: `[kind, ...]` (the kinds' own fields are not typed further). */
+const isCertificate = (c: Value): boolean => Array.isArray(c) && isUint(c[0], 18n);
+
+/** `transaction_input = [hash32, uint]` (CML reads the index as a u64). */
+const isTxInput = (i: Value): boolean => Array.isArray(i) && i.length === 2 && i[0] instanceof Uint8Array && i[0].length === 32 && isUint(i[1]);
+
+/** `withdrawals = {+ reward_account => coin}`: CML reads each key as an address that must be a reward address. */
+const isWithdrawals = (v: Value | undefined): boolean =>
+  v instanceof ValueMap &&
+  v.entries.every(([k, c]) => k instanceof Uint8Array && k.length > 0 && (k[0]! >> 4 === 14 || k[0]! >> 4 === 15) && validateShelleyAddress(k) && isUint(c));
+
+/**
+ * `native_script` as CML reads it: `[0, addr_keyhash]`, `[1, [* script]]` (all), `[2, [* script]]`
+ * (any), `[3, n, [* script]]` (n of k), `[4, slot]` (invalid before), `[5, slot]` (invalid
+ * hereafter); the inner lists are plain arrays (no set tag). Depth is bounded by the CBOR decoder.
+ */
+function isNativeScript(v: Value, depth: number): boolean {
+  if (!Array.isArray(v) || depth > 64) return false;
+  const list = (x: Value | undefined) => Array.isArray(x) && x.every((s) => isNativeScript(s, depth + 1));
+  switch (v[0]) {
+    case 0n:
+      return v.length === 2 && v[1] instanceof Uint8Array && v[1].length === 28;
+    case 1n:
+    case 2n:
+      return v.length === 2 && list(v[1]);
+    case 3n:
+      return v.length === 3 && isUint(v[1]) && list(v[2]);
+    case 4n:
+    case 5n:
+      return v.length === 2 && isUint(v[1]);
+    default:
+      return false;
   }
 }
 
@@ -175,14 +292,42 @@ function parseAmount(v: Value | undefined, where: string): { lovelace: bigint; a
 
 function parseAddress(v: Value | undefined, where: string): Uint8Array {
   // Shelley (base, pointer, enterprise, reward) or Byron (header type 8, CBOR inside)
-  if (!(v instanceof Uint8Array) || !(validateShelleyAddress(v) || (v.length > 1 && v[0]! >> 4 === 8))) throw bad(`${where}: bad address`);
+  if (!(v instanceof Uint8Array) || !(validateShelleyAddress(v) || isByronAddress(v))) throw bad(`${where}: bad address`);
   return v;
 }
 
+/** CRC-32 (IEEE), as Byron addresses carry it. */
+function crc32(b: Uint8Array): number {
+  let c = ~0;
+  for (let i = 0; i < b.length; i++) {
+    c ^= b[i]!;
+    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
+  }
+  return ~c >>> 0;
+}
+
+/** A Byron address: `[#6.24(bytes .cbor [root hash28, attributes map, type uint]), crc32 of those bytes]`. */
+function isByronAddress(v: Uint8Array): boolean {
+  if (v.length < 2 || v[0]! >> 4 !== 8) return false;
+  try {
+    const a = decodeCbor(v);
+    if (!Array.isArray(a) || a.length !== 2 || !(a[0] instanceof Tagged) || a[0].tag !== 24n || !(a[0].value instanceof Uint8Array)) return false;
+    if (a[1] !== BigInt(crc32(a[0].value))) return false;
+    const inner = decodeCbor(a[0].value);
+    return Array.isArray(inner) && inner.length === 3 && isBytes(inner[0], 28) && inner[1] instanceof ValueMap && isUint(inner[2]);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The item inside `#6.24(bytes .cbor item)`. Bytes after that item are ignored, as CML does
+ * (it reads one item from the embedded bytes; checked in tx-cml.test.ts).
+ */
 function tag24(v: Value | undefined, where: string): Value {
   if (!(v instanceof Tagged) || v.tag !== 24n || !(v.value instanceof Uint8Array)) throw bad(`${where}: expected #6.24(bytes)`);
   try {
-    return decodeCbor(v.value);
+    return decodeCbor(v.value, { allowTrailing: true });
   } catch (e) {
     throw bad(`${where}: embedded CBOR: ${(e as Error).message}`, e);
   }
@@ -231,15 +376,20 @@ export function parseRedeemers(tx: CardanoTx): Redeemer[] | undefined {
   const red = field(tx.witnessSet, 5);
   if (red === undefined) return undefined;
   const out: Redeemer[] = [];
+  const exUnits = (u: Value | undefined): boolean => Array.isArray(u) && u.length === 2 && isUint(u[0]) && isUint(u[1]);
   if (Array.isArray(red)) {
     for (const r of red) {
-      if (!Array.isArray(r) || r.length !== 4 || !isUint(r[0], 5n) || !isUint(r[1]) || !isPlutusData(r[2])) throw bad('bad redeemer');
+      if (!Array.isArray(r) || r.length !== 4 || !isUint(r[0], 5n) || !isUint(r[1]) || !isPlutusData(r[2]) || !exUnits(r[3])) throw bad('bad redeemer');
       out.push({ tag: Number(r[0]), index: r[1], data: r[2] });
     }
   } else if (red instanceof ValueMap) {
+    const seen = new Set<string>();
     for (const [k, v] of red.entries) {
       if (!Array.isArray(k) || k.length !== 2 || !isUint(k[0], 5n) || !isUint(k[1])) throw bad('bad redeemer key');
-      if (!Array.isArray(v) || v.length !== 2 || !isPlutusData(v[0])) throw bad('bad redeemer value');
+      if (!Array.isArray(v) || v.length !== 2 || !isPlutusData(v[0]) || !exUnits(v[1])) throw bad('bad redeemer value');
+      const id = `${k[0]}:${k[1]}`;
+      if (seen.has(id)) throw bad(`duplicate redeemer key ${id}`);
+      seen.add(id);
       out.push({ tag: Number(k[0]), index: k[1], data: v[0] });
     }
   } else throw bad('redeemers are neither a list nor a map');

@@ -206,6 +206,8 @@ const err = (msg: string, pos: number, cause?: unknown): CharmsError =>
  * asks for `bytes` (a `UtxoId`), so typed readers need to know (see model/ciborium-view.ts).
  */
 export const indefiniteByteStrings = new WeakSet<Uint8Array>();
+/** For each chunked byte string, its longest chunk (Plutus data bounds each chunk to 64 bytes). */
+export const longestChunk = new WeakMap<Uint8Array, number>();
 
 /** A cursor over CBOR bytes. `pos` is public so callers can slice the original bytes. */
 export class CborReader extends ByteReader {
@@ -277,6 +279,7 @@ export class CborReader extends ByteReader {
 
   private chunked(major: 2 | 3): Uint8Array {
     const parts: Uint8Array[] = [];
+    let longest = 0;
     while (!this.isBreak()) {
       const h = this.head();
       if (h.major !== major || h.arg === null) throw err('bad chunk in indefinite string', this.pos);
@@ -284,8 +287,11 @@ export class CborReader extends ByteReader {
       this.need(n);
       parts.push(this.bytes.subarray(this.pos, this.pos + n));
       this.pos += n;
+      if (n > longest) longest = n;
     }
-    return concatByteList(parts);
+    const out = concatByteList(parts);
+    if (major === 2) longestChunk.set(out, longest);
+    return out;
   }
 
   value(depth = 0): Value {
