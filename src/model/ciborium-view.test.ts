@@ -190,3 +190,35 @@ test('Data keeps its tags, but a small bignum is an integer and undefined is nul
   const spell = decodeSpellAndProof(withData(new Tagged(2n, Uint8Array.of(5)))).spell;
   assert.ok(encodeSpellCbor(spell).length > 0);
 });
+
+/**
+ * ciborium reads the on-chain `(spell, proof)` as a 2-tuple with `from_reader`: after the second
+ * item nothing is read, so further items (even malformed ones), a missing break of an indefinite
+ * array and trailing bytes do not matter. Byte-level rewrites of the real payloads, both chains.
+ */
+function pairVariants(payload: Uint8Array): [string, Uint8Array][] {
+  assert.equal(payload[0], 0x82, 'the real payload is a definite 2-array');
+  const items = payload.subarray(1);
+  return [
+    ['a third item', concatBytes(Uint8Array.of(0x83), items, encodeCbor('extra'))],
+    ['a third item that is not even CBOR', concatBytes(Uint8Array.of(0x83), items, Uint8Array.of(0x5b, 0xff, 0xff))],
+    ['an indefinite array without its break', concatBytes(Uint8Array.of(0x9f), items)],
+    ['a tag in front and bytes after', concatBytes(Uint8Array.of(0xd9, 0xd9, 0xf7, 0x82), items, Uint8Array.of(0xff, 0x00))],
+  ];
+}
+
+test('items after the (spell, proof) pair are never read, as ciborium: real spells on both chains still verify', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const hex = chainHex(BTC_V12, 'bitcoin');
+  const btc = spellJson(extractAndVerifyBitcoin(fromHex(hex), false));
+  for (const [name, p] of pairVariants(opReturnSpellPayload(parseTx(fromHex(hex)))))
+    assert.equal(spellJson(extractAndVerifyBitcoin(withBitcoinPayload(hex, p), false)), btc, `Bitcoin: ${name}`);
+  const tx = fromHex(chainHex(ADA_V11, 'cardano'));
+  const ada = spellJson(extractAndVerifyCardano(tx, false));
+  const payload = findSpellPayload(parseOutputs(parseCardanoTx(tx)));
+  for (const [name, p] of pairVariants(payload))
+    assert.equal(spellJson(extractAndVerifyCardano(withCardanoPayload(tx, payload, p), false)), ada, `Cardano: ${name}`);
+  // fewer than two items is refused (serde: invalid length)
+  for (const short of [concatBytes(Uint8Array.of(0x81), encodeCbor(0n)), Uint8Array.of(0x9f, 0x00, 0xff)])
+    assert.throws(() => decodeSpellAndProof(short), (e: unknown) => e instanceof CharmsError && e.code === 'CBOR_DECODE');
+});

@@ -4,9 +4,10 @@
  * extractor has filled `tx.ins`/`tx.coins` from the transaction. Browser-safe.
  */
 import { CharmsError } from '../errors.js';
-import { decodeCbor } from '../codec/cbor.js';
-import { asArray, bytesFromBinary } from '../model/primitives.js';
-import { ciboriumByteSeq, untag } from '../model/ciborium-view.js';
+import { CborReader } from '../codec/cbor.js';
+import type { Value } from '../codec/value.js';
+import { bytesFromBinary } from '../model/primitives.js';
+import { ciboriumByteSeq } from '../model/ciborium-view.js';
 import { encodeSpellCbor, spellFromValue, type NormalizedSpell } from '../model/spell.js';
 import { verifySpellProof, type SpellProofCheck } from './verify.js';
 import { publicValuesFor } from './public-values.js';
@@ -16,12 +17,24 @@ export interface SpellAndProof {
   proof: Uint8Array;
 }
 
-/** Decodes the on-chain CBOR pair `(NormalizedSpell, Proof)`. */
+/**
+ * Decodes the on-chain CBOR pair `(NormalizedSpell, Proof)` as ciborium's `from_reader` reads a
+ * 2-tuple: tags in front skipped, an array (definite or not) whose first two items are read, and
+ * nothing after them: further items, a missing break and trailing bytes are never looked at.
+ */
 export function decodeSpellAndProof(payload: Uint8Array): SpellAndProof {
-  // ciborium reads the pair as a 2-tuple: tags in front skipped, items after the second not read
-  const v = asArray(untag(decodeCbor(payload, { allowTrailing: true })), 'spell payload');
-  if (v.length < 2) throw new CharmsError('CBOR_DECODE', 'spell payload: expected a (spell, proof) pair');
-  return { spell: spellFromValue(v[0]!, false), proof: bytesFromBinary(ciboriumByteSeq(v[1]!, 'proof'), 'proof') };
+  const pairExpected = () => new CharmsError('CBOR_DECODE', 'spell payload: expected a (spell, proof) pair');
+  const r = new CborReader(payload);
+  let h = r.head();
+  while (h.major === 6) h = r.head();
+  if (h.major !== 4 || (h.arg !== null && h.arg < 2n)) throw pairExpected();
+  const item = (): Value => {
+    if (h.arg === null && r.peekByte() === 0xff) throw pairExpected(); // an indefinite array that ends early
+    return r.value();
+  };
+  const spell = item();
+  const proof = item();
+  return { spell: spellFromValue(spell, false), proof: bytesFromBinary(ciboriumByteSeq(proof, 'proof'), 'proof') };
 }
 
 /**

@@ -106,8 +106,10 @@ for (const kind of BACKENDS) {
     const at = Buffer.from(tx).indexOf(Buffer.from(payload));
     const good = chainTxs().map((x) => ({ tx: x.tx, verdict: single(x.tx, false) })).filter((x) => x.verdict.startsWith('ok'));
     let pairingFailures = 0;
-    // one flipped bit every 37 bytes of the spell and proof, each in its own batch of good txs
-    for (let i = 0; i < payload.length; i += kind === 'noble' ? 151 : 37) {
+    // one flipped bit every 37 bytes of the spell and proof (after the pair's array header, which
+    // ciborium reads leniently), each in its own batch of good txs
+    const step = kind === 'noble' ? 151 : 37;
+    for (let i = step; i < payload.length; i += step) {
       const bad = Uint8Array.from(tx);
       bad[at + i]! ^= 0x01;
       const batch = [...good.slice(0, 4), { tx: { bitcoin: bad }, verdict: single({ bitcoin: bad }, false) }, ...good.slice(4)];
