@@ -11,19 +11,97 @@
  *
  * Plus the charms each UTXO holds (`charms_in_utxo`).
  */
+import { sha256 } from '@noble/hashes/sha2.js';
 import { CharmsError } from '../errors.js';
 import { ValueMap } from '../codec/value.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { parseTx, txid as bitcoinTxid } from '../bitcoin/tx.js';
-import { extractAndVerifyBitcoin } from '../bitcoin/extract.js';
+import { extractAndVerifyBitcoin, extractBitcoinSpell } from '../bitcoin/extract.js';
+import { spellProofCheck } from '../proof/spell.js';
+import type { SpellProofCheck } from '../proof/verify.js';
 import { isNoSpell } from '../verify/index.js';
 import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
-import { extractAndVerifyCardano, parseInputs, parseOutputs, type CardanoOutput } from '../cardano/extract.js';
+import { extractAndVerifyCardano, extractCardanoSpell, parseInputs, parseOutputs, type CardanoOutput } from '../cardano/extract.js';
 import { assetNameForApp, expectedTokens, policyIdForApp } from '../cardano/assets.js';
 import { assetsToValue, subtractAssets } from '../cardano/content.js';
 import { CURRENT_VERSION, type Charms, type NativeOutput, type NormalizedCharms, type NormalizedSpell } from '../model/spell.js';
 import { txidToDisplay, utxoIdToString, type App, type Data, type UtxoId } from '../model/primitives.js';
 import type { ChainTx } from '../model/request.js';
+
+/**
+ * Verified spells of recent prerequisite transactions, by SHA-256 of the transaction bytes and
+ * the mock flag: verifying is a pure function of those, and a prover sees the same prev txs again
+ * and again (a chain of spends, retries), each worth a pairing check. Holds the spell, or null
+ * for "no valid spell"; real errors are never kept. Bounded (least recently used goes first).
+ */
+const VERIFIED_CACHE_SIZE = 2048;
+const verifiedCache = new Map<string, NormalizedSpell | null>();
+
+const cacheKey = (chain: 'bitcoin' | 'cardano', bytes: Uint8Array, mock: boolean): string => `${chain}:${mock ? 1 : 0}:${toHex(sha256(bytes))}`;
+
+function remember(key: string, spell: NormalizedSpell | null): void {
+  if (verifiedCache.size >= VERIFIED_CACHE_SIZE) verifiedCache.delete(verifiedCache.keys().next().value!);
+  verifiedCache.set(key, spell);
+}
+
+function verifiedSpellOf(chain: 'bitcoin' | 'cardano', bytes: Uint8Array, mock: boolean): NormalizedSpell | null {
+  const key = cacheKey(chain, bytes, mock);
+  const hit = verifiedCache.get(key);
+  if (hit !== undefined) {
+    verifiedCache.delete(key); // refresh its place
+    verifiedCache.set(key, hit);
+    return hit;
+  }
+  let spell: NormalizedSpell | null;
+  try {
+    spell = chain === 'bitcoin' ? extractAndVerifyBitcoin(bytes, mock) : extractAndVerifyCardano(bytes, mock);
+  } catch (e) {
+    if (!isNoSpell(e)) throw e;
+    spell = null;
+  }
+  remember(key, spell);
+  return spell;
+}
+
+/**
+ * Verifies the spells of `prevTxs` not verified yet with `verify` (e.g. on proof worker threads)
+ * and keeps the verdicts, so that the checker's synchronous pass finds them done. Extraction runs
+ * here; a transaction that cannot be read is left to the checker, which reports it.
+ */
+export async function preverifyPrevSpells(
+  prevTxs: readonly ChainTx[],
+  mock: boolean,
+  verify: (checks: SpellProofCheck[]) => Promise<(CharmsError | undefined)[]>,
+): Promise<void> {
+  const todo: { key: string; spell: NormalizedSpell }[] = [];
+  const checks: SpellProofCheck[] = [];
+  for (const t of prevTxs) {
+    let bytes: Uint8Array;
+    try {
+      bytes = fromHex(t.hex, 'prev_txs');
+    } catch {
+      continue;
+    }
+    const key = cacheKey(t.chain, bytes, mock);
+    if (verifiedCache.has(key) || todo.some((x) => x.key === key)) continue;
+    try {
+      const { spell, proof } = t.chain === 'bitcoin' ? extractBitcoinSpell(bytes) : extractCardanoSpell(bytes, mock);
+      checks.push(spellProofCheck(spell, proof, mock));
+      todo.push({ key, spell });
+    } catch (e) {
+      if (isNoSpell(e)) remember(key, null);
+    }
+  }
+  const errors = await verify(checks);
+  todo.forEach(({ key, spell }, i) => {
+    const e = errors[i];
+    if (e === undefined) remember(key, spell);
+    else if (isNoSpell(e)) remember(key, null);
+  });
+}
+
+/** Forgets the verified prev-tx spells (tests that swap the proof backend use it). */
+export const clearVerifiedPrevSpells = (): void => verifiedCache.clear();
 
 export interface PrevSpell {
   /** Internal byte order. */
@@ -62,13 +140,9 @@ function bitcoinVirtualSpell(t: ChainTx, mock: boolean): PrevSpell {
   const txid = bitcoinTxid(tx);
   const coins = tx.outputs.map((o) => ({ amount: o.value, dest: o.script }));
   const base = { txid, numOuts: tx.outputs.length, tx: t };
-  try {
-    const spell = extractAndVerifyBitcoin(bytes, mock);
-    return { ...base, spell: { ...spell, tx: { ...spell.tx, coins } }, verified: true };
-  } catch (e) {
-    if (!isNoSpell(e)) throw e;
-    return { ...base, spell: emptySpell(tx.inputs.map((i) => ({ txid: i.txid, vout: i.vout })), coins), verified: false };
-  }
+  const spell = verifiedSpellOf('bitcoin', bytes, mock);
+  if (spell) return { ...base, spell: { ...spell, tx: { ...spell.tx, coins } }, verified: true };
+  return { ...base, spell: emptySpell(tx.inputs.map((i) => ({ txid: i.txid, vout: i.vout })), coins), verified: false };
 }
 
 // ------------------------------------------------------------------------------ Cardano
@@ -104,10 +178,9 @@ function cardanoVirtualSpell(t: ChainTx, next: NormalizedSpell, mock: boolean): 
   const base = { txid, numOuts: outs.length, tx: t };
   let spell: NormalizedSpell;
   let verified = true;
-  try {
-    spell = extractAndVerifyCardano(bytes, mock);
-  } catch (e) {
-    if (!isNoSpell(e)) throw e;
+  const found = verifiedSpellOf('cardano', bytes, mock);
+  if (found) spell = found;
+  else {
     verified = false;
     // Charms of the next spell's token apps held as plain native tokens (NFTs: not yet, as in
     // the reference).

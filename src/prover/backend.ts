@@ -4,6 +4,7 @@
  * proofs come from the Prover Network or a self-hosted sp1-cluster gateway (src/prover/network);
  * a configuration that cannot prove says exactly what is missing and never returns a fake proof.
  */
+import type { ProofWorkers } from './proof-workers.js';
 import { CharmsError } from '../errors.js';
 import { proveMock } from '../proof/mock.js';
 import type { ProverConfig } from '../settings/settings.js';
@@ -28,11 +29,13 @@ export interface ProofBackend {
 export class MockBackend implements ProofBackend {
   readonly name = 'mock';
   readonly mock = true;
+  /** `workers`: make the proofs on these proof threads instead of the event loop. */
+  constructor(private readonly workers?: ProofWorkers) {}
   async ready(): Promise<boolean> {
     return true;
   }
   async prove(publicValues: Uint8Array): Promise<Uint8Array> {
-    return proveMock(publicValues);
+    return this.workers ? this.workers.proveMock(publicValues) : proveMock(publicValues);
   }
 }
 
@@ -59,8 +62,8 @@ export class UnavailableBackend implements ProofBackend {
   }
 }
 
-export function backendFor(c: ProverConfig, log?: (msg: string) => void): ProofBackend {
-  if (c.mock) return new MockBackend();
+export function backendFor(c: ProverConfig, log?: (msg: string) => void, workers?: ProofWorkers): ProofBackend {
+  if (c.mock) return new MockBackend(workers);
   const plan = networkPlan(c);
   if ('unavailable' in plan) return new UnavailableBackend(plan.unavailable, c);
   return new NetworkBackend(plan, log ? { log } : {});

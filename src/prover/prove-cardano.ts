@@ -20,6 +20,8 @@ import { charmsInUtxo, prevSpells } from '../checker/prev-spells.js';
 import { runApp as defaultRunApp } from '../runner/index.js';
 import type { CardanoScrollsSigner } from '../scrolls/client.js';
 import { spellPayload } from './payload.js';
+import { preverify } from './preverify.js';
+import type { ProofWorkers } from './proof-workers.js';
 import type { ProofBackend } from './backend.js';
 import type { FeeSettings } from '../bitcoin/fee-settings.js';
 import type { CheckResult } from '../checker/check.js';
@@ -33,6 +35,8 @@ export interface CardanoProveDeps {
   /** Adds the Scrolls co-signature (required for real proofs). */
   scrolls?: CardanoScrollsSigner;
   cardanoParams?: CardanoProtocolParams;
+  /** Proof threads (a server's): prerequisite spells are verified there. */
+  proofWorkers?: ProofWorkers;
 }
 
 /** What a mock Cardano result lacks, for stderr and the `x-charms-notice` response header. */
@@ -53,6 +57,7 @@ export async function proveCardanoSpellTx(req: ProveRequest, deps: CardanoProveD
   // The proof commits to `content` as the read side derives it from the built output.
   const coins = (req.spell.tx.coins ?? []).map((c, i) => ({ ...c, content: canonicalContent(c.content, `coins[${i}].content`) }));
   const asked: NormalizedSpell = { ...req.spell, tx: { ...req.spell.tx, coins }, ...(backend.mock ? { mock: true } : {}) };
+  await preverify(req, deps);
   const check = await checkSpell({
     spell: asked,
     prev_txs: req.prev_txs,

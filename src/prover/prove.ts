@@ -24,6 +24,8 @@ import { proveCardanoSpellTx } from './prove-cardano.js';
 import type { CardanoProtocolParams } from '../cardano/protocol-params.js';
 import type { ScrollsClient } from '../scrolls/client.js';
 import { bindBitcoinScrolls } from './scrolls-binding.js';
+import type { ProofWorkers } from './proof-workers.js';
+import { preverify } from './preverify.js';
 
 export { spellPayload };
 
@@ -39,7 +41,10 @@ export interface ProveDeps {
   scrolls?: ScrollsClient;
   /** Cardano protocol parameters (default: the embedded mainnet ones). */
   cardanoParams?: CardanoProtocolParams;
+  /** Proof threads (a server's): prerequisite spells are verified there, off the event loop. */
+  proofWorkers?: ProofWorkers;
 }
+
 
 export interface ProveOutcome {
   txs: ChainTx[];
@@ -105,6 +110,7 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
   refuseUnboundScrollOutputs(bound.spell);
   // The mock prover marks the spell as a mock (its proof commits to the mock spell vk).
   const spell: NormalizedSpell = backend.mock ? { ...bound.spell, mock: true } : bound.spell;
+  await preverify(req, deps);
   const check = await checkSpell({
     spell,
     prev_txs: req.prev_txs,

@@ -4,6 +4,7 @@ import { CharmsError } from '../errors.js';
 import { parseFeeSettings, type FeeSettings } from '../bitcoin/fee-settings.js';
 import { backendFor } from './backend.js';
 import type { ProverConfig } from '../settings/settings.js';
+import type { ProofWorkers } from './proof-workers.js';
 import { LocalProveService, RelayProveService, type ProveService } from './service.js';
 import { ScrollsClient } from '../scrolls/client.js';
 import { parseCardanoProtocolParams, type CardanoProtocolParams } from '../cardano/protocol-params.js';
@@ -36,12 +37,13 @@ export function loadCardanoParams(c: ProverConfig): CardanoProtocolParams | unde
  * mock proving; the `charms-prover` build → the local real backend; `charms` without mock → the
  * proving service at SVC_PROVE_API_URL (the reference's non-prover build does the same).
  */
-export function proveServiceFor(c: ProverConfig, proverBuild: boolean, log?: (m: string) => void): ProveService {
+export function proveServiceFor(c: ProverConfig, proverBuild: boolean, log?: (m: string) => void, proofWorkers?: ProofWorkers): ProveService {
   if (!c.mock && !proverBuild) return new RelayProveService(c.proveApiUrl, log);
   const fee = loadFeeSettings(c);
   // a real (non-mock) prover talks to the Scrolls canisters, a mock one never does
   return new LocalProveService({
-    backend: backendFor(c, log),
+    backend: backendFor(c, log, proofWorkers),
+    ...(proofWorkers ? { proofWorkers } : {}),
     ...(fee ? { feeSettings: fee } : {}),
     ...(log ? { log } : {}),
     ...(c.mock ? {} : { scrolls: new ScrollsClient(c.scrolls) }),

@@ -19,6 +19,7 @@ export const ENV_NAMES = {
   feeSettings: ['SVC_FEE_SETTINGS', 'CHARMS_FEE_SETTINGS'],
   cardanoProtocolParams: ['SVC_CARDANO_PROTOCOL_PARAMS', 'CHARMS_CARDANO_PROTOCOL_PARAMS'],
   cacheUrl: ['CACHE_URL', 'REDIS_URL'],
+  proofThreads: ['SVC_PROOF_THREADS'],
   esploraUrl: ['ESPLORA_URL'],
   rpcUrl: ['BITCOIN_RPC_URL'],
   rpcCookie: ['BITCOIN_RPC_COOKIE'],

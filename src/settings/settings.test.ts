@@ -1,6 +1,8 @@
+import { availableParallelism } from 'node:os';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENV_NAMES, loadSettings, CURRENT_PROVE_API_URL } from './settings.js';
+import { CharmsError } from '../errors.js';
 
 test('defaults with an empty environment', () => {
   const s = loadSettings({});
@@ -9,7 +11,10 @@ test('defaults with an empty environment', () => {
   assert.equal(s.logLevel, 'info');
   assert.equal(s.cacheUrl, undefined);
   const { scrolls, ...prover } = s.prover;
-  assert.deepEqual(prover, { mock: false, appProver: 'cpu', spellProver: 'app', proveApiUrl: CURRENT_PROVE_API_URL });
+  assert.deepEqual(prover, { mock: false, appProver: 'cpu', spellProver: 'app', proveApiUrl: CURRENT_PROVE_API_URL, proofThreads: Math.min(4, availableParallelism()) });
+  assert.equal(loadSettings({ SVC_PROOF_THREADS: '0' }).prover.proofThreads, 0);
+  for (const bad of ['-1', '65', '1.5', 'two'])
+    assert.throws(() => loadSettings({ SVC_PROOF_THREADS: bad }), (e: unknown) => e instanceof CharmsError && e.code === 'CONFIG' && /SVC_PROOF_THREADS/.test(e.message));
   assert.equal(scrolls.host, 'https://ic0.app');
   assert.deepEqual(s.nodeClient, { bin: 'bitcoin-cli', args: [] });
   assert.equal(s.querySource.esploraUrl, undefined);

@@ -9,6 +9,7 @@
  * To add a setting: a row in `ENV_NAMES` (env.ts), a field in `Settings` (or its section), one line in
  * `loadSettings`, and its row in README "Environment".
  */
+import { availableParallelism } from 'node:os';
 import { CharmsError } from '../errors.js';
 import { redactUrl } from '../util/redact.js';
 import { ENV_NAMES, envValue, truthy, type Env } from './env.js';
@@ -31,6 +32,11 @@ export interface ProverConfig {
   /** Cardano protocol parameters JSON (`cardano-cli query protocol-parameters`); embedded mainnet ones otherwise. */
   cardanoProtocolParamsPath?: string;
   cacheUrl?: string;
+  /**
+   * Worker threads a proving server verifies prerequisite spells and makes mock proofs on
+   * (`SVC_PROOF_THREADS`; 0: on the event loop). Default: the cores, at most 4.
+   */
+  proofThreads: number;
   proveApiUrl: string;
   /** The Scrolls canisters (SCROLLS_HOST, SCROLLS_*_CANISTER_ID, SCROLLS_ROOT_KEY). */
   scrolls: ScrollsSettings;
@@ -94,6 +100,7 @@ export function proverConfig(env: Env, opts: { mock?: boolean; mockFromEnv?: boo
     appProver: app,
     spellProver: spell,
     proveApiUrl: envValue(env, ENV_NAMES.proveApiUrl) ?? CURRENT_PROVE_API_URL,
+    proofThreads: proofThreadsOf(env),
     scrolls: scrollsSettings(env),
   };
   const set = <K extends keyof ProverConfig>(k: K, v: ProverConfig[K] | undefined) => {
@@ -106,6 +113,14 @@ export function proverConfig(env: Env, opts: { mock?: boolean; mockFromEnv?: boo
   set('cardanoProtocolParamsPath', envValue(env, ENV_NAMES.cardanoProtocolParams));
   set('cacheUrl', envValue(env, ENV_NAMES.cacheUrl));
   return cfg;
+}
+
+function proofThreadsOf(env: Env): number {
+  const raw = envValue(env, ENV_NAMES.proofThreads);
+  if (raw === undefined) return Math.min(4, availableParallelism());
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0 || n > 64) throw new CharmsError('CONFIG', `SVC_PROOF_THREADS must be an integer from 0 to 64, got ${JSON.stringify(raw)}`);
+  return n;
 }
 
 /** The log level of `LOG_LEVEL` (case-insensitive; default and fallback `info`). */

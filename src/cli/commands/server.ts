@@ -3,6 +3,7 @@ import { optFlag } from '../io.js';
 import { serve } from '../serve.js';
 import { describeConfig, loadSettings } from '../../settings/settings.js';
 import { proveServiceFor } from '../../prover/setup.js';
+import { ProofWorkers } from '../../prover/proof-workers.js';
 import { bodyHandler } from '../../prover/service.js';
 import { startProveServer } from '../../services/prove-server.js';
 import { configureRunner, runnerLimits, runnerLimitsFromEnv } from '../../runner/index.js';
@@ -14,7 +15,13 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   await serve(a, settings, async ({ host, port, log, cache }) => {
     const runner = runnerLimits();
     log.info('app runner limits', { memoryMiB: runner.memoryPages / 16, concurrency: runner.concurrency, workerHeapMb: runner.workerHeapMb });
-    const service = proveServiceFor(settings.prover, ctx.prover, (m) => log.info(m));
+    // proof threads for a local prover (a relay proves nothing here)
+    const local = settings.prover.mock || ctx.prover;
+    const threads = local ? settings.prover.proofThreads : 0;
+    const workers = threads > 0 ? new ProofWorkers(threads) : undefined;
+    workers?.warm();
+    log.info('proof threads', { threads });
+    const service = proveServiceFor(settings.prover, ctx.prover, (m) => log.info(m), workers);
     const server = await startProveServer({
       host,
       port,

@@ -1,0 +1,120 @@
+/**
+ * Proving throughput (#15 target 3): a `charms server --mock` child proving distinct requests of a
+ * 2-app spell (two contract runs, one mock proof, the tx build each) from 16 concurrent clients;
+ * req/s, p50/p99, and `GET /ready` latency measured while it is busy. `npm run bench -- throughput`.
+ */
+import http from 'node:http';
+import { loadavg } from 'node:os';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { hasShared, readSharedText } from '../testing/shared.js';
+import { bitcoinProveRequest, funding, identityFor, templateApp } from '../testing/fixtures.js';
+import { startCliServer } from '../testing/cli.js';
+import { proveSpellTx } from '../prover/prove.js';
+import { MockBackend } from '../prover/backend.js';
+import { appFromString } from '../model/primitives.js';
+import { shutdownRunner } from '../runner/index.js';
+import { proveRequestToValue } from '../model/request.js';
+import { toJsonCompact } from '../codec/json.js';
+import { parseTx, txidHex } from '../bitcoin/tx.js';
+import { fromHex } from '../util/bytes.js';
+import { median } from './measure.js';
+
+function post(agent: http.Agent, port: number, path: string, body?: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = http.request({ host: '127.0.0.1', port, method: body === undefined ? 'GET' : 'POST', path, agent, headers: { 'content-type': 'application/json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', () => resolve(0));
+    req.end(body);
+  });
+}
+
+export async function run(): Promise<void> {
+  if (!hasShared) return console.log('skipped: ../shared not found');
+  const app = await templateApp();
+  const f = funding(readSharedText);
+  const in0 = `${f.txid}:0`;
+  const id = identityFor(in0);
+  const nft = `n/${id}/${app.vk}`;
+  const tok = `t/${id}/${app.vk}`;
+  const coin = `{amount: 1000, dest: ${f.dest}}`;
+  const bins: [Uint8Array, Uint8Array][] = [[sha256(app.wasm), app.wasm]];
+  const N = 400;
+  // K mints of the NFT from distinct funding outputs would need K funding txs; instead each mint
+  // differs by its remaining supply, so each spend has its own prev tx (a cache miss) in scenario B
+  const K = 200;
+  const mints: string[] = [];
+  for (let k = 0; k < K; k++) {
+    const m = await proveSpellTx(
+      bitcoinProveRequest(f, `version: 15\ntx:\n  ins: [${in0}]\n  outs:\n  - 0: {ticker: B, remaining: ${100000 + k}}\n  coins: [${coin}]\napp_public_inputs:\n  ${nft}: ~\n`, [f.hex], {
+        app_private_inputs: [[appFromString(nft), in0]],
+        binaries: bins,
+      }),
+      { backend: new MockBackend() },
+    );
+    mints.push(m.txs[0]!.hex);
+  }
+  await shutdownRunner();
+  const spendOf = (k: number, feeRate: number): string => {
+    const tx1 = mints[k]!;
+    const spend = `version: 15\ntx:\n  ins: [${txidHex(parseTx(fromHex(tx1)))}:0, ${f.txid}:1]\n  outs:\n  - 0: {ticker: B, remaining: ${30580 + k}}\n  - 1: 69420\n  coins: [${coin}, ${coin}]\napp_public_inputs:\n  ${nft}: ~\n  ${tok}: ~\n`;
+    return toJsonCompact(proveRequestToValue({ ...bitcoinProveRequest(f, spend, [tx1, f.hex], { binaries: bins }), fee_rate: feeRate }, true));
+  };
+  // A: distinct requests (a different fee rate each, so no answer comes from the cache) spending
+  // the same prev tx; B: each request spends its own prev tx (its spell verified afresh)
+  const scenarios: [string, string[]][] = [
+    ['same prev tx', Array.from({ length: N }, (_, i) => spendOf(0, 2 + (i + 1) / 1000))],
+    ['each its own prev tx', Array.from({ length: K }, (_, k) => spendOf(k, 3))],
+  ];
+  const warmup = Array.from({ length: 32 }, (_, i) => spendOf(0, 1 + (i + 1) / 1000));
+  // BENCH_SERVER_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the server
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const { child, port } = await startCliServer(['server', '--mock', '--ip', '127.0.0.1', '--port', '0'], process.env, nodeArgs);
+  try {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 17 });
+    for (const body of warmup) await post(agent, port, '/spells/prove', body);
+    for (const [name, bodies] of scenarios) {
+      const lat: number[] = [];
+      const ready: number[] = [];
+      let next = 0;
+      let errors = 0;
+      let busy = true;
+      const t0 = performance.now();
+      const client = async () => {
+        while (next < bodies.length) {
+          const body = bodies[next++]!;
+          const s = performance.now();
+          if ((await post(agent, port, '/spells/prove', body)) !== 200) errors++;
+          lat.push(performance.now() - s);
+        }
+      };
+      const readyProbe = async () => {
+        const a = new http.Agent({ keepAlive: true, maxSockets: 1 });
+        while (busy) {
+          const s = performance.now();
+          await post(a, port, '/ready');
+          ready.push(performance.now() - s);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        a.destroy();
+      };
+      const probe = readyProbe();
+      await Promise.all(Array.from({ length: 16 }, client));
+      const secs = (performance.now() - t0) / 1000;
+      busy = false;
+      await probe;
+      lat.sort((a, b) => a - b);
+      ready.sort((a, b) => a - b);
+      const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
+      console.log(
+        `charms server --mock, ${bodies.length} distinct 2-app prove requests (${name}) at c=16: ${(bodies.length / secs).toFixed(1)} proofs/s (target ≥ 100), p50 ${median(lat).toFixed(0)} ms, p99 ${pct(lat, 0.99).toFixed(0)} ms, errors ${errors}; ` +
+          `GET /ready while busy: p50 ${median(ready).toFixed(1)} ms, p99 ${pct(ready, 0.99).toFixed(1)} ms (n=${ready.length}); load avg ${loadavg()[0]!.toFixed(1)}`,
+      );
+    }
+    agent.destroy();
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
