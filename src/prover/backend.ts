@@ -8,7 +8,8 @@ import type { ProofWorkers } from './proof-workers.js';
 import { CharmsError } from '../errors.js';
 import { proveMock } from '../proof/mock.js';
 import type { ProverConfig } from '../settings/settings.js';
-import { NetworkBackend, networkPlan, type ProofInput } from './network/backend.js';
+import type { ProofInput } from './network/backend.js';
+import { networkPlan } from './network/plan.js';
 
 export type { ProofInput };
 
@@ -62,9 +63,11 @@ export class UnavailableBackend implements ProofBackend {
   }
 }
 
-export function backendFor(c: ProverConfig, log?: (msg: string) => void, workers?: ProofWorkers): ProofBackend {
+/** The backend for this configuration; the network client is loaded only when it is used. */
+export async function backendFor(c: ProverConfig, log?: (msg: string) => void, workers?: ProofWorkers): Promise<ProofBackend> {
   if (c.mock) return new MockBackend(workers);
   const plan = networkPlan(c);
   if ('unavailable' in plan) return new UnavailableBackend(plan.unavailable, c);
+  const { NetworkBackend } = await import('./network/backend.js');
   return new NetworkBackend(plan, log ? { log } : {});
 }

@@ -108,7 +108,7 @@ test('the mock proof in a proven transaction passes the reference verification p
 });
 
 test('a real backend without configuration refuses to prove and says what is missing', async () => {
-  const b = backendFor(proverConfig({ APP_ZK_PROVER: 'network' }));
+  const b = await backendFor(proverConfig({ APP_ZK_PROVER: 'network' }));
   assert.ok(b instanceof UnavailableBackend);
   assert.equal(await b.ready(), false);
   assert.match((await b.unavailable?.()) ?? '', /NETWORK_PRIVATE_KEY/);

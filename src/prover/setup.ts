@@ -6,7 +6,6 @@ import { backendFor } from './backend.js';
 import type { ProverConfig } from '../settings/settings.js';
 import type { ProofWorkers } from './proof-workers.js';
 import { LocalProveService, RelayProveService, type ProveService } from './service.js';
-import { ScrollsClient } from '../scrolls/client.js';
 import { parseCardanoProtocolParams, type CardanoProtocolParams } from '../cardano/protocol-params.js';
 
 export function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
@@ -35,18 +34,19 @@ export function loadCardanoParams(c: ProverConfig): CardanoProtocolParams | unde
 /**
  * The one local-or-remote choice, for `charms server` and `charms spell prove` alike: mock → local
  * mock proving; the `charms-prover` build → the local real backend; `charms` without mock → the
- * proving service at SVC_PROVE_API_URL (the reference's non-prover build does the same).
+ * proving service at SVC_PROVE_API_URL (the reference's non-prover build does the same). The
+ * network client and the Scrolls client are loaded only by a configuration that uses them.
  */
-export function proveServiceFor(c: ProverConfig, proverBuild: boolean, log?: (m: string) => void, proofWorkers?: ProofWorkers): ProveService {
+export async function proveServiceFor(c: ProverConfig, proverBuild: boolean, log?: (m: string) => void, proofWorkers?: ProofWorkers): Promise<ProveService> {
   if (!c.mock && !proverBuild) return new RelayProveService(c.proveApiUrl, log);
   const fee = loadFeeSettings(c);
   // a real (non-mock) prover talks to the Scrolls canisters, a mock one never does
   return new LocalProveService({
-    backend: backendFor(c, log, proofWorkers),
+    backend: await backendFor(c, log, proofWorkers),
     ...(proofWorkers ? { proofWorkers } : {}),
     ...(fee ? { feeSettings: fee } : {}),
     ...(log ? { log } : {}),
-    ...(c.mock ? {} : { scrolls: new ScrollsClient(c.scrolls) }),
+    ...(c.mock ? {} : { scrolls: new (await import('../scrolls/client.js')).ScrollsClient(c.scrolls) }),
     ...(c.cardanoProtocolParamsPath ? { cardanoParams: loadCardanoParams(c)! } : {}),
   });
 }

@@ -40,6 +40,8 @@ export interface RunnerLimits {
   workerHeapMb: number;
   /** Wall-clock limit for validating + instrumenting + compiling one module (default 60 s). */
   prepareTimeoutMs: number;
+  /** On-disk cache of prepared modules (prepared-cache.ts), for one-shot commands; none by default. */
+  preparedCacheDir?: string | undefined;
 }
 
 export const DEFAULT_LIMITS: Readonly<RunnerLimits> = Object.freeze({
@@ -61,7 +63,7 @@ export const runnerLimits = (): Readonly<RunnerLimits> => limits;
  */
 export async function configureRunner(next: Partial<RunnerLimits>): Promise<void> {
   const merged = { ...limits, ...next };
-  const check = (name: keyof RunnerLimits, min: number, max: number) => {
+  const check = (name: Exclude<keyof RunnerLimits, 'preparedCacheDir'>, min: number, max: number) => {
     const v = merged[name];
     if (!Number.isSafeInteger(v) || v < min || v > max)
       throw new CharmsError('CONFIG', `app runner: ${name} must be an integer in ${min}..${max}, got ${v}`);
@@ -142,13 +144,17 @@ const cacheKey = (wasm: Uint8Array, fuelLimit: bigint): string =>
 
 /** Validates, instruments and compiles on the calling thread (cached). */
 export function prepareApp(wasm: Uint8Array, fuelLimit: bigint = DEFAULT_FUEL_LIMIT): Promise<Prepared> {
-  return cached(cacheKey(wasm, fuelLimit), async () => prepareModule(wasm, fuelLimit, limits));
+  return cached(cacheKey(wasm, fuelLimit), async () => prepareModule(wasm, fuelLimit, limits, limits.preparedCacheDir));
 }
 
 /** The same work in a runner worker, so that a huge module never stalls the event loop. */
 function prepareInWorker(wasm: Uint8Array, fuelLimit: bigint): Promise<Prepared> {
   return cached(cacheKey(wasm, fuelLimit), async () => {
-    const out = await getPool().submit({ kind: 'prepare', wasm, fuelLimit, limits }, limits.prepareTimeoutMs, 'preparing the app module');
+    const out = await getPool().submit(
+      { kind: 'prepare', wasm, fuelLimit, limits: { memoryPages: limits.memoryPages, tableElements: limits.tableElements }, cacheDir: limits.preparedCacheDir },
+      limits.prepareTimeoutMs,
+      'preparing the app module',
+    );
     if (!out.ok) throw new CharmsError('UNSUPPORTED', `wasm module: ${out.error}`);
     const r = out.reply;
     if (r.kind === 'prepared') return r.prepared;

@@ -1,24 +1,41 @@
 /**
  * Turns an app binary into something runnable: policy check and engine validation, metering
  * instrumentation with the per-run caps, compilation. CPU-heavy for large modules, so the
- * runner does it in its worker threads (see index.ts); this module has no state.
+ * runner does it in its worker threads (see index.ts); this module has no state (one-shot
+ * commands add an on-disk cache of the results, prepared-cache.ts).
  */
 import { CharmsError } from '../errors.js';
 import { instrumentModule, type MeterExports, type ModuleLimits } from './instrument.js';
 import { checkAppModule } from './policy.js';
 import { Wasm, type WasmModule } from './wasm-api.js';
+import { preparedKey, readPrepared, writePrepared } from './prepared-cache.js';
 
 export interface Prepared {
   module: WasmModule;
   meter: MeterExports;
 }
 
-/** Validates, instruments and compiles `wasm`. Throws a CharmsError naming what is wrong. */
-export function prepareModule(wasm: Uint8Array, fuelLimit: bigint, limits: ModuleLimits): Prepared {
+/**
+ * Validates, instruments and compiles `wasm`. Throws a CharmsError naming what is wrong. With
+ * `cacheDir`, an intact entry of the on-disk cache (prepared-cache.ts) replaces validation and
+ * instrumentation, and a fresh preparation is kept there.
+ */
+export function prepareModule(wasm: Uint8Array, fuelLimit: bigint, limits: ModuleLimits, cacheDir?: string): Prepared {
+  const key = cacheDir === undefined ? undefined : preparedKey(wasm, fuelLimit, limits);
+  const hit = key === undefined ? undefined : readPrepared(cacheDir!, key);
+  if (hit) {
+    try {
+      return { module: new Wasm.Module(hit.bytes), meter: hit.meter };
+    } catch {
+      // not a module after all: prepared afresh below, and the entry rewritten
+    }
+  }
   const parsed = checkAppModule(wasm);
   const instrumented = instrumentModule(parsed, fuelLimit, limits);
   try {
-    return { module: new Wasm.Module(instrumented.bytes), meter: instrumented.exports };
+    const module = new Wasm.Module(instrumented.bytes);
+    if (key !== undefined) writePrepared(cacheDir!, key, { bytes: instrumented.bytes, meter: instrumented.exports });
+    return { module, meter: instrumented.exports };
   } catch (e) {
     // The original is valid (checked above): the metered copy went past an engine limit
     // (function size, globals) — the module is too large to run here, not malformed.

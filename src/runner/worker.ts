@@ -10,7 +10,7 @@ import type { ModuleLimits } from './instrument.js';
 import { prepareModule, type Prepared } from './prepare.js';
 
 export type WorkerTask =
-  | { kind: 'prepare'; wasm: Uint8Array; fuelLimit: bigint; limits: ModuleLimits }
+  | { kind: 'prepare'; wasm: Uint8Array; fuelLimit: bigint; limits: ModuleLimits; cacheDir?: string | undefined }
   | ({ kind: 'run' } & ExecuteRequest);
 
 export type WorkerReply = { id: number } & (
@@ -24,7 +24,7 @@ type Body<T> = T extends unknown ? Omit<T, 'id'> : never;
 function handle(task: WorkerTask): Body<WorkerReply> {
   if (task.kind === 'prepare') {
     try {
-      return { kind: 'prepared', prepared: prepareModule(task.wasm, task.fuelLimit, task.limits) };
+      return { kind: 'prepared', prepared: prepareModule(task.wasm, task.fuelLimit, task.limits, task.cacheDir) };
     } catch (e) {
       if (e instanceof CharmsError) return { kind: 'refused', code: e.code, message: e.message };
       return { kind: 'refused', code: 'INTERNAL', message: `preparing the app failed: ${(e as Error).message}` };

@@ -20,6 +20,7 @@ export const ENV_NAMES = {
   cardanoProtocolParams: ['SVC_CARDANO_PROTOCOL_PARAMS', 'CHARMS_CARDANO_PROTOCOL_PARAMS'],
   cacheUrl: ['CACHE_URL', 'REDIS_URL'],
   proofThreads: ['SVC_PROOF_THREADS'],
+  appCacheDir: ['SVC_APP_CACHE_DIR'],
   esploraUrl: ['ESPLORA_URL'],
   rpcUrl: ['BITCOIN_RPC_URL'],
   rpcCookie: ['BITCOIN_RPC_COOKIE'],

@@ -10,6 +10,7 @@
  * `loadSettings`, and its row in README "Environment".
  */
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { CharmsError } from '../errors.js';
 import { redactUrl } from '../util/redact.js';
 import { ENV_NAMES, envValue, truthy, type Env } from './env.js';
@@ -121,6 +122,17 @@ function proofThreadsOf(env: Env): number {
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n < 0 || n > 64) throw new CharmsError('CONFIG', `SVC_PROOF_THREADS must be an integer from 0 to 64, got ${JSON.stringify(raw)}`);
   return n;
+}
+
+/**
+ * Where `spell check` / `spell prove` keep prepared app modules (`SVC_APP_CACHE_DIR`; `off`: no
+ * such cache). Default: `$XDG_CACHE_HOME/charms-ts/apps`, else `~/.cache/charms-ts/apps`.
+ */
+export function appCacheDirOf(env: Env): string | undefined {
+  const v = envValue(env, ENV_NAMES.appCacheDir);
+  if (v !== undefined) return v.toLowerCase() === 'off' ? undefined : v;
+  const base = env.XDG_CACHE_HOME || (env.HOME ? join(env.HOME, '.cache') : undefined);
+  return base === undefined ? undefined : join(base, 'charms-ts', 'apps');
 }
 
 /** The log level of `LOG_LEVEL` (case-insensitive; default and fallback `info`). */

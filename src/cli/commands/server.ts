@@ -21,7 +21,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     const workers = threads > 0 ? new ProofWorkers(threads) : undefined;
     workers?.warm();
     log.info('proof threads', { threads });
-    const service = proveServiceFor(settings.prover, ctx.prover, (m) => log.info(m), workers);
+    const service = await proveServiceFor(settings.prover, ctx.prover, (m) => log.info(m), workers);
     const server = await startProveServer({
       host,
       port,

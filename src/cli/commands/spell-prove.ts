@@ -6,7 +6,7 @@ import { proveRequestToValue, type ProveRequest } from '../../model/request.js';
 import { utxoIdFromString } from '../../model/primitives.js';
 import { encodeCbor } from '../../codec/cbor.js';
 import { toJsonCompact } from '../../codec/json.js';
-import { ENV_NAMES, envValue, loadSettings, truthy } from '../../settings/settings.js';
+import { ENV_NAMES, appCacheDirOf, envValue, loadSettings, truthy } from '../../settings/settings.js';
 import { proveServiceFor } from '../../prover/setup.js';
 import { extractAndVerifySpell } from '../../verify/index.js';
 import type { ChainTx } from '../../model/request.js';
@@ -43,9 +43,9 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   if (!config.mock && truthy(envValue(ctx.env, ENV_NAMES.mock))) progress('note: MOCK is set but ignored by `spell prove`; pass --mock for a mock proof');
   if (config.mock) progress('mock mode: the proof is a MOCK proof, accepted only in mock mode (not on chain)');
   let txs;
-  await configureRunner(runnerLimitsFromEnv(ctx.env));
+  await configureRunner({ ...runnerLimitsFromEnv(ctx.env), preparedCacheDir: appCacheDirOf(ctx.env) });
   try {
-    txs = await proveServiceFor(config, ctx.prover, progress).prove(req);
+    txs = await (await proveServiceFor(config, ctx.prover, progress)).prove(req);
   } finally {
     await shutdownRunner();
   }

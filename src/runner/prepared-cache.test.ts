@@ -1,0 +1,100 @@
+/**
+ * The on-disk cache of prepared modules: a hit runs exactly as a fresh preparation (same fuel),
+ * entries are keyed by binary, budget and caps, and a damaged or foreign entry is never trusted.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { fromHex } from '../util/bytes.js';
+import { FUEL_VECTORS } from './fixtures/fuel-vectors.js';
+import { prepareModule } from './prepare.js';
+import { executeApp } from './execute.js';
+import { preparedKey, readPrepared, writePrepared } from './prepared-cache.js';
+
+const loopSum = fromHex(FUEL_VECTORS[0]!.hex);
+const LIMITS = { memoryPages: 2048, tableElements: 65_536 };
+const FUEL = 1_000_000n;
+const dirOf = () => mkdtempSync(join(tmpdir(), 'prepared-cache-'));
+const run = (p: ReturnType<typeof prepareModule>) => executeApp({ module: p.module, meter: p.meter, stdin: new Uint8Array(0), fuelLimit: FUEL });
+
+test('a fresh preparation is kept; the next one comes from the entry and runs with the same fuel', () => {
+  const dir = dirOf();
+  const fresh = prepareModule(loopSum, FUEL, LIMITS, dir);
+  const files = readdirSync(dir);
+  assert.deepEqual(files, [`${preparedKey(loopSum, FUEL, LIMITS)}.bin`]);
+  const entry = readPrepared(dir, preparedKey(loopSum, FUEL, LIMITS));
+  assert.ok(entry, 'the entry reads back');
+  assert.deepEqual(entry.meter, fresh.meter);
+  const again = prepareModule(loopSum, FUEL, LIMITS, dir);
+  assert.deepEqual(run(again), run(fresh));
+  assert.equal(run(again).cycles, 4310n);
+  assert.deepEqual(readdirSync(dir), files, 'nothing new written on a hit');
+});
+
+test('keys differ by binary, fuel budget and caps', () => {
+  const k = preparedKey(loopSum, FUEL, LIMITS);
+  const other = Uint8Array.from(loopSum);
+  other[other.length - 1]! ^= 1;
+  assert.notEqual(preparedKey(other, FUEL, LIMITS), k);
+  assert.notEqual(preparedKey(loopSum, FUEL + 1n, LIMITS), k);
+  assert.notEqual(preparedKey(loopSum, FUEL, { ...LIMITS, memoryPages: 16 }), k);
+  assert.notEqual(preparedKey(loopSum, FUEL, { ...LIMITS, tableElements: 1 }), k);
+  assert.equal(preparedKey(loopSum, FUEL, { ...LIMITS }), k);
+});
+
+test('a damaged, truncated or foreign entry is ignored and rewritten, never run', () => {
+  const dir = dirOf();
+  const key = preparedKey(loopSum, FUEL, LIMITS);
+  const file = join(dir, `${key}.bin`);
+  prepareModule(loopSum, FUEL, LIMITS, dir);
+  const good = readFileSync(file);
+  const damaged = Buffer.from(good);
+  damaged[damaged.length - 5]! ^= 0x40; // inside the instrumented code
+  const variants: [string, Buffer][] = [
+    ['a flipped bit', damaged],
+    ['truncated', good.subarray(0, good.length - 10)],
+    ['only the header', good.subarray(0, 40)],
+    ['empty', Buffer.alloc(0)],
+    ['not an entry', Buffer.from('hello')],
+  ];
+  for (const [name, bytes] of variants) {
+    writeFileSync(file, bytes);
+    assert.equal(readPrepared(dir, key), undefined, name);
+    const p = prepareModule(loopSum, FUEL, LIMITS, dir);
+    assert.equal(run(p).cycles, 4310n, name);
+    assert.deepEqual(readFileSync(file), good, `${name}: rewritten`);
+  }
+  // an intact entry of another key, copied under this key, fails its checksum
+  const otherKey = preparedKey(loopSum, FUEL + 1n, LIMITS);
+  writePrepared(dir, otherKey, { bytes: new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]), meter: { fuel: 'f', trap: 't', depth: 'd' } });
+  writeFileSync(file, readFileSync(join(dir, `${otherKey}.bin`)));
+  assert.equal(readPrepared(dir, key), undefined);
+});
+
+test('concurrent writers of one entry leave one intact entry and no temporary files', async () => {
+  const dir = dirOf();
+  const prepUrl = new URL('./prepare.js', import.meta.url).href;
+  const code = `
+    const { workerData, parentPort } = require('node:worker_threads');
+    (async () => {
+      const { prepareModule } = await import(${JSON.stringify(prepUrl)});
+      for (let i = 0; i < 20; i++) prepareModule(new Uint8Array(workerData.wasm), ${FUEL}n, ${JSON.stringify(LIMITS)}, workerData.dir);
+      parentPort.postMessage('done');
+    })();`;
+  await Promise.all(
+    [0, 1, 2, 3].map(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const w = new Worker(code, { eval: true, workerData: { wasm: Array.from(loopSum), dir } });
+          w.once('message', () => void w.terminate().then(() => resolve()));
+          w.once('error', reject);
+        }),
+    ),
+  );
+  const files = readdirSync(dir);
+  assert.deepEqual(files, [`${preparedKey(loopSum, FUEL, LIMITS)}.bin`]);
+  assert.ok(readPrepared(dir, preparedKey(loopSum, FUEL, LIMITS)));
+});
