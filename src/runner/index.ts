@@ -202,6 +202,16 @@ export async function runApp(args: RunAppArgs): Promise<RunResult> {
   return { ok: false, cycles: 0n, stderr: '', error: 'app runner worker answered a run with something else' };
 }
 
+/**
+ * Starts preparing these binaries in the worker threads now (for the default fuel budget), so
+ * that the threads start and the modules are ready by the time the contracts run: one-shot
+ * commands call it as soon as they have read their inputs. A failure here is reported by the
+ * run that needs the module.
+ */
+export function prepareAhead(binaries: readonly Uint8Array[]): void {
+  for (const wasm of binaries) prepareInWorker(wasm, DEFAULT_FUEL_LIMIT).catch(() => {});
+}
+
 /** Terminates the worker threads (they are unref'd when idle, so this is only needed for a clean stop). */
 export async function shutdownRunner(): Promise<void> {
   const p = pool;

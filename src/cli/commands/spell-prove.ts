@@ -11,7 +11,7 @@ import { proveServiceFor } from '../../prover/setup.js';
 import { extractAndVerifySpell } from '../../verify/index.js';
 import type { ChainTx } from '../../model/request.js';
 import { chainTxToValue } from '../../model/request.js';
-import { configureRunner, runnerLimitsFromEnv, shutdownRunner } from '../../runner/index.js';
+import { configureRunner, prepareAhead, runnerLimitsFromEnv, shutdownRunner } from '../../runner/index.js';
 import { CARDANO_MOCK_NOTICE } from '../../prover/prove-cardano.js';
 
 /**
@@ -44,6 +44,8 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   if (config.mock) progress('mock mode: the proof is a MOCK proof, accepted only in mock mode (not on chain)');
   let txs;
   await configureRunner({ ...runnerLimitsFromEnv(ctx.env), preparedCacheDir: appCacheDirOf(ctx.env) });
+  // a local prover runs the contracts: their modules are prepared while the prerequisites are checked
+  if (config.mock || ctx.prover) prepareAhead(i.binaries.map(([, wasm]) => wasm));
   try {
     txs = await (await proveServiceFor(config, ctx.prover, progress)).prove(req);
   } finally {
