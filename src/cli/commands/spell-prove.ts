@@ -13,6 +13,8 @@ import type { ChainTx } from '../../model/request.js';
 import { chainTxToValue } from '../../model/request.js';
 import { configureRunner, prepareAhead, runnerLimitsFromEnv, shutdownRunner } from '../../runner/index.js';
 import { CARDANO_MOCK_NOTICE } from '../../prover/prove-cardano.js';
+import { loadMclMockCurve } from '../../proof/mock-mcl.js';
+import { useMockCurve } from '../../proof/mock.js';
 
 /**
  * Proves a spell. With --mock (or in `charms-prover`) proving is local; otherwise the CBOR
@@ -20,6 +22,9 @@ import { CARDANO_MOCK_NOTICE } from '../../prover/prove-cardano.js';
  * envelope; with --payload the request itself (JSON, or raw CBOR with `-o cbor`).
  */
 const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
+  // A local mock proof verifies mock prerequisite spells and makes a mock proof: the WASM
+  // BLS12-381 backend (compiled off the main thread) starts loading now and is used if it loads.
+  const mockCurve = optFlag(a, 'mock') && !optFlag(a, 'payload') ? loadMclMockCurve().then(useMockCurve, () => {}) : undefined;
   const feeRate = Number(optString(a, 'fee-rate') ?? '2.0');
   if (!Number.isFinite(feeRate)) throw new CharmsError('INVALID_INPUT', '--fee-rate: not a number');
   if (feeRate < 1.0) throw new CharmsError('INVALID_INPUT', 'fee rate must be >= 1.0');
@@ -47,6 +52,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   // a local prover runs the contracts: their modules are prepared while the prerequisites are checked
   if (config.mock || ctx.prover) prepareAhead(i.binaries.map(([, wasm]) => wasm));
   try {
+    await mockCurve;
     txs = await (await proveServiceFor(config, ctx.prover, progress)).prove(req);
   } finally {
     await shutdownRunner();
