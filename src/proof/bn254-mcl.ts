@@ -5,6 +5,8 @@
  * program may initialise the `mcl-wasm` module with another curve.
  */
 import type * as Mcl from 'mcl-wasm';
+import { CharmsError } from '../errors.js';
+import { claimSharedMcl } from './mcl-owner.js';
 import { batchCoefficients, ProductCache, type Bn254Backend, type PreparedKey, type PreparedProof } from './bn254.js';
 import { BN254_R, invalidProof, type G1Affine, type G2Affine, type GnarkProof, type GnarkVerifyingKey } from './gnark.js';
 
@@ -30,6 +32,7 @@ let loading: Promise<Bn254Backend> | undefined;
 /** Loads and initialises mcl-wasm once (≈60–100 ms); later calls return the same backend. */
 export function loadMclBackend(): Promise<Bn254Backend> {
   loading ??= (async () => {
+    if (!claimSharedMcl('bn254')) throw new CharmsError('UNSUPPORTED', 'the mcl-wasm instance of this process already serves BLS12-381 mock proofs');
     const ns = (await import('mcl-wasm')) as Mcl & { default?: Mcl };
     const mcl = ns.default ?? ns; // CommonJS package: Node puts module.exports on `default`
     await mcl.init(mcl.BN_SNARK1);

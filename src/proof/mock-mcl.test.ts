@@ -5,6 +5,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { mockCurveName, mockPublicInput, proveMock, useMockCurve, verifyMockProof } from './mock.js';
 import { loadMclMockCurve } from './mock-mcl.js';
@@ -114,4 +118,23 @@ test('BN254 (real proofs) and BLS12-381 (mock proofs) on two mcl instances side 
     useMockCurve(undefined);
     await initProofBackend('noble');
   }
+});
+
+test('a one-shot process may give the shared mcl instance to the mock curve; BN254 on mcl is then refused, pure JS verifies', () => {
+  const url = (f: string) => JSON.stringify(new URL(f, import.meta.url).href);
+  const script = `
+    const { loadMclMockCurve } = await import(${url('./mock-mcl.js')});
+    const { proveMock, verifyMockProof, useMockCurve } = await import(${url('./mock.js')});
+    const { initProofBackend } = await import(${url('./verify.js')});
+    useMockCurve(await loadMclMockCurve({ shareInstance: true }));
+    const pv = new Uint8Array(50).fill(9);
+    if (!verifyMockProof(proveMock(pv), pv)) throw new Error('mock proof does not verify');
+    let refused = '';
+    try { await initProofBackend('mcl-wasm'); } catch (e) { refused = e.cause?.code; }
+    if (refused !== 'UNSUPPORTED') throw new Error('BN254 on mcl was not refused: ' + refused);
+    if ((await initProofBackend('noble')) !== 'noble') throw new Error('pure JS unavailable');`;
+  const file = join(mkdtempSync(join(tmpdir(), 'mcl-owner-')), 'share.mjs');
+  writeFileSync(file, script);
+  const r = spawnSync(process.execPath, [file], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 0, r.stderr);
 });

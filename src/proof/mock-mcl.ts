@@ -7,6 +7,7 @@
  */
 import { createRequire } from 'node:module';
 import type * as Mcl from 'mcl-wasm';
+import { claimSharedMcl } from './mcl-owner.js';
 import { ArkReader, MOCK_PROOF_BYTES, mockQuotient, readMockPk, readMockVk, type MockCurve, type PointCodec } from './mock.js';
 
 type Mcl = typeof Mcl;
@@ -33,10 +34,17 @@ async function freshMclPackage(): Promise<Mcl> {
 
 let loading: Promise<MockCurve> | undefined;
 
-/** Loads and initialises the BLS12-381 instance once (≈50–100 ms), and decodes the mock keys. */
-export function loadMclMockCurve(): Promise<MockCurve> {
+const sharedMclPackage = (ns: Mcl & { default?: Mcl }): Mcl => ns.default ?? ns; // CommonJS: module.exports on `default`
+
+/**
+ * Loads and initialises the BLS12-381 instance once (≈50–100 ms), and decodes the mock keys.
+ * `shareInstance`: a process that never verifies real proofs with mcl (one-shot mock commands)
+ * may use the package's shared instance, saving a second load of the package; the BN254
+ * verifier then stays on pure JS in that process.
+ */
+export function loadMclMockCurve(opts: { shareInstance?: boolean } = {}): Promise<MockCurve> {
   loading ??= (async () => {
-    const mcl = await freshMclPackage();
+    const mcl = opts.shareInstance && claimSharedMcl('bls12-381') ? sharedMclPackage((await import('mcl-wasm')) as Mcl & { default?: Mcl }) : await freshMclPackage();
     await mcl.init(mcl.BLS12_381);
     mcl.setETHserialization(true); // ZCash compressed points, as arkworks writes them
     mcl.verifyOrderG1(true); // deserialize checks the subgroup, as ark's validating decoder

@@ -24,7 +24,7 @@ import { useMockCurve } from '../../proof/mock.js';
 const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   // A local mock proof verifies mock prerequisite spells and makes a mock proof: the WASM
   // BLS12-381 backend (compiled off the main thread) starts loading now and is used if it loads.
-  const mockCurve = optFlag(a, 'mock') && !optFlag(a, 'payload') ? loadMclMockCurve().then(useMockCurve, () => {}) : undefined;
+  const mockCurve = optFlag(a, 'mock') && !optFlag(a, 'payload') ? loadMclMockCurve({ shareInstance: true }).then(useMockCurve, () => {}) : undefined;
   const feeRate = Number(optString(a, 'fee-rate') ?? '2.0');
   if (!Number.isFinite(feeRate)) throw new CharmsError('INVALID_INPUT', '--fee-rate: not a number');
   if (feeRate < 1.0) throw new CharmsError('INVALID_INPUT', 'fee rate must be >= 1.0');
