@@ -1,18 +1,14 @@
 /** `spell prove --mock` wall time for a 2-app spell (NFT supply update + token mint), and mock proof time. */
+import { nftFixture } from './nft-fixture.js';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sha256 } from '@noble/hashes/sha2.js';
 import { median, timeMedian } from './measure.js';
-import { hasShared, readSharedText } from '../testing/shared.js';
-import { bitcoinProveRequest, funding, identityFor, templateApp } from '../testing/fixtures.js';
+import { hasShared } from '../testing/shared.js';
 import { proveMock } from '../proof/mock.js';
-import { proveSpellTx } from '../prover/prove.js';
-import { MockBackend } from '../prover/backend.js';
-import { appFromString } from '../model/primitives.js';
-import { prepareApp, shutdownRunner } from '../runner/index.js';
+import { prepareApp } from '../runner/index.js';
 import { loadavg } from 'node:os';
 
 
@@ -27,27 +23,10 @@ export async function run(): Promise<void> {
   const pv = new Uint8Array(700).fill(7);
   console.log(`mock Groth16 proof (BLS12-381): median ${timeMedian(10, () => proveMock(pv), 1).toFixed(1)} ms`);
   if (!hasShared) return console.log('skipped the rest: ../shared not found');
-  const app = await templateApp();
-  const f = funding(readSharedText);
-  const in0 = `${f.txid}:0`;
-  const id = identityFor(in0);
-  const nft = `n/${id}/${app.vk}`;
-  const tok = `t/${id}/${app.vk}`;
-  const coin = `{amount: 1000, dest: ${f.dest}}`;
-  const mint = await proveSpellTx(
-    bitcoinProveRequest(f, `version: 15\ntx:\n  ins: [${in0}]\n  outs:\n  - 0: {ticker: B, remaining: 100000}\n  coins: [${coin}]\napp_public_inputs:\n  ${nft}: ~\n`, [f.hex], {
-      app_private_inputs: [[appFromString(nft), in0]],
-      binaries: [[sha256(app.wasm), app.wasm]],
-    }),
-    { backend: new MockBackend() },
-  );
-  await shutdownRunner();
-  const tx1 = mint.txs[0]!.hex;
-  const { parseTx, txidHex } = await import('../bitcoin/tx.js');
-  const { fromHex } = await import('../util/bytes.js');
-  const tx1id = txidHex(parseTx(fromHex(tx1)));
+  const { app, f, mint, spendYaml } = await nftFixture();
+  const [tx1] = await mint(1);
   const dir = mkdtempSync(join(tmpdir(), 'bench-prove-'));
-  writeFileSync(join(dir, 'spell.yaml'), `version: 15\ntx:\n  ins: [${tx1id}:0, ${f.txid}:1]\n  outs:\n  - 0: {ticker: B, remaining: 30580}\n  - 1: 69420\n  coins: [${coin}, ${coin}]\napp_public_inputs:\n  ${nft}: ~\n  ${tok}: ~\n`);
+  writeFileSync(join(dir, 'spell.yaml'), spendYaml(tx1!));
   const bin = fileURLToPath(new URL('../cli/charms.js', import.meta.url));
   // where the time goes, measured in this run: Node's start, the CLI's start, preparing the app
   // binary (validate + instrument + compile, done per contract run), the mock proof
@@ -56,7 +35,7 @@ export async function run(): Promise<void> {
   let budget = 10_000_000_000n;
   const prepare = timeMedian(5, () => prepareApp(app.wasm, budget++), 1); // a new budget each time: no cache hit
   console.log(`breakdown: node start ${nodeStart.toFixed(0)} ms, CLI start (charms --version) +${(cliStart - nodeStart).toFixed(0)} ms, prepare app binary (${(app.wasm.length / 1024).toFixed(0)} KiB: validate + instrument + compile) ${prepare.toFixed(1)} ms each, mock proof (pure JS, warm) ${timeMedian(5, () => proveMock(pv), 1).toFixed(1)} ms; the command itself loads the WASM BLS12-381 backend for its mock work (medians of 5; load avg ${loadavg()[0]!.toFixed(1)})`);
-  const args = [bin, 'spell', 'prove', '--mock', '--spell', join(dir, 'spell.yaml'), '--app-bins', app.path, '--prev-txs', tx1, '--prev-txs', f.hex, '--change-address', f.changeAddress];
+  const args = [bin, 'spell', 'prove', '--mock', '--spell', join(dir, 'spell.yaml'), '--app-bins', app.path, '--prev-txs', tx1!, '--prev-txs', f.hex, '--change-address', f.changeAddress];
   const cacheDir = mkdtempSync(join(tmpdir(), 'bench-app-cache-'));
   const timed = (env: NodeJS.ProcessEnv): number => {
     const s = performance.now();

@@ -3,20 +3,14 @@
  * 2-app spell (two contract runs, one mock proof, the tx build each) from 16 concurrent clients;
  * req/s, p50/p99, and `GET /ready` latency measured while it is busy. `npm run bench -- throughput`.
  */
+import { nftFixture } from './nft-fixture.js';
 import http from 'node:http';
 import { loadavg } from 'node:os';
-import { sha256 } from '@noble/hashes/sha2.js';
-import { hasShared, readSharedText } from '../testing/shared.js';
-import { bitcoinProveRequest, funding, identityFor, templateApp } from '../testing/fixtures.js';
+import { hasShared } from '../testing/shared.js';
+import { bitcoinProveRequest } from '../testing/fixtures.js';
 import { startCliServer } from '../testing/cli.js';
-import { proveSpellTx } from '../prover/prove.js';
-import { MockBackend } from '../prover/backend.js';
-import { appFromString } from '../model/primitives.js';
-import { shutdownRunner } from '../runner/index.js';
 import { proveRequestToValue } from '../model/request.js';
 import { toJsonCompact } from '../codec/json.js';
-import { parseTx, txidHex } from '../bitcoin/tx.js';
-import { fromHex } from '../util/bytes.js';
 import { median } from './measure.js';
 
 function post(agent: http.Agent, port: number, path: string, body?: string): Promise<number> {
@@ -32,35 +26,13 @@ function post(agent: http.Agent, port: number, path: string, body?: string): Pro
 
 export async function run(): Promise<void> {
   if (!hasShared) return console.log('skipped: ../shared not found');
-  const app = await templateApp();
-  const f = funding(readSharedText);
-  const in0 = `${f.txid}:0`;
-  const id = identityFor(in0);
-  const nft = `n/${id}/${app.vk}`;
-  const tok = `t/${id}/${app.vk}`;
-  const coin = `{amount: 1000, dest: ${f.dest}}`;
-  const bins: [Uint8Array, Uint8Array][] = [[sha256(app.wasm), app.wasm]];
+  const { f, bins, mint, spendYaml } = await nftFixture();
   const N = 400;
-  // K mints of the NFT from distinct funding outputs would need K funding txs; instead each mint
-  // differs by its remaining supply, so each spend has its own prev tx (a cache miss) in scenario B
+  // scenario B spends K mints, each its own prev tx (a verification the server has not done)
   const K = 200;
-  const mints: string[] = [];
-  for (let k = 0; k < K; k++) {
-    const m = await proveSpellTx(
-      bitcoinProveRequest(f, `version: 15\ntx:\n  ins: [${in0}]\n  outs:\n  - 0: {ticker: B, remaining: ${100000 + k}}\n  coins: [${coin}]\napp_public_inputs:\n  ${nft}: ~\n`, [f.hex], {
-        app_private_inputs: [[appFromString(nft), in0]],
-        binaries: bins,
-      }),
-      { backend: new MockBackend() },
-    );
-    mints.push(m.txs[0]!.hex);
-  }
-  await shutdownRunner();
-  const spendOf = (k: number, feeRate: number): string => {
-    const tx1 = mints[k]!;
-    const spend = `version: 15\ntx:\n  ins: [${txidHex(parseTx(fromHex(tx1)))}:0, ${f.txid}:1]\n  outs:\n  - 0: {ticker: B, remaining: ${30580 + k}}\n  - 1: 69420\n  coins: [${coin}, ${coin}]\napp_public_inputs:\n  ${nft}: ~\n  ${tok}: ~\n`;
-    return toJsonCompact(proveRequestToValue({ ...bitcoinProveRequest(f, spend, [tx1, f.hex], { binaries: bins }), fee_rate: feeRate }, true));
-  };
+  const mints = await mint(K);
+  const spendOf = (k: number, feeRate: number): string =>
+    toJsonCompact(proveRequestToValue({ ...bitcoinProveRequest(f, spendYaml(mints[k]!, k), [mints[k]!, f.hex], { binaries: bins }), fee_rate: feeRate }, true));
   // A: distinct requests (a different fee rate each, so no answer comes from the cache) spending
   // the same prev tx; B: each request spends its own prev tx (its spell verified afresh)
   const scenarios: [string, string[]][] = [
