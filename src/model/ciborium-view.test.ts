@@ -222,3 +222,27 @@ test('items after the (spell, proof) pair are never read, as ciborium: real spel
   for (const short of [concatBytes(Uint8Array.of(0x81), encodeCbor(0n)), Uint8Array.of(0x9f, 0x00, 0xff)])
     assert.throws(() => decodeSpellAndProof(short), (e: unknown) => e instanceof CharmsError && e.code === 'CBOR_DECODE');
 });
+
+test('B32 as serde reads [u8; 32] (the reference\'s B32 visitor): exactly 32 bytes, as an array of u8 or a byte string', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const payload = opReturnSpellPayload(parseTx(fromHex(chainHex(BTC_V12, 'bitcoin'))));
+  const pair = decodeCbor(payload) as Value[];
+  const original = decodeSpellAndProof(payload).spell;
+  const withVk = (vk: Value): Uint8Array => {
+    const spell = decodeCbor(encodeCbor(pair[0]!)) as ValueMap;
+    const apps = spell.get('app_public_inputs') as ValueMap;
+    const [key, data] = apps.entries[0]!;
+    apps.entries[0] = [[(key as Value[])[0]!, (key as Value[])[1]!, vk], data];
+    return encodeCbor([spell, pair[1]!]);
+  };
+  const vk = ((pair[0] as ValueMap).get('app_public_inputs') as ValueMap).entries[0]![0] as Value[];
+  const bytes = Uint8Array.from(vk[2] as bigint[], Number);
+  assert.equal(bytes.length, 32);
+  // 32 bytes either way: the same spell
+  assert.equal(spellJson(decodeSpellAndProof(withVk(bytes)).spell), spellJson(original));
+  assert.equal(spellJson(decodeSpellAndProof(withVk(vk[2]!)).spell), spellJson(original));
+  // 31 or 33: invalid length, as the visitor's `invalid_length`
+  for (const bad of [bytes.subarray(0, 31), concatBytes(bytes, Uint8Array.of(7))])
+    for (const form of [bad, Array.from(bad, (b) => BigInt(b))])
+      assert.throws(() => decodeSpellAndProof(withVk(form)), (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_INPUT' && /invalid length (31|33), expected 32/.test(e.message), `${bad.length} bytes`);
+});
