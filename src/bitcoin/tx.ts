@@ -41,12 +41,6 @@ class Reader extends ByteReader {
   constructor(b: Uint8Array) {
     super(b, (what, at) => bad(`unexpected end of data reading ${what} at byte ${at}`));
   }
-  u32(what: string): number {
-    return this.u32le(what);
-  }
-  u64(what: string): bigint {
-    return this.u64le(what);
-  }
   /** A compact size; the shortest encoding is required, as rust-bitcoin does. */
   varint(what: string): number {
     const at = this.pos;
@@ -57,10 +51,10 @@ class Reader extends ByteReader {
       v = this.u16le(what);
       if (v < 0xfd) throw bad(`non-minimal compact size for ${what} at byte ${at}`);
     } else if (f === 0xfe) {
-      v = this.u32(what);
+      v = this.u32le(what);
       if (v <= 0xffff) throw bad(`non-minimal compact size for ${what} at byte ${at}`);
     } else {
-      const big = this.u64(what);
+      const big = this.u64le(what);
       if (big <= 0xffffffffn) throw bad(`non-minimal compact size for ${what} at byte ${at}`);
       // Anything this large cannot fit the remaining data anyway.
       v = big > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(big);
@@ -87,9 +81,9 @@ function readInputs(r: Reader): TxIn[] {
   const inputs: TxIn[] = [];
   for (let i = 0; i < n; i++) {
     const txid = r.copy(32, `input ${i} txid`);
-    const vout = r.u32(`input ${i} vout`);
+    const vout = r.u32le(`input ${i} vout`);
     const scriptSig = r.varbytes(`input ${i} scriptSig`);
-    const sequence = r.u32(`input ${i} sequence`);
+    const sequence = r.u32le(`input ${i} sequence`);
     inputs.push({ txid, vout, scriptSig, sequence, witness: [] });
   }
   return inputs;
@@ -99,7 +93,7 @@ function readOutputs(r: Reader): TxOut[] {
   const n = r.count(MIN_OUTPUT_SIZE, 'output');
   const outputs: TxOut[] = [];
   for (let i = 0; i < n; i++) {
-    const value = r.u64(`output ${i} value`);
+    const value = r.u64le(`output ${i} value`);
     outputs.push({ value, script: r.varbytes(`output ${i} script`) });
   }
   return outputs;
@@ -108,7 +102,7 @@ function readOutputs(r: Reader): TxOut[] {
 /** Parses a complete serialized transaction (segwit or legacy form); INVALID_TX on any defect. */
 export function parseTx(bytes: Uint8Array): BitcoinTx {
   const r = new Reader(bytes);
-  const version = r.u32('version');
+  const version = r.u32le('version');
   let inputs = readInputs(r);
   let outputs: TxOut[];
   if (inputs.length === 0) {
@@ -125,22 +119,13 @@ export function parseTx(bytes: Uint8Array): BitcoinTx {
   } else {
     outputs = readOutputs(r);
   }
-  const locktime = r.u32('locktime');
+  const locktime = r.u32le('locktime');
   if (r.remaining !== 0) throw bad(`${r.remaining} trailing bytes after the locktime`);
   return { version, inputs, outputs, locktime };
 }
 
 /** The Bitcoin consensus writer: compact sizes on top of the shared byte writer. */
 class Writer extends ByteWriter {
-  u8(v: number): void {
-    this.byte(v & 0xff);
-  }
-  u32(v: number): void {
-    this.u32le(v);
-  }
-  u64(v: bigint): void {
-    this.u64le(v);
-  }
   varint(n: number): void {
     if (n < 0xfd) this.byte(n);
     else if (n <= 0xffff) this.byte(0xfd).byte(n & 0xff).byte(n >> 8);
@@ -164,21 +149,21 @@ export const usesSegwitSerialization = (tx: BitcoinTx): boolean =>
 export function serializeTx(tx: BitcoinTx, opts: { witness: boolean } = { witness: true }): Uint8Array {
   const w = new Writer();
   const segwit = opts.witness && usesSegwitSerialization(tx);
-  w.u32(tx.version);
+  w.u32le(tx.version);
   if (segwit) {
-    w.u8(0);
-    w.u8(1);
+    w.byte(0);
+    w.byte(1);
   }
   w.varint(tx.inputs.length);
   for (const i of tx.inputs) {
     w.bytes(i.txid);
-    w.u32(i.vout);
+    w.u32le(i.vout);
     w.varbytes(i.scriptSig);
-    w.u32(i.sequence);
+    w.u32le(i.sequence);
   }
   w.varint(tx.outputs.length);
   for (const o of tx.outputs) {
-    w.u64(o.value);
+    w.u64le(o.value);
     w.varbytes(o.script);
   }
   if (segwit)
@@ -186,7 +171,7 @@ export function serializeTx(tx: BitcoinTx, opts: { witness: boolean } = { witnes
       w.varint(i.witness.length);
       for (const item of i.witness) w.varbytes(item);
     }
-  w.u32(tx.locktime);
+  w.u32le(tx.locktime);
   return w.finish();
 }
 

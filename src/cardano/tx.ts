@@ -113,7 +113,7 @@ function bodyFieldTypes(body: ValueMap): void {
     const inner = BODY_SETS.has(k as bigint) && v instanceof Tagged ? v.value : v;
     const ok =
       [2, 3, 8, 17, 21, 22].includes(key) ? isUint(inner)
-      : [7, 11].includes(key) ? inner instanceof Uint8Array && inner.length === 32
+      : [7, 11].includes(key) ? isBytes(inner, 32)
       : key === 13 || key === 18 ? Array.isArray(inner) && inner.every(isTxInput)
       : key === 14 ? Array.isArray(inner) && inner.every((h) => isBytes(h, 28))
       : key === 9 ? isMint(inner)

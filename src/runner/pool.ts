@@ -8,41 +8,53 @@
 import { Worker } from 'node:worker_threads';
 import type { WorkerReply, WorkerTask } from './worker.js';
 
-export type PoolOutcome = { ok: true; reply: WorkerReply } | { ok: false; error: string };
+export type PoolOutcome<R = WorkerReply> = { ok: true; reply: R } | { ok: false; error: string };
 
-interface Task {
-  task: WorkerTask;
+interface Task<T, R> {
+  task: T;
   timeoutMs: number;
   what: string;
-  resolve: (r: PoolOutcome) => void;
+  resolve: (r: PoolOutcome<R>) => void;
 }
 
-interface Slot {
+interface Slot<T, R> {
   worker: Worker;
-  task?: Task | undefined;
+  task?: Task<T, R> | undefined;
   taskId?: number;
   timer?: NodeJS.Timeout | undefined;
 }
-
-const WORKER_URL = new URL('./worker.js', import.meta.url);
 
 export interface PoolOptions {
   /** How many workers (= tasks running at once). */
   size: number;
   /** JS heap cap of each worker in MB (its wasm memory is capped separately, per module). */
   heapMb: number;
+  /** The worker script: it answers each posted task `{...task, id}` with one message `{...reply, id}`. */
+  url?: URL;
+  /** What a worker is called in failure messages. */
+  name?: string;
 }
 
-export class RunnerPool {
-  private readonly slots: Slot[] = [];
-  private readonly queue: Task[] = [];
+/**
+ * The pool of any worker script that answers `{...task, id}` with `{...reply, id}` (the app
+ * runner's by default; the prover's proof threads use it too).
+ */
+export class WorkerPool<T extends object, R extends { id: number }> {
+  private readonly slots: Slot<T, R>[] = [];
+  private readonly queue: Task<T, R>[] = [];
   private nextId = 1;
   private closed = false;
 
-  constructor(readonly options: PoolOptions) {}
+  private readonly url: URL;
+  private readonly name: string;
+
+  constructor(readonly options: PoolOptions) {
+    this.url = options.url ?? new URL('./worker.js', import.meta.url);
+    this.name = options.name ?? 'app runner worker';
+  }
 
   /** Runs `task` on a worker; `what` names it in timeout/crash messages. */
-  submit(task: WorkerTask, timeoutMs: number, what: string): Promise<PoolOutcome> {
+  submit(task: T, timeoutMs: number, what: string): Promise<PoolOutcome<R>> {
     if (this.closed) this.closed = false; // a closed pool restarts on demand
     return new Promise((resolve) => {
       this.queue.push({ task, timeoutMs, what, resolve });
@@ -50,15 +62,21 @@ export class RunnerPool {
     });
   }
 
+  /** Starts all workers now (each loads its script) instead of on the first tasks. */
+  warm(): void {
+    this.closed = false;
+    while (this.slots.length < this.options.size) this.spawn();
+  }
+
   /** Terminates all workers; queued tasks resolve as failed. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const t of this.queue.splice(0)) t.resolve(failed('runner was shut down'));
+    for (const t of this.queue.splice(0)) t.resolve(failed(`${this.name} pool was shut down`));
     const slots = this.slots.splice(0);
     await Promise.all(
       slots.map(async (s) => {
         if (s.timer) clearTimeout(s.timer);
-        s.task?.resolve(failed('runner was shut down'));
+        s.task?.resolve(failed(`${this.name} pool was shut down`));
         s.task = undefined;
         await s.worker.terminate();
       }),
@@ -76,24 +94,24 @@ export class RunnerPool {
     }
   }
 
-  private spawn(): Slot {
-    const worker = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: this.options.heapMb } });
-    const slot: Slot = { worker };
-    worker.on('message', (msg: WorkerReply) => {
+  private spawn(): Slot<T, R> {
+    const worker = new Worker(this.url, { resourceLimits: { maxOldGenerationSizeMb: this.options.heapMb } });
+    const slot: Slot<T, R> = { worker };
+    worker.on('message', (msg: R) => {
       if (slot.task && msg.id === slot.taskId) this.finish(slot, msg);
     });
     worker.on('error', (err) => {
-      this.retire(slot, failed(`app runner worker crashed: ${err.message}`));
+      this.retire(slot, failed(`${this.name} crashed: ${err.message}`));
     });
     worker.on('exit', () => {
-      this.retire(slot, failed('app runner worker exited unexpectedly'));
+      this.retire(slot, failed(`${this.name} exited unexpectedly`));
     });
     worker.unref();
     this.slots.push(slot);
     return slot;
   }
 
-  private start(slot: Slot, task: Task): void {
+  private start(slot: Slot<T, R>, task: Task<T, R>): void {
     slot.task = task;
     slot.taskId = this.nextId++;
     slot.worker.ref();
@@ -104,7 +122,7 @@ export class RunnerPool {
     slot.worker.postMessage({ ...task.task, id: slot.taskId });
   }
 
-  private finish(slot: Slot, reply: WorkerReply): void {
+  private finish(slot: Slot<T, R>, reply: R): void {
     if (slot.timer) clearTimeout(slot.timer);
     const task = slot.task;
     slot.task = undefined;
@@ -115,7 +133,7 @@ export class RunnerPool {
   }
 
   /** Removes a worker that timed out or died; its pending task resolves with `outcome`. */
-  private retire(slot: Slot, outcome: PoolOutcome): void {
+  private retire(slot: Slot<T, R>, outcome: PoolOutcome<R>): void {
     const i = this.slots.indexOf(slot);
     if (i < 0) return;
     this.slots.splice(i, 1);
@@ -127,6 +145,9 @@ export class RunnerPool {
   }
 }
 
-function failed(error: string): PoolOutcome {
+function failed<R>(error: string): PoolOutcome<R> {
   return { ok: false, error };
 }
+
+/** The app runner's pool: prepare and run tasks (worker.ts). */
+export class RunnerPool extends WorkerPool<WorkerTask, WorkerReply> {}

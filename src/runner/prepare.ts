@@ -21,8 +21,8 @@ export interface Prepared {
  * instrumentation, and a fresh preparation is kept there.
  */
 export function prepareModule(wasm: Uint8Array, fuelLimit: bigint, limits: ModuleLimits, cacheDir?: string): Prepared {
-  const key = cacheDir === undefined ? undefined : preparedKey(wasm, fuelLimit, limits);
-  const hit = key === undefined ? undefined : readPrepared(cacheDir!, key);
+  const entry = cacheDir === undefined ? undefined : { dir: cacheDir, key: preparedKey(wasm, fuelLimit, limits) };
+  const hit = entry && readPrepared(entry.dir, entry.key);
   if (hit) {
     try {
       return { module: new Wasm.Module(hit.bytes), meter: hit.meter };
@@ -34,7 +34,7 @@ export function prepareModule(wasm: Uint8Array, fuelLimit: bigint, limits: Modul
   const instrumented = instrumentModule(parsed, fuelLimit, limits);
   try {
     const module = new Wasm.Module(instrumented.bytes);
-    if (key !== undefined) writePrepared(cacheDir!, key, { bytes: instrumented.bytes, meter: instrumented.exports });
+    if (entry) writePrepared(entry.dir, entry.key, { bytes: instrumented.bytes, meter: instrumented.exports });
     return { module, meter: instrumented.exports };
   } catch (e) {
     // The original is valid (checked above): the metered copy went past an engine limit
