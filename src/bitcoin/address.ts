@@ -9,7 +9,7 @@
  * prefix 0x00/0x05 main or 0x6f/0xc4 test).
  */
 import { base58check, bech32, bech32m } from '@scure/base';
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from '../util/sha256.js';
 import { CharmsError } from '../errors.js';
 import { concatBytes } from '../util/bytes.js';
 import { pushData } from './script.js';

@@ -5,7 +5,7 @@
  * (about 6 mainnet blocks). Stricter than the reference: every following header must satisfy its
  * own proof of work too (the reference only checks the transaction's block).
  */
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from '../util/sha256.js';
 import { CharmsError } from '../errors.js';
 import { equalBytes, fromHex } from '../util/bytes.js';
 import { parseTx, txid } from './tx.js';

@@ -6,7 +6,7 @@
  * uint keys, text values). This module checks such a signed map; fetching it is `scrolls/`'s job.
  */
 import { schnorr } from '@noble/curves/secp256k1.js';
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from '../util/sha256.js';
 import { CharmsError } from '../errors.js';
 import { CborWriter } from '../codec/cbor.js';
 import { fromHex, toHex } from '../util/bytes.js';

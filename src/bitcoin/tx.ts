@@ -8,7 +8,7 @@
  * - Compact sizes must be minimal (rust-bitcoin: `NonMinimalVarInt`), nothing may follow the
  *   locktime, and counts may not promise more items than the bytes left can hold.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from '../util/sha256.js';
 import { CharmsError } from '../errors.js';
 import { reversed, toHex } from '../util/bytes.js';
 import { ByteReader, ByteWriter } from '../util/byte-io.js';

@@ -6,7 +6,7 @@
  * rejects, UNSUPPORTED for what we cannot check yet.
  */
 import { CharmsError } from '../errors.js';
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from '../util/sha256.js';
 import { compareBytes, equalBytes, fromHex, toHex } from '../util/bytes.js';
 import {
   appToString,

@@ -11,7 +11,7 @@
  *
  * Plus the charms each UTXO holds (`charms_in_utxo`).
  */
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from '../util/sha256.js';
 import { CharmsError } from '../errors.js';
 import { ValueMap } from '../codec/value.js';
 import { fromHex, toHex } from '../util/bytes.js';

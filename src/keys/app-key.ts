@@ -3,7 +3,7 @@
  * vk = SHA-256(x-only public key); a binary is authorized by a signature over SHA-256(wasm).
  */
 import { schnorr } from '@noble/curves/secp256k1.js';
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from '../util/sha256.js';
 import { CharmsError } from '../errors.js';
 import { equalBytes, fromHex, toHex } from '../util/bytes.js';
 import type { AppSignature } from '../model/spell.js';

@@ -10,7 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bls12_381 } from '@noble/curves/bls12-381.js';
-import { mockCurveName, mockPublicInput, proveMock, useMockCurve, verifyMockProof } from './mock.js';
+import { mockCurveName, mockPublicInput, proveMock, readMockPk, readMockVk, useMockCurve, verifyMockProof } from './mock.js';
 import { loadMclMockCurve } from './mock-mcl.js';
 import { initProofBackend, verifySpellProof } from './verify.js';
 import { CharmsError } from '../errors.js';
@@ -137,4 +137,25 @@ test('a one-shot process may give the shared mcl instance to the mock curve; BN2
   writeFileSync(file, script);
   const r = spawnSync(process.execPath, [file], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(r.status, 0, r.stderr);
+});
+
+test('the embedded mock keys (decoded by the mcl curve without subgroup checks) pass the strict decoder: every point on the curve and in the subgroup', () => {
+  const strict = {
+    g1(b: Uint8Array) {
+      const p = bls12_381.G1.Point.fromBytes(b);
+      p.assertValidity();
+      assert.ok(p.isTorsionFree());
+      return p;
+    },
+    g2(b: Uint8Array) {
+      const p = bls12_381.G2.Point.fromBytes(b);
+      p.assertValidity();
+      assert.ok(p.isTorsionFree());
+      return p;
+    },
+  };
+  const pk = readMockPk(strict);
+  const vk = readMockVk(strict);
+  assert.equal(pk.hQuery.length + pk.aQuery.length + pk.bG2Query.length, 9);
+  assert.ok(vk.alpha.equals(pk.vk.alpha) && vk.delta.equals(pk.vk.delta));
 });

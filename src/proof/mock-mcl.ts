@@ -73,8 +73,15 @@ function makeCurve(mcl: Mcl): MockCurve {
     f.setStr(v.toString(16), 16);
     return f;
   };
+  // The keys are the protocol's constants embedded in this package: decoded without the subgroup
+  // checks (a third of this set-up); mock-mcl.test.ts decodes them with the checks on. Proofs are
+  // always decoded with them.
+  mcl.verifyOrderG1(false);
+  mcl.verifyOrderG2(false);
   const vk = readMockVk(codec);
   const pk = readMockPk(codec);
+  mcl.verifyOrderG1(true);
+  mcl.verifyOrderG2(true);
   const gammaNeg = new mcl.PrecomputedG2(mcl.neg(vk.gamma));
   const deltaNeg = new mcl.PrecomputedG2(mcl.neg(vk.delta));
   const alphaBeta = mcl.pairing(vk.alpha, vk.beta);

@@ -7,7 +7,7 @@
  * several times faster.
  */
 import { bls12_381 } from '@noble/curves/bls12-381.js';
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from '../util/sha256.js';
 import { CharmsError } from '../errors.js';
 import { fromHex } from '../util/bytes.js';
 import { ByteReader } from '../util/byte-io.js';

@@ -7,7 +7,7 @@
  * Verification is synchronous. It runs on the pure-JS backend until `await initProofBackend()`
  * has loaded the WebAssembly one (mcl-wasm, about 3× faster); the result is the same either way.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from '../util/sha256.js';
 import { CharmsError } from '../errors.js';
 import { equalBytes, fromHex, toHex } from '../util/bytes.js';
 import { GROTH16_VKS_HEX, groth16KeyFor, spellVkFor, vkRootFor, type Groth16KeyName } from './constants.js';

@@ -5,7 +5,7 @@
  * verbatim (located by the known public values and version string at the end) and spliced into
  * stage 2's stdin. See ../shared/protocol/sp1-proving.md §1.6.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from '../../util/sha256.js';
 import { CharmsError } from '../../errors.js';
 import { concatByteList, equalBytes, fromHex, toHex } from '../../util/bytes.js';
 import { ByteReader } from '../../util/byte-io.js';

@@ -1,0 +1,16 @@
+/**
+ * SHA-256: Node's native hash where there is one (hashing an app binary or a large transaction
+ * with the pure-JS code costs milliseconds in a fresh process, before the JIT warms up), else
+ * @noble/hashes (browsers). Both give the same bytes; the tests compare them.
+ */
+import { sha256 as pureSha256 } from '@noble/hashes/sha2.js';
+
+type NodeCrypto = typeof import('node:crypto');
+// through globalThis, so that browser bundlers see no Node global to polyfill (Node ≥ 20.16)
+const host = globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } };
+const nodeCrypto = host.process?.getBuiltinModule?.('node:crypto') as NodeCrypto | undefined;
+
+export const sha256 = (data: Uint8Array): Uint8Array =>
+  nodeCrypto ? new Uint8Array(nodeCrypto.createHash('sha256').update(data).digest()) : pureSha256(data);
+
+export { pureSha256 };
