@@ -5,7 +5,7 @@ import { fromHex, utf8 } from '../util/bytes.js';
 import { ChaCha12Rng } from './chacha-rng.js';
 import { FUEL_VECTORS } from './fixtures/fuel-vectors.js';
 import { compileWatFixture } from './fixtures/wat.js';
-import { runApp, shutdownRunner } from './index.js';
+import { THREAD_MODULE_MAX_BYTES, configureRunner, runApp, runnerLimitsFromEnv, shutdownRunner } from './index.js';
 
 after(() => shutdownRunner());
 
@@ -107,4 +107,47 @@ test('versioned apps: __app_version must match the expected version', async () =
 test('parallel runs through the pool all complete', async () => {
   const runs = await Promise.all(Array.from({ length: 8 }, () => runApp({ wasm: loopSum, stdin: new Uint8Array(0) })));
   assert.ok(runs.every((r) => r.ok && r.cycles === 4310n));
+});
+
+/** `wasm` with a custom section appended that makes it `size` bytes or more. */
+function padded(wasm: Uint8Array, size: number): Uint8Array {
+  const name = utf8('pad');
+  const payload = size - wasm.length;
+  const len = [];
+  for (let v = name.length + 1 + payload; ; ) {
+    const b = v & 0x7f;
+    v >>>= 7;
+    len.push(v ? b | 0x80 : b);
+    if (!v) break;
+  }
+  const out = new Uint8Array(wasm.length + 1 + len.length + 1 + name.length + payload);
+  out.set(wasm);
+  out.set([0, ...len, name.length, ...name], wasm.length);
+  return out;
+}
+
+test("isolation 'thread' (the CLI's): runs on the calling thread, bounded by fuel; a module over 4 MiB still gets a worker and its wall-clock guard", async () => {
+  await configureRunner({ isolation: 'thread' });
+  try {
+    const r = await runApp({ wasm: loopSum, stdin: new Uint8Array(0) });
+    assert.deepEqual(r, await runApp({ wasm: loopSum, stdin: new Uint8Array(0), inThread: false }));
+    const loop = await compileWatFixture('infinite-loop');
+    const fuel = await runApp({ wasm: loop, stdin: new Uint8Array(0), fuelLimit: 5_000_000n });
+    assert.match(fuel.error ?? '', /out of fuel: the app needs more than 5000000 cycles/);
+    const big = padded(loop, THREAD_MODULE_MAX_BYTES + 1);
+    const guarded = await runApp({ wasm: big, stdin: new Uint8Array(0), fuelLimit: 2n ** 62n, timeoutMs: 300 });
+    assert.equal(guarded.ok, false);
+    assert.match(guarded.error ?? '', /timed out after 300 ms/);
+  } finally {
+    await configureRunner({ isolation: 'worker' });
+  }
+  await assertRunnerAlive();
+});
+
+test('APP_RUN_ISOLATION: worker or thread; anything else is a CONFIG error', async () => {
+  assert.deepEqual(runnerLimitsFromEnv({ APP_RUN_ISOLATION: 'thread' }), { isolation: 'thread' });
+  assert.deepEqual(runnerLimitsFromEnv({ APP_RUN_ISOLATION: 'worker' }), { isolation: 'worker' });
+  assert.deepEqual(runnerLimitsFromEnv({ APP_RUN_ISOLATION: '' }), {});
+  assert.throws(() => runnerLimitsFromEnv({ APP_RUN_ISOLATION: 'process' }), { code: 'CONFIG' });
+  await assert.rejects(configureRunner({ isolation: 'none' as 'thread' }), { code: 'CONFIG' });
 });

@@ -42,7 +42,18 @@ export interface RunnerLimits {
   prepareTimeoutMs: number;
   /** On-disk cache of prepared modules (prepared-cache.ts), for one-shot commands; none by default. */
   preparedCacheDir?: string | undefined;
+  /**
+   * Where runs happen. 'worker' (default, the servers): in the worker threads, with the JS heap
+   * cap and the wall-clock guard. 'thread' (the CLI's one-shot commands): modules up to
+   * THREAD_MODULE_MAX_BYTES are prepared and run on the calling thread, bounded by fuel, memory
+   * pages, table elements and call depth as in the reference (no wall-clock guard), which saves a
+   * worker's start (~50 ms of CPU); larger modules still go to a worker.
+   */
+  isolation: 'worker' | 'thread';
 }
+
+/** Modules above this size are prepared in a worker even under 'thread' isolation (heap-capped instrumenter). */
+export const THREAD_MODULE_MAX_BYTES = 4 * 1024 * 1024;
 
 export const DEFAULT_LIMITS: Readonly<RunnerLimits> = Object.freeze({
   memoryPages: 2048,
@@ -50,6 +61,7 @@ export const DEFAULT_LIMITS: Readonly<RunnerLimits> = Object.freeze({
   concurrency: Math.max(1, Math.min(2, availableParallelism())),
   workerHeapMb: 512,
   prepareTimeoutMs: 60_000,
+  isolation: 'worker',
 });
 
 let limits: RunnerLimits = { ...DEFAULT_LIMITS };
@@ -63,7 +75,7 @@ export const runnerLimits = (): Readonly<RunnerLimits> => limits;
  */
 export async function configureRunner(next: Partial<RunnerLimits>): Promise<void> {
   const merged = { ...limits, ...next };
-  const check = (name: Exclude<keyof RunnerLimits, 'preparedCacheDir'>, min: number, max: number) => {
+  const check = (name: Exclude<keyof RunnerLimits, 'preparedCacheDir' | 'isolation'>, min: number, max: number) => {
     const v = merged[name];
     if (!Number.isSafeInteger(v) || v < min || v > max)
       throw new CharmsError('CONFIG', `app runner: ${name} must be an integer in ${min}..${max}, got ${v}`);
@@ -73,14 +85,17 @@ export async function configureRunner(next: Partial<RunnerLimits>): Promise<void
   check('concurrency', 1, 256);
   check('workerHeapMb', 16, 65_536);
   check('prepareTimeoutMs', 1, 3_600_000);
+  if (merged.isolation !== 'worker' && merged.isolation !== 'thread')
+    throw new CharmsError('CONFIG', `app runner: isolation must be 'worker' or 'thread', got ${JSON.stringify(merged.isolation)}`);
   limits = merged;
   cache.clear(); // prepared modules carry the old caps
   await shutdownRunner();
 }
 
 /**
- * Runner caps from the environment: `APP_MEMORY_LIMIT_MB` (per-run linear memory, MiB) and
- * `APP_RUN_CONCURRENCY` (app preparations/runs at once). Unset names are left out.
+ * Runner caps from the environment: `APP_MEMORY_LIMIT_MB` (per-run linear memory, MiB),
+ * `APP_RUN_CONCURRENCY` (app preparations/runs at once) and `APP_RUN_ISOLATION` (worker |
+ * thread). Unset names are left out.
  */
 export function runnerLimitsFromEnv(env: Record<string, string | undefined>): Partial<RunnerLimits> {
   const out: Partial<RunnerLimits> = {};
@@ -98,6 +113,11 @@ export function runnerLimitsFromEnv(env: Record<string, string | undefined>): Pa
   }
   const c = int('APP_RUN_CONCURRENCY');
   if (c !== undefined) out.concurrency = c;
+  const iso = env.APP_RUN_ISOLATION;
+  if (iso !== undefined && iso !== '') {
+    if (iso !== 'worker' && iso !== 'thread') throw new CharmsError('CONFIG', `APP_RUN_ISOLATION: expected worker or thread, got ${JSON.stringify(iso)}`);
+    out.isolation = iso;
+  }
   return out;
 }
 
@@ -112,7 +132,7 @@ export interface RunAppArgs {
   timeoutMs?: number;
   /** Versioned apps: `__app_version()` must return this before `_start` runs. */
   expectedVersion?: number;
-  /** Prepare and run on the calling thread (no timeout isolation; tests and tools). Default false. */
+  /** Prepare and run on the calling thread (no wall-clock guard). Default: as the runner's `isolation` says. */
   inThread?: boolean;
 }
 
@@ -163,6 +183,8 @@ function prepareInWorker(wasm: Uint8Array, fuelLimit: bigint): Promise<Prepared>
   });
 }
 
+const onCallingThread = (wasm: Uint8Array): boolean => limits.isolation === 'thread' && wasm.length <= THREAD_MODULE_MAX_BYTES;
+
 let pool: RunnerPool | undefined;
 const getPool = (): RunnerPool =>
   (pool ??= new RunnerPool({ size: limits.concurrency, heapMb: limits.workerHeapMb }));
@@ -181,9 +203,10 @@ export async function runApp(args: RunAppArgs): Promise<RunResult> {
     throw new CharmsError('INVALID_INPUT', `runApp: timeoutMs must be a positive number, got ${timeoutMs}`);
   if (typeof fuelLimit !== 'bigint' || fuelLimit < 0n || fuelLimit > 2n ** 63n - 1n)
     throw new CharmsError('INVALID_INPUT', `runApp: fuelLimit must be between 0 and 2^63-1, got ${fuelLimit}`);
+  const inThread = args.inThread ?? onCallingThread(args.wasm);
   let prepared: Prepared;
   try {
-    prepared = await (args.inThread ? prepareApp(args.wasm, fuelLimit) : prepareInWorker(args.wasm, fuelLimit));
+    prepared = await (inThread ? prepareApp(args.wasm, fuelLimit) : prepareInWorker(args.wasm, fuelLimit));
   } catch (e) {
     if (e instanceof CharmsError) return { ok: false, cycles: 0n, stderr: '', error: e.message };
     throw e;
@@ -195,7 +218,7 @@ export async function runApp(args: RunAppArgs): Promise<RunResult> {
     fuelLimit,
     ...(args.expectedVersion === undefined ? {} : { expectedVersion: args.expectedVersion }),
   };
-  if (args.inThread) return executeApp(req);
+  if (inThread) return executeApp(req);
   const out = await getPool().submit({ kind: 'run', ...req }, timeoutMs, 'app');
   if (!out.ok) return { ok: false, cycles: 0n, stderr: '', error: out.error };
   if (out.reply.kind === 'ran') return out.reply.result;
@@ -206,10 +229,10 @@ export async function runApp(args: RunAppArgs): Promise<RunResult> {
  * Starts preparing these binaries in the worker threads now (for the default fuel budget), so
  * that the threads start and the modules are ready by the time the contracts run: one-shot
  * commands call it as soon as they have read their inputs. A failure here is reported by the
- * run that needs the module.
+ * run that needs the module. Modules that will run on the calling thread are left alone.
  */
 export function prepareAhead(binaries: readonly Uint8Array[]): void {
-  for (const wasm of binaries) prepareInWorker(wasm, DEFAULT_FUEL_LIMIT).catch(() => {});
+  for (const wasm of binaries) if (!onCallingThread(wasm)) prepareInWorker(wasm, DEFAULT_FUEL_LIMIT).catch(() => {});
 }
 
 /** Terminates the worker threads (they are unref'd when idle, so this is only needed for a clean stop). */

@@ -1,14 +1,14 @@
 import type { CommandDef } from '../define.js';
-import { appCacheDirOf } from '../../settings/settings.js';
+import { configureOneShotRunner } from '../one-shot-runner.js';
 import { readSpellInputs } from '../spell-inputs.js';
 import { checkSpell } from '../../checker/check.js';
-import { configureRunner, prepareAhead, runApp, runnerLimitsFromEnv, shutdownRunner } from '../../runner/index.js';
+import { prepareAhead, runApp, shutdownRunner } from '../../runner/index.js';
 import { optFlag } from '../io.js';
 
 /** Checks the spell; prints notices and `cycles spent: [..]` to stderr, as the reference. */
 const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const i = await readSpellInputs(a, ctx);
-  await configureRunner({ ...runnerLimitsFromEnv(ctx.env), preparedCacheDir: appCacheDirOf(ctx.env) });
+  await configureOneShotRunner(ctx.env);
   prepareAhead(i.binaries.map(([, wasm]) => wasm)); // overlaps with the prerequisite-spell checks
   try {
     const r = await checkSpell({

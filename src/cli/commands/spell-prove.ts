@@ -1,4 +1,5 @@
 import type { CommandDef } from '../define.js';
+import { configureOneShotRunner } from '../one-shot-runner.js';
 import { CharmsError } from '../../errors.js';
 import { optFlag, optString } from '../io.js';
 import { readSpellInputs } from '../spell-inputs.js';
@@ -6,12 +7,12 @@ import { proveRequestToValue, type ProveRequest } from '../../model/request.js';
 import { utxoIdFromString } from '../../model/primitives.js';
 import { encodeCbor } from '../../codec/cbor.js';
 import { toJsonCompact } from '../../codec/json.js';
-import { ENV_NAMES, appCacheDirOf, envValue, loadSettings, truthy } from '../../settings/settings.js';
+import { ENV_NAMES, envValue, loadSettings, truthy } from '../../settings/settings.js';
 import { proveServiceFor } from '../../prover/setup.js';
 import { extractAndVerifySpell } from '../../verify/index.js';
 import type { ChainTx } from '../../model/request.js';
 import { chainTxToValue } from '../../model/request.js';
-import { configureRunner, prepareAhead, runnerLimitsFromEnv, shutdownRunner } from '../../runner/index.js';
+import { prepareAhead, shutdownRunner } from '../../runner/index.js';
 import { CARDANO_MOCK_NOTICE } from '../../prover/prove-cardano.js';
 import { loadMclMockCurve } from '../../proof/mock-mcl.js';
 import { useMockCurve } from '../../proof/mock.js';
@@ -48,7 +49,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   if (!config.mock && truthy(envValue(ctx.env, ENV_NAMES.mock))) progress('note: MOCK is set but ignored by `spell prove`; pass --mock for a mock proof');
   if (config.mock) progress('mock mode: the proof is a MOCK proof, accepted only in mock mode (not on chain)');
   let txs;
-  await configureRunner({ ...runnerLimitsFromEnv(ctx.env), preparedCacheDir: appCacheDirOf(ctx.env) });
+  await configureOneShotRunner(ctx.env);
   // a local prover runs the contracts: their modules are prepared while the prerequisites are checked
   if (config.mock || ctx.prover) prepareAhead(i.binaries.map(([, wasm]) => wasm));
   try {

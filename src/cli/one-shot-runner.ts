@@ -1,0 +1,10 @@
+import { appCacheDirOf } from '../settings/settings.js';
+import { configureRunner, runnerLimitsFromEnv } from '../runner/index.js';
+
+/**
+ * The app runner of a one-shot command (`spell check`, local `spell prove`): contracts run on the
+ * main thread (no worker to start; `APP_RUN_ISOLATION=worker` brings the workers and their
+ * wall-clock guard back) and prepared modules are kept on disk (SVC_APP_CACHE_DIR).
+ */
+export const configureOneShotRunner = (env: Record<string, string | undefined>): Promise<void> =>
+  configureRunner({ isolation: 'thread', ...runnerLimitsFromEnv(env), preparedCacheDir: appCacheDirOf(env) });
