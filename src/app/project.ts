@@ -5,7 +5,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { CharmsError } from '../errors.js';
 
 export type ProjectKind = 'rust' | 'assemblyscript';
@@ -69,8 +69,8 @@ function findAsc(dir: string): string {
   const own = join(dir, 'node_modules', 'assemblyscript', 'bin', 'asc.js');
   if (existsSync(own)) return own;
   try {
-    // the package exports no bin path: locate it from the main entry (dist/assemblyscript.js)
-    return fileURLToPath(new URL('../bin/asc.js', import.meta.resolve('assemblyscript')));
+    // resolved as a plain file of the package (its exports map "./*" to the files)
+    return createRequire(import.meta.url).resolve('assemblyscript/bin/asc.js');
   } catch (e) {
     throw new CharmsError('IO', 'AssemblyScript compiler not installed: run `npm install` in the app directory', { cause: e });
   }

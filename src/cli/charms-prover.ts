@@ -1,4 +1,6 @@
 #!/usr/bin/env node
-import { runMain } from './main.js';
+import { loadEntry } from '../util/bundle.js';
 
+// from the bundle of main.js when the build made one (util/bundle.ts: a faster start)
+const { runMain } = await loadEntry<typeof import('./main.js')>(new URL('./main.js', import.meta.url));
 runMain('charms-prover', true);

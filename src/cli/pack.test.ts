@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../testing/shared.js';
 
@@ -24,6 +24,9 @@ test('npm pack contents: bins, exports, templates and README; no sources, CI or 
   ];
   for (const t of ['rust', 'assemblyscript'])
     for (const f of ['gitignore', 'README.md', 'spells/mint-nft.yaml', 'spells/mint-nft-private.yaml', 'spells/mint-token.yaml', 'spells/send.yaml']) wanted.push(`templates/${t}/${f}`);
+  // the bundles the CLI starts from, without the code caches this machine wrote (V8- and flag-specific)
+  if (existsSync(join(repoRoot, 'dist', 'bundle'))) wanted.push('dist/bundle/cli/main.cjs', 'dist/bundle/runner/worker.cjs', 'scripts/bundle.mjs');
+  for (const f of files) assert.ok(!f.endsWith('.v8cache'), `${f}: a code cache should not be in the package`);
   for (const f of wanted) assert.ok(files.has(f), `${f} is missing from the package`);
   for (const f of files) assert.ok(!/^(src|\.ci|node_modules)\//.test(f) && !f.endsWith('.gitignore'), `${f} should not be in the package`);
   // tests, test helpers, fixtures and benchmarks stay out of the published package

@@ -6,6 +6,7 @@
  * process. Idle workers are unref'd: they never keep the process alive; `close()` terminates them.
  */
 import { Worker } from 'node:worker_threads';
+import { bundleOf, bundleWorker } from '../util/bundle.js';
 import type { WorkerReply, WorkerTask } from './worker.js';
 
 export type PoolOutcome<R = WorkerReply> = { ok: true; reply: R } | { ok: false; error: string };
@@ -95,7 +96,9 @@ export class WorkerPool<T extends object, R extends { id: number }> {
   }
 
   private spawn(): Slot<T, R> {
-    const worker = new Worker(this.url, { resourceLimits: { maxOldGenerationSizeMb: this.options.heapMb } });
+    const resourceLimits = { maxOldGenerationSizeMb: this.options.heapMb };
+    const bundle = bundleOf(this.url); // the worker script's bundle starts faster (util/bundle.ts)
+    const worker = bundle ? new Worker(bundleWorker(), { workerData: { bundle }, resourceLimits }) : new Worker(this.url, { resourceLimits });
     const slot: Slot<T, R> = { worker };
     worker.on('message', (msg: R) => {
       if (slot.task && msg.id === slot.taskId) this.finish(slot, msg);
