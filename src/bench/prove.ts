@@ -43,17 +43,22 @@ export async function run(): Promise<void> {
     if (r.status !== 0) throw new Error(r.stderr);
     return performance.now() - s;
   };
-  // interleaved, so that machine load hits both alike: no prepared-module cache, a warm one
-  const off: number[] = [];
-  const warm: number[] = [];
-  timed({ SVC_APP_CACHE_DIR: cacheDir }); // fills the cache
-  for (let i = 0; i < 11; i++) {
-    off.push(timed({ SVC_APP_CACHE_DIR: 'off' }));
-    warm.push(timed({ SVC_APP_CACHE_DIR: cacheDir }));
-  }
-  console.log(
-    `charms spell prove --mock, 2-app spell (2 contract runs + mock proof + tx build), wall incl. Node start, n=11: ` +
-      `median ${median(off).toFixed(0)} ms without the prepared-module cache, ${median(warm).toFixed(0)} ms with it warm ` +
-      `(target ≤ 200; recorded baseline before this session's work: 520 ms); load avg ${loadavg()[0]!.toFixed(1)}`,
-  );
+  // interleaved, so that machine load hits all alike
+  const variants: [string, NodeJS.ProcessEnv][] = [
+    ['this build (bundle + V8 code cache, contracts on the main thread, prepared modules on disk)', { SVC_APP_CACHE_DIR: cacheDir }],
+    ['  the same without the prepared-module cache', { SVC_APP_CACHE_DIR: 'off' }],
+    ['  the same with the contracts in worker threads', { SVC_APP_CACHE_DIR: cacheDir, APP_RUN_ISOLATION: 'worker' }],
+    ['baseline: ES modules + worker threads (the code path before the bundle)', { SVC_APP_CACHE_DIR: cacheDir, APP_RUN_ISOLATION: 'worker', CHARMS_NO_BUNDLE: '1' }],
+  ];
+  const times = variants.map(() => [] as number[]);
+  for (const [, env] of variants) timed(env); // fills the caches (prepared modules, code cache)
+  const n = 15;
+  for (let i = 0; i < n; i++) variants.forEach(([, env], j) => times[j]!.push(timed(env)));
+  const base = median(times[variants.length - 1]!);
+  console.log(`charms spell prove --mock, 2-app spell (2 contract runs + prerequisite mock-spell check + mock proof + tx build), wall incl. Node start, medians of ${n} (target ≤ 200 ms; recorded: 520 ms before session 4, 354 ms after it):`);
+  variants.forEach(([name], j) => {
+    const m = median(times[j]!);
+    console.log(`  ${m.toFixed(0).padStart(4)} ms  ${(base / m).toFixed(2)}×  ${name}`);
+  });
+  console.log(`  (load avg ${loadavg()[0]!.toFixed(1)})`);
 }
