@@ -10,17 +10,12 @@ import net from 'node:net';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { hasShared, readSharedJson } from '../testing/shared.js';
-import { median } from './measure.js';
+import { median, nodeWall } from './measure.js';
 
 const N = 5;
 const cli = fileURLToPath(new URL('../cli/charms.js', import.meta.url));
 
-function wall(args: string[]): number {
-  const t = performance.now();
-  const r = spawnSync(process.execPath, args, { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`${args.join(' ')} failed: ${r.stderr}`);
-  return performance.now() - t;
-}
+const wall = (args: string[]): number => nodeWall(args);
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

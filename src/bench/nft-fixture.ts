@@ -2,7 +2,7 @@
  * What the proving benchmarks spend: the template app's NFT minted (mock-proved, from the funding
  * vector) and the 2-app spend of it that also mints its token.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from '../util/sha256.js';
 import { readSharedText } from '../testing/shared.js';
 import { bitcoinProveRequest, funding, identityFor, templateApp } from '../testing/fixtures.js';
 import { proveSpellTx } from '../prover/prove.js';
@@ -12,8 +12,9 @@ import { shutdownRunner } from '../runner/index.js';
 import { parseTx, txidHex } from '../bitcoin/tx.js';
 import { fromHex } from '../util/bytes.js';
 
-export async function nftFixture() {
-  const app = await templateApp();
+/** `appOf`: the app binary to use (default: the template app as built). */
+export async function nftFixture(appOf: () => Promise<{ wasm: Uint8Array; vk: string; path: string }> = templateApp) {
+  const app = await appOf();
   const f = funding(readSharedText);
   const in0 = `${f.txid}:0`;
   const id = identityFor(in0);

@@ -1,48 +1,44 @@
 /** `spell prove --mock` wall time for a 2-app spell (NFT supply update + token mint), and mock proof time. */
 import { nftFixture } from './nft-fixture.js';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median, timeMedian } from './measure.js';
+import { median, nodeWall, timeMedian } from './measure.js';
 import { hasShared } from '../testing/shared.js';
 import { proveMock } from '../proof/mock.js';
 import { prepareApp } from '../runner/index.js';
 import { loadavg } from 'node:os';
+import { templateApp } from '../testing/fixtures.js';
+import { bigTemplateApp } from './big-app.js';
 
 
-function wallOf(args: string[]): number {
-  const t = performance.now();
-  const r = spawnSync(process.execPath, args.length ? args : ['-e', ''], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(r.stderr);
-  return performance.now() - t;
-}
+const wallOf = (args: string[]): number => nodeWall(args.length ? args : ['-e', '']);
 
 export async function run(): Promise<void> {
   const pv = new Uint8Array(700).fill(7);
   console.log(`mock Groth16 proof (BLS12-381): median ${timeMedian(10, () => proveMock(pv), 1).toFixed(1)} ms`);
   if (!hasShared) return console.log('skipped the rest: ../shared not found');
-  const { app, f, mint, spendYaml } = await nftFixture();
+  const bin = fileURLToPath(new URL('../cli/charms.js', import.meta.url));
+  // where the time goes, measured in this run: Node's start, the CLI's start
+  const nodeStart = median([0, 1, 2, 3, 4].map(() => wallOf([])));
+  const cliStart = median([0, 1, 2, 3, 4].map(() => wallOf([bin, '--version'])));
+  console.log(`node start ${nodeStart.toFixed(0)} ms, CLI start (charms --version) +${(cliStart - nodeStart).toFixed(0)} ms (medians of 5)`);
+  await proveWall(bin, 'the template app', templateApp);
+  await proveWall(bin, 'the template app padded to toad-token size', () => bigTemplateApp());
+}
+
+/** `spell prove --mock` of the 2-app spend of an NFT of this app, in this build's ways and the baseline's. */
+async function proveWall(bin: string, what: string, appOf: typeof templateApp): Promise<void> {
+  const { app, f, mint, spendYaml } = await nftFixture(appOf);
   const [tx1] = await mint(1);
   const dir = mkdtempSync(join(tmpdir(), 'bench-prove-'));
   writeFileSync(join(dir, 'spell.yaml'), spendYaml(tx1!));
-  const bin = fileURLToPath(new URL('../cli/charms.js', import.meta.url));
-  // where the time goes, measured in this run: Node's start, the CLI's start, preparing the app
-  // binary (validate + instrument + compile, done per contract run), the mock proof
-  const nodeStart = median([0, 1, 2, 3, 4].map(() => wallOf([])));
-  const cliStart = median([0, 1, 2, 3, 4].map(() => wallOf([bin, '--version'])));
   let budget = 10_000_000_000n;
   const prepare = timeMedian(5, () => prepareApp(app.wasm, budget++), 1); // a new budget each time: no cache hit
-  console.log(`breakdown: node start ${nodeStart.toFixed(0)} ms, CLI start (charms --version) +${(cliStart - nodeStart).toFixed(0)} ms, prepare app binary (${(app.wasm.length / 1024).toFixed(0)} KiB: validate + instrument + compile) ${prepare.toFixed(1)} ms each, mock proof (pure JS, warm) ${timeMedian(5, () => proveMock(pv), 1).toFixed(1)} ms; the command itself loads the WASM BLS12-381 backend for its mock work (medians of 5; load avg ${loadavg()[0]!.toFixed(1)})`);
   const args = [bin, 'spell', 'prove', '--mock', '--spell', join(dir, 'spell.yaml'), '--app-bins', app.path, '--prev-txs', tx1!, '--prev-txs', f.hex, '--change-address', f.changeAddress];
   const cacheDir = mkdtempSync(join(tmpdir(), 'bench-app-cache-'));
-  const timed = (env: NodeJS.ProcessEnv): number => {
-    const s = performance.now();
-    const r = spawnSync(process.execPath, args, { encoding: 'utf8', env: { ...process.env, ...env } });
-    if (r.status !== 0) throw new Error(r.stderr);
-    return performance.now() - s;
-  };
+  const timed = (env: NodeJS.ProcessEnv): number => nodeWall(args, env);
   // interleaved, so that machine load hits all alike
   const variants: [string, NodeJS.ProcessEnv][] = [
     ['this build (bundle + V8 code cache, contracts on the main thread, prepared modules on disk)', { SVC_APP_CACHE_DIR: cacheDir }],
@@ -55,7 +51,11 @@ export async function run(): Promise<void> {
   const n = 15;
   for (let i = 0; i < n; i++) variants.forEach(([, env], j) => times[j]!.push(timed(env)));
   const base = median(times[variants.length - 1]!);
-  console.log(`charms spell prove --mock, 2-app spell (2 contract runs + prerequisite mock-spell check + mock proof + tx build), wall incl. Node start, medians of ${n} (target ≤ 200 ms; recorded: 520 ms before session 4, 354 ms after it):`);
+  console.log(
+    `charms spell prove --mock, 2-app spell of ${what} (${(app.wasm.length / 1024).toFixed(0)} KiB; preparing it in process: ${prepare.toFixed(1)} ms), ` +
+      `2 contract runs + prerequisite mock-spell check + mock proof + tx build, wall incl. Node start (timed by bash), medians of ${n} ` +
+      `(target ≤ 200 ms; recorded for the template app: 520 ms before session 4, 354 ms after it):`,
+  );
   variants.forEach(([name], j) => {
     const m = median(times[j]!);
     console.log(`  ${m.toFixed(0).padStart(4)} ms  ${(base / m).toFixed(2)}×  ${name}`);
