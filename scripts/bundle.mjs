@@ -26,16 +26,18 @@ const external = [...Object.keys(pkg.devDependencies ?? {}), 'ioredis'].flatMap(
  * Each module keeps its own `import.meta.url` (worker scripts, templates, package.json and the
  * instrumenter's sources are found relative to it): rewritten to the module's place in dist/.
  */
+// defined once at the top of each bundle (BANNER), where `require` is the bundle's own: a module
+// may have a local named `require` (mock-mcl.ts has) that would shadow it at the use site
+const MODULE_URL = '__charmsModuleUrl';
+// ("use strict" first: esbuild's own directive no longer opens the file)
+const BANNER = `"use strict";\nconst ${MODULE_URL} = (rel) => require('node:url').pathToFileURL(require('node:path').join(__dirname, rel)).href;`;
 const ownUrls = (bundleDir) => ({
   name: 'own-module-urls',
   setup(build) {
     build.onLoad({ filter: /\.js$/ }, (args) => {
       if (!args.path.startsWith(dist + sep)) return undefined;
       const rel = relative(bundleDir, args.path).split(sep).join('/');
-      const text = readFileSync(args.path, 'utf8').replaceAll(
-        'import.meta.url',
-        `require('node:url').pathToFileURL(require('node:path').join(__dirname, ${JSON.stringify(rel)})).href`,
-      );
+      const text = readFileSync(args.path, 'utf8').replaceAll('import.meta.url', `${MODULE_URL}(${JSON.stringify(rel)})`);
       if (text.includes('import.meta')) throw new Error(`${args.path}: import.meta other than .url cannot be bundled`);
       return { contents: text, loader: 'js' };
     });
@@ -73,6 +75,7 @@ for (const entry of ENTRIES) {
     target: 'node20',
     external,
     plugins: [ownUrls(dirname(outfile)), mclDecode],
+    banner: { js: BANNER },
     minifyWhitespace: true, // less to read at every start; names are kept, the .map has the lines
     sourcemap: true,
     logLevel: 'warning',

@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -77,4 +77,23 @@ test('spell check and spell prove --mock of a 2-app spend: the same cycles and t
   }
   assert.equal(checks.size, 1, [...checks].join('\n'));
   assert.equal(spells.size, 1);
+});
+
+test('charms server --mock from the bundle loads both WASM pairing backends (no fallback to pure JS), in its proof threads too', async () => {
+  const child = spawn(process.execPath, [charmsBin, 'server', '--mock', '--port', '0', '--ip', '127.0.0.1'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SVC_PROOF_THREADS: '1' } });
+  let log = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.on('data', (d: Buffer) => {
+      log += d.toString();
+      if (log.includes('Server running') && log.includes('proof thread backends')) resolve();
+    });
+    child.once('exit', () => reject(new Error(`server exited: ${log}`)));
+  });
+  const port = Number(/Server running on 127\.0\.0\.1:(\d+)/.exec(log)![1]);
+  const res = await fetch(`http://127.0.0.1:${port}/ready`);
+  assert.equal(res.status, 200);
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  assert.doesNotMatch(log, /unavailable/, log);
+  assert.match(log, /"msg":"proof thread backends","backend":"mcl-wasm"/, log);
 });

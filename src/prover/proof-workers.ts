@@ -36,6 +36,13 @@ export class ProofWorkers {
     return r.proof;
   }
 
+  /** The pairing libraries a thread loaded ('mcl-wasm', or which fell back to pure JS). */
+  async backend(): Promise<string> {
+    const r = replyOf(await this.pool.submit({ backend: true }, TASK_TIMEOUT_MS, 'loading the pairing backends'));
+    if (!('backend' in r)) throw failed(r);
+    return r.backend;
+  }
+
   /** Starts the threads now (each loads its pairing backends), instead of on the first task. */
   warm(): void {
     this.pool.warm();

@@ -8,7 +8,7 @@
  * e.g. after a Node upgrade). A bundle older than its entry's ES module (a `tsc`-only rebuild) is
  * not used. `CHARMS_NO_BUNDLE=1` runs the ES modules. Node only.
  */
-import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,7 +84,7 @@ export function runBundle(file: string, writeCache: 'now' | 'exit' = 'exit'): Lo
         writeFileSync(tmp, Buffer.concat([head, script.createCachedData()]));
         renameSync(tmp, cacheFile);
       } catch {
-        /* no cache: the next start compiles again */
+        rmSync(tmp, { force: true }); // no cache: the next start compiles again
       }
     };
     if (writeCache === 'now') save();

@@ -21,6 +21,11 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     const workers = threads > 0 ? new ProofWorkers(threads) : undefined;
     workers?.warm();
     log.info('proof threads', { threads });
+    // what the threads loaded, once they have: a fallback to pure JS proves several times slower
+    workers?.backend().then(
+      (backend) => (backend === 'mcl-wasm' ? log.info('proof thread backends', { backend }) : log.warn('proof thread backends: pure JS in part, slower', { backend })),
+      (e: Error) => log.warn('proof thread backends unknown', { error: e.message }),
+    );
     const service = await proveServiceFor(settings.prover, ctx.prover, (m) => log.info(m), workers);
     const server = await startProveServer({
       host,
