@@ -79,8 +79,9 @@ test('spell check and spell prove --mock of a 2-app spend: the same cycles and t
   assert.equal(spells.size, 1);
 });
 
-test('charms server --mock from the bundle loads both WASM pairing backends (no fallback to pure JS), in its proof threads too', async () => {
-  const child = spawn(process.execPath, [charmsBin, 'server', '--mock', '--port', '0', '--ip', '127.0.0.1'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SVC_PROOF_THREADS: '1' } });
+test('charms server --mock from the bundle loads both WASM pairing backends (no fallback to pure JS), in its proof threads too; its contracts run in workers whatever APP_RUN_ISOLATION says', async () => {
+  const env = { ...process.env, SVC_PROOF_THREADS: '1', APP_RUN_ISOLATION: 'thread' };
+  const child = spawn(process.execPath, [charmsBin, 'server', '--mock', '--port', '0', '--ip', '127.0.0.1'], { stdio: ['ignore', 'ignore', 'pipe'], env });
   let log = '';
   await new Promise<void>((resolve, reject) => {
     child.stderr.on('data', (d: Buffer) => {
@@ -96,4 +97,5 @@ test('charms server --mock from the bundle loads both WASM pairing backends (no 
   await new Promise((r) => child.once('exit', r));
   assert.doesNotMatch(log, /unavailable/, log);
   assert.match(log, /"msg":"proof thread backends","backend":"mcl-wasm"/, log);
+  assert.match(log, /"msg":"app runner limits".*"isolation":"worker"/, log);
 });

@@ -11,10 +11,11 @@ import { configureRunner, runnerLimits, runnerLimitsFromEnv } from '../../runner
 /** Starts the proving server and runs until SIGINT/SIGTERM. */
 const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const settings = loadSettings(ctx.env, { mock: optFlag(a, 'mock') });
-  await configureRunner(runnerLimitsFromEnv(ctx.env));
+  // a server always runs contracts in its worker threads (wall-clock guard, event loop free)
+  await configureRunner({ ...runnerLimitsFromEnv(ctx.env), isolation: 'worker' });
   await serve(a, settings, async ({ host, port, log, cache }) => {
     const runner = runnerLimits();
-    log.info('app runner limits', { memoryMiB: runner.memoryPages / 16, concurrency: runner.concurrency, workerHeapMb: runner.workerHeapMb });
+    log.info('app runner limits', { memoryMiB: runner.memoryPages / 16, concurrency: runner.concurrency, workerHeapMb: runner.workerHeapMb, isolation: runner.isolation });
     // proof threads for a local prover (a relay proves nothing here)
     const local = settings.prover.mock || ctx.prover;
     const threads = local ? settings.prover.proofThreads : 0;
