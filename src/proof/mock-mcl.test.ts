@@ -139,7 +139,7 @@ test('a one-shot process may give the shared mcl instance to the mock curve; BN2
   assert.equal(r.status, 0, r.stderr);
 });
 
-test('the embedded mock keys (decoded by the mcl curve without subgroup checks) pass the strict decoder: every point on the curve and in the subgroup', () => {
+test('the embedded mock keys (decoded by the mcl curve without subgroup checks, its vk taken from the pk) pass the strict decoder, and the pk holds the vk', () => {
   const strict = {
     g1(b: Uint8Array) {
       const p = bls12_381.G1.Point.fromBytes(b);
@@ -157,5 +157,6 @@ test('the embedded mock keys (decoded by the mcl curve without subgroup checks) 
   const pk = readMockPk(strict);
   const vk = readMockVk(strict);
   assert.equal(pk.hQuery.length + pk.aQuery.length + pk.bG2Query.length, 9);
-  assert.ok(vk.alpha.equals(pk.vk.alpha) && vk.delta.equals(pk.vk.delta));
+  for (const k of ['alpha', 'beta', 'gamma', 'delta'] as const) assert.ok(vk[k].equals(pk.vk[k] as never), k);
+  assert.ok(vk.gammaAbc.length === 2 && vk.gammaAbc.every((p, i) => p.equals(pk.vk.gammaAbc[i]!)));
 });

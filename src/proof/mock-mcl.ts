@@ -8,7 +8,8 @@
 import { createRequire } from 'node:module';
 import type * as Mcl from 'mcl-wasm';
 import { claimSharedMcl } from './mcl-owner.js';
-import { ArkReader, MOCK_PROOF_BYTES, mockQuotient, readMockPk, readMockVk, type MockCurve, type PointCodec } from './mock.js';
+import { CharmsError } from '../errors.js';
+import { ArkReader, MOCK_PROOF_BYTES, mockQuotient, readMockPk, type MockCurve, type PointCodec } from './mock.js';
 
 type Mcl = typeof Mcl;
 
@@ -78,8 +79,9 @@ function makeCurve(mcl: Mcl): MockCurve {
   // always decoded with them.
   mcl.verifyOrderG1(false);
   mcl.verifyOrderG2(false);
-  const vk = readMockVk(codec);
-  const pk = readMockPk(codec);
+  const pk = readMockPk(codec); // its first part is the verifying key (mock-mcl.test.ts checks the two agree)
+  const vk = pk.vk;
+  if (vk.gammaAbc.length !== 2) throw new CharmsError('INTERNAL', 'mock verifying key must have exactly one public input');
   mcl.verifyOrderG1(true);
   mcl.verifyOrderG2(true);
   const gammaNeg = new mcl.PrecomputedG2(mcl.neg(vk.gamma));
