@@ -15,8 +15,6 @@ import { median, nodeWall } from './measure.js';
 const N = 5;
 const cli = fileURLToPath(new URL('../cli/charms.js', import.meta.url));
 
-const wall = (args: string[]): number => nodeWall(args);
-
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {
@@ -56,9 +54,9 @@ async function queryServerStart(): Promise<number> {
 
 export async function run(): Promise<void> {
   console.log(`load avg ${loadavg()[0]!.toFixed(1)} (2 cores shared with the other engineers); n=${N} fresh processes each, medians`);
-  const node = median(Array.from({ length: N }, () => wall(['-e', ''])));
+  const node = median(Array.from({ length: N }, () => nodeWall(['-e', ''])));
   console.log(`  node start alone (baseline): ${node.toFixed(0)} ms wall`);
-  const version = median(Array.from({ length: N }, () => wall([cli, '--version'])));
+  const version = median(Array.from({ length: N }, () => nodeWall([cli, '--version'])));
   console.log(`  charms --version: ${version.toFixed(0)} ms wall (${(version - node).toFixed(0)} ms over node start)`);
   if (hasShared) {
     const hex = readSharedJson('vectors', 'bitcoin-v12-spell-tx-decoded.json').tx_hex as string;

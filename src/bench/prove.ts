@@ -13,7 +13,6 @@ import { templateApp } from '../testing/fixtures.js';
 import { bigTemplateApp } from './big-app.js';
 
 
-const wallOf = (args: string[]): number => nodeWall(args.length ? args : ['-e', '']);
 
 export async function run(): Promise<void> {
   const pv = new Uint8Array(700).fill(7);
@@ -21,8 +20,8 @@ export async function run(): Promise<void> {
   if (!hasShared) return console.log('skipped the rest: ../shared not found');
   const bin = fileURLToPath(new URL('../cli/charms.js', import.meta.url));
   // where the time goes, measured in this run: Node's start, the CLI's start
-  const nodeStart = median([0, 1, 2, 3, 4].map(() => wallOf([])));
-  const cliStart = median([0, 1, 2, 3, 4].map(() => wallOf([bin, '--version'])));
+  const nodeStart = median([0, 1, 2, 3, 4].map(() => nodeWall(['-e', ''])));
+  const cliStart = median([0, 1, 2, 3, 4].map(() => nodeWall([bin, '--version'])));
   console.log(`node start ${nodeStart.toFixed(0)} ms, CLI start (charms --version) +${(cliStart - nodeStart).toFixed(0)} ms (medians of 5)`);
   await proveWall(bin, 'the template app', templateApp);
   await proveWall(bin, 'the template app padded to toad-token size', () => bigTemplateApp());

@@ -7,7 +7,7 @@
  */
 import { sha256 } from '../util/sha256.js';
 import { CharmsError } from '../errors.js';
-import { equalBytes, fromHex } from '../util/bytes.js';
+import { bigEndianToBigInt, equalBytes, fromHex, reversed } from '../util/bytes.js';
 import { parseTx, txid } from './tx.js';
 
 export const FINALITY_TARGET_BITS = 0x16507000;
@@ -38,15 +38,10 @@ export function targetFromBits(bits: number): bigint {
 /** Expected hashes to find a block at this target: 2^256 / (target + 1). */
 export const workOf = (target: bigint): bigint => (1n << 256n) / (target + 1n);
 
-const hashAsNumber = (h: Uint8Array): bigint => {
-  let v = 0n;
-  for (let i = h.length - 1; i >= 0; i--) v = (v << 8n) | BigInt(h[i]!);
-  return v;
-};
 
 function checkPow(h: Header): bigint {
   const target = targetFromBits(h.bits);
-  if (target === 0n || hashAsNumber(sha256d(h.raw)) > target) throw bad('block header does not satisfy its proof of work');
+  if (target === 0n || bigEndianToBigInt(reversed(sha256d(h.raw))) > target) throw bad('block header does not satisfy its proof of work');
   return workOf(target);
 }
 

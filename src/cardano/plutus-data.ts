@@ -7,7 +7,7 @@
 import { CharmsError } from '../errors.js';
 import { Tagged, ValueMap, type Value } from '../codec/value.js';
 import { longestChunk } from '../codec/cbor.js';
-import { toHex } from '../util/bytes.js';
+import { bigEndianToBigInt, toHex } from '../util/bytes.js';
 
 const isConstrTag = (t: bigint): boolean => (t >= 121n && t <= 127n) || (t >= 1280n && t <= 1400n);
 const isUint = (v: Value | undefined): v is bigint => typeof v === 'bigint' && v >= 0n && v < 1n << 64n;
@@ -34,11 +34,6 @@ export function isPlutusData(v: Value, depth = 0): boolean {
   return false;
 }
 
-const bigFromBytes = (b: Uint8Array): bigint => {
-  let n = 0n;
-  for (const x of b) n = (n << 8n) | BigInt(x);
-  return n;
-};
 
 const I64_MIN = -(1n << 63n);
 const U64_LIMIT = 1n << 64n;
@@ -55,7 +50,7 @@ export function plutusDataToDetailedJson(d: Value): Value {
     return ValueMap.of({ map: d.entries.map(([k, v]) => ValueMap.of({ k: plutusDataToDetailedJson(k), v: plutusDataToDetailedJson(v) })) });
   if (d instanceof Tagged) {
     if ((d.tag === 2n || d.tag === 3n) && d.value instanceof Uint8Array) {
-      const n = bigFromBytes(d.value);
+      const n = bigEndianToBigInt(d.value);
       return ValueMap.of({ int: jsonInt(d.tag === 2n ? n : -1n - n) });
     }
     let alternative: bigint | undefined;

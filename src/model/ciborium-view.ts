@@ -17,6 +17,7 @@
  * Tested with re-encoded real spells from both chains in ciborium-view.test.ts.
  */
 import { indefiniteByteStrings } from '../codec/cbor.js';
+import { bigEndianToBigInt } from '../util/bytes.js';
 import { Tagged, ValueMap, type Value } from '../codec/value.js';
 import { expected, invalid } from './primitives.js';
 
@@ -38,8 +39,7 @@ function integer(v: Value, path: string): Value {
       let i = 0;
       while (i < b.length && b[i] === 0) i++;
       if (b.length - i > 16) throw invalid(path, 'bigint too large');
-      let n = 0n;
-      for (; i < b.length; i++) n = (n << 8n) | BigInt(b[i]!);
+      const n = bigEndianToBigInt(b.subarray(i));
       return v.tag === 2n ? n : -1n - n;
     }
     v = v.value;

@@ -7,6 +7,7 @@
  */
 import { bn254 } from '@noble/curves/bn254.js';
 import { CharmsError } from '../errors.js';
+import { bigEndianToBigInt } from '../util/bytes.js';
 
 const { Fp, Fp2 } = bn254.fields;
 
@@ -47,14 +48,9 @@ export interface GnarkProof {
 export const invalidProof = (msg: string, cause?: unknown): CharmsError =>
   new CharmsError('PROOF_INVALID', `invalid Groth16 proof: ${msg}`, cause === undefined ? undefined : { cause });
 
-export function readBigEndian(b: Uint8Array): bigint {
-  let v = 0n;
-  for (let i = 0; i < b.length; i++) v = (v << 8n) | BigInt(b[i]!);
-  return v;
-}
 
 function coordinate(b: Uint8Array, what: string): bigint {
-  const v = readBigEndian(b);
+  const v = bigEndianToBigInt(b);
   if (v >= BN254_P) throw invalidProof(`${what} is not below the field modulus`);
   return v;
 }

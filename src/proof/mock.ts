@@ -9,7 +9,7 @@
 import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { sha256 } from '../util/sha256.js';
 import { CharmsError } from '../errors.js';
-import { fromHex, toHex } from '../util/bytes.js';
+import { bigEndianToBigInt, fromHex } from '../util/bytes.js';
 import { ByteReader } from '../util/byte-io.js';
 import { MOCK_GROTH16_PK_HEX, MOCK_GROTH16_VK_HEX } from './constants.js';
 
@@ -45,7 +45,9 @@ export class ArkReader<P1, P2> extends ByteReader {
     super(b, (_w, at) => invalid(`${what}: unexpected end of data at byte ${at}`));
   }
   private checkCoordinate(bytes: Uint8Array, flagged: boolean): void {
-    const v = beNumber(flagged ? Uint8Array.of(bytes[0]! & 0x1f, ...bytes.subarray(1)) : bytes);
+    const c = bytes.slice();
+    if (flagged) c[0]! &= 0x1f;
+    const v = bigEndianToBigInt(c);
     if (v >= Fp.ORDER) throw invalid(`${this.what}: coordinate at byte ${this.pos - 48} is not below the field modulus`);
   }
   g1(): P1 {
@@ -125,12 +127,9 @@ export function useMockCurve(c: MockCurve | undefined): void {
 /** The curve library mock proofs currently use. */
 export const mockCurveName = (): MockCurve['name'] => curve?.name ?? 'noble';
 
-/** Big-endian bytes as a number (one hex parse: cheaper than a shift per byte in a cold process). */
-const beNumber = (b: Uint8Array): bigint => (b.length === 0 ? 0n : BigInt(`0x${toHex(b)}`));
-
 /** The circuit's public input: the first 31 bytes of SHA-256(public values) read little-endian. */
 export function mockPublicInput(publicValues: Uint8Array): bigint {
-  return beNumber(sha256(publicValues).subarray(0, 31).reverse());
+  return bigEndianToBigInt(sha256(publicValues).subarray(0, 31).reverse());
 }
 
 /** Scalar multiplication that accepts zero scalars and the point at infinity (noble's does not). */
@@ -221,7 +220,7 @@ export const OMEGA4 = BigInt('0x8d51ccce760304d0ec030002760300000001000000000000
 function randomScalar(): bigint {
   const b = new Uint8Array(64); // 512 bits reduced mod r: negligible bias
   crypto.getRandomValues(b);
-  return Fr.create(beNumber(b));
+  return Fr.create(bigEndianToBigInt(b));
 }
 
 const sumG1 = (points: G1P[], scalars: bigint[]): G1P => points.reduce((acc, p, i) => acc.add(mul(p, scalars[i] ?? 0n)), G1.ZERO);

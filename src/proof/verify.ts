@@ -9,11 +9,11 @@
  */
 import { sha256 } from '../util/sha256.js';
 import { CharmsError } from '../errors.js';
-import { equalBytes, fromHex, toHex } from '../util/bytes.js';
+import { bigEndianToBigInt, equalBytes, fromHex, toHex } from '../util/bytes.js';
 import { GROTH16_VKS_HEX, groth16KeyFor, spellVkFor, vkRootFor, type Groth16KeyName } from './constants.js';
 import { nobleBackend, type Bn254Backend, type PreparedKey, type PreparedProof } from './bn254.js';
 import { loadMclBackend } from './bn254-mcl.js';
-import { BN254_R, parseGnarkProof, parseGnarkVerifyingKey, readBigEndian, type GnarkVerifyingKey } from './gnark.js';
+import { BN254_R, parseGnarkProof, parseGnarkVerifyingKey, type GnarkVerifyingKey } from './gnark.js';
 import { MOCK_PROOF_BYTES, mockPublicValuesVariants, prepareMockKeys, verifyMockProof } from './mock.js';
 
 export { publicValuesFor } from './public-values.js';
@@ -132,7 +132,7 @@ function prepareReal(args: SpellProofCheck): ReadyProof {
     gnarkProof = proof.subarray(100);
   }
   // public inputs are read big-endian and reduced mod r (substrate-bn's Fr::from_slice)
-  const scalars = inputs.map((b) => readBigEndian(b) % BN254_R);
+  const scalars = inputs.map((b) => bigEndianToBigInt(b) % BN254_R);
   const used = backend;
   const prepared = guarded(version, () => {
     if (key.prepared.inputCount !== scalars.length)

@@ -8,7 +8,7 @@
  * e.g. after a Node upgrade). A bundle older than its entry's ES module (a `tsc`-only rebuild) is
  * not used. `CHARMS_NO_BUNDLE=1` runs the ES modules. Node only.
  */
-import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +50,14 @@ const stamp = (file: string): Buffer => {
   return b;
 };
 
+const readIfThere = (file: string): Buffer | undefined => {
+  try {
+    return readFileSync(file);
+  } catch {
+    return undefined;
+  }
+};
+
 /**
  * Runs a CommonJS bundle as Node would `require` it, through the code cache beside it, and
  * returns its exports. `writeCache`: 'exit' writes a missing cache when the process exits (it
@@ -60,8 +68,8 @@ export function runBundle(file: string, writeCache: 'now' | 'exit' = 'exit'): Lo
   const head = stamp(file);
   let cachedData: Buffer | undefined;
   let cache: CacheUse = 'miss';
-  if (existsSync(cacheFile)) {
-    const c = readFileSync(cacheFile);
+  const c = readIfThere(cacheFile);
+  if (c) {
     if (c.length > HEADER && c.subarray(0, HEADER).equals(head)) cachedData = c.subarray(HEADER);
     else cache = 'stale';
   }

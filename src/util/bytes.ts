@@ -60,4 +60,7 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
 
 export const reversed = (b: Uint8Array): Uint8Array => Uint8Array.from(b).reverse();
 
+/** Big-endian bytes as an unsigned number (one hex parse: much cheaper than a shift per byte while the code is cold). */
+export const bigEndianToBigInt = (b: Uint8Array): bigint => (b.length === 0 ? 0n : BigInt(`0x${toHex(b)}`));
+
 export const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);

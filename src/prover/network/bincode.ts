@@ -7,7 +7,7 @@
  */
 import { sha256 } from '../../util/sha256.js';
 import { CharmsError } from '../../errors.js';
-import { concatByteList, equalBytes, fromHex, toHex } from '../../util/bytes.js';
+import { bigEndianToBigInt, concatByteList, equalBytes, fromHex, toHex } from '../../util/bytes.js';
 import { ByteReader } from '../../util/byte-io.js';
 
 const u64 = (n: number | bigint): Uint8Array => {
@@ -139,5 +139,5 @@ export function spliceCompressedProof(b: Uint8Array, expectedPublicValues: Uint8
 export function committedDigestDecimal(pv: Uint8Array): string {
   const d = sha256(pv);
   d[0] = d[0]! & 0x1f;
-  return BigInt(`0x${toHex(d)}`).toString(10);
+  return bigEndianToBigInt(d).toString(10);
 }

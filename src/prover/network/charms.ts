@@ -15,7 +15,7 @@ import { appSignatureToValue, b32MapToValue, beamSourceToValue, encodeSpellCbor,
 import { CURRENT_PROTOCOL_VERSION, spellVkFor } from '../../proof/constants.js';
 import { publicValuesFor } from '../../proof/public-values.js';
 import { verifySpellProof } from '../../proof/verify.js';
-import { fromHex, toHex } from '../../util/bytes.js';
+import { bigEndianToBigInt, fromHex, toHex } from '../../util/bytes.js';
 import { committedDigestDecimal, decodeGroth16Proof, spliceCompressedProof, stdinWithInput, stdinWithProof } from './bincode.js';
 import type { SignedScrollOutputs } from '../../bitcoin/scrolls.js';
 import { GrpcError } from './grpc.js';
@@ -38,7 +38,7 @@ export function vkHashFromWords(words: readonly number[]): Uint8Array {
  * mod the BN254 order): the proof wrapper's hash from the spell vk constant.
  */
 export function wordsFromBytes32(bytes32: Uint8Array): number[] {
-  let v = BigInt(`0x${toHex(bytes32)}`);
+  let v = bigEndianToBigInt(bytes32);
   const words: number[] = [];
   for (let i = 0; i < 8; i++) {
     words.unshift(Number(v & 0x7fffffffn));
