@@ -24,7 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['proof', 'keys'], // Groth16 / mock proof checking, spell decoding + proof check; app keys
   ['bitcoin', 'cardano'], // each chain: tx codec, addresses, spell extraction, builder
   ['chains'], // chain dispatch (detect a tx's chain, dest addresses)
-  ['verify'], // the browser-safe read side: dispatch to a chain's extractor
+  ['verify', 'sources'], // the browser-safe read side: dispatch to a chain's extractor; chain sources (node, Esplora)
   ['runner', 'scrolls'], // the WASM app runner; the Scrolls canister client
   ['checker'], // the spell checker
   ['prover'], // proof backends, the prove pipeline, the remote-prover client

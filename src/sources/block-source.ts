@@ -1,0 +1,47 @@
+/**
+ * Where the charms index reads the chain from: a Bitcoin Core node (JSON-RPC, REST where faster)
+ * or an Esplora API, behind one interface. Implementations check what they return: a block's
+ * bytes hash to the hash that was asked for and match their merkle root (`parseBlock`), a
+ * transaction's bytes hash to its txid. Hashes and txids are hex in display order (as RPC shows
+ * them). Failures are CharmsErrors: UPSTREAM_UNAVAILABLE when no answer came, UPSTREAM_FAILED
+ * when the source answered wrongly.
+ *
+ * Designed so that a Cardano follower can implement the same shape later (heights, hashes,
+ * previous-hash links, raw blocks and a mempool are what any chain source gives).
+ */
+import type { Block } from '../bitcoin/block.js';
+
+export type BitcoinNetwork = 'mainnet' | 'testnet' | 'testnet4' | 'signet' | 'regtest';
+
+export interface ChainTip {
+  height: number;
+  hash: string;
+}
+
+export interface HeaderInfo {
+  hash: string;
+  height: number;
+  prevHash: string;
+  time: number;
+  /** False when the source knows the block but it is no longer on its best chain. */
+  inBestChain: boolean;
+}
+
+export interface BlockSource {
+  /** A name for logs and errors, credentials removed. */
+  readonly name: string;
+  /** The network the source serves (RPC: `getblockchaininfo`'s chain; Esplora: configured or inferred). */
+  network(): Promise<BitcoinNetwork>;
+  /** The best block. */
+  tip(): Promise<ChainTip>;
+  /** The hash of the best-chain block at `height`; undefined above the tip. */
+  hashAt(height: number): Promise<string | undefined>;
+  /** A header by hash; undefined when the source does not know the block. */
+  header(hash: string): Promise<HeaderInfo | undefined>;
+  /** The block with this hash, checked (hash, merkle root); UPSTREAM_FAILED when it does not check. */
+  block(hash: string): Promise<Block>;
+  /** Txids in the mempool. */
+  mempoolTxids(): Promise<string[]>;
+  /** A transaction's bytes, checked against its txid; undefined when unknown. */
+  rawTx(txid: string): Promise<Uint8Array | undefined>;
+}
