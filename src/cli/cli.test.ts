@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,7 @@ import { commandTree } from './commands.js';
 import { completionScript, SHELLS } from './completions.js';
 import { parseArgv, helpText } from './parse.js';
 import type { CommandDef } from './define.js';
+import { skipOrFail } from '../testing/require.js';
 
 const bin = fileURLToPath(new URL('./charms.js', import.meta.url));
 const charms = (args: string[], cwd?: string) =>
@@ -166,4 +167,132 @@ test('`charms --version` names the package and the protocol version; `-o` withou
   }
   const root = commandTree('charms');
   assert.equal(parseArgv(root, ['spell', 'prove', '--change-address', 'bc1q', '--payload', '-o', 'cbor']).parsed.opts['output'], 'cbor');
+});
+
+/** A directory holding `charms` (a link to the built CLI), to put first on PATH for real shells. */
+function charmsOnPath(): { env: NodeJS.ProcessEnv; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'charms-path-'));
+  symlinkSync(bin, join(dir, 'charms'));
+  return { dir, env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}`, CHARMS_DEBUG: '' } };
+}
+const hasShell = (sh: string) => spawnSync(sh, ['-c', 'exit 0']).status === 0;
+
+test('COMPLETE=<shell> charms prints a registration script for every shell (clap CompleteEnv); unknown shells and COMPLETE=0 as clap', () => {
+  const withEnv = (env: Record<string, string>, args: string[] = []) =>
+    spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: { ...process.env, CHARMS_DEBUG: '', ...env } });
+  const expect: Record<string, RegExp> = {
+    bash: /complete -o nospace -o bashdefault -o nosort -F _clap_complete_charms charms/,
+    zsh: /^#compdef charms[\s\S]*compdef _clap_dynamic_completer_charms charms/,
+    fish: /^complete --keep-order --exclusive --command charms --arguments "\(COMPLETE=fish .* -- \(commandline --current-process --tokenize --cut-at-cursor\) \(commandline --current-token\)\)"/,
+    elvish: /set edit:completion:arg-completer\[charms\][\s\S]*_CLAP_COMPLETE_INDEX=/,
+    powershell: /Register-ArgumentCompleter -Native -CommandName charms/,
+  };
+  for (const [shell, re] of Object.entries(expect)) {
+    const r = withEnv({ COMPLETE: shell });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, re, shell);
+    assert.ok(r.stdout.includes(bin), `${shell}: the completer is this program`);
+  }
+  // the completion call itself: candidates in each shell's format
+  const call = (shell: string, words: string[], index?: number) =>
+    withEnv({ COMPLETE: shell, _CLAP_IFS: '\n', ...(index === undefined ? {} : { _CLAP_COMPLETE_INDEX: String(index) }) }, ['--', ...words]).stdout;
+  assert.equal(call('bash', ['charms', 'sp'], 1), 'spell');
+  assert.deepEqual(call('bash', ['charms', 'tx', 'show-spell', '--chain', ''], 4).split('\n'), ['bitcoin', 'cardano']);
+  assert.equal(call('fish', ['charms', 'sp']), 'spell\tWork with spells\n');
+  assert.equal(call('zsh', ['charms', 'sp'], 1), 'spell:Work with spells');
+  assert.match(call('powershell', ['charms', 'spell', 'prove', '--fee']), /^--fee-rate\t/);
+  // COMPLETE=0 or empty: the program runs as usual; an unknown shell is an error
+  assert.match(withEnv({ COMPLETE: '0' }, ['--version']).stdout, /^charms /);
+  const bad = withEnv({ COMPLETE: 'tcsh' });
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /unknown shell `tcsh`, expected one of `bash`, `elvish`, `fish`, `powershell`, `zsh`/);
+});
+
+test('source <(COMPLETE=bash charms) in a real bash completes subcommands, options and values', () => {
+  const { env } = charmsOnPath();
+  const script = `
+source <(COMPLETE=bash charms) || exit 9
+comp() { COMP_WORDS=("$@"); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); COMP_LINE="$*"; COMP_POINT=\${#COMP_LINE}; COMP_TYPE=9
+  _clap_complete_charms charms "\${COMP_WORDS[COMP_CWORD]}" "\${COMP_WORDS[COMP_CWORD-1]}"; echo "\${COMPREPLY[*]}"; }
+complete -p charms
+comp charms sp
+comp charms spell ""
+comp charms spell prove --change
+comp charms tx show-spell --chain ""
+comp charms spell prove -o ""
+comp charms completions f
+`;
+  const r = spawnSync('bash', ['--norc', '-c', script], { encoding: 'utf8', env });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split('\n'), [
+    'complete -o bashdefault -o nosort -o nospace -F _clap_complete_charms charms',
+    'spell',
+    'check help prove vk --help -h',
+    '--change-address',
+    'bitcoin cardano',
+    'json cbor',
+    'fish',
+  ]);
+});
+
+test('COMPLETE=zsh and COMPLETE=fish registrations work in real zsh and fish', (t) => {
+  if (!hasShell('zsh') || !hasShell('fish')) return skipOrFail(t, 'zsh or fish not installed (apt-get install zsh fish)');
+  const { env } = charmsOnPath();
+  const fish = spawnSync('fish', ['--no-config', '-c', 'COMPLETE=fish charms | source; complete -C "charms sp"; complete -C "charms tx show-spell --chain "'], { encoding: 'utf8', env });
+  assert.equal(fish.status, 0, fish.stderr);
+  assert.deepEqual(fish.stdout.trim().split('\n'), ['spell\tWork with spells', 'bitcoin', 'cardano']);
+  // zsh: the registered completer, called as the completion system would, hands `_describe` the candidates
+  const zsh = spawnSync(
+    'zsh',
+    [
+      '-f',
+      '-c',
+      `autoload -U compinit; compinit -u -d /dev/null
+source <(COMPLETE=zsh charms)
+print -r -- "$_comps[charms]"
+_describe() { shift 2; print -rl -- "\${(@P)1}"; }
+words=(charms sp); CURRENT=2; _clap_dynamic_completer_charms
+words=(charms spell prove -o ""); CURRENT=5; _clap_dynamic_completer_charms`,
+    ],
+    { encoding: 'utf8', env },
+  );
+  assert.equal(zsh.status, 0, zsh.stderr);
+  assert.deepEqual(zsh.stdout.trim().split('\n'), ['_clap_dynamic_completer_charms', 'spell:Work with spells', 'json', 'cbor']);
+});
+
+test('exit codes and parsing as clap: no subcommand, bad values, -o=cbor, usage lines, -V, completions --help', () => {
+  // no subcommand: help on stderr, exit 2 (at the top and one level down); --help: stdout, 0
+  for (const args of [[], ['spell']]) {
+    const r = charms(args);
+    assert.equal(r.status, 2, args.join(' '));
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /^Usage: charms (spell )?<COMMAND>$/m);
+  }
+  const help = charms(['--help']);
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /^ {2}-V, --version +Print version$/m);
+  assert.match(help.stdout, /^ {2}help +Print this message/m);
+  assert.doesNotMatch(charms(['spell', '--help']).stdout, /--version/);
+  // values clap's value parsers refuse: usage errors, exit 2
+  for (const [args, re] of [
+    [['spell', 'prove', '--change-address', 'x', '--fee-rate', 'abc'], /invalid value 'abc' for '--fee-rate <FEE_RATE>': invalid float literal/],
+    [['server', '--port', '99999'], /invalid value '99999' for '--port <PORT>': 99999 is not in 0\.\.=65535/],
+    [['query-server', '--port', 'x'], /invalid digit found in string/],
+    [['server', '--ip', '1.2.3'], /invalid IP address syntax/],
+  ] as [string[], RegExp][]) {
+    const r = charms(args);
+    assert.equal(r.status, 2, args.join(' '));
+    assert.match(r.stderr, re);
+  }
+  const root = commandTree('charms');
+  for (const ok of ['2', '2.5', '1e1', '.5', 'inf']) assert.equal(parseArgv(root, ['spell', 'prove', '--change-address', 'x', '--fee-rate', ok]).parsed.opts['fee-rate'], ok);
+  // -o=cbor and -ocbor, as clap
+  for (const o of ['-o=cbor', '-ocbor']) assert.equal(parseArgv(root, ['spell', 'prove', '--change-address', 'x', '--payload', o]).parsed.opts['output'], 'cbor');
+  // usage lines name the required options
+  assert.match(charms(['tx', 'show-spell', '--help']).stdout, /^Usage: charms tx show-spell \[OPTIONS\] --tx <TX>$/m);
+  assert.match(charms(['spell', 'prove', '--help']).stdout, /^Usage: charms spell prove \[OPTIONS\] --change-address <CHANGE_ADDRESS>$/m);
+  // completions --help lists the shells and the dynamic set-up
+  const c = charms(['completions', '--help']).stdout;
+  assert.match(c, /\[possible values: bash, zsh, fish, powershell, elvish\]/);
+  assert.match(c, /source <\(COMPLETE=bash charms\)/);
 });

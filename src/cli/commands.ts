@@ -24,6 +24,21 @@ const spellCheckOptions: OptionDef[] = [
   mockOpt('Accept mock proofs when resolving prerequisite spells'),
 ];
 
+/** How to set completions up, dynamic (recommended, clap's CompleteEnv) or static. */
+const completionsHelp = (bin: string): string => `Dynamic completions (recommended): they follow the installed ${bin}.
+  Bash (add to ~/.bashrc):        source <(COMPLETE=bash ${bin})
+  Zsh (add to ~/.zshrc):          source <(COMPLETE=zsh ${bin})
+  Fish (add to ~/.config/fish/completions/${bin}.fish):   COMPLETE=fish ${bin} | source
+  Elvish (add to ~/.elvish/rc.elv):   eval (E:COMPLETE=elvish ${bin} | slurp)
+  PowerShell (add to $PROFILE):   $env:COMPLETE = "powershell"; ${bin} | Out-String | Invoke-Expression; Remove-Item Env:\\COMPLETE
+Static completions: a generated script, for shells where the dynamic ones cannot run.
+  Bash:        source <(${bin} completions bash)
+  Zsh:         source <(${bin} completions zsh)
+  Fish:        ${bin} completions fish > ~/.config/fish/completions/${bin}.fish
+  PowerShell:  ${bin} completions powershell | Out-String | Invoke-Expression
+  Elvish:      eval (${bin} completions elvish | slurp)
+Then open a new shell and type \`${bin} <TAB>\`.`;
+
 const lazy =
   (load: () => Promise<{ default: NonNullable<CommandDef['run']> }>): NonNullable<CommandDef['run']> =>
   async (a, ctx) =>
@@ -39,8 +54,8 @@ export function commandTree(binName: string): CommandDef {
         about: 'Start the proving server (POST /spells/prove, GET /ready)',
         long: 'Start the proving server: POST /spells/prove and GET /ready over HTTP/1.1 and h2c on one port.\nMock mode (--mock or MOCK=1) proves locally and offline; real proving uses APP_ZK_PROVER / SPELL_ZK_PROVER.',
         options: [
-          { name: 'ip', value: 'IP', default: '0.0.0.0', help: 'IP address to listen on' },
-          { name: 'port', value: 'PORT', default: '17784', help: 'Port to listen on' },
+          { name: 'ip', value: 'IP', type: 'ip', default: '0.0.0.0', help: 'IP address to listen on' },
+          { name: 'port', value: 'PORT', type: 'u16', default: '17784', help: 'Port to listen on' },
           mockOpt('Serve mock proofs (offline, for development); same as MOCK=1'),
         ],
         run: lazy(() => import('./commands/server.js')),
@@ -59,8 +74,8 @@ export function commandTree(binName: string): CommandDef {
           '  BITCOIN_RPC_USER, BITCOIN_RPC_PASSWORD   RPC credentials\n' +
           'Without a source only PUT works. Cache: in-process LRU, or Redis with CACHE_URL=redis://…; LOG_LEVEL sets the log level.',
         options: [
-          { name: 'ip', value: 'IP', default: '0.0.0.0', help: 'IP address to listen on' },
-          { name: 'port', value: 'PORT', default: '17785', help: 'Port to listen on' },
+          { name: 'ip', value: 'IP', type: 'ip', default: '0.0.0.0', help: 'IP address to listen on' },
+          { name: 'port', value: 'PORT', type: 'u16', default: '17785', help: 'Port to listen on' },
           { name: 'esplora-url', value: 'URL', help: 'Esplora-compatible API base URL (env ESPLORA_URL)' },
           { name: 'rpc-url', value: 'URL', help: 'Bitcoin Core JSON-RPC URL (env BITCOIN_RPC_URL)' },
           { name: 'rpc-cookie', value: 'FILE', help: "bitcoind's .cookie file (env BITCOIN_RPC_COOKIE)" },
@@ -83,8 +98,8 @@ export function commandTree(binName: string): CommandDef {
             about: 'Prove a spell and print the unsigned transaction(s)',
             options: [
               ...spellCheckOptions.filter((o) => o.name !== 'mock'),
-              { name: 'change-address', value: 'ADDRESS', required: true, help: 'Change address on the target chain' },
-              { name: 'fee-rate', value: 'SATS_PER_VB', default: '2.0', help: 'Bitcoin fee rate in sats/vB (>= 1.0)' },
+              { name: 'change-address', value: 'CHANGE_ADDRESS', required: true, help: 'Change address on the target chain' },
+              { name: 'fee-rate', value: 'FEE_RATE', type: 'f64', default: '2.0', help: 'Bitcoin fee rate in sats/vB (>= 1.0)' },
               { name: 'collateral-utxo', aliases: ['collateral'], value: 'UTXO', help: 'Collateral UTXO txid:vout (required for Cardano)' },
               { name: 'payload', help: 'Print the ProveRequest instead of proving' },
               { name: 'output', short: 'o', value: 'FORMAT', choices: ['json', 'cbor'], default: 'json', requires: 'payload', help: 'Payload format (requires --payload)' },
@@ -108,7 +123,7 @@ export function commandTree(binName: string): CommandDef {
             name: 'show-spell',
             about: 'Extract and verify the spell in a transaction',
             options: [
-              { name: 'tx', value: 'HEX', required: true, help: 'Transaction hex' },
+              { name: 'tx', value: 'TX', required: true, help: 'Transaction hex' },
               chainOpt('Chain of the transaction'),
               { name: 'json', help: 'Print JSON instead of YAML' },
               mockOpt('Accept mock proofs'),
@@ -219,8 +234,9 @@ export function commandTree(binName: string): CommandDef {
       },
       {
         name: 'completions',
-        about: 'Print shell completions',
-        args: [{ name: 'SHELL', required: true, choices: [...SHELLS], help: 'Shell' }],
+        about: 'Print shell completions (static; dynamic: COMPLETE=<shell> charms)',
+        args: [{ name: 'SHELL', required: true, choices: [...SHELLS], help: 'Shell to generate completions for' }],
+        afterHelp: completionsHelp(binName),
         // The tree itself is the input, so this handler lives here (no module cycle).
         run: async (a, ctx) => void ctx.stdout(completionScript(a.args[0] as Shell, commandTree(binName))),
       },

@@ -12,6 +12,8 @@ export interface OptionDef {
   repeatable?: boolean;
   /** Values accepted (for help and completions). */
   choices?: string[];
+  /** The Rust type clap parses the value as: a bad value is a usage error (exit 2), as clap's. */
+  type?: 'u16' | 'f64' | 'ip';
   required?: boolean;
   /** Another option (long name) that must be given with this one (clap's `requires`). */
   requires?: string;
@@ -48,6 +50,8 @@ export interface CommandDef {
   name: string;
   about: string;
   long?: string;
+  /** Text printed after the options in `--help` (clap's `after_long_help`). */
+  afterHelp?: string;
   hidden?: boolean;
   options?: OptionDef[];
   args?: ArgDef[];

@@ -4,6 +4,7 @@ import { debugOf } from '../settings/settings.js';
 import type { CliContext } from './define.js';
 import { commandTree } from './commands.js';
 import { helpText, parseArgv } from './parse.js';
+import { completeEnv } from './complete-env.js';
 import { CURRENT_VERSION } from '../model/spell.js';
 
 const pkgVersion = (): string => {
@@ -37,6 +38,16 @@ export async function main(binName: string, prover: boolean, argv = process.argv
     if (debugOf(ctx.env) && e instanceof Error) ctx.stderr(`${e.stack}\n`);
     return code;
   };
+  // `COMPLETE=<shell> charms [-- words…]`: dynamic completions (clap_complete's CompleteEnv)
+  try {
+    const out = completeEnv(root, argv, ctx.env, ctx.cwd, { script: process.argv[1] ?? binName, node: process.execPath });
+    if (out !== undefined) {
+      ctx.stdout(out);
+      return 0;
+    }
+  } catch (e) {
+    return fail(e, 2);
+  }
   let r: ReturnType<typeof parseArgv>;
   try {
     r = parseArgv(root, argv);
@@ -50,6 +61,10 @@ export async function main(binName: string, prover: boolean, argv = process.argv
       return 0;
     }
     const cmd = r.path[r.path.length - 1]!;
+    if (r.missingSubcommand) {
+      ctx.stderr(helpText(r.path)); // as clap's arg_required_else_help: help on stderr, exit 2
+      return 2;
+    }
     if (r.help || !cmd.run) {
       ctx.stdout(helpText(r.path));
       return 0;

@@ -1,17 +1,44 @@
+import { isIP } from 'node:net';
 import { CharmsError } from '../errors.js';
 import type { CommandDef, OptionDef, ParsedArgs } from './define.js';
+import { helpOption, helpSubcommand, versionOption } from './complete-env.js';
 
 export interface Resolved {
   path: CommandDef[];
   parsed: ParsedArgs;
   help: boolean;
   version: boolean;
+  /** A command that needs a subcommand got none (clap: help on stderr, exit 2). */
+  missingSubcommand?: boolean;
 }
 
 const usage = (msg: string): CharmsError => new CharmsError('INVALID_INPUT', msg);
 
 function findOption(cmd: CommandDef, name: string): OptionDef | undefined {
   return cmd.options?.find((o) => o.name === name || o.aliases?.includes(name));
+}
+
+const optUsage = (o: OptionDef): string => `--${o.name}${o.value ? ` <${o.value}>` : ''}`;
+
+/** Rust's `f64::from_str` grammar (decimal, exponent, inf, infinity, nan; an optional sign). */
+const F64 = /^[+-]?(inf|infinity|nan|(\d+\.?\d*|\.\d+)(e[+-]?\d+)?)$/i;
+
+/** Checks a value as clap's value parser for the option's Rust type would. */
+function checkType(o: OptionDef, val: string): void {
+  const bad = (why: string) => usage(`invalid value '${val}' for '${optUsage(o)}': ${why}`);
+  switch (o.type) {
+    case 'f64':
+      if (!F64.test(val)) throw bad('invalid float literal');
+      return;
+    case 'u16':
+      if (val === '') throw bad('cannot parse integer from empty string');
+      if (!/^\+?\d+$/.test(val)) throw bad('invalid digit found in string');
+      if (BigInt(val) > 65535n) throw bad(`${val} is not in 0..=65535`);
+      return;
+    case 'ip':
+      if (isIP(val) === 0) throw bad('invalid IP address syntax');
+      return;
+  }
 }
 
 /** Walks subcommands, then parses options and positionals of the leaf command. */
@@ -48,8 +75,8 @@ export function parseArgv(root: CommandDef, argv: string[]): Resolved {
   const cmd = path[path.length - 1]!;
   const parsed: ParsedArgs = { opts: {}, args: [] };
   if (cmd.subcommands && !cmd.run) {
-    if (i < argv.length && !help) throw usage(`unexpected argument '${argv[i]}'`);
-    return { path, parsed, help: true, version };
+    if (i < argv.length && !help && !version) throw usage(`unexpected argument '${argv[i]}'`);
+    return { path, parsed, help: true, version, missingSubcommand: !help && !version };
   }
   let onlyPositional = false;
   for (; i < argv.length; i++) {
@@ -73,7 +100,8 @@ export function parseArgv(root: CommandDef, argv: string[]): Resolved {
         opt = findOption(cmd, name);
       } else {
         name = a.slice(1, 2);
-        inline = a.length > 2 ? a.slice(2) : undefined;
+        // `-oVALUE` and `-o=VALUE`, as clap
+        inline = a.length > 2 ? a.slice(a[2] === '=' ? 3 : 2) : undefined;
         opt = cmd.options?.find((o) => o.short === name);
       }
       if (!opt) throw usage(`unexpected argument '${a}' for '${path.map((c) => c.name).join(' ')}' (see --help)`);
@@ -89,6 +117,7 @@ export function parseArgv(root: CommandDef, argv: string[]): Resolved {
       }
       if (opt.choices && !opt.choices.includes(val))
         throw usage(`invalid value '${val}' for '--${opt.name}': possible values: ${opt.choices.join(', ')}`);
+      checkType(opt, val);
       if (opt.repeatable) {
         const prev = parsed.opts[opt.name];
         const list = Array.isArray(prev) ? prev : [];
@@ -128,30 +157,41 @@ export function helpText(path: CommandDef[]): string {
   const cmd = path[path.length - 1]!;
   const full = path.map((c) => c.name).join(' ');
   const lines: string[] = [cmd.long ?? cmd.about, ''];
-  const argsUsage = (cmd.args ?? []).map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`) + (a.variadic ? '...' : '')).join(' ');
-  lines.push(`Usage: ${full}${cmd.options?.length ? ' [OPTIONS]' : ''}${cmd.subcommands ? ' <COMMAND>' : ''}${argsUsage ? ' ' + argsUsage : ''}`);
+  const opts = (cmd.options ?? []).filter((o) => !o.hidden);
+  // clap's usage line: [OPTIONS] for the optional ones, then each required option, then positionals
+  const required = opts.filter((o) => o.required).map(optUsage);
+  const argsUsage = (cmd.args ?? []).map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`) + (a.variadic ? '...' : ''));
+  const usageParts = [
+    full,
+    ...(opts.some((o) => !o.required) ? ['[OPTIONS]'] : []),
+    ...required,
+    ...(cmd.subcommands ? ['<COMMAND>'] : []),
+    ...argsUsage,
+  ];
+  lines.push(`Usage: ${usageParts.join(' ')}`);
   const subs = (cmd.subcommands ?? []).filter((s) => !s.hidden);
   if (subs.length) {
     lines.push('', 'Commands:');
-    const w = Math.max(...subs.map((s) => s.name.length));
-    for (const s of subs) lines.push(`  ${s.name.padEnd(w)}  ${s.about}`);
+    const all = [...subs, helpSubcommand];
+    const w = Math.max(...all.map((s) => s.name.length));
+    for (const s of all) lines.push(`  ${s.name.padEnd(w)}  ${s.about}`);
   }
   if (cmd.args?.length) {
     lines.push('', 'Arguments:');
-    for (const a of cmd.args) lines.push(`  ${(a.required ? `<${a.name}>` : `[${a.name}]`).padEnd(20)}  ${a.help}`);
+    for (const a of cmd.args)
+      lines.push(`  ${(a.required ? `<${a.name}>` : `[${a.name}]`).padEnd(20)}  ${a.help}${a.choices ? ` [possible values: ${a.choices.join(', ')}]` : ''}`);
   }
-  const opts = (cmd.options ?? []).filter((o) => !o.hidden);
   lines.push('', 'Options:');
-  const fmt = (o: OptionDef) =>
-    `${o.short ? `-${o.short}, ` : '    '}--${o.name}${o.value ? ` <${o.value}>` : ''}`;
-  const w = Math.max(14, ...opts.map((o) => fmt(o).length));
-  for (const o of opts) {
+  const fmt = (o: OptionDef) => `${o.short ? `-${o.short}, ` : '    '}${optUsage(o)}`;
+  const shown = [...opts, helpOption, ...(path.length === 1 ? [versionOption] : [])];
+  const w = Math.max(14, ...shown.map((o) => fmt(o).length));
+  for (const o of shown) {
     let h = o.help;
     if (o.aliases?.length) h += ` [aliases: ${o.aliases.map((a) => '--' + a).join(', ')}]`;
     if (o.default !== undefined) h += ` [default: ${o.default}]`;
     if (o.choices) h += ` [possible values: ${o.choices.join(', ')}]`;
     lines.push(`  ${fmt(o).padEnd(w)}  ${h}`);
   }
-  lines.push(`  ${'-h, --help'.padEnd(w)}  Print help`);
+  if (cmd.afterHelp) lines.push('', cmd.afterHelp.trimEnd());
   return lines.join('\n') + '\n';
 }

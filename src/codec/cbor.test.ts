@@ -86,3 +86,8 @@ test('nesting is bounded: 100 000 nested arrays and tags are a CBOR_DECODE error
     assert.throws(() => decodeCbor(bytes), (e: unknown) => e instanceof CharmsError && e.code === 'CBOR_DECODE');
   }
 });
+
+test('each chunk of an indefinite text string is UTF-8 on its own (a character split across chunks is refused)', () => {
+  assert.equal(decodeCbor(fromHex('7f62c3a96121ff')), 'é!');
+  assert.throws(() => decodeCbor(fromHex('7f61c361a9ff')), /text chunk is not valid UTF-8/);
+});

@@ -4,6 +4,9 @@
  * shortest width that round-trips exactly, maps in the order given (no canonical sorting).
  * Decoding is lenient where ciborium is (indefinite lengths, tags in front of values) and
  * exposes byte offsets (`CborReader`) for hashes that need the original bytes (Cardano bodies).
+ * It is stricter than ciborium-ll in two places, both refusals: nested indefinite chunks inside
+ * an indefinite string, and simple values in their two-byte form. Spells are not read through
+ * this generic decoder but typed, as the reference reads them (model/ciborium.ts).
  */
 import { CharmsError } from '../errors.js';
 import { Tagged, ValueMap, type Value } from './value.js';
@@ -150,6 +153,14 @@ export class CborWriter {
 
 const TEXT_ENCODER = new TextEncoder();
 const TEXT_DECODER = new TextDecoder('utf-8', { fatal: true });
+const isUtf8 = (b: Uint8Array): boolean => {
+  try {
+    TEXT_DECODER.decode(b);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** The IEEE half-precision bits of `v` when it round-trips exactly, else undefined. */
 function toHalf(v: number): number | undefined {
@@ -173,7 +184,8 @@ function toHalf(v: number): number | undefined {
   return sign | ((exp + 15) << 10) | mant;
 }
 
-function fromHalf(h: number): number {
+/** The value of IEEE half-precision bits. */
+export function fromHalf(h: number): number {
   const sign = h & 0x8000 ? -1 : 1;
   const exp = (h >> 10) & 0x1f;
   const mant = h & 0x3ff;
@@ -203,7 +215,7 @@ const err = (msg: string, pos: number, cause?: unknown): CharmsError =>
 
 /**
  * Byte strings that arrived in indefinite-length (chunked) form. ciborium refuses them where serde
- * asks for `bytes` (a `UtxoId`), so typed readers need to know (see model/ciborium-view.ts).
+ * asks for `bytes` (a `UtxoId`), so typed readers need to know (see model/ciborium.ts).
  */
 export const indefiniteByteStrings = new WeakSet<Uint8Array>();
 /** For each chunked byte string, its longest chunk (Plutus data bounds each chunk to 64 bytes). */
@@ -285,7 +297,10 @@ export class CborReader extends ByteReader {
       if (h.major !== major || h.arg === null) throw err('bad chunk in indefinite string', this.pos);
       const n = this.length(h.arg, 1);
       this.need(n);
-      parts.push(this.bytes.subarray(this.pos, this.pos + n));
+      const chunk = this.bytes.subarray(this.pos, this.pos + n);
+      // each text chunk is UTF-8 on its own (RFC 8949 3.2.3; ciborium-ll reads it so)
+      if (major === 3 && !isUtf8(chunk)) throw err('text chunk is not valid UTF-8', this.pos);
+      parts.push(chunk);
       this.pos += n;
       if (n > longest) longest = n;
     }

@@ -38,6 +38,7 @@ import {
   b32MapToValue,
   beamSourceFromValue,
   beamSourceToValue,
+  spellFromCbor,
   spellFromValue,
   spellToValue,
   u32MapFromValue,
@@ -182,7 +183,7 @@ export function proveRequestFromValue(v: Value, hr: boolean, path = 'request'): 
   // JSON: the spell is hex of its CBOR; we also accept an inline object (the docs show one).
   const spell =
     hr && typeof spellV === 'string'
-      ? spellFromValue(decodeHexCbor(spellV, 'spell'), false)
+      ? spellFromCbor(fromHex(spellV, 'spell'), 'spell') // read as the reference's util::read reads it
       : spellFromValue(spellV, hr && !(typeof spellV === 'string'), 'spell');
   const opt = (k: string): Value | undefined => {
     const x = m.get(k);

@@ -3,7 +3,7 @@
  * absent-vs-empty distinctions of the reference (charms-client `NormalizedSpell`,
  * `NormalizedTransaction`; charms-data `NativeOutput`, `VersionedApp`, `AppSignature`).
  */
-import { ciboriumSpellView } from './ciborium-view.js';
+import { CiboriumReader } from './ciborium.js';
 import { ValueMap, type Value } from '../codec/value.js';
 import { encodeCbor } from '../codec/cbor.js';
 import { compareBytes, toHex } from '../util/bytes.js';
@@ -13,6 +13,7 @@ import {
   type Data,
   type UtxoId,
   appMapToValue,
+  appToString,
   asArray,
   asBool,
   asMap,
@@ -23,10 +24,12 @@ import {
   b32ToValue,
   bytesFromBinary,
   bytesToBinary,
+  compareApps,
   expected,
   hexFromHr,
   invalid,
   sortedAppMapFromValue,
+  utxoIdFromBytes,
   utxoIdFromValue,
   utxoIdToValue,
 } from './primitives.js';
@@ -193,8 +196,9 @@ export function transactionToValue(tx: NormalizedTransaction, hr: boolean): Valu
 // ------------------------------------------------------------------------------ spell
 
 export function spellFromValue(v: Value, hr: boolean, path = 'spell'): NormalizedSpell {
-  // The binary face accepts what ciborium + serde accept (tags, byte-string field names, …).
-  const m = asMap(hr ? v : ciboriumSpellView(v, path), path);
+  // The binary face is read from CBOR bytes, as the reference reads it (see spellFromCbor).
+  if (!hr) return spellFromCbor(encodeCbor(v), path);
+  const m = asMap(v, path);
   const version = m.get('version');
   const tx = m.get('tx');
   const api = m.get('app_public_inputs');
@@ -212,6 +216,142 @@ export function spellFromValue(v: Value, hr: boolean, path = 'spell'): Normalize
     mock: mock === undefined || mock === null ? false : asBool(mock, `${path}.mock`),
   };
 }
+
+// ------------------------------------------------------------------------------ binary face
+
+/*
+ * The binary face read as the reference's serde derives read it through ciborium (model/ciborium.ts
+ * has the rules): every type by its own deserializer, streaming over the bytes.
+ */
+
+/** A `UtxoId` (its visitor takes bytes only, through `deserialize_bytes`). */
+const utxoIdCbor = (r: CiboriumReader, p: string): UtxoId => {
+  const b = r.definiteBytes(p, 'a 36-byte UTXO id as a definite byte string');
+  if (b.length !== 36) throw invalid(p, `invalid utxo_id bytes: expected 36 bytes, got ${b.length}`);
+  return utxoIdFromBytes(b, p);
+};
+
+/** `App`: `deserialize_tuple(3)`: three items read, the declared count never checked. */
+export function appFromCbor(r: CiboriumReader, path: string): App {
+  return r.seq(
+    path,
+    (next) => {
+      if (!next()) throw invalid(path, 'missing field `tag`');
+      const tag = r.char(`${path}.tag`);
+      if (!next()) throw invalid(path, 'missing field `identity`');
+      const identity = r.b32(`${path}.identity`);
+      if (!next()) throw invalid(path, 'missing field `vk`');
+      return { tag, identity, vk: r.b32(`${path}.vk`) };
+    },
+    (bytes) => {
+      if (bytes.length === 0) throw invalid(path, 'missing field `tag`');
+      throw invalid(`${path}.tag`, `invalid type: integer \`${bytes[0]}\`, expected a character`);
+    },
+  );
+}
+
+/** An item that cannot be read from a byte string's `u8` (a struct, a map, a `UtxoId`). */
+const notAByte = (what: string) => (b: number, p: string): never => {
+  throw invalid(p, `invalid type: integer \`${b}\`, expected ${what}`);
+};
+
+/** A `BTreeMap<u32, T>`: sorted, a repeated key keeps the last value. */
+function u32MapFromCbor<T>(r: CiboriumReader, path: string, item: (p: string) => T): Map<number, T> {
+  const out = new Map<number, T>();
+  for (const [k, x] of r.map(path, (p) => r.u32(p), (p) => item(p))) out.set(k, x);
+  return new Map([...out.entries()].sort((a, b) => a[0] - b[0]));
+}
+
+function nativeOutputFromCbor(r: CiboriumReader, path: string): NativeOutput {
+  const o: Partial<NativeOutput> = {};
+  r.struct(
+    path,
+    {
+      amount: (p) => (o.amount = r.uint(p, 64)),
+      dest: (p) => (o.dest = r.byteVec(p)),
+      content: (p) => {
+        const c = r.option(() => r.any(p));
+        if (c !== undefined) o.content = c;
+        else delete o.content;
+      },
+    },
+    ['amount', 'dest'],
+  );
+  return o as NativeOutput;
+}
+
+function transactionFromCbor(r: CiboriumReader, path: string): NormalizedTransaction {
+  const tx: Partial<NormalizedTransaction> = {};
+  const set = <K extends keyof NormalizedTransaction>(k: K, v: NormalizedTransaction[K] | undefined) => {
+    if (v === undefined) delete tx[k];
+    else tx[k] = v;
+  };
+  const utxoIds = (p: string) => r.vec(p, (q) => utxoIdCbor(r, q), notAByte('a 36-byte UTXO id'));
+  r.struct(
+    path,
+    {
+      ins: (p) => set('ins', r.option(() => utxoIds(p))),
+      refs: (p) => set('refs', r.option(() => utxoIds(p))),
+      outs: (p) => set('outs', r.vec(p, (q) => u32MapFromCbor(r, q, (x) => r.any(x)), notAByte('a map'))),
+      beamed_outs: (p) => set('beamed_outs', r.option(() => u32MapFromCbor(r, p, (x) => r.b32(x)))),
+      coins: (p) => set('coins', r.option(() => r.vec(p, (q) => nativeOutputFromCbor(r, q), notAByte('struct NativeOutput')))),
+      scrolls: (p) =>
+        set(
+          'scrolls',
+          r.option(() => [...new Set(r.vec(p, (q) => r.u32(q), (b) => b))].sort((a, b) => a - b)), // BTreeSet
+        ),
+    },
+    ['outs'],
+  );
+  return tx as NormalizedTransaction;
+}
+
+function versionedAppFromCbor(r: CiboriumReader, path: string): VersionedApp {
+  const a: Partial<VersionedApp> = {};
+  r.struct(path, { version: (p) => (a.version = r.u32(p)), wasm_hash: (p) => (a.wasm_hash = r.b32(p)) }, ['version', 'wasm_hash']);
+  return a as VersionedApp;
+}
+
+/** `app_public_inputs` with the reference's `sorted_app_map`: keys strictly increasing. */
+function sortedAppMapFromCbor(r: CiboriumReader, path: string): [App, Data][] {
+  const out: [App, Data][] = [];
+  r.map(
+    path,
+    (p) => appFromCbor(r, p),
+    (p, app) => {
+      const data = r.any(p);
+      const prev = out[out.length - 1];
+      if (prev && compareApps(app, prev[0]) <= 0)
+        throw invalid(path, `app keys must be in sorted order, but '${appToString(app)}' comes after '${appToString(prev[0])}'`);
+      out.push([app, data]);
+    },
+  );
+  return out;
+}
+
+/** A `NormalizedSpell` read from a ciborium stream. */
+export function spellFromCiborium(r: CiboriumReader, path = 'spell'): NormalizedSpell {
+  const s: Partial<NormalizedSpell> = { versioned_apps: [], mock: false };
+  r.struct(
+    path,
+    {
+      version: (p) => (s.version = r.u32(p)),
+      tx: (p) => (s.tx = transactionFromCbor(r, p)),
+      app_public_inputs: (p) => (s.app_public_inputs = sortedAppMapFromCbor(r, p)),
+      versioned_apps: (p) => {
+        const byHex = new Map<string, [B32, VersionedApp]>(); // BTreeMap: a repeated key keeps the last
+        for (const [k, a] of r.map(p, (q) => r.b32(q), (q) => versionedAppFromCbor(r, q))) byHex.set(toHex(k), [k, a]);
+        s.versioned_apps = [...byHex.values()].sort((a, b) => compareBytes(a[0], b[0]));
+      },
+      mock: (p) => (s.mock = r.bool(p)),
+    },
+    ['version', 'tx', 'app_public_inputs'],
+  );
+  return s as NormalizedSpell;
+}
+
+/** A `NormalizedSpell` from its CBOR bytes (`util::read`: nothing after the spell is read). */
+export const spellFromCbor = (bytes: Uint8Array, path = 'spell'): NormalizedSpell => spellFromCiborium(new CiboriumReader(bytes), path);
 
 export function spellToValue(s: NormalizedSpell, hr: boolean): ValueMap {
   const m = new ValueMap([

@@ -4,11 +4,8 @@
  * extractor has filled `tx.ins`/`tx.coins` from the transaction. Browser-safe.
  */
 import { CharmsError } from '../errors.js';
-import { CborReader } from '../codec/cbor.js';
-import type { Value } from '../codec/value.js';
-import { bytesFromBinary } from '../model/primitives.js';
-import { ciboriumByteSeq } from '../model/ciborium-view.js';
-import { encodeSpellCbor, spellFromValue, type NormalizedSpell } from '../model/spell.js';
+import { CiboriumReader } from '../model/ciborium.js';
+import { encodeSpellCbor, spellFromCiborium, type NormalizedSpell } from '../model/spell.js';
 import { verifySpellProof, type SpellProofCheck } from './verify.js';
 import { publicValuesFor } from './public-values.js';
 
@@ -18,23 +15,24 @@ export interface SpellAndProof {
 }
 
 /**
- * Decodes the on-chain CBOR pair `(NormalizedSpell, Proof)` as ciborium's `from_reader` reads a
- * 2-tuple: tags in front skipped, an array (definite or not) whose first two items are read, and
- * nothing after them: further items, a missing break and trailing bytes are never looked at.
+ * Decodes the on-chain CBOR pair `(NormalizedSpell, Proof)` as the reference's `util::read`
+ * (ciborium's `from_reader`) reads a 2-tuple: tags in front skipped, an array (definite or not)
+ * whose first two items are read and nothing after them: the declared count, further items, a
+ * missing break and trailing bytes are never looked at. Each item is read as its serde type
+ * (model/ciborium.ts).
  */
 export function decodeSpellAndProof(payload: Uint8Array): SpellAndProof {
   const pairExpected = () => new CharmsError('CBOR_DECODE', 'spell payload: expected a (spell, proof) pair');
-  const r = new CborReader(payload);
-  let h = r.head();
-  while (h.major === 6) h = r.head();
-  if (h.major !== 4 || (h.arg !== null && h.arg < 2n)) throw pairExpected();
-  const item = (): Value => {
-    if (h.arg === null && r.peekByte() === 0xff) throw pairExpected(); // an indefinite array that ends early
-    return r.value();
-  };
-  const spell = item();
-  const proof = item();
-  return { spell: spellFromValue(spell, false), proof: bytesFromBinary(ciboriumByteSeq(proof, 'proof'), 'proof') };
+  const r = new CiboriumReader(payload);
+  const h = r.untagged();
+  if (h.kind !== 'array') throw pairExpected(); // a byte string's u8 items are never a spell
+  return r.nested(() => {
+    const next = r.access(h.len);
+    if (!next()) throw pairExpected();
+    const spell = spellFromCiborium(r);
+    if (!next()) throw pairExpected();
+    return { spell, proof: r.byteVec('proof') };
+  });
 }
 
 /**

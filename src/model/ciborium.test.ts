@@ -10,9 +10,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeCbor, encodeCbor } from '../codec/cbor.js';
 import { Tagged, ValueMap, type Value } from '../codec/value.js';
-import { concatBytes, fromHex, utf8 } from '../util/bytes.js';
+import { readdirSync } from 'node:fs';
+import { concatBytes, fromHex, toHex, utf8 } from '../util/bytes.js';
 import { CharmsError } from '../errors.js';
-import { readSharedText, sharedOrSkip } from '../testing/shared.js';
+import { readSharedText, sharedOrSkip, sharedPath } from '../testing/shared.js';
 import { parseTx, serializeTx } from '../bitcoin/tx.js';
 import { opReturnSpellPayload, opReturnSpellScript } from '../bitcoin/spell-location.js';
 import { extractAndVerifyBitcoin } from '../bitcoin/extract.js';
@@ -219,7 +220,8 @@ test('items after the (spell, proof) pair are never read, as ciborium: real spel
   for (const [name, p] of pairVariants(payload))
     assert.equal(spellJson(extractAndVerifyCardano(withCardanoPayload(tx, payload, p), false)), ada, `Cardano: ${name}`);
   // fewer than two items is refused (serde: invalid length)
-  for (const short of [concatBytes(Uint8Array.of(0x81), encodeCbor(0n)), Uint8Array.of(0x9f, 0x00, 0xff)])
+  const spellItem = encodeCbor((decodeCbor(payload) as Value[])[0]!);
+  for (const short of [concatBytes(Uint8Array.of(0x81), spellItem), concatBytes(Uint8Array.of(0x9f), spellItem, Uint8Array.of(0xff)), Uint8Array.of(0x80)])
     assert.throws(() => decodeSpellAndProof(short), (e: unknown) => e instanceof CharmsError && e.code === 'CBOR_DECODE');
 });
 
@@ -244,5 +246,142 @@ test('B32 as serde reads [u8; 32] (the reference\'s B32 visitor): exactly 32 byt
   // 31 or 33: invalid length, as the visitor's `invalid_length`
   for (const bad of [bytes.subarray(0, 31), concatBytes(bytes, Uint8Array.of(7))])
     for (const form of [bad, Array.from(bad, (b) => BigInt(b))])
-      assert.throws(() => decodeSpellAndProof(withVk(form)), (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_INPUT' && /invalid length (31|33), expected 32/.test(e.message), `${bad.length} bytes`);
+      assert.throws(() => decodeSpellAndProof(withVk(form)), (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_INPUT' && /invalid length (31|33), expected (exactly )?32 elements/.test(e.message), `${bad.length} bytes`);
+});
+
+/**
+ * How the reference reads an app key `(tag, identity, vk)`: `deserialize_tuple(3)` reads three
+ * items and never checks the declared count, an indefinite array's break is left for the next
+ * value (the app's data, where it is an error), and the tag is a `char`: a definite text of at most
+ * 4 bytes holding one character. Byte-level rewrites of the first app key of a real payload, each
+ * with the reference's verdict.
+ */
+function appKeyVariants(payload: Uint8Array): { name: string; bytes: Uint8Array; accepted: boolean }[] {
+  const spell = (decodeCbor(payload, { allowTrailing: true }) as Value[])[0] as ValueMap;
+  const apps = spell.get('app_public_inputs') as ValueMap;
+  const key = apps.entries[0]![0] as Value[];
+  const keyBytes = encodeCbor(key);
+  const at = indexOf(payload, keyBytes);
+  assert.ok(at > 0 && keyBytes[0] === 0x83, 'the app key is found as a definite 3-array');
+  const splice = (...mid: Uint8Array[]) => concatBytes(payload.subarray(0, at), ...mid, payload.subarray(at + keyBytes.length));
+  const tag = encodeCbor(key[0]!);
+  const identity = encodeCbor(key[1]!);
+  const vk = encodeCbor(key[2]!);
+  const b = (...x: number[]) => Uint8Array.from(x);
+  const tagChar = utf8(key[0] as string);
+  return [
+    { name: '(a) declared as 4 items', bytes: splice(b(0x84), tag, identity, vk), accepted: true },
+    { name: 'declared as 2^64-1 items', bytes: splice(b(0x9b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff), tag, identity, vk), accepted: true },
+    { name: 'declared as 2 items', bytes: splice(b(0x82), tag, identity, vk), accepted: false },
+    { name: '(b) indefinite, with its break', bytes: splice(b(0x9f), tag, identity, vk, b(0xff)), accepted: false },
+    { name: 'indefinite, without a break', bytes: splice(b(0x9f), tag, identity, vk), accepted: true },
+    { name: '(c) tag as chunked text', bytes: splice(b(0x83, 0x7f), tag, b(0xff), identity, vk), accepted: false },
+    { name: 'tag as a byte string', bytes: splice(b(0x83, 0x40 + tagChar.length), tagChar, identity, vk), accepted: false },
+    { name: 'tag as two characters', bytes: splice(b(0x83, 0x62), tagChar, tagChar, identity, vk), accepted: false },
+    { name: 'tag with a CBOR tag in front', bytes: splice(b(0x83, 0xd8, 0x20), tag, identity, vk), accepted: true },
+    { name: 'identity as an indefinite array with its break', bytes: splice(b(0x83), tag, b(0x9f), identity.subarray(2), b(0xff), vk), accepted: true },
+    { name: 'identity as a chunked byte string', bytes: splice(b(0x83), tag, b(0x5f, 0x50), Uint8Array.from((key[1] as bigint[]).slice(0, 16), Number), b(0x50), Uint8Array.from((key[1] as bigint[]).slice(16), Number), b(0xff), vk), accepted: true },
+    { name: 'the whole key as a byte string', bytes: splice(b(0x43), tagChar.subarray(0, 1), b(1, 2)), accepted: false },
+  ];
+}
+
+/** The real payloads the variants are applied to: every OP_RETURN-era Bitcoin spell (v9+) and every Cardano spell that verifies. */
+function realSpellTxs(): { id: string; chain: 'bitcoin' | 'cardano'; tx: Uint8Array; payload: Uint8Array; mock: boolean; json: string }[] {
+  const out = [];
+  for (const f of readdirSync(sharedPath('vectors', 'chain')).sort()) {
+    const m = /^([0-9a-f]{64})\.(bitcoin|cardano)\.hex$/.exec(f);
+    if (!m) continue;
+    const tx = fromHex(chainHex(m[1]!, m[2]!));
+    let payload: Uint8Array;
+    try {
+      payload = m[2] === 'bitcoin' ? opReturnSpellPayload(parseTx(tx)) : findSpellPayload(parseOutputs(parseCardanoTx(tx)));
+    } catch {
+      continue; // a witness-era spell or no spell
+    }
+    for (const mock of [false, true]) {
+      try {
+        const spell = m[2] === 'bitcoin' ? extractAndVerifyBitcoin(tx, mock) : extractAndVerifyCardano(tx, mock);
+        out.push({ id: m[1]!, chain: m[2] as 'bitcoin' | 'cardano', tx, payload, mock, json: spellJson(spell) });
+        break;
+      } catch {
+        // not verified: not a base for variants
+      }
+    }
+  }
+  return out;
+}
+
+test('app keys as the reference reads them, on every real spell of both chains: the declared count is not checked, a left break and a chunked or non-char tag are refused', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const bases = realSpellTxs().filter((x) => ((decodeCbor(x.payload, { allowTrailing: true }) as Value[])[0] as ValueMap).get('app_public_inputs') instanceof ValueMap);
+  assert.ok(bases.filter((x) => x.chain === 'bitcoin').length >= 3 && bases.filter((x) => x.chain === 'cardano').length >= 3, `${bases.length} real spells`);
+  for (const base of bases) {
+    for (const v of appKeyVariants(base.payload)) {
+      const tx = base.chain === 'bitcoin' ? withBitcoinPayload(toHex(base.tx), v.bytes) : withCardanoPayload(base.tx, base.payload, v.bytes);
+      const what = `${base.id} (${base.chain}): ${v.name}`;
+      if (v.accepted) {
+        const spell = base.chain === 'bitcoin' ? extractAndVerifyBitcoin(tx, base.mock) : extractAndVerifyCardano(tx, base.mock);
+        assert.equal(spellJson(spell), base.json, what);
+      } else
+        assert.throws(
+          () => (base.chain === 'bitcoin' ? extractAndVerifyBitcoin(tx, base.mock) : extractAndVerifyCardano(tx, base.mock)),
+          (e: unknown) => e instanceof CharmsError,
+          what,
+        );
+      // the payload alone gives the same verdict
+      if (v.accepted) assert.doesNotThrow(() => decodeSpellAndProof(v.bytes), what);
+      else assert.throws(() => decodeSpellAndProof(v.bytes), (e: unknown) => e instanceof CharmsError && /invalid type|missing field|expected/.test(e.message), what);
+    }
+  }
+});
+
+/** A minimal spell payload with `fields` (raw CBOR key and value bytes) and an empty proof. */
+const payloadWith = (fields: [Uint8Array, Uint8Array][], proof: Uint8Array = Uint8Array.of(0x80)) =>
+  concatBytes(Uint8Array.of(0x82, 0xa0 + fields.length), ...fields.flatMap(([k, v]) => [k, v]), proof);
+const text = (s: string) => encodeCbor(s);
+const outsWithData = (data: Uint8Array): [Uint8Array, Uint8Array] => [text('tx'), concatBytes(Uint8Array.of(0xa1), text('outs'), Uint8Array.of(0x81, 0xa1, 0x00), data)];
+const BASE: [Uint8Array, Uint8Array][] = [
+  [text('version'), encodeCbor(15n)],
+  [text('tx'), encodeCbor(ValueMap.of({ outs: [] }))],
+  [text('app_public_inputs'), encodeCbor(new ValueMap())],
+];
+const dataOf = (payload: Uint8Array): Value => decodeSpellAndProof(payload).spell.tx.outs[0]!.get(0)!;
+
+test('the CBOR layer as ciborium-ll: tags 2/3 on integers, indefinite markers, nested chunks, simple values', () => {
+  const h = (s: string) => fromHex(s.replace(/ /g, ''));
+  const refused = (p: Uint8Array, re: RegExp, what: string) => assert.throws(() => decodeSpellAndProof(p), (e: unknown) => e instanceof CharmsError && re.test(e.message), what);
+  // a tag 2/3 in front of a plain integer: a typed integer wants a byte string there; Data keeps the tag
+  refused(payloadWith([[text('version'), h('c2 0f')], ...BASE.slice(1)]), /expected bytes/, 'tag 2 on a plain integer (version)');
+  assert.deepEqual(encodeCbor(dataOf(payloadWith([BASE[0]!, outsWithData(h('c2 05')), BASE[2]!]))), h('c2 05'));
+  // a bignum may be a chunked byte string where an integer is typed (ciborium reads its segments)
+  assert.equal(decodeSpellAndProof(payloadWith([[text('version'), h('c2 5f 41 00 41 0f ff')], ...BASE.slice(1)])).spell.version, 15);
+  // tag 3 on 16 bytes ≥ 2^127 does not fit an i128: refused in Data
+  refused(payloadWith([BASE[0]!, outsWithData(concatBytes(h('c3 50'), new Uint8Array(16).fill(0xff))), BASE[2]!]), /integer too large/, 'tag 3 beyond i128');
+  assert.equal(dataOf(payloadWith([BASE[0]!, outsWithData(concatBytes(h('c3 50 7f'), new Uint8Array(15).fill(0xff))), BASE[2]!])), -(1n << 127n));
+  // the indefinite-length marker on major types 0, 1 and 6 is a syntax error
+  for (const m of ['1f', '3f', 'df 0f'])
+    assert.throws(() => decodeSpellAndProof(payloadWith([[text('version'), h(m)], ...BASE.slice(1)])), (e: unknown) => e instanceof CharmsError && e.code === 'CBOR_DECODE', m);
+  // nested indefinite chunks inside an indefinite byte string are flattened (ciborium-ll's Segments)
+  assert.deepEqual(dataOf(payloadWith([BASE[0]!, outsWithData(h('5f 5f 41 01 ff 41 02 5f ff ff')), BASE[2]!])), Uint8Array.of(1, 2));
+  assert.deepEqual(decodeSpellAndProof(payloadWith(BASE, h('5f 5f 42 01 02 ff ff'))).proof, Uint8Array.of(1, 2));
+  refused(payloadWith([BASE[0]!, outsWithData(h('5f 41 01 61 02 ff')), BASE[2]!]), /chunk of another type/, 'a text chunk in a byte string');
+  // each text chunk is UTF-8 on its own: a character split across chunks is refused
+  refused(payloadWith([BASE[0]!, outsWithData(h('7f 61 c3 61 a9 ff')), BASE[2]!]), /not valid UTF-8/, 'a split character');
+  assert.equal(dataOf(payloadWith([BASE[0]!, outsWithData(h('7f 62 c3 a9 7f 61 21 ff ff')), BASE[2]!])), 'é!');
+  // simple values: the two-byte forms of false/true/null/undefined are those values; others are refused, also in an ignored field
+  assert.equal(decodeSpellAndProof(payloadWith([...BASE, [text('mock'), h('f8 15')]])).spell.mock, true);
+  assert.equal(dataOf(payloadWith([BASE[0]!, outsWithData(h('82 f8 16 f8 14')), BASE[2]!])) instanceof Array, true);
+  for (const s of ['e0', 'f0', 'f8 20', 'f8 ff', 'ff'])
+    refused(payloadWith([...BASE, [text('unknown'), h(s)]]), /expected (known simple value|non-break)/, `simple ${s} in an ignored field`);
+  assert.equal(decodeSpellAndProof(payloadWith([...BASE, [text('unknown'), h('d8 20 82 f9 3c00 5f 41 00 ff')]])).spell.version, 15);
+  // a tag in front of null is not None: an Option field then reads a tagged null as its type
+  refused(payloadWith([[text('tx'), concatBytes(h('a2'), text('outs'), h('80'), text('refs'), h('c6 f6'))], BASE[0]!, BASE[2]!]), /expected array/, 'tagged null');
+  assert.equal(decodeSpellAndProof(payloadWith([[text('tx'), concatBytes(h('a2'), text('outs'), h('80'), text('refs'), h('f7'))], BASE[0]!, BASE[2]!])).spell.tx.refs, undefined);
+});
+
+test('ciborium\'s recursion limit: 256 containers from the top, the (spell, proof) pair included', () => {
+  // pair, spell, tx, outs, charms map: 5 levels; Data may add 251 more
+  const deep = (n: number) => concatBytes(new Uint8Array(n).fill(0x81), Uint8Array.of(0x00));
+  assert.doesNotThrow(() => decodeSpellAndProof(payloadWith([BASE[0]!, outsWithData(deep(251)), BASE[2]!])));
+  assert.throws(() => decodeSpellAndProof(payloadWith([BASE[0]!, outsWithData(deep(252)), BASE[2]!])), /recursion limit exceeded/);
 });
