@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { CliContext, ParsedArgs } from './define.js';
 import { optFlag, optList, optString, readFileBytes, readFileText, readInput } from './io.js';
 import { parseAppSignatures, parseBeamedFrom, parsePrevTx, parsePrivateInputs, parseSpellText } from '../model/inputs.js';
-import { detectChain } from '../chains/detect.js';
+import { chainTxid, detectChain } from '../chains/detect.js';
 import { parseChain, type ChainTx, type SpellInputs } from '../model/request.js';
 import type { B32 } from '../model/primitives.js';
 import type { NormalizedSpell } from '../model/spell.js';
@@ -11,10 +11,7 @@ import { vkOfBinary } from '../keys/app-key.js';
 import { CharmsError } from '../errors.js';
 import { loadSettings } from '../settings/settings.js';
 import { sourceFromConfig } from '../query/sources.js';
-import { parseTx, txidHex } from '../bitcoin/tx.js';
-import { cardanoTxHash, parseCardanoTx } from '../cardano/tx.js';
 import { txidToDisplay } from '../model/primitives.js';
-import { fromHex, toHex } from '../util/bytes.js';
 
 
 export async function readSpellInputs(a: ParsedArgs, ctx: CliContext): Promise<SpellInputs> {
@@ -45,10 +42,7 @@ export async function readSpellInputs(a: ParsedArgs, ctx: CliContext): Promise<S
 }
 
 /** The Charms txid (display hex) of a prerequisite transaction. */
-function chainTxId(t: ChainTx): string {
-  const bytes = fromHex(t.hex, 'prev-txs');
-  return t.chain === 'bitcoin' ? txidHex(parseTx(bytes)) : toHex(cardanoTxHash(parseCardanoTx(bytes)));
-}
+const chainTxId = (t: ChainTx): string => txidToDisplay(chainTxid(t, 'prev-txs'));
 
 /**
  * Beyond the reference: when a transaction source is configured (ESPLORA_URL, or the Bitcoin Core

@@ -5,7 +5,10 @@ import http from 'node:http';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { answerFor, identifyTx, startQueryServer } from './service.js';
+import { answerFor, startQueryServer } from './service.js';
+import { identifyTx as identify } from '../chains/detect.js';
+
+const identifyTx = (b: Uint8Array) => identify(b, 'tx_hex', 'INVALID_TX');
 import { EsploraSource, NodeSource, sourceFromConfig } from './sources.js';
 import { RpcNode } from './bitcoin-node.js';
 import { loadSettings, type Env } from '../settings/settings.js';

@@ -10,6 +10,7 @@ import { toJsonCompact } from '../../codec/json.js';
 import { ENV_NAMES, envValue, loadSettings, truthy } from '../../settings/settings.js';
 import { proveServiceFor } from '../../prover/setup.js';
 import { extractAndVerifySpell } from '../../verify/index.js';
+import { tagTx } from '../../chains/tagged.js';
 import type { ChainTx } from '../../model/request.js';
 import { chainTxToValue } from '../../model/request.js';
 import { prepareAhead, shutdownRunner } from '../../runner/index.js';
@@ -71,7 +72,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
 /** Whether a proved transaction carries a mock spell (what a mock-mode server returns). */
 function isMockSpellTx(t: ChainTx): boolean {
   try {
-    return extractAndVerifySpell(t.chain === 'bitcoin' ? { bitcoin: t.hex } : { cardano: t.hex }, true).mock;
+    return extractAndVerifySpell(tagTx(t.chain, t.hex), true).mock;
   } catch {
     return false;
   }

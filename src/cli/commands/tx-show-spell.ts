@@ -3,6 +3,7 @@ import { optFlag, optString } from '../io.js';
 import { fromHex } from '../../util/bytes.js';
 import { extractAndVerifySpell, isNoSpell, spellToJson, spellToYaml } from '../../verify/index.js';
 import { parseChain } from '../../model/request.js';
+import { tagTx } from '../../chains/tagged.js';
 import { debugOf } from '../../settings/settings.js';
 
 /**
@@ -15,7 +16,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const bytes = fromHex(optString(a, 'tx')!, '--tx');
   let spell;
   try {
-    spell = extractAndVerifySpell(chain === 'bitcoin' ? { bitcoin: bytes } : { cardano: bytes }, optFlag(a, 'mock'));
+    spell = extractAndVerifySpell(tagTx(chain, bytes), optFlag(a, 'mock'));
   } catch (e) {
     if (!isNoSpell(e)) throw e;
     if (debugOf(ctx.env)) ctx.stderr(`${(e as Error).message}\n`);
