@@ -1,7 +1,7 @@
 /** Reads the options `spell check` and `spell prove` share into the model's SpellInputs. */
 import { resolve } from 'node:path';
 import type { CliContext, ParsedArgs } from './define.js';
-import { optFlag, optList, optString, readFileBytes, readFileText, readInput } from './io.js';
+import { optDefaulted, optList, optString, readFileBytes, readFileText, readInput } from './io.js';
 import { parseAppSignatures, parseBeamedFrom, parsePrevTx, parsePrivateInputs, parseSpellText } from '../model/inputs.js';
 import { chainTxid, detectChain } from '../chains/detect.js';
 import { parseChain, type ChainTx, type SpellInputs } from '../model/request.js';
@@ -19,7 +19,7 @@ export async function readSpellInputs(a: ParsedArgs, ctx: CliContext): Promise<S
     const p = optString(a, o);
     return p === undefined ? undefined : readFileText(resolve(ctx.cwd, p), what);
   };
-  const spell = parseSpellText(await readInput(ctx, optString(a, 'spell') ?? '/dev/stdin', 'spell'));
+  const spell = parseSpellText(await readInput(ctx, optDefaulted(a, 'spell'), 'spell'));
   const pi = file('private-inputs', 'private inputs');
   const sigs = file('app-signatures', 'app signatures');
   const beamed = optString(a, 'beamed-from');
@@ -27,7 +27,7 @@ export async function readSpellInputs(a: ParsedArgs, ctx: CliContext): Promise<S
     const wasm = readFileBytes(resolve(ctx.cwd, p), 'app binary');
     return [vkOfBinary(wasm), wasm] as [B32, Uint8Array];
   });
-  const chain = parseChain(optString(a, 'chain') ?? 'bitcoin', '--chain');
+  const chain = parseChain(optDefaulted(a, 'chain'), '--chain');
   const prevTxs = optList(a, 'prev-txs').map((s, i) => parsePrevTx(s, detectChain, i));
   if (chain === 'bitcoin') await fetchMissingPrevTxs(spell, prevTxs, ctx);
   return {

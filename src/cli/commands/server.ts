@@ -1,18 +1,18 @@
 import type { CommandDef } from '../define.js';
 import { optFlag } from '../io.js';
 import { serve } from '../serve.js';
-import { describeConfig, loadSettings } from '../../settings/settings.js';
+import { describeConfig, loadSettings, runnerSettingsOf } from '../../settings/settings.js';
 import { proveServiceFor } from '../../prover/setup.js';
 import { ProofWorkers } from '../../prover/proof-workers.js';
 import { bodyHandler } from '../../prover/service.js';
 import { startProveServer } from '../../services/prove-server.js';
-import { configureRunner, runnerLimits, runnerLimitsFromEnv } from '../../runner/index.js';
+import { configureRunner, runnerLimits } from '../../runner/index.js';
 
 /** Starts the proving server and runs until SIGINT/SIGTERM. */
 const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const settings = loadSettings(ctx.env, { mock: optFlag(a, 'mock') });
   // a server always runs contracts in its worker threads (wall-clock guard, event loop free)
-  await configureRunner({ ...runnerLimitsFromEnv(ctx.env), isolation: 'worker' });
+  await configureRunner({ ...runnerSettingsOf(ctx.env), isolation: 'worker' });
   await serve(a, settings, async ({ host, port, log, cache }) => {
     const runner = runnerLimits();
     log.info('app runner limits', { memoryMiB: runner.memoryPages / 16, concurrency: runner.concurrency, workerHeapMb: runner.workerHeapMb, isolation: runner.isolation });

@@ -1,7 +1,7 @@
 import type { CommandDef } from '../define.js';
 import { configureOneShotRunner } from '../one-shot-runner.js';
 import { CharmsError } from '../../errors.js';
-import { optFlag, optString } from '../io.js';
+import { optDefaulted, optFlag, optString } from '../io.js';
 import { readSpellInputs } from '../spell-inputs.js';
 import { proveRequestToValue, type ProveRequest } from '../../model/request.js';
 import { utxoIdFromString } from '../../model/primitives.js';
@@ -27,7 +27,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   // A local mock proof verifies mock prerequisite spells and makes a mock proof: the WASM
   // BLS12-381 backend (compiled off the main thread) starts loading now and is used if it loads.
   const mockCurve = optFlag(a, 'mock') && !optFlag(a, 'payload') ? loadMclMockCurve({ shareInstance: true }).then(useMockCurve, () => {}) : undefined;
-  const feeRate = Number(optString(a, 'fee-rate') ?? '2.0');
+  const feeRate = Number(optDefaulted(a, 'fee-rate'));
   if (!Number.isFinite(feeRate)) throw new CharmsError('INVALID_INPUT', '--fee-rate: not a number');
   if (feeRate < 1.0) throw new CharmsError('INVALID_INPUT', 'fee rate must be >= 1.0');
   const i = await readSpellInputs(a, ctx);

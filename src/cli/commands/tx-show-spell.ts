@@ -1,5 +1,5 @@
 import type { CommandDef } from '../define.js';
-import { optFlag, optString } from '../io.js';
+import { optDefaulted, optFlag, optString } from '../io.js';
 import { fromHex } from '../../util/bytes.js';
 import { extractAndVerifySpell, isNoSpell, spellToJson, spellToYaml } from '../../verify/index.js';
 import { parseChain } from '../../model/request.js';
@@ -12,7 +12,7 @@ import { debugOf } from '../../settings/settings.js';
  * Unparseable hex or transaction, or an unsupported chain, is an error (exit 1): `isNoSpell`.
  */
 const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
-  const chain = parseChain(optString(a, 'chain') ?? 'bitcoin', '--chain');
+  const chain = parseChain(optDefaulted(a, 'chain'), '--chain');
   const bytes = fromHex(optString(a, 'tx')!, '--tx');
   let spell;
   try {
