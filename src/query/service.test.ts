@@ -176,7 +176,9 @@ test('GET and PUT: shapes and status codes, cache headers and 304, h2c, one upst
       assert.equal(JSON.parse(res.body.toString()).code, 'INVALID_INPUT');
     }
     assert.equal((await h1(server.port, 'GET', '/nope')).status, 404);
-    assert.equal((await h1(server.port, 'DELETE', `/spells/${V12}`)).status, 405);
+    const del = await h1(server.port, 'DELETE', `/spells/${V12}`);
+    assert.equal(del.status, 405);
+    assert.equal(JSON.parse(del.body.toString()).code, 'METHOD_NOT_ALLOWED');
     assert.equal((await h1(server.port, 'GET', '/ready')).status, 200);
     const html = await h1(server.port, 'GET', '/');
     assert.equal(html.headers['content-type'], 'text/html; charset=utf-8');

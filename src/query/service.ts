@@ -18,7 +18,7 @@
  * (answered with 304 on `If-None-Match`) and `Cache-Control`.
  */
 import { createHash } from 'node:crypto';
-import { CharmsError } from '../errors.js';
+import { CharmsError, HTTP_STATUS } from '../errors.js';
 import { fromHex } from '../util/bytes.js';
 import { parseJson } from '../codec/json.js';
 import { ValueMap } from '../codec/value.js';
@@ -144,7 +144,7 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
       const m = /^\/spells\/([^/]*)\/?$/.exec(req.path);
       if (!m) throw new CharmsError('NOT_FOUND', `no route for ${req.method} ${req.path}`);
       if (method !== 'GET' && method !== 'PUT') {
-        const r = noStore(jsonError(405, 'INVALID_INPUT', `method ${req.method} not allowed on /spells/<txid>`));
+        const r = noStore(jsonError(HTTP_STATUS.METHOD_NOT_ALLOWED, 'METHOD_NOT_ALLOWED', `method ${req.method} not allowed on /spells/<txid>`));
         return { ...r, headers: { ...r.headers, allow: 'GET, HEAD, PUT, OPTIONS' } };
       }
       const txid = m[1]!;
@@ -180,5 +180,5 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
 
 /** Starts the service on one port (HTTP/1.1 and h2c); default port 17785. */
 export function startQueryServer(o: QueryServiceOptions & { host?: string; port?: number; limits?: Partial<ServerLimits> } = {}): Promise<Listening> {
-  return listenDual(queryHandler(o), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_QUERY_PORT, ...(o.limits ? { limits: o.limits } : {}) });
+  return listenDual(queryHandler(o), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_QUERY_PORT, ...(o.log ? { log: o.log } : {}), ...(o.limits ? { limits: o.limits } : {}) });
 }
