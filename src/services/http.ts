@@ -3,7 +3,7 @@
  * speaks h2c): each connection's first bytes decide which server gets the socket. Handlers see
  * one small request/response abstraction for both.
  *
- * Every client is treated as hostile (see services/limits.ts): a connection cap; a deadline for
+ * Every client is treated as hostile (see settings/limits.ts): a connection cap; a deadline for
  * the first request's headers (h2 preface included), for each body and for idle connections, on
  * both protocols (the sockets are handed over by hand, so node's own server timeouts would not
  * apply); bodies refused with 413 as soon as their declared or received size passes the limit,
