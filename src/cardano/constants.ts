@@ -31,3 +31,6 @@ export const VKEY_WITNESS_BYTES = 2n * 101n + 5n;
 export const REDEEMER_SPEND = 0;
 export const REDEEMER_MINT = 1;
 export const REDEEMER_REWARD = 3;
+
+/** The ledger's quantities (Coin, asset amounts) are u64. */
+export const U64_MAX = (1n << 64n) - 1n;

@@ -16,6 +16,7 @@ import { plutusDataToDetailedJson } from './plutus-data.js';
 import { plutusDataCbor, plutusDataFromDetailedJson } from './plutus-encode.js';
 import { addAsset } from './multiasset.js';
 import { refuse } from './build-error.js';
+import { U64_MAX } from './constants.js';
 import type { Assets, CardanoOutput } from './tx.js';
 
 const byBytes = (a: string, b: string): number => compareBytes(fromHex(a), fromHex(b));
@@ -79,7 +80,6 @@ export interface OutputContentParts {
   scriptRef?: [number, Uint8Array];
 }
 
-const U64_MAX = (1n << 64n) - 1n;
 const SCRIPT_KINDS: Record<string, number> = { PlutusV1: 1, PlutusV2: 2, PlutusV3: 3 };
 
 /** A coin's `content` (the CML serde form of `OutputContent`) as the output parts it stands for. */
