@@ -21,6 +21,7 @@ export const HTTP_STATUS = {
   INSUFFICIENT_FUNDS: 400, // the funding does not cover outputs and fees
   SCROLLS_REFUSED: 400, // the Scrolls canister refused the request (its message says why)
   NOT_FOUND: 404, // unknown transaction or route
+  METHOD_NOT_ALLOWED: 405, // a known route asked with a method it does not serve
   REQUEST_TIMEOUT: 408, // the client did not send its request (headers or body) in time
   PAYLOAD_TOO_LARGE: 413, // a body or input over its limit
   PROVER_TRANSIENT: 500, // retryable prover failure (the spec's 500: retry with backoff)

@@ -2,7 +2,7 @@
  * App-runner benchmark: metered (instrumented) vs unmetered run time of a CPU-heavy fixture,
  * instrumentation time, and per-run overhead of the worker pool.
  */
-import { runApp, shutdownRunner, prepareApp, DEFAULT_LIMITS } from '../runner/index.js';
+import { runApp, shutdownRunner, prepareApp, DEFAULT_RUNNER_LIMITS } from '../runner/index.js';
 import { createWasiShim } from '../runner/wasi-shim.js';
 import { checkAppModule } from '../runner/policy.js';
 import { instrumentModule } from '../runner/instrument.js';
@@ -39,7 +39,7 @@ export async function run(): Promise<void> {
 
   // instrumentation cost on a synthetic module about the size of a real app (~300 KB)
   const parsed = checkAppModule(wasm);
-  const small = time(21, () => instrumentModule(parsed, 1_000_000_000n, DEFAULT_LIMITS));
+  const small = time(21, () => instrumentModule(parsed, 1_000_000_000n, DEFAULT_RUNNER_LIMITS));
   console.log(`  instrument compute fixture (${wasm.length} B): median ${small.toFixed(3)} ms`);
 
   // end-to-end: in-thread vs worker pool, per run (module cached)

@@ -23,53 +23,63 @@
  *
  * The result is unsigned: the Scrolls canister adds its vkey witness (body untouched) and the
  * user adds the witnesses of the inputs and the collateral before submitting.
- * Browser-safe: no Node built-ins.
+ * Browser-safe: no Node built-ins. The constants are in constants.ts, content parsing in
+ * content.ts (beside its inverse), asset maths in multiasset.ts, encoding in tx-encode.ts.
  */
-import { blake2b } from '@noble/hashes/blake2.js';
 import { CharmsError } from '../errors.js';
-import { CborWriter, decodeCbor } from '../codec/cbor.js';
-import { outputContentValue } from './content.js';
-import { ValueMap } from '../codec/value.js';
-import { compareBytes, concatBytes, fromHex, toHex, reversed, utf8, equalBytes } from '../util/bytes.js';
+import { CborWriter } from '../codec/cbor.js';
+import { concatBytes, fromHex, toHex, utf8, equalBytes } from '../util/bytes.js';
 import { utxoIdToString, type App, type Data, type UtxoId } from '../model/primitives.js';
 import type { NormalizedSpell } from '../model/spell.js';
 import { expectedTokens, isTokenApp, policyIdForApp, CIP67_NFT_LABEL } from './assets.js';
 import { appliedProxyScript, scriptHash } from './script-template.js';
 import { proxyScriptForApps } from './scripts.js';
 import { parseCardanoTx, cardanoTxid, parseOutputs, type Assets, type CardanoOutput } from './tx.js';
-import { plutusDataCbor, plutusDataFromDetailedJson, writePlutusBytes } from './plutus-encode.js';
+import { writePlutusBytes } from './plutus-encode.js';
 import { MAINNET_PROTOCOL_PARAMS, type CardanoProtocolParams } from './protocol-params.js';
 import { cardanoAddressBytes, validateShelleyAddress } from './address.js';
+import { parseContent } from './content.js';
+import { addAll, byHexBytes, netAssets } from './multiasset.js';
+import { refuse } from './build-error.js';
+import {
+  compareInputRefs,
+  encodeTx,
+  inputRef,
+  minLovelace,
+  redeemersCbor,
+  scriptDataHash,
+  type OutputSpec,
+  type RedeemerSpec,
+  type TxParts,
+} from './tx-encode.js';
+import {
+  CHANGE_OUTPUT_OVERHEAD,
+  DEFAULT_CARDANO_FEE_ADDRESS,
+  FEE_PLACEHOLDER,
+  MINT_SPEND_EX_UNITS,
+  REDEEMER_MINT,
+  REDEEMER_REWARD,
+  REDEEMER_SPEND,
+  REF_SCRIPT_FEE_ESTIMATE,
+  SCROLLS_WITHDRAW_SCRIPT_HASH_HEX,
+  SIGNATURE_OVERHEAD,
+  V15_REFERENCE_INPUT,
+  VKEY_WITNESS_BYTES,
+  WITHDRAW_EX_UNITS,
+} from './constants.js';
 
-/** The V15 protocol-version NFT UTxO (carries the Scrolls withdraw script as reference script). */
-export const V15_REFERENCE_INPUT = { hash: '571e628237e20f35f55d62890d75a5cf9e2e43ceaaf0c8ec0c86ac56e4648e0c', index: 0 } as const;
-/** Script hash of the Scrolls withdraw (stake) validator. */
-export const SCROLLS_WITHDRAW_SCRIPT_HASH_HEX = '29764648940a3b7208bc99a246bc96a69817bea017560972432f076f';
-/** Hash of the Scrolls Ed25519 key: the required signer the validator checks for. */
-export const SCROLLS_VKEY_HASH_HEX = '15bf560dabf4fe7f7ef78ac49c4fa846ebcde7009b1e886dd70d350d';
-/** The reference's default Cardano fee address (mainnet). */
-export const DEFAULT_CARDANO_FEE_ADDRESS =
-  'addr1qyp2t40fprytezw5nnlj6qjxn82ck3yhkvdy3ze9muqzvj2x2862gdndh8y3vc3yja94sf98cyyu2qsjhy8y5949w37qyt3lnt';
-
-/** Fixed ex-units of mint/spend redeemers and of the withdraw redeemer (the reference's). */
-export const MINT_SPEND_EX_UNITS = { mem: 250_000n, steps: 150_000_000n } as const;
-export const WITHDRAW_EX_UNITS = { mem: 50_000n, steps: 30_000_000n } as const;
-/** The reference's fee heuristic: fee field while sizing, per-witness and change allowances. */
-const FEE_PLACEHOLDER = 500_000n;
-const SIGNATURE_OVERHEAD = 110n;
-const CHANGE_OUTPUT_OVERHEAD = 70n;
-const REF_SCRIPT_FEE_ESTIMATE = 75_000n;
-/**
- * For our ledger-minimum lower bound: two vkey witnesses (the Scrolls key and one user key),
- * each `[bytes32, bytes64]` (101 bytes), plus the witness-set entry (key, tag 258, array head).
- */
-const VKEY_WITNESS_BYTES = 2n * 101n + 5n;
-
-const REDEEMER_SPEND = 0;
-const REDEEMER_MINT = 1;
-const REDEEMER_REWARD = 3;
-
-const refuse = (m: string) => new CharmsError('INVALID_INPUT', `cannot build the Cardano transaction: ${m}`);
+// The builder's names, where its callers have always found them (the constants, content parsing
+// and encoding live in constants.ts, content.ts and tx-encode.ts).
+export {
+  DEFAULT_CARDANO_FEE_ADDRESS,
+  MINT_SPEND_EX_UNITS,
+  SCROLLS_VKEY_HASH_HEX,
+  SCROLLS_WITHDRAW_SCRIPT_HASH_HEX,
+  V15_REFERENCE_INPUT,
+  WITHDRAW_EX_UNITS,
+} from './constants.js';
+export { canonicalContent, parseContent } from './content.js';
+export { minLovelace, plutusV3LanguageView, scriptDataHash } from './tx-encode.js';
 
 export interface CardanoBuildArgs {
   /** The spell as proven: `ins` and `coins` (with `content`) present. */
@@ -102,202 +112,6 @@ export interface CardanoBuildResult {
   spellOutputLovelace: bigint;
   change?: bigint;
 }
-
-// ------------------------------------------------------------------------------ assets
-
-const addAsset = (m: Assets, p: string, a: string, q: bigint): void => {
-  const inner = m.get(p) ?? new Map<string, bigint>();
-  inner.set(a, (inner.get(a) ?? 0n) + q);
-  m.set(p, inner);
-};
-
-const addAll = (into: Assets, from: Assets): void => {
-  for (const [p, m] of from) for (const [a, q] of m) addAsset(into, p, a, q);
-};
-
-const byHexBytes = (a: string, b: string): number => compareBytes(fromHex(a), fromHex(b));
-
-/** A multi-asset map, both levels sorted by raw bytes (canonical CBOR for byte strings of these lengths). */
-function writeMultiAsset(w: CborWriter, m: Assets, signed = false): void {
-  const policies = [...m.keys()].filter((p) => m.get(p)!.size > 0).sort(byHexBytes);
-  w.mapHeader(policies.length);
-  for (const p of policies) {
-    w.bytes(fromHex(p));
-    const inner = m.get(p)!;
-    const names = [...inner.keys()].sort(byHexBytes);
-    w.mapHeader(names.length);
-    for (const a of names) {
-      w.bytes(fromHex(a));
-      const q = inner.get(a)!;
-      if (!signed && q < 0n) throw new CharmsError('INTERNAL', 'negative output asset');
-      w.int(q);
-    }
-  }
-}
-
-// ------------------------------------------------------------------------------ content
-
-interface OutputSpec {
-  address: Uint8Array;
-  lovelace: bigint;
-  assets: Assets;
-  datum?: { hash: Uint8Array } | { inlineCbor: Uint8Array };
-  /** `[kind, bytes]` of the script reference. */
-  scriptRef?: [number, Uint8Array];
-}
-
-const U64_MAX = (1n << 64n) - 1n;
-const SCRIPT_KINDS: Record<string, number> = { PlutusV1: 1, PlutusV2: 2, PlutusV3: 3 };
-
-/** A coin's `content` (the CML serde form of `OutputContent`) as the output parts it stands for. */
-export function parseContent(content: Data | undefined, path: string): Pick<OutputSpec, 'assets' | 'datum' | 'scriptRef'> {
-  const out: Pick<OutputSpec, 'assets' | 'datum' | 'scriptRef'> = { assets: new Map() };
-  if (content === undefined || content === null) return out;
-  if (!(content instanceof ValueMap)) throw refuse(`${path}: content must be a map {multiasset, datum?, script_ref?}`);
-  for (const [k, v] of content.entries) {
-    if (k === 'multiasset') {
-      if (!(v instanceof ValueMap)) throw refuse(`${path}.multiasset: expected a map policy → asset → quantity`);
-      for (const [p, inner] of v.entries) {
-        if (typeof p !== 'string' || fromHex(p, `${path}.multiasset policy`).length !== 28 || !(inner instanceof ValueMap))
-          throw refuse(`${path}.multiasset: policy ids are 28-byte hex keys with a map of assets`);
-        for (const [a, q] of inner.entries) {
-          if (typeof a !== 'string' || fromHex(a, `${path}.multiasset asset name`).length > 32)
-            throw refuse(`${path}.multiasset.${p}: asset names are hex of at most 32 bytes`);
-          if (typeof q !== 'bigint' || q <= 0n || q > U64_MAX) throw refuse(`${path}.multiasset.${p}.${a}: quantity must be a positive u64`);
-          addAsset(out.assets, p.toLowerCase(), a.toLowerCase(), q);
-        }
-      }
-    } else if (k === 'datum') {
-      const hash = v instanceof ValueMap ? v.get('Hash') : undefined;
-      const inline = v instanceof ValueMap ? v.get('Datum') : undefined;
-      if (hash instanceof ValueMap && typeof hash.get('datum_hash') === 'string')
-        out.datum = { hash: fromHex(hash.get('datum_hash') as string, `${path}.datum.Hash.datum_hash`, 32) };
-      else if (inline instanceof ValueMap && inline.get('datum') !== undefined)
-        out.datum = { inlineCbor: plutusDataCbor(plutusDataFromDetailedJson(inline.get('datum')!, `${path}.datum.Datum.datum`)) };
-      else throw refuse(`${path}.datum: expected {Hash: {datum_hash}} or {Datum: {datum}}`);
-    } else if (k === 'script_ref') {
-      const entry = v instanceof ValueMap && v.entries.length === 1 ? v.entries[0]! : undefined;
-      const kind = entry && typeof entry[0] === 'string' ? SCRIPT_KINDS[entry[0]] : undefined;
-      const script = entry?.[1] instanceof ValueMap ? entry[1].get('script') : undefined;
-      if (kind === undefined || typeof script !== 'string')
-        throw refuse(`${path}.script_ref: expected {PlutusV1|PlutusV2|PlutusV3: {script: hex}} (native scripts are not supported)`);
-      out.scriptRef = [kind, fromHex(script, `${path}.script_ref`)];
-    } else throw refuse(`${path}: unknown content field ${JSON.stringify(k)}`);
-  }
-  return out;
-}
-
-/**
- * A coin's `content` in the form the read side derives from the built output (sorted assets,
- * lower-case hex, the datum's detailed JSON as decoded): what the proof must commit to.
- */
-export function canonicalContent(content: Data | undefined, path: string): ValueMap {
-  const parts = parseContent(content, path);
-  const out: CardanoOutput = { address: new Uint8Array(0), lovelace: 0n, assets: parts.assets };
-  if (parts.datum) out.datum = 'hash' in parts.datum ? { hash: parts.datum.hash } : { inline: decodeCbor(parts.datum.inlineCbor) };
-  if (parts.scriptRef) out.scriptRef = [BigInt(parts.scriptRef[0]), parts.scriptRef[1]];
-  return outputContentValue(out, parts.assets);
-}
-
-// ------------------------------------------------------------------------------ encoding
-
-function writeOutput(w: CborWriter, o: OutputSpec): void {
-  const n = 2 + (o.datum ? 1 : 0) + (o.scriptRef ? 1 : 0);
-  w.mapHeader(n);
-  w.int(0);
-  w.bytes(o.address);
-  w.int(1);
-  const hasAssets = [...o.assets.values()].some((m) => m.size > 0);
-  if (hasAssets) {
-    w.arrayHeader(2);
-    w.int(o.lovelace);
-    writeMultiAsset(w, o.assets);
-  } else w.int(o.lovelace);
-  if (o.datum) {
-    w.int(2);
-    w.arrayHeader(2);
-    if ('hash' in o.datum) {
-      w.int(0);
-      w.bytes(o.datum.hash);
-    } else {
-      w.int(1);
-      w.head(6, 24);
-      w.bytes(o.datum.inlineCbor);
-    }
-  }
-  if (o.scriptRef) {
-    w.int(3);
-    const inner = new CborWriter();
-    inner.arrayHeader(2);
-    inner.int(o.scriptRef[0]);
-    inner.bytes(o.scriptRef[1]);
-    w.head(6, 24);
-    w.bytes(inner.finish());
-  }
-}
-
-const outputSize = (o: OutputSpec): number => {
-  const w = new CborWriter();
-  writeOutput(w, o);
-  return w.finish().length;
-};
-
-/** The ledger's minimum lovelace of an output (Babbage rule: (160 + size) × coinsPerUTxOByte). */
-export const minLovelace = (o: OutputSpec, p: CardanoProtocolParams): bigint => (160n + BigInt(outputSize(o))) * p.utxoCostPerByte;
-
-interface TxInputRef {
-  hash: Uint8Array;
-  index: number;
-}
-
-const inputRef = (u: UtxoId): TxInputRef => ({ hash: reversed(u.txid), index: u.vout });
-const compareInputRefs = (a: TxInputRef, b: TxInputRef): number => compareBytes(a.hash, b.hash) || a.index - b.index;
-
-function writeInputSet(w: CborWriter, refs: TxInputRef[]): void {
-  w.head(6, 258);
-  w.arrayHeader(refs.length);
-  for (const r of refs) {
-    w.arrayHeader(2);
-    w.bytes(r.hash);
-    w.int(r.index);
-  }
-}
-
-interface RedeemerSpec {
-  tag: number;
-  index: number;
-  data: Uint8Array; // raw bounded bytes
-  units: { mem: bigint; steps: bigint };
-}
-
-function redeemersCbor(rs: RedeemerSpec[]): Uint8Array {
-  const w = new CborWriter();
-  w.arrayHeader(rs.length);
-  for (const r of rs) {
-    w.arrayHeader(4);
-    w.int(r.tag);
-    w.int(r.index);
-    writePlutusBytes(w, r.data);
-    w.arrayHeader(2);
-    w.int(r.units.mem);
-    w.int(r.units.steps);
-  }
-  return w.finish();
-}
-
-/** The PlutusV3 language view `{2: [cost model]}` as hashed into `script_data_hash`. */
-export function plutusV3LanguageView(p: CardanoProtocolParams): Uint8Array {
-  const w = new CborWriter();
-  w.mapHeader(1);
-  w.int(2);
-  w.arrayHeader(p.plutusV3CostModel.length);
-  for (const c of p.plutusV3CostModel) w.int(c);
-  return w.finish();
-}
-
-/** `script_data_hash` = blake2b-256(redeemers ‖ language views) (this builder attaches no datums). */
-export const scriptDataHash = (redeemers: Uint8Array, p: CardanoProtocolParams): Uint8Array =>
-  blake2b(concatBytes(redeemers, plutusV3LanguageView(p)), { dkLen: 32 });
 
 /** The Mint/Spend redeemer bytes: NFT label ‖ "v<version>" (names the protocol-version NFT). */
 export const versionRedeemer = (version: number): Uint8Array => concatBytes(CIP67_NFT_LABEL, utf8(`v${version}`));
@@ -335,67 +149,6 @@ export function exUnitsFee(mem: bigint, steps: bigint, p: CardanoProtocolParams)
 
 // ------------------------------------------------------------------------------ build
 
-interface Parts {
-  inputs: TxInputRef[];
-  outputs: OutputSpec[];
-  fee: bigint;
-  withdrawal: Uint8Array;
-  mint: Assets;
-  scriptDataHash: Uint8Array;
-  collateral: TxInputRef;
-  reference: TxInputRef;
-  networkId: number;
-  scripts: Uint8Array[];
-  redeemers: Uint8Array;
-}
-
-function encodeTx(x: Parts): Uint8Array {
-  const w = new CborWriter();
-  w.arrayHeader(4);
-  const hasMint = x.mint.size > 0;
-  w.mapHeader(9 + (hasMint ? 1 : 0));
-  w.int(0);
-  writeInputSet(w, x.inputs);
-  w.int(1);
-  w.arrayHeader(x.outputs.length);
-  for (const o of x.outputs) writeOutput(w, o);
-  w.int(2);
-  w.int(x.fee);
-  w.int(5);
-  w.mapHeader(1);
-  w.bytes(x.withdrawal);
-  w.int(0);
-  if (hasMint) {
-    w.int(9);
-    writeMultiAsset(w, x.mint, true);
-  }
-  w.int(11);
-  w.bytes(x.scriptDataHash);
-  w.int(13);
-  writeInputSet(w, [x.collateral]);
-  w.int(14);
-  w.head(6, 258);
-  w.arrayHeader(1);
-  w.bytes(fromHex(SCROLLS_VKEY_HASH_HEX));
-  w.int(15);
-  w.int(x.networkId);
-  w.int(18);
-  writeInputSet(w, [x.reference]);
-  // witness set: redeemers (5) and PlutusV3 scripts (7); vkey witnesses are added by the signers
-  w.mapHeader(x.scripts.length > 0 ? 2 : 1);
-  w.int(5);
-  w.raw(x.redeemers);
-  if (x.scripts.length > 0) {
-    w.int(7);
-    w.head(6, 258);
-    w.arrayHeader(x.scripts.length);
-    for (const s of x.scripts) w.bytes(s);
-  }
-  w.byte(0xf5); // is_valid
-  w.byte(0xf6); // no auxiliary data
-  return w.finish();
-}
-
 /** The output of a previous Cardano tx each input spends (INVALID_INPUT when missing). */
 export function resolvePrevOutputs(ins: UtxoId[], prevTxs: Uint8Array[]): CardanoOutput[] {
   const byId = new Map<string, CardanoOutput[]>();
@@ -417,26 +170,75 @@ const paymentScriptHash = (address: Uint8Array): Uint8Array | undefined => {
   return type <= 7 && (type & 1) === 1 && address.length >= 29 ? address.subarray(1, 29) : undefined;
 };
 
+/**
+ * Builds the transaction in phases: the spell's shape, the policies the builder can attach,
+ * the coin outputs, the spell output, the mint map, redeemers and scripts, the fee, the change,
+ * then the ledger's limits.
+ */
 export function buildCardanoTx(a: CardanoBuildArgs): CardanoBuildResult {
   const p = a.params ?? MAINNET_PROTOCOL_PARAMS;
+  const spell = a.spell;
+  const { ins, coins } = checkShape(a);
+  const apps = spell.app_public_inputs.map(([app]) => app);
+  const networkId = (a.changeAddress[0]! & 0x0f) === 1 ? 1 : 0;
+  const policyScripts = attachablePolicies(apps, a.inputCharms);
+  const outputs = coinOutputs(spell, coins, apps, networkId, p);
+  const spellLovelace = addSpellOutput(outputs, a, p);
+  const prevOuts = a.prevOutputs;
+  const mint = mintMap(outputs, prevOuts, ins.length, policyScripts);
+  const permutation = inputPermutation(ins);
+  const { redeemers, scripts } = redeemersAndScripts(a, ins, prevOuts, mint, policyScripts, permutation);
+  const redeemersBytes = redeemersCbor(redeemers);
+  const sdh = scriptDataHash(redeemersBytes, p);
+
+  const parts: TxParts = {
+    inputs: ins.map(inputRef).sort(compareInputRefs),
+    outputs,
+    fee: FEE_PLACEHOLDER,
+    withdrawal: scrollsRewardAccount(networkId, a.scrollsWithdrawScriptHash),
+    mint,
+    scriptDataHash: sdh,
+    collateral: inputRef(a.collateral),
+    reference: a.referenceInput ? inputRef(a.referenceInput) : { hash: fromHex(V15_REFERENCE_INPUT.hash), index: V15_REFERENCE_INPUT.index },
+    networkId,
+    scripts: [...scripts.keys()].sort(byHexBytes).map((h) => scripts.get(h)!),
+    redeemers: redeemersBytes,
+  };
+  const fee = heuristicFee(encodeTx(parts).length, p);
+  parts.fee = fee;
+  const change = addChange(outputs, prevOuts, fee, a.changeAddress, p);
+  const tx = encodeTx(parts);
+  checkLedgerLimits(tx, fee, redeemers, p);
+
+  const result: CardanoBuildResult = { tx, fee, permutation, scriptDataHash: sdh, spellOutputLovelace: spellLovelace };
+  if (change !== undefined) result.change = change;
+  return result;
+}
+
+/** The spell's inputs and coins, checked against its outs and the input charms. */
+function checkShape(a: CardanoBuildArgs) {
   const spell = a.spell;
   const ins = spell.tx.ins ?? [];
   const coins = spell.tx.coins ?? [];
   if (ins.length === 0) throw refuse('the spell has no inputs (a Cardano transaction needs at least one)');
   if (coins.length !== spell.tx.outs.length) throw refuse(`coins (${coins.length}) must match outs (${spell.tx.outs.length})`);
   if (a.inputCharms.length !== ins.length) throw new CharmsError('INTERNAL', 'inputCharms must have one entry per input');
-  const apps = spell.app_public_inputs.map(([app]) => app);
-  const networkId = (a.changeAddress[0]! & 0x0f) === 1 ? 1 : 0;
+  return { ins, coins };
+}
 
-  // Scripts the builder can attach: policies of the token apps in the spell and in the inputs.
+/** Scripts the builder can attach: policies of the token apps in the spell and in the inputs. */
+function attachablePolicies(apps: App[], inputCharms: [App, Data][][]): Map<string, Uint8Array> {
   const policyScripts = new Map<string, Uint8Array>();
   const addPolicy = (app: App) => {
     if (isTokenApp(app)) policyScripts.set(toHex(policyIdForApp(app)), appliedProxyScript(app.vk));
   };
   apps.forEach(addPolicy);
-  a.inputCharms.forEach((cs) => cs.forEach(([app]) => addPolicy(app)));
+  inputCharms.forEach((cs) => cs.forEach(([app]) => addPolicy(app)));
+  return policyScripts;
+}
 
-  // Outputs: content + CNTs of the charms (none if beamed out).
+/** Outputs: content + CNTs of the charms (none if beamed out), each checked. */
+function coinOutputs(spell: NormalizedSpell, coins: NonNullable<NormalizedSpell['tx']['coins']>, apps: App[], networkId: number, p: CardanoProtocolParams): OutputSpec[] {
   const outputs: OutputSpec[] = coins.map((c, i) => {
     const parts = parseContent(c.content, `coins[${i}].content`);
     const beamed = spell.tx.beamed_outs?.has(i) ?? false;
@@ -459,8 +261,11 @@ export function buildCardanoTx(a: CardanoBuildArgs): CardanoBuildResult {
     const min = minLovelace(o, p);
     if (o.lovelace < min) throw refuse(`coins[${i}] holds ${o.lovelace} lovelace, below the ledger minimum of ${min} for that output`);
   });
+  return outputs;
+}
 
-  // Spell output.
+/** Appends the spell output (inline datum, paid to the fee address); returns its lovelace. */
+function addSpellOutput(outputs: OutputSpec[], a: CardanoBuildArgs, p: CardanoProtocolParams): bigint {
   const datumCbor = (() => {
     const w = new CborWriter();
     writePlutusBytes(w, a.spellData);
@@ -468,19 +273,16 @@ export function buildCardanoTx(a: CardanoBuildArgs): CardanoBuildResult {
   })();
   const spellLovelace = spellOutputLovelace(a.changeAddress.length, datumCbor.length, p);
   outputs.push({ address: a.feeAddress, lovelace: spellLovelace, assets: new Map(), datum: { inlineCbor: datumCbor } });
+  return spellLovelace;
+}
 
-  // Mint map = outputs' assets − inputs' assets.
-  const prevOuts = a.prevOutputs;
-  if (prevOuts.length !== ins.length) throw new CharmsError('INTERNAL', 'prevOutputs must have one entry per input');
-  const inAssets: Assets = new Map();
-  prevOuts.forEach((o) => addAll(inAssets, o.assets));
-  const mint: Assets = new Map();
-  outputs.forEach((o) => addAll(mint, o.assets));
-  for (const [pol, m] of inAssets) for (const [n, q] of m) addAsset(mint, pol, n, -q);
-  for (const [pol, m] of [...mint]) {
-    for (const [n, q] of [...m]) if (q === 0n) m.delete(n);
-    if (m.size === 0) mint.delete(pol);
-  }
+/** Mint map = outputs' assets − inputs' assets, every policy one the builder can attach. */
+function mintMap(outputs: OutputSpec[], prevOuts: CardanoOutput[], nIns: number, policyScripts: Map<string, Uint8Array>): Assets {
+  if (prevOuts.length !== nIns) throw new CharmsError('INTERNAL', 'prevOutputs must have one entry per input');
+  const mint = netAssets(
+    outputs.map((o) => o.assets),
+    prevOuts.map((o) => o.assets),
+  );
   for (const [pol, m] of mint) {
     if (!policyScripts.has(pol)) {
       const [n, q] = [...m][0]!;
@@ -493,14 +295,22 @@ export function buildCardanoTx(a: CardanoBuildArgs): CardanoBuildResult {
     for (const [n, q] of m)
       if (q > (1n << 63n) - 1n || q < -(1n << 63n)) throw refuse(`mint quantity of ${pol}.${n} does not fit in 64 bits`);
   }
+  return mint;
+}
 
-  // Sorted inputs, redeemers and scripts.
-  const sortedIns = ins.map(inputRef).sort(compareInputRefs);
-  const permutation = inputPermutation(ins);
-  const versionData = versionRedeemer(spell.version);
+/** Spend redeemers for proxy-script inputs, Mint redeemers per policy, the Reward redeemer; the scripts they need. */
+function redeemersAndScripts(
+  a: CardanoBuildArgs,
+  ins: UtxoId[],
+  prevOuts: CardanoOutput[],
+  mint: Assets,
+  policyScripts: Map<string, Uint8Array>,
+  permutation: number[],
+): { redeemers: RedeemerSpec[]; scripts: Map<string, Uint8Array> } {
+  const versionData = versionRedeemer(a.spell.version);
   const redeemers: RedeemerSpec[] = [];
   const scripts = new Map<string, Uint8Array>();
-  ins.forEach((u, i) => {
+  ins.forEach((_u, i) => {
     const nonToken = a.inputCharms[i]!.map(([app]) => app).filter((app) => !isTokenApp(app));
     if (nonToken.length === 0) return;
     const script = proxyScriptForApps(nonToken);
@@ -523,25 +333,11 @@ export function buildCardanoTx(a: CardanoBuildArgs): CardanoBuildResult {
   })();
   redeemers.push({ tag: REDEEMER_REWARD, index: 0, data: permCbor, units: WITHDRAW_EX_UNITS });
   redeemers.sort((x, y) => x.tag - y.tag || x.index - y.index);
-  const redeemersBytes = redeemersCbor(redeemers);
-  const sdh = scriptDataHash(redeemersBytes, p);
+  return { redeemers, scripts };
+}
 
-  const parts: Parts = {
-    inputs: sortedIns,
-    outputs,
-    fee: FEE_PLACEHOLDER,
-    withdrawal: scrollsRewardAccount(networkId, a.scrollsWithdrawScriptHash),
-    mint,
-    scriptDataHash: sdh,
-    collateral: inputRef(a.collateral),
-    reference: a.referenceInput ? inputRef(a.referenceInput) : { hash: fromHex(V15_REFERENCE_INPUT.hash), index: V15_REFERENCE_INPUT.index },
-    networkId,
-    scripts: [...scripts.keys()].sort(byHexBytes).map((h) => scripts.get(h)!),
-    redeemers: redeemersBytes,
-  };
-  const fee = heuristicFee(encodeTx(parts).length, p);
-  parts.fee = fee;
-
+/** Appends the ADA-only change output, if any lovelace is left; returns it. */
+function addChange(outputs: OutputSpec[], prevOuts: CardanoOutput[], fee: bigint, changeAddress: Uint8Array, p: CardanoProtocolParams): bigint | undefined {
   const totalIn = prevOuts.reduce((s, o) => s + o.lovelace, 0n);
   const totalOut = outputs.reduce((s, o) => s + o.lovelace, 0n);
   const rest = totalIn - totalOut - fee;
@@ -549,14 +345,17 @@ export function buildCardanoTx(a: CardanoBuildArgs): CardanoBuildResult {
     throw refuse(`the inputs hold ${totalIn} lovelace, short of the outputs (${totalOut}) plus the fee (${fee}) by ${-rest}: add an input`);
   let change: bigint | undefined;
   if (rest > 0n) {
-    const changeOut: OutputSpec = { address: a.changeAddress, lovelace: rest, assets: new Map() };
+    const changeOut: OutputSpec = { address: changeAddress, lovelace: rest, assets: new Map() };
     const min = minLovelace(changeOut, p);
     if (rest < min) throw refuse(`the change (${rest} lovelace) is below the ledger minimum of ${min}: add an input or lower an output`);
     outputs.push(changeOut);
     change = rest;
   }
-  const tx = encodeTx(parts);
+  return change;
+}
 
+/** The ledger's limits: minimum fee, transaction size, execution units. */
+function checkLedgerLimits(tx: Uint8Array, fee: bigint, redeemers: RedeemerSpec[], p: CardanoProtocolParams): void {
   // A lower bound of the ledger's minimum fee (no reference-script fee; two vkey witnesses): the
   // heuristic prices no ex-units, so with several mint/spend redeemers it falls below it.
   const units = redeemers.reduce((s, r) => ({ mem: s.mem + r.units.mem, steps: s.steps + r.units.steps }), { mem: 0n, steps: 0n });
@@ -568,10 +367,6 @@ export function buildCardanoTx(a: CardanoBuildArgs): CardanoBuildResult {
   if (tx.length > p.maxTxSize) throw refuse(`the transaction is ${tx.length} bytes, over the ledger maximum of ${p.maxTxSize}`);
   if (units.mem > p.maxTxExecutionUnits.memory || units.steps > p.maxTxExecutionUnits.steps)
     throw refuse('the scripts exceed the ledger maximum execution units per transaction: split the spell');
-
-  const result: CardanoBuildResult = { tx, fee, permutation, scriptDataHash: sdh, spellOutputLovelace: spellLovelace };
-  if (change !== undefined) result.change = change;
-  return result;
 }
 
 /** Raw bytes of the fee address configured for Cardano (`fee_addresses.cardano.mainnet`), or the default. */

@@ -8,9 +8,15 @@
  * The proof commits to these bytes, so the shape must be exact.
  */
 import { CharmsError } from '../errors.js';
+import { decodeCbor } from '../codec/cbor.js';
 import { ValueMap, type Value } from '../codec/value.js';
 import { compareBytes, fromHex, toHex } from '../util/bytes.js';
+import type { Data } from '../model/primitives.js';
 import { plutusDataToDetailedJson } from './plutus-data.js';
+import { plutusDataCbor, plutusDataFromDetailedJson } from './plutus-encode.js';
+import { addAsset } from './multiasset.js';
+import { refuse } from './build-error.js';
+import { U64_MAX } from './constants.js';
 import type { Assets, CardanoOutput } from './tx.js';
 
 const byBytes = (a: string, b: string): number => compareBytes(fromHex(a), fromHex(b));
@@ -62,4 +68,66 @@ export function outputContentValue(out: CardanoOutput, rest: Assets): ValueMap {
     );
   if (out.scriptRef !== undefined) content.set('script_ref', scriptRefToValue(out.scriptRef));
   return content;
+}
+
+// ------------------------------------------------------------------------------ the inverse: content → output parts
+
+/** The output parts a coin's `content` stands for (the builder writes them into the output). */
+export interface OutputContentParts {
+  assets: Assets;
+  datum?: { hash: Uint8Array } | { inlineCbor: Uint8Array };
+  /** `[kind, bytes]` of the script reference. */
+  scriptRef?: [number, Uint8Array];
+}
+
+const SCRIPT_KINDS: Record<string, number> = { PlutusV1: 1, PlutusV2: 2, PlutusV3: 3 };
+
+/** A coin's `content` (the CML serde form of `OutputContent`) as the output parts it stands for. */
+export function parseContent(content: Data | undefined, path: string): OutputContentParts {
+  const out: OutputContentParts = { assets: new Map() };
+  if (content === undefined || content === null) return out;
+  if (!(content instanceof ValueMap)) throw refuse(`${path}: content must be a map {multiasset, datum?, script_ref?}`);
+  for (const [k, v] of content.entries) {
+    if (k === 'multiasset') {
+      if (!(v instanceof ValueMap)) throw refuse(`${path}.multiasset: expected a map policy → asset → quantity`);
+      for (const [p, inner] of v.entries) {
+        if (typeof p !== 'string' || fromHex(p, `${path}.multiasset policy`).length !== 28 || !(inner instanceof ValueMap))
+          throw refuse(`${path}.multiasset: policy ids are 28-byte hex keys with a map of assets`);
+        for (const [a, q] of inner.entries) {
+          if (typeof a !== 'string' || fromHex(a, `${path}.multiasset asset name`).length > 32)
+            throw refuse(`${path}.multiasset.${p}: asset names are hex of at most 32 bytes`);
+          if (typeof q !== 'bigint' || q <= 0n || q > U64_MAX) throw refuse(`${path}.multiasset.${p}.${a}: quantity must be a positive u64`);
+          addAsset(out.assets, p.toLowerCase(), a.toLowerCase(), q);
+        }
+      }
+    } else if (k === 'datum') {
+      const hash = v instanceof ValueMap ? v.get('Hash') : undefined;
+      const inline = v instanceof ValueMap ? v.get('Datum') : undefined;
+      if (hash instanceof ValueMap && typeof hash.get('datum_hash') === 'string')
+        out.datum = { hash: fromHex(hash.get('datum_hash') as string, `${path}.datum.Hash.datum_hash`, 32) };
+      else if (inline instanceof ValueMap && inline.get('datum') !== undefined)
+        out.datum = { inlineCbor: plutusDataCbor(plutusDataFromDetailedJson(inline.get('datum')!, `${path}.datum.Datum.datum`)) };
+      else throw refuse(`${path}.datum: expected {Hash: {datum_hash}} or {Datum: {datum}}`);
+    } else if (k === 'script_ref') {
+      const entry = v instanceof ValueMap && v.entries.length === 1 ? v.entries[0]! : undefined;
+      const kind = entry && typeof entry[0] === 'string' ? SCRIPT_KINDS[entry[0]] : undefined;
+      const script = entry?.[1] instanceof ValueMap ? entry[1].get('script') : undefined;
+      if (kind === undefined || typeof script !== 'string')
+        throw refuse(`${path}.script_ref: expected {PlutusV1|PlutusV2|PlutusV3: {script: hex}} (native scripts are not supported)`);
+      out.scriptRef = [kind, fromHex(script, `${path}.script_ref`)];
+    } else throw refuse(`${path}: unknown content field ${JSON.stringify(k)}`);
+  }
+  return out;
+}
+
+/**
+ * A coin's `content` in the form the read side derives from the built output (sorted assets,
+ * lower-case hex, the datum's detailed JSON as decoded): what the proof must commit to.
+ */
+export function canonicalContent(content: Data | undefined, path: string): ValueMap {
+  const parts = parseContent(content, path);
+  const out: CardanoOutput = { address: new Uint8Array(0), lovelace: 0n, assets: parts.assets };
+  if (parts.datum) out.datum = 'hash' in parts.datum ? { hash: parts.datum.hash } : { inline: decodeCbor(parts.datum.inlineCbor) };
+  if (parts.scriptRef) out.scriptRef = [BigInt(parts.scriptRef[0]), parts.scriptRef[1]];
+  return outputContentValue(out, parts.assets);
 }

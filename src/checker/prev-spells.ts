@@ -16,12 +16,12 @@ import { CharmsError } from '../errors.js';
 import { ValueMap } from '../codec/value.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { parseTx, txid as bitcoinTxid } from '../bitcoin/tx.js';
-import { extractAndVerifyBitcoin, extractBitcoinSpell } from '../bitcoin/extract.js';
 import { spellProofCheck } from '../proof/spell.js';
 import type { SpellProofCheck } from '../proof/verify.js';
 import { isNoSpell } from '../verify/index.js';
 import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
-import { extractAndVerifyCardano, extractCardanoSpell, parseInputs, parseOutputs, type CardanoOutput } from '../cardano/extract.js';
+import { extractAndVerifyOn, extractSpellOn } from '../chains/tagged.js';
+import { parseInputs, parseOutputs, type CardanoOutput } from '../cardano/extract.js';
 import { assetNameForApp, expectedTokens, policyIdForApp } from '../cardano/assets.js';
 import { assetsToValue, subtractAssets } from '../cardano/content.js';
 import { CURRENT_VERSION, type Charms, type NativeOutput, type NormalizedCharms, type NormalizedSpell } from '../model/spell.js';
@@ -54,7 +54,7 @@ function verifiedSpellOf(chain: 'bitcoin' | 'cardano', bytes: Uint8Array, mock: 
   }
   let spell: NormalizedSpell | null;
   try {
-    spell = chain === 'bitcoin' ? extractAndVerifyBitcoin(bytes, mock) : extractAndVerifyCardano(bytes, mock);
+    spell = extractAndVerifyOn(chain, bytes, mock);
   } catch (e) {
     if (!isNoSpell(e)) throw e;
     spell = null;
@@ -85,7 +85,7 @@ export async function preverifyPrevSpells(
     const key = cacheKey(t.chain, bytes, mock);
     if (verifiedCache.has(key) || todo.some((x) => x.key === key)) continue;
     try {
-      const { spell, proof } = t.chain === 'bitcoin' ? extractBitcoinSpell(bytes) : extractCardanoSpell(bytes, mock);
+      const { spell, proof } = extractSpellOn(t.chain, bytes, mock);
       checks.push(spellProofCheck(spell, proof, mock));
       todo.push({ key, spell });
     } catch (e) {
@@ -127,12 +127,6 @@ const emptySpell = (ins: UtxoId[], coins: NativeOutput[]): NormalizedSpell => ({
   versioned_apps: [],
   mock: false,
 });
-
-/** The id of a chain-tagged transaction, internal byte order. */
-export function chainTxid(t: ChainTx): Uint8Array {
-  const bytes = fromHex(t.hex, 'prev_txs');
-  return t.chain === 'bitcoin' ? bitcoinTxid(parseTx(bytes)) : cardanoTxid(parseCardanoTx(bytes));
-}
 
 function bitcoinVirtualSpell(t: ChainTx, mock: boolean): PrevSpell {
   const bytes = fromHex(t.hex, 'prev_txs');

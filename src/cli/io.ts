@@ -12,6 +12,15 @@ export const optList = (a: ParsedArgs, name: string): string[] => {
   const v = a.opts[name];
   return Array.isArray(v) ? v : typeof v === 'string' ? [v] : [];
 };
+/**
+ * An option whose definition carries its default (commands.ts; the parser fills it in, and
+ * `--help` shows it): the default is written there only, never again at the use.
+ */
+export const optDefaulted = (a: ParsedArgs, name: string): string => {
+  const v = optString(a, name);
+  if (v === undefined) throw new CharmsError('INTERNAL', `option --${name} has no default in its definition`);
+  return v;
+};
 export const optFlag = (a: ParsedArgs, name: string): boolean => a.opts[name] === true;
 
 export function readFileBytes(path: string, what: string): Uint8Array {

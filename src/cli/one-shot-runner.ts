@@ -1,5 +1,5 @@
-import { appCacheDirOf } from '../settings/settings.js';
-import { configureRunner, runnerLimitsFromEnv } from '../runner/index.js';
+import { appCacheDirOf, runnerSettingsOf } from '../settings/settings.js';
+import { configureRunner } from '../runner/index.js';
 
 /**
  * The app runner of a one-shot command (`spell check`, local `spell prove`): contracts run on the
@@ -7,4 +7,4 @@ import { configureRunner, runnerLimitsFromEnv } from '../runner/index.js';
  * wall-clock guard back) and prepared modules are kept on disk (SVC_APP_CACHE_DIR).
  */
 export const configureOneShotRunner = (env: Record<string, string | undefined>): Promise<void> =>
-  configureRunner({ isolation: 'thread', ...runnerLimitsFromEnv(env), preparedCacheDir: appCacheDirOf(env) });
+  configureRunner({ isolation: 'thread', ...runnerSettingsOf(env), preparedCacheDir: appCacheDirOf(env) });

@@ -35,7 +35,14 @@ export async function serve(a: ParsedArgs, settings: Settings, start: (d: ServeD
   const proofBackend = await useFastProofBackend((m) => log.warn(m), { mockProofs: settings.mock });
   log.debug('proof backend', { backend: proofBackend });
   const cache = createCache(settings.cacheUrl, log);
-  const { server, banner, fields } = await start({ host, port, log, cache });
+  let started: Started;
+  try {
+    started = await start({ host, port, log, cache });
+  } catch (e) {
+    await cache.close(); // an open Redis connection would keep the failed process alive
+    throw e;
+  }
+  const { server, banner, fields } = started;
   log.info(banner, fields);
   await untilSignal();
   log.info('shutting down');

@@ -1,9 +1,9 @@
 /** Reads the options `spell check` and `spell prove` share into the model's SpellInputs. */
 import { resolve } from 'node:path';
 import type { CliContext, ParsedArgs } from './define.js';
-import { optFlag, optList, optString, readFileBytes, readFileText, readInput } from './io.js';
+import { optDefaulted, optList, optString, readFileBytes, readFileText, readInput } from './io.js';
 import { parseAppSignatures, parseBeamedFrom, parsePrevTx, parsePrivateInputs, parseSpellText } from '../model/inputs.js';
-import { detectChain } from '../chains/detect.js';
+import { chainTxid, detectChain } from '../chains/detect.js';
 import { parseChain, type ChainTx, type SpellInputs } from '../model/request.js';
 import type { B32 } from '../model/primitives.js';
 import type { NormalizedSpell } from '../model/spell.js';
@@ -11,10 +11,7 @@ import { vkOfBinary } from '../keys/app-key.js';
 import { CharmsError } from '../errors.js';
 import { loadSettings } from '../settings/settings.js';
 import { sourceFromConfig } from '../query/sources.js';
-import { parseTx, txidHex } from '../bitcoin/tx.js';
-import { cardanoTxHash, parseCardanoTx } from '../cardano/tx.js';
 import { txidToDisplay } from '../model/primitives.js';
-import { fromHex, toHex } from '../util/bytes.js';
 
 
 export async function readSpellInputs(a: ParsedArgs, ctx: CliContext): Promise<SpellInputs> {
@@ -22,7 +19,7 @@ export async function readSpellInputs(a: ParsedArgs, ctx: CliContext): Promise<S
     const p = optString(a, o);
     return p === undefined ? undefined : readFileText(resolve(ctx.cwd, p), what);
   };
-  const spell = parseSpellText(await readInput(ctx, optString(a, 'spell') ?? '/dev/stdin', 'spell'));
+  const spell = parseSpellText(await readInput(ctx, optDefaulted(a, 'spell'), 'spell'));
   const pi = file('private-inputs', 'private inputs');
   const sigs = file('app-signatures', 'app signatures');
   const beamed = optString(a, 'beamed-from');
@@ -30,7 +27,7 @@ export async function readSpellInputs(a: ParsedArgs, ctx: CliContext): Promise<S
     const wasm = readFileBytes(resolve(ctx.cwd, p), 'app binary');
     return [vkOfBinary(wasm), wasm] as [B32, Uint8Array];
   });
-  const chain = parseChain(optString(a, 'chain') ?? 'bitcoin', '--chain');
+  const chain = parseChain(optDefaulted(a, 'chain'), '--chain');
   const prevTxs = optList(a, 'prev-txs').map((s, i) => parsePrevTx(s, detectChain, i));
   if (chain === 'bitcoin') await fetchMissingPrevTxs(spell, prevTxs, ctx);
   return {
@@ -45,10 +42,7 @@ export async function readSpellInputs(a: ParsedArgs, ctx: CliContext): Promise<S
 }
 
 /** The Charms txid (display hex) of a prerequisite transaction. */
-function chainTxId(t: ChainTx): string {
-  const bytes = fromHex(t.hex, 'prev-txs');
-  return t.chain === 'bitcoin' ? txidHex(parseTx(bytes)) : toHex(cardanoTxHash(parseCardanoTx(bytes)));
-}
+const chainTxId = (t: ChainTx): string => txidToDisplay(chainTxid(t, 'prev-txs'));
 
 /**
  * Beyond the reference: when a transaction source is configured (ESPLORA_URL, or the Bitcoin Core

@@ -37,7 +37,7 @@ export function decodeProveRequest(body: Uint8Array, format: BodyFormat): ProveR
     try {
       v = parseJson(text);
     } catch (e) {
-      throw new CharmsError('INVALID_INPUT', `Invalid JSON: ${(e as Error).message}`);
+      throw new CharmsError('INVALID_INPUT', `Invalid JSON: ${(e as Error).message}`, { cause: e });
     }
   }
   return proveRequestFromValue(v, format === 'json');

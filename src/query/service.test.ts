@@ -5,7 +5,10 @@ import http from 'node:http';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { answerFor, identifyTx, startQueryServer } from './service.js';
+import { answerFor, startQueryServer } from './service.js';
+import { identifyTx as identify } from '../chains/detect.js';
+
+const identifyTx = (b: Uint8Array) => identify(b, 'tx_hex', 'INVALID_TX');
 import { EsploraSource, NodeSource, sourceFromConfig } from './sources.js';
 import { RpcNode } from './bitcoin-node.js';
 import { loadSettings, type Env } from '../settings/settings.js';
@@ -173,7 +176,9 @@ test('GET and PUT: shapes and status codes, cache headers and 304, h2c, one upst
       assert.equal(JSON.parse(res.body.toString()).code, 'INVALID_INPUT');
     }
     assert.equal((await h1(server.port, 'GET', '/nope')).status, 404);
-    assert.equal((await h1(server.port, 'DELETE', `/spells/${V12}`)).status, 405);
+    const del = await h1(server.port, 'DELETE', `/spells/${V12}`);
+    assert.equal(del.status, 405);
+    assert.equal(JSON.parse(del.body.toString()).code, 'METHOD_NOT_ALLOWED');
     assert.equal((await h1(server.port, 'GET', '/ready')).status, 200);
     const html = await h1(server.port, 'GET', '/');
     assert.equal(html.headers['content-type'], 'text/html; charset=utf-8');

@@ -18,12 +18,13 @@
  * (answered with 304 on `If-None-Match`) and `Cache-Control`.
  */
 import { createHash } from 'node:crypto';
-import { CharmsError } from '../errors.js';
-import { fromHex, toHex, reversed } from '../util/bytes.js';
+import { CharmsError, HTTP_STATUS } from '../errors.js';
+import { fromHex } from '../util/bytes.js';
 import { parseJson } from '../codec/json.js';
 import { ValueMap } from '../codec/value.js';
 import { parseTx, txidHex } from '../bitcoin/tx.js';
-import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
+import { identifyTx } from '../chains/detect.js';
+import { tagTx } from '../chains/tagged.js';
 import { isNoSpell as noValidSpell, spellOrNone, type SpellVerdict, type TxInput } from '../verify/index.js';
 import { SpellBatcher } from '../verify/batcher.js';
 import { errorResponse, jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../services/http.js';
@@ -71,20 +72,6 @@ function answerOf(v: SpellVerdict): Uint8Array {
   if (v.ok) return enc.encode(spellQueryJson(v.spell));
   if (noValidSpell(v.error)) return NO_SPELL;
   throw v.error;
-}
-
-/** The chain and id (display hex) of raw transaction bytes: Bitcoin first, then Cardano. */
-export function identifyTx(bytes: Uint8Array): { chain: 'bitcoin' | 'cardano'; txid: string } {
-  try {
-    return { chain: 'bitcoin', txid: txidHex(parseTx(bytes)) };
-  } catch {
-    /* not Bitcoin */
-  }
-  try {
-    return { chain: 'cardano', txid: toHex(reversed(cardanoTxid(parseCardanoTx(bytes)))) };
-  } catch (e) {
-    throw new CharmsError('INVALID_TX', 'tx_hex is neither a Bitcoin nor a Cardano transaction', { cause: e });
-  }
 }
 
 const etags = new WeakMap<Uint8Array, string>();
@@ -157,7 +144,7 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
       const m = /^\/spells\/([^/]*)\/?$/.exec(req.path);
       if (!m) throw new CharmsError('NOT_FOUND', `no route for ${req.method} ${req.path}`);
       if (method !== 'GET' && method !== 'PUT') {
-        const r = noStore(jsonError(405, 'INVALID_INPUT', `method ${req.method} not allowed on /spells/<txid>`));
+        const r = noStore(jsonError(HTTP_STATUS.METHOD_NOT_ALLOWED, 'METHOD_NOT_ALLOWED', `method ${req.method} not allowed on /spells/<txid>`));
         return { ...r, headers: { ...r.headers, allow: 'GET, HEAD, PUT, OPTIONS' } };
       }
       const txid = m[1]!;
@@ -180,9 +167,9 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
       }
       const hex = body instanceof ValueMap ? body.get('tx_hex') : undefined;
       if (typeof hex !== 'string') throw new CharmsError('INVALID_INPUT', BODY_HELP);
-      const tx = identifyTx(fromHex(hex.trim(), 'tx_hex'));
+      const tx = identifyTx(fromHex(hex.trim(), 'tx_hex'), 'tx_hex', 'INVALID_TX');
       if (tx.txid !== id) throw new CharmsError('INVALID_INPUT', `tx_hex is transaction ${tx.txid}, not ${id}`);
-      const got = await answer(tx.chain === 'bitcoin' ? { bitcoin: hex.trim() } : { cardano: hex.trim() });
+      const got = await answer(tagTx(tx.chain, hex.trim()));
       // a client-supplied body: cacheable by the client that sent it only
       return respond(req, got, { spell: 'private, no-cache', none: 'private, no-cache' });
     } catch (e) {
@@ -193,5 +180,5 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
 
 /** Starts the service on one port (HTTP/1.1 and h2c); default port 17785. */
 export function startQueryServer(o: QueryServiceOptions & { host?: string; port?: number; limits?: Partial<ServerLimits> } = {}): Promise<Listening> {
-  return listenDual(queryHandler(o), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_QUERY_PORT, ...(o.limits ? { limits: o.limits } : {}) });
+  return listenDual(queryHandler(o), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_QUERY_PORT, ...(o.log ? { log: o.log } : {}), ...(o.limits ? { limits: o.limits } : {}) });
 }

@@ -12,6 +12,7 @@
  */
 import { funcTypeOf, type FuncType, type ParsedModule, type ValType } from './wasm-module.js';
 import type { BlockType, DecodedBody, Instr } from './wasm-code.js';
+import { OP } from './opcodes.js';
 
 /** Fuel charged per byte of a function body the first time it is called (7 translate + 2 validate). */
 export const COMPILE_FUEL_PER_BYTE = 9;
@@ -59,26 +60,26 @@ function blockSig(m: ParsedModule, bt: BlockType | undefined): FuncType {
 // ---- constant evaluation (only what decides branches/encodings) ----------------------------
 
 const I32_BIN: Record<number, (a: number, b: number) => number | undefined> = {
-  0x46: (a, b) => +(a === b), 0x47: (a, b) => +(a !== b),
-  0x48: (a, b) => +(a < b), 0x49: (a, b) => +(a >>> 0 < b >>> 0),
-  0x4a: (a, b) => +(a > b), 0x4b: (a, b) => +(a >>> 0 > b >>> 0),
-  0x4c: (a, b) => +(a <= b), 0x4d: (a, b) => +(a >>> 0 <= b >>> 0),
-  0x4e: (a, b) => +(a >= b), 0x4f: (a, b) => +(a >>> 0 >= b >>> 0),
-  0x6a: (a, b) => (a + b) | 0, 0x6b: (a, b) => (a - b) | 0, 0x6c: (a, b) => Math.imul(a, b),
-  0x71: (a, b) => a & b, 0x72: (a, b) => a | b, 0x73: (a, b) => a ^ b,
-  0x74: (a, b) => a << b, 0x75: (a, b) => a >> b, 0x76: (a, b) => (a >>> b) | 0,
+  [OP.i32Eq]: (a, b) => +(a === b), [OP.i32Ne]: (a, b) => +(a !== b),
+  [OP.i32LtS]: (a, b) => +(a < b), [OP.i32LtU]: (a, b) => +(a >>> 0 < b >>> 0),
+  [OP.i32GtS]: (a, b) => +(a > b), [OP.i32GtU]: (a, b) => +(a >>> 0 > b >>> 0),
+  [OP.i32LeS]: (a, b) => +(a <= b), [OP.i32LeU]: (a, b) => +(a >>> 0 <= b >>> 0),
+  [OP.i32GeS]: (a, b) => +(a >= b), [OP.i32GeU]: (a, b) => +(a >>> 0 >= b >>> 0),
+  [OP.i32Add]: (a, b) => (a + b) | 0, [OP.i32Sub]: (a, b) => (a - b) | 0, [OP.i32Mul]: (a, b) => Math.imul(a, b),
+  [OP.i32And]: (a, b) => a & b, [OP.i32Or]: (a, b) => a | b, [OP.i32Xor]: (a, b) => a ^ b,
+  [OP.i32Shl]: (a, b) => a << b, [OP.i32ShrS]: (a, b) => a >> b, [OP.i32ShrU]: (a, b) => (a >>> b) | 0,
 };
 const I64_BIN: Record<number, (a: bigint, b: bigint) => bigint> = {
-  0x7c: (a, b) => a + b, 0x7d: (a, b) => a - b, 0x7e: (a, b) => a * b,
-  0x83: (a, b) => a & b, 0x84: (a, b) => a | b, 0x85: (a, b) => a ^ b,
-  0x86: (a, b) => a << (b & 63n),
+  [OP.i64Add]: (a, b) => a + b, [OP.i64Sub]: (a, b) => a - b, [OP.i64Mul]: (a, b) => a * b,
+  [OP.i64And]: (a, b) => a & b, [OP.i64Or]: (a, b) => a | b, [OP.i64Xor]: (a, b) => a ^ b,
+  [OP.i64Shl]: (a, b) => a << (b & 63n),
 };
 const I64_CMP: Record<number, (a: bigint, b: bigint) => boolean> = {
-  0x51: (a, b) => a === b, 0x52: (a, b) => a !== b,
-  0x53: (a, b) => a < b, 0x54: (a, b) => BigInt.asUintN(64, a) < BigInt.asUintN(64, b),
-  0x55: (a, b) => a > b, 0x56: (a, b) => BigInt.asUintN(64, a) > BigInt.asUintN(64, b),
-  0x57: (a, b) => a <= b, 0x58: (a, b) => BigInt.asUintN(64, a) <= BigInt.asUintN(64, b),
-  0x59: (a, b) => a >= b, 0x5a: (a, b) => BigInt.asUintN(64, a) >= BigInt.asUintN(64, b),
+  [OP.i64Eq]: (a, b) => a === b, [OP.i64Ne]: (a, b) => a !== b,
+  [OP.i64LtS]: (a, b) => a < b, [OP.i64LtU]: (a, b) => BigInt.asUintN(64, a) < BigInt.asUintN(64, b),
+  [OP.i64GtS]: (a, b) => a > b, [OP.i64GtU]: (a, b) => BigInt.asUintN(64, a) > BigInt.asUintN(64, b),
+  [OP.i64LeS]: (a, b) => a <= b, [OP.i64LeU]: (a, b) => BigInt.asUintN(64, a) <= BigInt.asUintN(64, b),
+  [OP.i64GeS]: (a, b) => a >= b, [OP.i64GeU]: (a, b) => BigInt.asUintN(64, a) >= BigInt.asUintN(64, b),
 };
 
 function evalBinary(op: number, a: Value, b: Value): Value {
@@ -91,11 +92,11 @@ function evalBinary(op: number, a: Value, b: Value): Value {
 }
 
 function evalUnary(op: number, a: Value): Value {
-  if (op === 0x45 && typeof a === 'number') return +(a === 0);
-  if (op === 0x50 && typeof a === 'bigint') return +(a === 0n);
-  if (op === 0xa7 && typeof a === 'bigint') return Number(BigInt.asIntN(32, a));
-  if (op === 0xac && typeof a === 'number') return BigInt(a);
-  if (op === 0xad && typeof a === 'number') return BigInt(a >>> 0);
+  if (op === OP.i32Eqz && typeof a === 'number') return +(a === 0);
+  if (op === OP.i64Eqz && typeof a === 'bigint') return +(a === 0n);
+  if (op === OP.i32WrapI64 && typeof a === 'bigint') return Number(BigInt.asIntN(32, a));
+  if (op === OP.i64ExtendI32S && typeof a === 'number') return BigInt(a);
+  if (op === OP.i64ExtendI32U && typeof a === 'number') return BigInt(a >>> 0);
   return undefined;
 }
 
@@ -103,24 +104,24 @@ function evalUnary(op: number, a: Value): Value {
 
 /** Result type of a unary/binary numeric opcode, and its arity. */
 function numericSig(op: number): { arity: 1 | 2; result: ValType; cmp: boolean } | undefined {
-  if (op === 0x45 || op === 0x50) return { arity: 1, result: 'i32', cmp: false };
-  if ((op >= 0x46 && op <= 0x4f) || (op >= 0x51 && op <= 0x66)) return { arity: 2, result: 'i32', cmp: true };
-  if (op >= 0x67 && op <= 0x69) return { arity: 1, result: 'i32', cmp: false };
-  if (op >= 0x6a && op <= 0x78) return { arity: 2, result: 'i32', cmp: op >= 0x71 && op <= 0x73 };
-  if (op >= 0x79 && op <= 0x7b) return { arity: 1, result: 'i64', cmp: false };
-  if (op >= 0x7c && op <= 0x8a) return { arity: 2, result: 'i64', cmp: op >= 0x83 && op <= 0x85 };
-  if (op >= 0x8b && op <= 0x91) return { arity: 1, result: 'f32', cmp: false };
-  if (op >= 0x92 && op <= 0x98) return { arity: 2, result: 'f32', cmp: false };
-  if (op >= 0x99 && op <= 0x9f) return { arity: 1, result: 'f64', cmp: false };
-  if (op >= 0xa0 && op <= 0xa6) return { arity: 2, result: 'f64', cmp: false };
-  if (op === 0xa7 || (op >= 0xa8 && op <= 0xab) || op === 0xbc || op === 0xc0 || op === 0xc1)
+  if (op === OP.i32Eqz || op === OP.i64Eqz) return { arity: 1, result: 'i32', cmp: false };
+  if ((op >= OP.i32Eq && op <= OP.i32GeU) || (op >= OP.i64Eq && op <= OP.f64Ge)) return { arity: 2, result: 'i32', cmp: true };
+  if (op >= OP.i32Clz && op <= OP.i32Popcnt) return { arity: 1, result: 'i32', cmp: false };
+  if (op >= OP.i32Add && op <= OP.i32Rotr) return { arity: 2, result: 'i32', cmp: op >= OP.i32And && op <= OP.i32Xor };
+  if (op >= OP.i64Clz && op <= OP.i64Popcnt) return { arity: 1, result: 'i64', cmp: false };
+  if (op >= OP.i64Add && op <= OP.i64Rotr) return { arity: 2, result: 'i64', cmp: op >= OP.i64And && op <= OP.i64Xor };
+  if (op >= OP.f32Abs && op <= OP.f32Sqrt) return { arity: 1, result: 'f32', cmp: false };
+  if (op >= OP.f32Add && op <= OP.f32Copysign) return { arity: 2, result: 'f32', cmp: false };
+  if (op >= OP.f64Abs && op <= OP.f64Sqrt) return { arity: 1, result: 'f64', cmp: false };
+  if (op >= OP.f64Add && op <= OP.f64Copysign) return { arity: 2, result: 'f64', cmp: false };
+  if (op === OP.i32WrapI64 || (op >= OP.i32TruncF32S && op <= OP.i32TruncF64U) || op === OP.i32ReinterpretF32 || op === OP.i32Extend8S || op === OP.i32Extend16S)
     return { arity: 1, result: 'i32', cmp: false };
-  if ((op >= 0xac && op <= 0xb1) || op === 0xbd || (op >= 0xc2 && op <= 0xc4))
+  if ((op >= OP.i64ExtendI32S && op <= OP.i64TruncF64U) || op === OP.i64ReinterpretF64 || (op >= OP.i64Extend8S && op <= OP.i64Extend32S))
     return { arity: 1, result: 'i64', cmp: false };
-  if ((op >= 0xb2 && op <= 0xb6) || op === 0xbe) return { arity: 1, result: 'f32', cmp: false };
-  if ((op >= 0xb7 && op <= 0xbb) || op === 0xbf) return { arity: 1, result: 'f64', cmp: false };
-  if (op >= 0xfc00 && op <= 0xfc03) return { arity: 1, result: 'i32', cmp: false };
-  if (op >= 0xfc04 && op <= 0xfc07) return { arity: 1, result: 'i64', cmp: false };
+  if ((op >= OP.f32ConvertI32S && op <= OP.f32DemoteF64) || op === OP.f32ReinterpretI32) return { arity: 1, result: 'f32', cmp: false };
+  if ((op >= OP.f64ConvertI32S && op <= OP.f64PromoteF32) || op === OP.f64ReinterpretI64) return { arity: 1, result: 'f64', cmp: false };
+  if (op >= OP.i32TruncSatF32S && op <= OP.i32TruncSatF64U) return { arity: 1, result: 'i32', cmp: false };
+  if (op >= OP.i64TruncSatF32S && op <= OP.i64TruncSatF64U) return { arity: 1, result: 'i64', cmp: false };
   return undefined;
 }
 
@@ -299,54 +300,54 @@ class FuelReplay {
     const op = ins.op;
     // Structured control first: these run even in unreachable code.
     switch (op) {
-      case 0x02:
-      case 0x03:
-      case 0x04:
+      case OP.block:
+      case OP.loop:
+      case OP.if:
         return this.open(ins, index);
-      case 0x05:
+      case OP.else:
         return this.else(index);
-      case 0x0b:
+      case OP.end:
         return this.end();
     }
     if (!this.reachable) return;
     const num = numericSig(op);
     if (num) return this.numeric(op, num);
     switch (op) {
-      case 0x00: // unreachable → trap instruction
+      case OP.unreachable: // unreachable → trap instruction
         this.emit('other');
         this.reachable = false;
         return;
-      case 0x01:
+      case OP.nop:
         return;
-      case 0x0c:
+      case OP.br:
         return this.br(ins.a);
-      case 0x0d:
+      case OP.brIf:
         return this.brIf(ins.a);
-      case 0x0e:
+      case OP.brTable:
         return this.brTable(ins);
-      case 0x0f:
+      case OP.return:
         this.encodeReturn();
         this.reachable = false;
         return;
-      case 0x10:
-      case 0x12:
-        return this.call(funcTypeOf(this.m, ins.a), 0, op === 0x12);
-      case 0x11:
-      case 0x13:
-        return this.call(this.m.types[ins.a] ?? { params: [], results: [] }, 1, op === 0x13);
-      case 0x1a:
+      case OP.call:
+      case OP.returnCall:
+        return this.call(funcTypeOf(this.m, ins.a), 0, op === OP.returnCall);
+      case OP.callIndirect:
+      case OP.returnCallIndirect:
+        return this.call(this.m.types[ins.a] ?? { params: [], results: [] }, 1, op === OP.returnCallIndirect);
+      case OP.drop:
         this.pop();
         return;
-      case 0x1b:
-      case 0x1c:
+      case OP.select:
+      case OP.selectTyped:
         return this.select();
-      case 0x20:
+      case OP.localGet:
         this.stack.push({ k: 'local', ty: this.localTypes[ins.a] ?? 'i32', idx: ins.a });
         return;
-      case 0x21:
-      case 0x22:
-        return this.localSet(ins.a, op === 0x22);
-      case 0x23: {
+      case OP.localSet:
+      case OP.localTee:
+        return this.localSet(ins.a, op === OP.localTee);
+      case OP.globalGet: {
         const g = this.m.globals[ins.a];
         if (g && !g.mutable && g.constValue !== undefined) {
           this.stack.push({ k: 'imm', ty: g.type, v: g.constValue });
@@ -354,49 +355,49 @@ class FuelReplay {
         }
         return this.pushResult(g?.type ?? 'i32', 'result');
       }
-      case 0x24:
+      case OP.globalSet:
         this.pop();
         this.emit('other');
         return;
-      case 0x25: // table.get
+      case OP.tableGet:
         this.pop();
         return this.pushResult('funcref', 'result');
-      case 0x26: // table.set
+      case OP.tableSet:
         this.pop();
         this.pop();
         this.emit('other');
         return;
-      case 0x3f:
+      case OP.memorySize:
         return this.pushResult('i32', 'result');
-      case 0x40: {
+      case OP.memoryGrow: {
         const delta = this.pop();
         if (!(delta.k === 'imm' && delta.v === 0)) this.immToReg(delta);
         return this.pushResult('i32', 'result');
       }
-      case 0x41:
+      case OP.i32Const:
         this.stack.push({ k: 'imm', ty: 'i32', v: ins.a });
         return;
-      case 0x42:
+      case OP.i64Const:
         this.stack.push({ k: 'imm', ty: 'i64', v: ins.big });
         return;
-      case 0x43:
+      case OP.f32Const:
         this.stack.push({ k: 'imm', ty: 'f32', v: ins.f });
         return;
-      case 0x44:
+      case OP.f64Const:
         this.stack.push({ k: 'imm', ty: 'f64', v: ins.f });
         return;
-      case 0xd0:
+      case OP.refNull:
         this.stack.push({ k: 'imm', ty: 'funcref', v: null });
         return;
-      case 0xd1:
+      case OP.refIsNull:
         this.pop();
         return this.pushResult('i32', 'result');
-      case 0xd2:
+      case OP.refFunc:
         return this.pushResult('funcref', 'result');
-      case 0xfc08: // memory.init
-      case 0xfc0a: // memory.copy
-      case 0xfc0c: // table.init
-      case 0xfc0e: {
+      case OP.memoryInit:
+      case OP.memoryCopy:
+      case OP.tableInit:
+      case OP.tableCopy: {
         // table.copy
         const len = this.pop();
         const src = this.pop();
@@ -407,7 +408,7 @@ class FuelReplay {
         this.emit('other');
         return;
       }
-      case 0xfc0b: {
+      case OP.memoryFill: {
         // memory.fill: the byte value may stay an immediate
         const len = this.pop();
         this.pop();
@@ -417,28 +418,28 @@ class FuelReplay {
         this.emit('other');
         return;
       }
-      case 0xfc09:
-      case 0xfc0d:
+      case OP.dataDrop:
+      case OP.elemDrop:
         this.emit('other');
         return;
-      case 0xfc0f: // table.grow
+      case OP.tableGrow:
         this.pop();
         this.pop();
         return this.pushResult('i32', 'result');
-      case 0xfc10:
+      case OP.tableSize:
         return this.pushResult('i32', 'result');
-      case 0xfc11: // table.fill
+      case OP.tableFill:
         this.pop();
         this.pop();
         this.pop();
         this.emit('other');
         return;
     }
-    if (op >= 0x28 && op <= 0x35) {
+    if (op >= OP.i32Load && op <= OP.i64Load32U) {
       this.pop();
-      return this.pushResult(LOAD_TYPES[op - 0x28]!, 'result');
+      return this.pushResult(LOAD_TYPES[op - OP.i32Load]!, 'result');
     }
-    if (op >= 0x36 && op <= 0x3e) {
+    if (op >= OP.i32Store && op <= OP.i64Store32) {
       this.pop();
       this.pop();
       this.emit('other');
@@ -452,7 +453,7 @@ class FuelReplay {
         this.stack.push({ k: 'imm', ty: sig.result, v: evalUnary(op, a.v) });
         return;
       }
-      if (op === 0x45 || op === 0x50) return this.eqzLike(a);
+      if (op === OP.i32Eqz || op === OP.i64Eqz) return this.eqzLike(a);
       return this.pushResult(sig.result, 'result');
     }
     const b = this.pop();
@@ -462,8 +463,8 @@ class FuelReplay {
       return;
     }
     // `x == 0` / `x != 0` on a fresh compare result: wasmi negates/keeps the compare in place.
-    const isEq = op === 0x46 || op === 0x51;
-    const isNe = op === 0x47 || op === 0x52;
+    const isEq = op === OP.i32Eq || op === OP.i64Eq;
+    const isNe = op === OP.i32Ne || op === OP.i64Ne;
     if (isEq || isNe) {
       const zero = (o: Operand) => o.k === 'imm' && (o.v === 0 || o.v === 0n);
       const other = zero(b) ? a : zero(a) ? b : undefined;
@@ -610,12 +611,12 @@ class FuelReplay {
       results: sig.results,
       branched: false,
     });
-    if (ins.op === 0x02) {
+    if (ins.op === OP.block) {
       this.preserveAllLocals();
       this.frames.push(frameOf('block', this.region, this.stack.length - sig.params.length));
       return;
     }
-    if (ins.op === 0x03) {
+    if (ins.op === OP.loop) {
       this.preserveAllLocals();
       const base = this.stack.length - sig.params.length;
       for (let p = base; p < this.stack.length; p++) {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { CharmsError } from '../errors.js';
 import { fromHex } from '../util/bytes.js';
 import { compileWatFixture } from './fixtures/wat.js';
-import { DEFAULT_LIMITS, runApp, shutdownRunner, validateAppModule } from './index.js';
+import { DEFAULT_RUNNER_LIMITS, runApp, shutdownRunner, validateAppModule } from './index.js';
 import { instrumentationsInThisThread } from './instrument.js';
 import { WasmWriter } from './wasm-bytes.js';
 
@@ -60,7 +60,7 @@ test('a valid module with 50 000 locals (V8’s limit) runs: metering adds no lo
 });
 
 test('linear memory is capped per run: growing towards 4 GiB stops at the limit', async () => {
-  assert.equal(DEFAULT_LIMITS.memoryPages, 2048);
+  assert.equal(DEFAULT_RUNNER_LIMITS.memoryPages, 2048);
   const wasm = await compileWatFixture('memory-hog');
   const r = await runApp({ wasm, stdin: Uint8Array.of(0) });
   assert.equal(r.error, undefined);

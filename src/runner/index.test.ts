@@ -5,7 +5,8 @@ import { fromHex, utf8 } from '../util/bytes.js';
 import { ChaCha12Rng } from './chacha-rng.js';
 import { FUEL_VECTORS } from './fixtures/fuel-vectors.js';
 import { compileWatFixture } from './fixtures/wat.js';
-import { THREAD_MODULE_MAX_BYTES, configureRunner, runApp, runnerLimitsFromEnv, shutdownRunner } from './index.js';
+import { THREAD_MODULE_MAX_BYTES, configureRunner, runApp, shutdownRunner } from './index.js';
+import { runnerSettingsOf } from '../settings/runner.js';
 
 after(() => shutdownRunner());
 
@@ -145,9 +146,9 @@ test("isolation 'thread' (the CLI's): runs on the calling thread, bounded by fue
 });
 
 test('APP_RUN_ISOLATION: worker or thread; anything else is a CONFIG error', async () => {
-  assert.deepEqual(runnerLimitsFromEnv({ APP_RUN_ISOLATION: 'thread' }), { isolation: 'thread' });
-  assert.deepEqual(runnerLimitsFromEnv({ APP_RUN_ISOLATION: 'worker' }), { isolation: 'worker' });
-  assert.deepEqual(runnerLimitsFromEnv({ APP_RUN_ISOLATION: '' }), {});
-  assert.throws(() => runnerLimitsFromEnv({ APP_RUN_ISOLATION: 'process' }), { code: 'CONFIG' });
+  assert.deepEqual(runnerSettingsOf({ APP_RUN_ISOLATION: 'thread' }), { isolation: 'thread' });
+  assert.deepEqual(runnerSettingsOf({ APP_RUN_ISOLATION: 'worker' }), { isolation: 'worker' });
+  assert.deepEqual(runnerSettingsOf({ APP_RUN_ISOLATION: '' }), {});
+  assert.throws(() => runnerSettingsOf({ APP_RUN_ISOLATION: 'process' }), { code: 'CONFIG' });
   await assert.rejects(configureRunner({ isolation: 'none' as 'thread' }), { code: 'CONFIG' });
 });

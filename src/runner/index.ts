@@ -55,7 +55,7 @@ export interface RunnerLimits {
 /** Modules above this size are prepared in a worker even under 'thread' isolation (heap-capped instrumenter). */
 export const THREAD_MODULE_MAX_BYTES = 4 * 1024 * 1024;
 
-export const DEFAULT_LIMITS: Readonly<RunnerLimits> = Object.freeze({
+export const DEFAULT_RUNNER_LIMITS: Readonly<RunnerLimits> = Object.freeze({
   memoryPages: 2048,
   tableElements: 65_536,
   concurrency: Math.max(1, Math.min(2, availableParallelism())),
@@ -64,14 +64,15 @@ export const DEFAULT_LIMITS: Readonly<RunnerLimits> = Object.freeze({
   isolation: 'worker',
 });
 
-let limits: RunnerLimits = { ...DEFAULT_LIMITS };
+let limits: RunnerLimits = { ...DEFAULT_RUNNER_LIMITS };
 
 /** The caps in force. */
 export const runnerLimits = (): Readonly<RunnerLimits> => limits;
 
 /**
  * Sets the runner's caps (call at start-up, before the first run; running workers are stopped so
- * the new sizes apply). Also used by the proving server from its environment, see `runnerLimitsFromEnv`.
+ * the new sizes apply). The servers and one-shot commands pass the environment's caps
+ * (`runnerSettingsOf`, settings/runner.ts).
  */
 export async function configureRunner(next: Partial<RunnerLimits>): Promise<void> {
   const merged = { ...limits, ...next };
@@ -90,35 +91,6 @@ export async function configureRunner(next: Partial<RunnerLimits>): Promise<void
   limits = merged;
   cache.clear(); // prepared modules carry the old caps
   await shutdownRunner();
-}
-
-/**
- * Runner caps from the environment: `APP_MEMORY_LIMIT_MB` (per-run linear memory, MiB),
- * `APP_RUN_CONCURRENCY` (app preparations/runs at once) and `APP_RUN_ISOLATION` (worker |
- * thread). Unset names are left out.
- */
-export function runnerLimitsFromEnv(env: Record<string, string | undefined>): Partial<RunnerLimits> {
-  const out: Partial<RunnerLimits> = {};
-  const int = (name: string): number | undefined => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return undefined;
-    const v = Number(raw);
-    if (!Number.isSafeInteger(v) || v <= 0) throw new CharmsError('CONFIG', `${name}: expected a positive integer, got ${JSON.stringify(raw)}`);
-    return v;
-  };
-  const mb = int('APP_MEMORY_LIMIT_MB');
-  if (mb !== undefined) {
-    if (mb > 4096) throw new CharmsError('CONFIG', `APP_MEMORY_LIMIT_MB: at most 4096 (wasm32's 4 GiB), got ${mb}`);
-    out.memoryPages = mb * 16;
-  }
-  const c = int('APP_RUN_CONCURRENCY');
-  if (c !== undefined) out.concurrency = c;
-  const iso = env.APP_RUN_ISOLATION;
-  if (iso !== undefined && iso !== '') {
-    if (iso !== 'worker' && iso !== 'thread') throw new CharmsError('CONFIG', `APP_RUN_ISOLATION: expected worker or thread, got ${JSON.stringify(iso)}`);
-    out.isolation = iso;
-  }
-  return out;
 }
 
 export interface RunAppArgs {

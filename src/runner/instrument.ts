@@ -24,6 +24,7 @@ import { WasmReader, WasmWriter } from './wasm-bytes.js';
 import { decodeBody } from './wasm-code.js';
 import { functionFuel } from './fuel-model.js';
 import type { ParsedModule } from './wasm-module.js';
+import { OP, TYPE } from './opcodes.js';
 
 /** wasmi traps when a call would exceed this many frames. */
 export const MAX_CALL_DEPTH = 1000;
@@ -43,34 +44,6 @@ export interface InstrumentedModule {
   bytes: Uint8Array;
   exports: MeterExports;
 }
-
-const OP = {
-  unreachable: 0x00,
-  if: 0x04,
-  end: 0x0b,
-  call: 0x10,
-  callIndirect: 0x11,
-  returnCall: 0x12,
-  returnCallIndirect: 0x13,
-  localGet: 0x20,
-  localSet: 0x21,
-  localTee: 0x22,
-  globalGet: 0x23,
-  globalSet: 0x24,
-  i32Const: 0x41,
-  i64Const: 0x42,
-  i32Eqz: 0x45,
-  i32Ne: 0x47,
-  i32GtU: 0x4b,
-  i64LtU: 0x54,
-  i32Add: 0x6a,
-  i32Sub: 0x6b,
-  i64Shl: 0x86,
-  i64ShrU: 0x88,
-  i64Sub: 0x7d,
-  i64ExtendI32U: 0xad,
-  void: 0x40,
-} as const;
 
 function uniqueExportName(taken: Set<string>, base: string): string {
   let name = base;
@@ -98,7 +71,7 @@ function trapWith(w: WasmWriter, g: Indices, reason: number): void {
 function charge(w: WasmWriter, g: Indices, pushCost: (w: WasmWriter) => void): void {
   w.byte(OP.globalGet).u32(g.fuel);
   pushCost(w);
-  w.byte(OP.i64LtU).byte(OP.if).byte(OP.void);
+  w.byte(OP.i64LtU).byte(OP.if).byte(TYPE.emptyBlock);
   trapWith(w, g, TRAP_OUT_OF_FUEL);
   w.byte(OP.end);
   w.byte(OP.globalGet).u32(g.fuel);
@@ -126,7 +99,7 @@ function chargeGrow(w: WasmWriter, g: Indices, growOp: Uint8Array, shl: bigint, 
   teeS1(w, g);
   w.bytes(growOp);
   w.byte(OP.globalSet).u32(g.s2).byte(OP.globalGet).u32(g.s2).byte(OP.i32Const).s32(-1).byte(OP.i32Ne);
-  w.byte(OP.if).byte(OP.void);
+  w.byte(OP.if).byte(TYPE.emptyBlock);
   w.byte(OP.globalGet).u32(g.s1).byte(OP.i64ExtendI32U);
   w.byte(OP.i64Const).s64(shl).byte(OP.i64Shl).byte(OP.i64Const).s64(shr).byte(OP.i64ShrU).byte(OP.globalSet).u32(g.a);
   chargeScratch(w, g);
@@ -137,7 +110,7 @@ function chargeGrow(w: WasmWriter, g: Indices, growOp: Uint8Array, shl: bigint, 
 function enterCall(w: WasmWriter, g: Indices): void {
   w.byte(OP.globalGet).u32(g.depth).byte(OP.i32Const).s32(1).byte(OP.i32Add).byte(OP.globalSet).u32(g.depth);
   w.byte(OP.globalGet).u32(g.depth).byte(OP.i32Const).s32(MAX_CALL_DEPTH).byte(OP.i32GtU);
-  w.byte(OP.if).byte(OP.void);
+  w.byte(OP.if).byte(TYPE.emptyBlock);
   trapWith(w, g, TRAP_CALL_DEPTH);
   w.byte(OP.end);
 }
@@ -160,7 +133,7 @@ function instrumentBody(
 
   // entry: lazy-compilation fuel, entry region fuel (call depth is counted at call sites)
   const compiled = g.compiledBase + definedIndex;
-  w.byte(OP.globalGet).u32(compiled).byte(OP.i32Eqz).byte(OP.if).byte(OP.void);
+  w.byte(OP.globalGet).u32(compiled).byte(OP.i32Eqz).byte(OP.if).byte(TYPE.emptyBlock);
   w.byte(OP.i32Const).s32(1).byte(OP.globalSet).u32(compiled);
   chargeConst(w, g, fuel.compileFuel);
   w.byte(OP.end);
@@ -170,27 +143,27 @@ function instrumentBody(
   body.instrs.forEach((ins, i) => {
     const op = ins.op;
     const raw = src.subarray(ins.start, ins.end);
-    if (op === 0xfc08 || op === 0xfc0a || op === 0xfc0b) {
+    if (op === OP.memoryInit || op === OP.memoryCopy || op === OP.memoryFill) {
       // memory.init / memory.copy / memory.fill: len / 64 fuel, charged before the copy
       teeS1(w, g);
       chargeS1Shifted(w, g, 6n);
       w.bytes(raw);
       return;
     }
-    if (op === 0xfc0c || op === 0xfc0e || op === 0xfc11) {
+    if (op === OP.tableInit || op === OP.tableCopy || op === OP.tableFill) {
       // table.init / table.copy / table.fill: 8 bytes per element, 64 bytes per fuel
       teeS1(w, g);
       chargeS1Shifted(w, g, 3n);
       w.bytes(raw);
       return;
     }
-    if (op === 0x40) return chargeGrow(w, g, raw, 16n, 6n); // memory.grow: 65 536 bytes per page
-    if (op === 0xfc0f) return chargeGrow(w, g, raw, 3n, 6n); // table.grow: 8 bytes per element
+    if (op === OP.memoryGrow) return chargeGrow(w, g, raw, 16n, 6n); // memory.grow: 65 536 bytes per page
+    if (op === OP.tableGrow) return chargeGrow(w, g, raw, 3n, 6n); // table.grow: 8 bytes per element
     const intoModule = (op === OP.call && ins.a >= m.importedFuncCount) || op === OP.callIndirect;
     if (intoModule) enterCall(w, g);
     w.bytes(raw);
     if (intoModule) leaveCall(w, g);
-    else if (op === 0x03 || op === 0x04 || op === 0x05) {
+    else if (op === OP.loop || op === OP.if || op === OP.else) {
       const cost = fuel.regionFuel.get(i);
       if (cost !== undefined) chargeConst(w, g, cost);
     }
@@ -232,7 +205,7 @@ function cappedTables(m: ParsedModule, cap: number): Uint8Array {
   for (const t of m.tables) {
     if (t.limits.min > cap)
       throw new CharmsError('UNSUPPORTED', `wasm module: a table starts with ${t.limits.min} elements; the runner allows ${cap} per table`);
-    w.byte(t.elemType === 'externref' ? 0x6f : 0x70);
+    w.byte(t.elemType === 'externref' ? TYPE.externref : TYPE.funcref);
     limitsBytes(w, t.limits.min, Math.min(t.limits.max ?? cap, cap));
   }
   return w.finish();
@@ -287,10 +260,10 @@ export function instrumentModule(m: ParsedModule, fuelLimit: bigint, limits: Mod
     r.u32();
     gw.bytes(oldGlobals.subarray(r.pos));
   }
-  gw.byte(0x7e).byte(1).byte(OP.i64Const).s64(fuelLimit).byte(OP.end); // fuel
-  for (let i = 0; i < 4; i++) gw.byte(0x7f).byte(1).byte(OP.i32Const).s32(0).byte(OP.end); // trap, depth, s1, s2
-  gw.byte(0x7e).byte(1).byte(OP.i64Const).s64(0n).byte(OP.end); // a
-  for (let i = 0; i < nDefined; i++) gw.byte(0x7f).byte(1).byte(OP.i32Const).s32(0).byte(OP.end); // compiled flags
+  gw.byte(TYPE.i64).byte(1).byte(OP.i64Const).s64(fuelLimit).byte(OP.end); // fuel
+  for (let i = 0; i < 4; i++) gw.byte(TYPE.i32).byte(1).byte(OP.i32Const).s32(0).byte(OP.end); // trap, depth, s1, s2
+  gw.byte(TYPE.i64).byte(1).byte(OP.i64Const).s64(0n).byte(OP.end); // a
+  for (let i = 0; i < nDefined; i++) gw.byte(TYPE.i32).byte(1).byte(OP.i32Const).s32(0).byte(OP.end); // compiled flags
   contents.set(6, gw.finish());
 
   // exports: original entries + meter globals

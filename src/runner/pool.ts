@@ -7,6 +7,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { bundleOf, bundleWorker } from '../util/bundle.js';
+import { noBundleOf } from '../settings/env.js';
 import type { WorkerReply, WorkerTask } from './worker.js';
 
 export type PoolOutcome<R = WorkerReply> = { ok: true; reply: R } | { ok: false; error: string };
@@ -97,8 +98,9 @@ export class WorkerPool<T extends object, R extends { id: number }> {
 
   private spawn(): Slot<T, R> {
     const resourceLimits = { maxOldGenerationSizeMb: this.options.heapMb };
-    const bundle = bundleOf(this.url); // the worker script's bundle starts faster (util/bundle.ts)
-    const worker = bundle ? new Worker(bundleWorker(), { workerData: { bundle }, resourceLimits }) : new Worker(this.url, { resourceLimits });
+    const noBundle = noBundleOf(process.env); // read at each spawn, as the CLI's entry reads it
+    const bundle = bundleOf(this.url, noBundle); // the worker script's bundle starts faster (util/bundle.ts)
+    const worker = bundle ? new Worker(bundleWorker(noBundle), { workerData: { bundle }, resourceLimits }) : new Worker(this.url, { resourceLimits });
     const slot: Slot<T, R> = { worker };
     worker.on('message', (msg: R) => {
       if (slot.task && msg.id === slot.taskId) this.finish(slot, msg);

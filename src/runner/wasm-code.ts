@@ -6,6 +6,7 @@
 import { CharmsError } from '../errors.js';
 import { WasmReader } from './wasm-bytes.js';
 import { readValType, type ValType } from './wasm-module.js';
+import { OP, TYPE } from './opcodes.js';
 
 /** Block type: an empty/single-value shorthand or a type index. */
 export type BlockType = { kind: 'empty' } | { kind: 'value'; type: ValType } | { kind: 'index'; index: number };
@@ -40,24 +41,24 @@ const unsupported = (msg: string): never => {
 };
 
 const REFUSED: Record<number, string> = {
-  0x06: 'exception handling (try)',
-  0x07: 'exception handling (catch)',
-  0x08: 'exception handling (throw)',
-  0x09: 'exception handling (rethrow)',
-  0x0a: 'exception handling (throw_ref)',
-  0x14: 'typed function references (call_ref)',
-  0x15: 'typed function references (return_call_ref)',
-  0x18: 'exception handling (delegate)',
-  0x19: 'exception handling (catch_all)',
-  0x1f: 'exception handling (try_table)',
-  0xfb: 'garbage collection (GC) instructions',
-  0xfd: 'SIMD instructions',
-  0xfe: 'threads/atomics instructions',
+  [OP.try]: 'exception handling (try)',
+  [OP.catch]: 'exception handling (catch)',
+  [OP.throw]: 'exception handling (throw)',
+  [OP.rethrow]: 'exception handling (rethrow)',
+  [OP.throwRef]: 'exception handling (throw_ref)',
+  [OP.callRef]: 'typed function references (call_ref)',
+  [OP.returnCallRef]: 'typed function references (return_call_ref)',
+  [OP.delegate]: 'exception handling (delegate)',
+  [OP.catchAll]: 'exception handling (catch_all)',
+  [OP.tryTable]: 'exception handling (try_table)',
+  [OP.gcPrefix]: 'garbage collection (GC) instructions',
+  [OP.simdPrefix]: 'SIMD instructions',
+  [OP.atomicsPrefix]: 'threads/atomics instructions',
 };
 
 function readBlockType(r: WasmReader): BlockType {
   const b = r.bytes[r.pos]!;
-  if (b === 0x40) {
+  if (b === TYPE.emptyBlock) {
     r.pos++;
     return { kind: 'empty' };
   }
@@ -96,15 +97,15 @@ export function decodeBody(bytes: Uint8Array, start: number, end: number): Decod
     const at = r.pos;
     let op = r.u8();
     const ins: Instr = { op, start: at, end: at, a: 0, b: 0 };
-    if (op === 0xfc) {
-      op = 0xfc00 | r.u32();
+    if (op === OP.miscPrefix) {
+      op = (OP.miscPrefix << 8) | r.u32();
       ins.op = op;
     }
     decodeImmediates(r, ins);
     ins.end = r.pos;
     instrs.push(ins);
   }
-  if (instrs.length === 0 || instrs[instrs.length - 1]!.op !== 0x0b)
+  if (instrs.length === 0 || instrs[instrs.length - 1]!.op !== OP.end)
     throw new CharmsError('INVALID_INPUT', 'wasm module: function body does not end with `end`');
   return { locals, localsStart: start, localsEnd, instrs };
 }
@@ -112,19 +113,19 @@ export function decodeBody(bytes: Uint8Array, start: number, end: number): Decod
 function decodeImmediates(r: WasmReader, ins: Instr): void {
   const op = ins.op;
   if (op in REFUSED) unsupported(`${REFUSED[op]} are not allowed in Charms apps (opcode 0x${op.toString(16)})`);
-  if (op >= 0x45 && op <= 0xc4) return; // numeric (incl. sign-extension)
-  if (op >= 0x28 && op <= 0x3e) return readMemarg(r, ins);
+  if (op >= OP.i32Eqz && op <= OP.i64Extend32S) return; // numeric (incl. sign-extension)
+  if (op >= OP.i32Load && op <= OP.i64Store32) return readMemarg(r, ins);
   switch (op) {
-    case 0x00: case 0x01: case 0x05: case 0x0b: case 0x0f: case 0x1a: case 0x1b: case 0xd1:
+    case OP.unreachable: case OP.nop: case OP.else: case OP.end: case OP.return: case OP.drop: case OP.select: case OP.refIsNull:
       return;
-    case 0x02: case 0x03: case 0x04:
+    case OP.block: case OP.loop: case OP.if:
       ins.bt = readBlockType(r);
       return;
-    case 0x0c: case 0x0d: case 0x10: case 0x12: case 0x20: case 0x21: case 0x22: case 0x23:
-    case 0x24: case 0x25: case 0x26: case 0xd2:
+    case OP.br: case OP.brIf: case OP.call: case OP.returnCall: case OP.localGet: case OP.localSet: case OP.localTee: case OP.globalGet:
+    case OP.globalSet: case OP.tableGet: case OP.tableSet: case OP.refFunc:
       ins.a = r.u32();
       return;
-    case 0x0e: {
+    case OP.brTable: {
       const n = r.u32();
       const targets: number[] = [];
       for (let i = 0; i < n; i++) targets.push(r.u32());
@@ -132,63 +133,63 @@ function decodeImmediates(r: WasmReader, ins: Instr): void {
       ins.a = r.u32(); // default target
       return;
     }
-    case 0x11: case 0x13:
+    case OP.callIndirect: case OP.returnCallIndirect:
       ins.a = r.u32();
       ins.b = r.u32();
       return;
-    case 0x1c: {
+    case OP.selectTyped: {
       const n = r.u32();
       if (n !== 1) unsupported('typed select with more than one value type is not supported');
       readValType(r);
       return;
     }
-    case 0x3f: case 0x40:
+    case OP.memorySize: case OP.memoryGrow:
       memIndexZero(r);
       return;
-    case 0x41:
+    case OP.i32Const:
       ins.a = r.s32();
       return;
-    case 0x42:
+    case OP.i64Const:
       ins.big = r.s64();
       return;
-    case 0x43: {
+    case OP.f32Const: {
       const b = r.bytesN(4);
       ins.f = new DataView(b.buffer, b.byteOffset, 4).getFloat32(0, true);
       return;
     }
-    case 0x44: {
+    case OP.f64Const: {
       const b = r.bytesN(8);
       ins.f = new DataView(b.buffer, b.byteOffset, 8).getFloat64(0, true);
       return;
     }
-    case 0xd0:
+    case OP.refNull:
       r.u8();
       return;
   }
   switch (op) {
-    case 0xfc00: case 0xfc01: case 0xfc02: case 0xfc03:
-    case 0xfc04: case 0xfc05: case 0xfc06: case 0xfc07:
+    case OP.i32TruncSatF32S: case OP.i32TruncSatF32U: case OP.i32TruncSatF64S: case OP.i32TruncSatF64U:
+    case OP.i64TruncSatF32S: case OP.i64TruncSatF32U: case OP.i64TruncSatF64S: case OP.i64TruncSatF64U:
       return; // saturating truncation
-    case 0xfc08: // memory.init
+    case OP.memoryInit:
       ins.a = r.u32();
       memIndexZero(r);
       return;
-    case 0xfc09: // data.drop
-    case 0xfc0d: // elem.drop
-    case 0xfc0f: // table.grow
-    case 0xfc10: // table.size
-    case 0xfc11: // table.fill
+    case OP.dataDrop:
+    case OP.elemDrop:
+    case OP.tableGrow:
+    case OP.tableSize:
+    case OP.tableFill:
       ins.a = r.u32();
       return;
-    case 0xfc0a: // memory.copy
+    case OP.memoryCopy:
       memIndexZero(r);
       memIndexZero(r);
       return;
-    case 0xfc0b: // memory.fill
+    case OP.memoryFill:
       memIndexZero(r);
       return;
-    case 0xfc0c: // table.init
-    case 0xfc0e: // table.copy
+    case OP.tableInit:
+    case OP.tableCopy:
       ins.a = r.u32();
       ins.b = r.u32();
       return;

@@ -15,7 +15,7 @@
  * - unreachable host, timeouts → UPSTREAM_UNAVAILABLE (HTTP 503, retry later); an answer over
  *   the size limit → UPSTREAM_FAILED.
  */
-import { HttpAgent, AgentError, RejectError, TransportError, TrustError } from '@icp-sdk/core/agent';
+import type { HttpAgent } from '@icp-sdk/core/agent';
 import { IDL } from '@icp-sdk/core/candid';
 import { Principal } from '@icp-sdk/core/principal';
 import { CharmsError } from '../errors.js';
@@ -29,6 +29,9 @@ import { MAX_SCROLL_OUTPUTS, SCROLLS_ADDRS_PUBKEY_HEX, verifySignedScrollOutputs
 import { BITCOIN_METHODS, CARDANO_METHODS, type AddressesResultValue, type MethodIdl, type TextResultValue } from './candid.js';
 import { checkScrollsWitness } from './cardano-witness.js';
 import { SCROLLS_DEFAULTS, type ScrollsSettings } from '../settings/scrolls.js';
+
+type AgentModule = typeof import('@icp-sdk/core/agent');
+type AgentOptions = NonNullable<Parameters<AgentModule['HttpAgent']['createSync']>[0]>;
 
 /** The keys answers are checked with. Defaults: the protocol's (see the constants' modules). */
 export interface ScrollsKeys {
@@ -99,7 +102,12 @@ export class ScrollsClient implements CardanoScrollsSigner {
   readonly settings: ScrollsSettings;
   /** The keys answers are checked with. */
   readonly keys: ScrollsKeys;
-  private readonly agent: HttpAgent;
+  /**
+   * The agent, made at the first call: `@icp-sdk/core/agent` (the heaviest module of the package)
+   * is loaded by a client that calls a canister, not by every import of the package.
+   */
+  private agent: Promise<{ agent: HttpAgent; lib: AgentModule }> | undefined;
+  private readonly agentOptions: AgentOptions;
 
   constructor(opts: ScrollsClientOptions = {}) {
     this.settings = {
@@ -119,13 +127,17 @@ export class ScrollsClient implements CardanoScrollsSigner {
     const credentials = host.username ? { name: decodeURIComponent(host.username), password: decodeURIComponent(host.password) } : undefined;
     host.username = '';
     host.password = '';
-    this.agent = HttpAgent.createSync({
+    this.agentOptions = {
       host: host.toString(),
       ...(credentials ? { credentials } : {}),
       fetch: fetchBounded,
       retryTimes: opts.retryTimes ?? 3,
       ...(this.settings.rootKey ? { rootKey: this.settings.rootKey } : {}),
-    });
+    };
+  }
+
+  private loadAgent(): Promise<{ agent: HttpAgent; lib: AgentModule }> {
+    return (this.agent ??= import('@icp-sdk/core/agent').then((lib) => ({ agent: lib.HttpAgent.createSync(this.agentOptions), lib })));
   }
 
   /**
@@ -202,11 +214,14 @@ export class ScrollsClient implements CardanoScrollsSigner {
   private async update(canisterId: string, method: string, idl: MethodIdl, args: unknown[]): Promise<unknown> {
     const where = `Scrolls canister ${canisterId} at ${redactUrl(this.settings.host)}`;
     let reply: Uint8Array;
+    let lib: AgentModule | undefined;
     try {
-      const res = await this.agent.update(Principal.fromText(canisterId), { methodName: method, arg: IDL.encode(idl.args, args) });
+      const loaded = await this.loadAgent();
+      lib = loaded.lib;
+      const res = await loaded.agent.update(Principal.fromText(canisterId), { methodName: method, arg: IDL.encode(idl.args, args) });
       reply = res.reply;
     } catch (e) {
-      throw agentFailure(e, where, method);
+      throw agentFailure(e, where, method, lib);
     }
     try {
       const [value] = IDL.decode([idl.ret], reply);
@@ -218,8 +233,10 @@ export class ScrollsClient implements CardanoScrollsSigner {
 }
 
 /** Every failure of the agent is a 5xx: the canister or the network, not the user's request. */
-function agentFailure(e: unknown, where: string, method: string): CharmsError {
+function agentFailure(e: unknown, where: string, method: string, lib: AgentModule | undefined): CharmsError {
   const text = (x: unknown) => clip(redactText(x instanceof Error ? x.message : String(x)));
+  if (lib === undefined) return new CharmsError('INTERNAL', `${where}: the IC agent did not load: ${text(e)}`, { cause: e });
+  const { AgentError, RejectError, TransportError, TrustError } = lib;
   let what: string;
   if (e instanceof TransportError) {
     // the fetch failure the agent wraps: an over-long answer is a failure of the host, not an outage

@@ -8,7 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from './log.js';
 import { silentLogger } from './log.js';
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import { CharmsError } from '../errors.js';
 import { redactText } from '../util/redact.js';
 
@@ -83,6 +84,9 @@ export const DEFAULT_LEASE_MS = 10_000;
  * handled there). Any Redis failure — refused, timed out, not Redis at all — makes the cache step
  * aside until a background probe finds Redis answering again.
  */
+/** ioredis, loaded by the first Redis cache only: importing the package, or a server without CACHE_URL, does not load it. */
+const loadIoredis = (): typeof import('ioredis') => createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+
 export class RedisCache implements ProofCache {
   private readonly client: Redis;
   private readonly inflight = new Map<string, Promise<Uint8Array>>();
@@ -109,7 +113,7 @@ export class RedisCache implements ProofCache {
     }
     if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
       throw new CharmsError('CONFIG', `CACHE_URL must be a redis:// or rediss:// URL, got ${parsed.protocol}`);
-    this.client = new Redis(url, {
+    this.client = new (loadIoredis().Redis)(url, {
       connectTimeout: o.connectTimeoutMs ?? 2000,
       commandTimeout: o.commandTimeoutMs ?? 1000,
       // fail a command at the first failed reconnect instead of retrying it: the cache steps aside

@@ -3,7 +3,7 @@
  * speaks h2c): each connection's first bytes decide which server gets the socket. Handlers see
  * one small request/response abstraction for both.
  *
- * Every client is treated as hostile (see services/limits.ts): a connection cap; a deadline for
+ * Every client is treated as hostile (see settings/limits.ts): a connection cap; a deadline for
  * the first request's headers (h2 preface included), for each body and for idle connections, on
  * both protocols (the sockets are handed over by hand, so node's own server timeouts would not
  * apply); bodies refused with 413 as soon as their declared or received size passes the limit,
@@ -16,7 +16,7 @@ import { Duplex } from 'node:stream';
 import { CharmsError, httpStatus, type ErrorCode } from '../errors.js';
 import { redactText } from '../util/redact.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
-import type { Logger } from './log.js';
+import { silentLogger, type Logger } from './log.js';
 
 export interface Req {
   method: string;
@@ -145,7 +145,7 @@ function readBody(stream: NodeJS.ReadableStream, declared: string | undefined, l
 type AnyReq = http.IncomingMessage | http2.Http2ServerRequest;
 type AnyRes = http.ServerResponse | http2.Http2ServerResponse;
 
-async function serve(handler: Handler, limits: ServerLimits, budget: BodyBudget, req: AnyReq, res: AnyRes) {
+async function serve(handler: Handler, limits: ServerLimits, budget: BodyBudget, log: Logger, req: AnyReq, res: AnyRes) {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const h1 = 'httpVersionMajor' in req && req.httpVersionMajor === 1 && !(req instanceof http2.Http2ServerRequest);
   let out: Res;
@@ -168,7 +168,9 @@ async function serve(handler: Handler, limits: ServerLimits, budget: BodyBudget,
           return read.promise;
         },
       });
-  } catch {
+  } catch (e) {
+    // handlers answer their own errors; one that throws is a bug: logged, answered without details
+    log.error('request handler threw', { path: url.pathname, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
     out = jsonError(500, 'INTERNAL', 'internal error');
   }
   // the transport answers body failures itself, whatever the handler made of them
@@ -255,11 +257,12 @@ export interface Listening {
   connections(): number;
 }
 
-export function listenDual(handler: Handler, opts: { host?: string; port?: number; limits?: Partial<ServerLimits> }): Promise<Listening> {
+export function listenDual(handler: Handler, opts: { host?: string; port?: number; limits?: Partial<ServerLimits>; log?: Logger }): Promise<Listening> {
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const budget = new BodyBudget(limits.inflightBodyBytes);
   const deadlines = new WeakMap<net.Socket, Deadline>();
-  const onRequest = (req: AnyReq, res: AnyRes) => void serve(handler, limits, budget, req, res);
+  const log = opts.log ?? silentLogger;
+  const onRequest = (req: AnyReq, res: AnyRes) => void serve(handler, limits, budget, log, req, res);
 
   const h1 = http.createServer(onRequest as http.RequestListener);
   // Node's own header/request timers run only on a server that listens itself; ours hands sockets

@@ -3,27 +3,107 @@
  * in the same format) and `GET /ready`. Errors are JSON `{error, code}`, status by error code.
  */
 import { createHash } from 'node:crypto';
-import { CharmsError } from '../errors.js';
+import { CharmsError, HTTP_STATUS } from '../errors.js';
 import { errorResponse, jsonError, listenDual, type Listening, type Res } from './http.js';
 import type { ProofCache } from './cache.js';
 import { silentLogger, type Logger } from './log.js';
-import { proveResponseNotice } from '../prover/service.js';
+import { bodyHandler, proveResponseNotice } from '../prover/service.js';
+import { proveServiceFor } from '../prover/setup.js';
+import { ProofWorkers } from '../prover/proof-workers.js';
+import { configureRunner, runnerLimits } from '../runner/index.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
+import type { RunnerSettings, Settings } from '../settings/settings.js';
 
 export const BODY_LIMIT = DEFAULT_LIMITS.maxBodyBytes;
 
 export type ProveFn = (req: { body: Uint8Array; format: 'json' | 'cbor' }) => Promise<Uint8Array>;
 
-export async function startProveServer(opts: {
+interface ServerOptions {
   host?: string;
   port?: number;
-  prove: ProveFn;
-  ready: () => Promise<boolean>;
   cache?: ProofCache;
   log?: Logger;
-  /** Connection, timeout and body limits (defaults: services/limits.ts). */
+  /** Connection, timeout and body limits (defaults: settings/limits.ts). */
   limits?: Partial<ServerLimits>;
-}): Promise<Listening> {
+}
+
+/** The HTTP surface over a prove function of your own. */
+export interface ProveHttpOptions extends ServerOptions {
+  prove: ProveFn;
+  ready: () => Promise<boolean>;
+}
+
+/** The server `charms server` (`charms-prover server`: `prover: true`) runs, from settings. */
+export interface ProveServerOptions extends ServerOptions {
+  /** `loadSettings(env, flags)`: prover, proof threads, mock mode; its `limits` unless `limits` is given. */
+  settings: Settings;
+  /** Prove here with the configured backends (`charms-prover`); otherwise a mock server proves here and any other relays to `SVC_PROVE_API_URL`. */
+  prover?: boolean;
+  /** Runner caps (`runnerSettingsOf(env)`); contracts always run in worker threads. */
+  runner?: RunnerSettings;
+}
+
+/** A started proving server; `description` names the prover behind it (`ProveService.description`). */
+export type ProveServer = Listening & { description?: string };
+
+/**
+ * Starts the proving service: `POST /spells/prove`, `GET /ready`. Given `settings`, it is the
+ * server `charms server` runs: the app runner in worker threads, proof threads for a local
+ * prover, the prove service of the settings, closed together with the server. Given `prove` and
+ * `ready`, only the HTTP surface over them.
+ */
+export function startProveServer(opts: ProveServerOptions | ProveHttpOptions): Promise<ProveServer> {
+  return 'settings' in opts ? startConfigured(opts) : startHttp(opts);
+}
+
+async function startConfigured(opts: ProveServerOptions): Promise<ProveServer> {
+  const { settings } = opts;
+  const log = opts.log ?? silentLogger;
+  // a server always runs contracts in its worker threads (wall-clock guard, event loop free)
+  await configureRunner({ ...opts.runner, isolation: 'worker' });
+  const runner = runnerLimits();
+  log.info('app runner limits', { memoryMiB: runner.memoryPages / 16, concurrency: runner.concurrency, workerHeapMb: runner.workerHeapMb, isolation: runner.isolation });
+  // proof threads for a local prover (a relay proves nothing here)
+  const local = settings.prover.mock || opts.prover === true;
+  const threads = local ? settings.prover.proofThreads : 0;
+  const workers = threads > 0 ? new ProofWorkers(threads) : undefined;
+  workers?.warm();
+  log.info('proof threads', { threads });
+  // what the threads loaded, once they have: a fallback to pure JS proves several times slower
+  workers?.backend().then(
+    (backend) => (backend === 'mcl-wasm' ? log.info('proof thread backends', { backend }) : log.warn('proof thread backends: pure JS in part, slower', { backend })),
+    (e: Error) => log.warn('proof thread backends unknown', { error: e.message }),
+  );
+  let service: Awaited<ReturnType<typeof proveServiceFor>>;
+  let server: Listening;
+  const cache = opts.cache;
+  try {
+    service = await proveServiceFor(settings.prover, opts.prover === true, (m) => log.info(m), workers);
+    server = await startHttp({
+      ...(opts.host === undefined ? {} : { host: opts.host }),
+      ...(opts.port === undefined ? {} : { port: opts.port }),
+      prove: bodyHandler(service),
+      ready: async () => (await service.ready()) && (cache ? await cache.ready() : true),
+      ...(cache ? { cache } : {}),
+      log,
+      limits: opts.limits ?? settings.limits,
+    });
+  } catch (e) {
+    await workers?.close(); // no thread outlives a server that did not start
+    throw e;
+  }
+  return {
+    ...server,
+    description: service.description,
+    connections: () => server.connections(),
+    close: async () => {
+      await server.close();
+      await workers?.close();
+    },
+  };
+}
+
+function startHttp(opts: ProveHttpOptions): Promise<Listening> {
   const log = opts.log ?? silentLogger;
   const limit = opts.limits?.maxBodyBytes ?? BODY_LIMIT;
   return listenDual(
@@ -47,7 +127,7 @@ export async function startProveServer(opts: {
             body: out,
           };
         } else if (req.path === '/spells/prove' || req.path === '/ready') {
-          res = jsonError(405, 'INVALID_INPUT', `method ${req.method} not allowed on ${req.path}`);
+          res = jsonError(HTTP_STATUS.METHOD_NOT_ALLOWED, 'METHOD_NOT_ALLOWED', `method ${req.method} not allowed on ${req.path}`);
         } else res = errorResponse(new CharmsError('NOT_FOUND', `no route for ${req.method} ${req.path}`), log);
       } catch (e) {
         res = errorResponse(e, log);
@@ -55,6 +135,6 @@ export async function startProveServer(opts: {
       log.info('request', { method: req.method, path: req.path, status: res.status, ms: Math.round(performance.now() - t0) });
       return res;
     },
-    { host: opts.host ?? '0.0.0.0', port: opts.port ?? 17784, ...(opts.limits ? { limits: opts.limits } : {}) },
+    { host: opts.host ?? '0.0.0.0', port: opts.port ?? 17784, log, ...(opts.limits ? { limits: opts.limits } : {}) },
   );
 }

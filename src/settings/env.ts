@@ -32,6 +32,12 @@ export const ENV_NAMES = {
   scrollsCardanoCanisterId: ['SCROLLS_CARDANO_CANISTER_ID'],
   scrollsBitcoinCanisterId: ['SCROLLS_BITCOIN_CANISTER_ID'],
   scrollsRootKey: ['SCROLLS_ROOT_KEY'],
+  // the app runner (settings/runner.ts)
+  appMemoryLimitMb: ['APP_MEMORY_LIMIT_MB'],
+  appRunConcurrency: ['APP_RUN_CONCURRENCY'],
+  appRunIsolation: ['APP_RUN_ISOLATION'],
+  // start-up (util/bundle.ts)
+  noBundle: ['CHARMS_NO_BUNDLE'],
   // server limits (settings/limits.ts)
   maxBodyBytes: ['SVC_MAX_BODY_BYTES'],
   inflightBodyBytes: ['SVC_INFLIGHT_BODY_BYTES'],
@@ -52,3 +58,10 @@ export function envValue(env: Env, names: readonly string[]): string | undefined
 }
 
 export const truthy = (v: string | undefined): boolean => v !== undefined && !['', '0', 'false', 'no', 'off'].includes(v.toLowerCase());
+
+/**
+ * `CHARMS_NO_BUNDLE=1`: the CLI and its worker threads run from the ES modules of `dist/`
+ * instead of the bundles (util/bundle.ts). Here, in this small module, so that the CLI's entry
+ * reads it before loading anything else.
+ */
+export const noBundleOf = (env: Env): boolean => envValue(env, ENV_NAMES.noBundle) === '1';

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ENV_NAMES, loadSettings, CURRENT_PROVE_API_URL } from './settings.js';
+import { ENV_NAMES, loadSettings, CURRENT_PROVE_API_URL, noBundleOf, runnerSettingsOf } from './settings.js';
 import { CharmsError } from '../errors.js';
 
 test('defaults with an empty environment', () => {
@@ -56,4 +56,20 @@ test('log level, debug, node client, bad prover names', () => {
   assert.equal(loadSettings({ CHARMS_DEBUG: '1' }).debug, true);
   assert.deepEqual(loadSettings({ BITCOIN_CLI: '/opt/bitcoin-cli', BITCOIN_CLI_ARGS: ' -testnet4  -rpcwait ' }).nodeClient, { bin: '/opt/bitcoin-cli', args: ['-testnet4', '-rpcwait'] });
   assert.throws(() => loadSettings({ APP_ZK_PROVER: 'gpu' }), { code: 'CONFIG' });
+});
+
+test('runnerSettingsOf: APP_MEMORY_LIMIT_MB in pages, APP_RUN_CONCURRENCY, APP_RUN_ISOLATION; bad values are CONFIG errors', () => {
+  assert.deepEqual(runnerSettingsOf({}), {});
+  assert.deepEqual(runnerSettingsOf({ APP_MEMORY_LIMIT_MB: '64', APP_RUN_CONCURRENCY: '3', APP_RUN_ISOLATION: 'thread' }), { memoryPages: 1024, concurrency: 3, isolation: 'thread' });
+  assert.deepEqual(runnerSettingsOf({ APP_MEMORY_LIMIT_MB: '', APP_RUN_CONCURRENCY: '' }), {});
+  assert.throws(() => runnerSettingsOf({ APP_MEMORY_LIMIT_MB: '4097' }), { code: 'CONFIG', message: /at most 4096/ });
+  assert.throws(() => runnerSettingsOf({ APP_RUN_CONCURRENCY: '0' }), { code: 'CONFIG', message: /APP_RUN_CONCURRENCY/ });
+  assert.throws(() => runnerSettingsOf({ APP_MEMORY_LIMIT_MB: '1.5' }), { code: 'CONFIG' });
+});
+
+test('noBundleOf: CHARMS_NO_BUNDLE=1 only', () => {
+  assert.equal(noBundleOf({ CHARMS_NO_BUNDLE: '1' }), true);
+  assert.equal(noBundleOf({ CHARMS_NO_BUNDLE: '0' }), false);
+  assert.equal(noBundleOf({ CHARMS_NO_BUNDLE: 'true' }), false);
+  assert.equal(noBundleOf({}), false);
 });

@@ -18,7 +18,8 @@ import { describeScrolls, scrollsSettings, type ScrollsSettings } from './scroll
 import { limitsOf, type ServerLimits } from './limits.js';
 export { DEFAULT_LIMITS, limitsOf, type ServerLimits } from './limits.js';
 
-export { ENV_NAMES, envValue, truthy, type Env } from './env.js';
+export { ENV_NAMES, envValue, noBundleOf, truthy, type Env } from './env.js';
+export { runnerSettingsOf, type RunnerSettings } from './runner.js';
 
 export const CURRENT_PROVE_API_URL = 'https://v15.charms.dev/spells/prove';
 

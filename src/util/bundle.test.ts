@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { bundleOf } from './bundle.js';
+import { noBundleOf } from '../settings/env.js';
 
 /** runBundle in a fresh process (V8 keeps compiled scripts in memory: a second load here would not read the file). */
 function load(file: string): { cache: string; value: number; where: string; twice: number } {
@@ -53,19 +54,15 @@ test('bundleOf: the bundle of an entry of dist/ when it is at least as new as th
   const cjs = join(root, 'bundle', 'cli', 'main.cjs');
   writeFileSync(esm, '');
   const entry = pathToFileURL(esm);
-  assert.equal(bundleOf(entry, root), undefined);
+  assert.equal(bundleOf(entry, false, root), undefined);
   writeFileSync(cjs, '');
   const t = Date.now() / 1000;
   utimesSync(esm, t, t);
   utimesSync(cjs, t + 1, t + 1);
-  assert.equal(bundleOf(entry, root), cjs);
-  assert.equal(bundleOf(pathToFileURL(join(tmpdir(), 'elsewhere.js')), root), undefined);
-  process.env.CHARMS_NO_BUNDLE = '1';
-  try {
-    assert.equal(bundleOf(entry, root), undefined);
-  } finally {
-    delete process.env.CHARMS_NO_BUNDLE;
-  }
+  assert.equal(bundleOf(entry, false, root), cjs);
+  assert.equal(bundleOf(pathToFileURL(join(tmpdir(), 'elsewhere.js')), false, root), undefined);
+  assert.equal(bundleOf(entry, noBundleOf({ CHARMS_NO_BUNDLE: '1' }), root), undefined);
+  assert.equal(bundleOf(entry, noBundleOf({ CHARMS_NO_BUNDLE: '0' }), root), cjs);
   utimesSync(esm, t + 2, t + 2); // a tsc-only rebuild after the bundle
-  assert.equal(bundleOf(entry, root), undefined);
+  assert.equal(bundleOf(entry, false, root), undefined);
 });

@@ -6,7 +6,8 @@
  * (`module.enableCompileCache` came in 22.1), so the cache is kept here: `<bundle>.v8cache` beside
  * the bundle, written once by the first process that runs it (or rewritten when V8 rejects it,
  * e.g. after a Node upgrade). A bundle older than its entry's ES module (a `tsc`-only rebuild) is
- * not used. `CHARMS_NO_BUNDLE=1` runs the ES modules. Node only.
+ * not used. `CHARMS_NO_BUNDLE=1` runs the ES modules: the callers pass `noBundle` (settings/env.ts
+ * `noBundleOf`). Node only.
  */
 import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -17,9 +18,12 @@ import { threadId } from 'node:worker_threads';
 
 const distDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The bundle built from this ES module of `dist/` (or of `root`), if there is one that is up to date. */
-export function bundleOf(entry: URL, root = distDir): string | undefined {
-  if (process.env.CHARMS_NO_BUNDLE === '1' || entry.protocol !== 'file:') return undefined;
+/**
+ * The bundle built from this ES module of `dist/` (or of `root`), if there is one that is up to
+ * date and `noBundle` (CHARMS_NO_BUNDLE) is not set.
+ */
+export function bundleOf(entry: URL, noBundle: boolean, root = distDir): string | undefined {
+  if (noBundle || entry.protocol !== 'file:') return undefined;
   const esm = fileURLToPath(entry);
   const rel = relative(root, esm);
   if (rel.startsWith('..') || !rel.endsWith('.js')) return undefined;
@@ -102,13 +106,13 @@ export function runBundle(file: string, writeCache: 'now' | 'exit' = 'exit'): Lo
 }
 
 /** The entry's exports: from its bundle when there is one, else the ES module itself. */
-export async function loadEntry<T>(entry: URL): Promise<T> {
-  const bundle = bundleOf(entry);
+export async function loadEntry<T>(entry: URL, noBundle: boolean): Promise<T> {
+  const bundle = bundleOf(entry, noBundle);
   return (bundle ? runBundle(bundle).exports : await import(entry.href)) as T;
 }
 
 /** The worker script that runs a bundle (its path in `workerData.bundle`): bundled itself when it can be. */
-export function bundleWorker(): string | URL {
+export function bundleWorker(noBundle: boolean): string | URL {
   const esm = new URL('./bundle-worker.js', import.meta.url);
-  return bundleOf(esm) ?? esm;
+  return bundleOf(esm, noBundle) ?? esm;
 }

@@ -7,18 +7,14 @@
  *   const verdicts = verifySpells([{ bitcoin: hex1 }, { cardano: hex2 }], false); // batched
  */
 import { CharmsError, type ErrorCode } from '../errors.js';
-import { fromHex } from '../util/bytes.js';
 import { spellToValue, type NormalizedSpell } from '../model/spell.js';
 import { toJsonPretty } from '../codec/json.js';
 import { toYaml } from '../codec/yaml.js';
-import { extractAndVerifyBitcoin, extractBitcoinSpell } from '../bitcoin/extract.js';
-import { extractAndVerifyCardano, extractCardanoSpell } from '../cardano/extract.js';
 import { spellProofCheck, type SpellAndProof } from '../proof/spell.js';
 import { verifySpellProofs, type SpellProofCheck } from '../proof/verify.js';
+import { extractAndVerifyOn, extractSpellOn, untagTx, type TxInput } from '../chains/tagged.js';
 
-export type TxInput = { bitcoin: string | Uint8Array } | { cardano: string | Uint8Array };
-
-const bytesOf = (x: string | Uint8Array, what: string): Uint8Array => (typeof x === 'string' ? fromHex(x, what) : x);
+export type { TxInput } from '../chains/tagged.js';
 
 /**
  * Returns the spell (with `tx.ins`/`tx.coins` recovered from the transaction) if the transaction
@@ -27,9 +23,8 @@ const bytesOf = (x: string | Uint8Array, what: string): Uint8Array => (typeof x 
  */
 export function extractAndVerifySpell(tx: TxInput, mock = false): NormalizedSpell {
   return onlyCharmsErrors(() => {
-    if ('bitcoin' in tx) return extractAndVerifyBitcoin(bytesOf(tx.bitcoin, 'bitcoin tx'), mock);
-    if ('cardano' in tx) return extractAndVerifyCardano(bytesOf(tx.cardano, 'cardano tx'), mock);
-    throw new CharmsError('INVALID_INPUT', 'expected {bitcoin: hex} or {cardano: hex}');
+    const { chain, bytes } = untagTx(tx);
+    return extractAndVerifyOn(chain, bytes, mock);
   });
 }
 
@@ -62,9 +57,8 @@ export function verifySpells(txs: readonly TxInput[], mock = false): SpellVerdic
   for (const tx of txs) {
     try {
       const { spell, proof }: SpellAndProof = onlyCharmsErrors(() => {
-        if ('bitcoin' in tx) return extractBitcoinSpell(bytesOf(tx.bitcoin, 'bitcoin tx'));
-        if ('cardano' in tx) return extractCardanoSpell(bytesOf(tx.cardano, 'cardano tx'), mock);
-        throw new CharmsError('INVALID_INPUT', 'expected {bitcoin: hex} or {cardano: hex}');
+        const { chain, bytes } = untagTx(tx);
+        return extractSpellOn(chain, bytes, mock);
       });
       checks.push(onlyCharmsErrors(() => spellProofCheck(spell, proof, mock)));
       pending.push({ at: verdicts.length, spell });

@@ -1,10 +1,10 @@
 import type { CommandDef } from '../define.js';
-import { optString } from '../io.js';
+import { optDefaulted } from '../io.js';
 import { newAppProject, type Template } from '../../app/new.js';
 import { resolve } from 'node:path';
 
 const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
-  const template = (optString(a, 'template') ?? 'rust') as Template;
+  const template = optDefaulted(a, 'template') as Template;
   const dir = newAppProject(resolve(ctx.cwd, a.args[0]!), template);
   ctx.stderr(`created ${template} app in ${dir}\n`);
   ctx.stdout(`${dir}\n`);

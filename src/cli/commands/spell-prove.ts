@@ -1,7 +1,7 @@
 import type { CommandDef } from '../define.js';
 import { configureOneShotRunner } from '../one-shot-runner.js';
 import { CharmsError } from '../../errors.js';
-import { optFlag, optString } from '../io.js';
+import { optDefaulted, optFlag, optString } from '../io.js';
 import { readSpellInputs } from '../spell-inputs.js';
 import { proveRequestToValue, type ProveRequest } from '../../model/request.js';
 import { utxoIdFromString } from '../../model/primitives.js';
@@ -10,6 +10,7 @@ import { toJsonCompact } from '../../codec/json.js';
 import { ENV_NAMES, envValue, loadSettings, truthy } from '../../settings/settings.js';
 import { proveServiceFor } from '../../prover/setup.js';
 import { extractAndVerifySpell } from '../../verify/index.js';
+import { tagTx } from '../../chains/tagged.js';
 import type { ChainTx } from '../../model/request.js';
 import { chainTxToValue } from '../../model/request.js';
 import { prepareAhead, shutdownRunner } from '../../runner/index.js';
@@ -26,7 +27,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   // A local mock proof verifies mock prerequisite spells and makes a mock proof: the WASM
   // BLS12-381 backend (compiled off the main thread) starts loading now and is used if it loads.
   const mockCurve = optFlag(a, 'mock') && !optFlag(a, 'payload') ? loadMclMockCurve({ shareInstance: true }).then(useMockCurve, () => {}) : undefined;
-  const feeRate = Number(optString(a, 'fee-rate') ?? '2.0');
+  const feeRate = Number(optDefaulted(a, 'fee-rate'));
   if (!Number.isFinite(feeRate)) throw new CharmsError('INVALID_INPUT', '--fee-rate: not a number');
   if (feeRate < 1.0) throw new CharmsError('INVALID_INPUT', 'fee rate must be >= 1.0');
   const i = await readSpellInputs(a, ctx);
@@ -71,7 +72,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
 /** Whether a proved transaction carries a mock spell (what a mock-mode server returns). */
 function isMockSpellTx(t: ChainTx): boolean {
   try {
-    return extractAndVerifySpell(t.chain === 'bitcoin' ? { bitcoin: t.hex } : { cardano: t.hex }, true).mock;
+    return extractAndVerifySpell(tagTx(t.chain, t.hex), true).mock;
   } catch {
     return false;
   }

@@ -1,8 +1,9 @@
 import type { CommandDef } from '../define.js';
-import { optFlag, optString } from '../io.js';
+import { optDefaulted, optFlag, optString } from '../io.js';
 import { fromHex } from '../../util/bytes.js';
 import { extractAndVerifySpell, isNoSpell, spellToJson, spellToYaml } from '../../verify/index.js';
 import { parseChain } from '../../model/request.js';
+import { tagTx } from '../../chains/tagged.js';
 import { debugOf } from '../../settings/settings.js';
 
 /**
@@ -11,11 +12,11 @@ import { debugOf } from '../../settings/settings.js';
  * Unparseable hex or transaction, or an unsupported chain, is an error (exit 1): `isNoSpell`.
  */
 const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
-  const chain = parseChain(optString(a, 'chain') ?? 'bitcoin', '--chain');
+  const chain = parseChain(optDefaulted(a, 'chain'), '--chain');
   const bytes = fromHex(optString(a, 'tx')!, '--tx');
   let spell;
   try {
-    spell = extractAndVerifySpell(chain === 'bitcoin' ? { bitcoin: bytes } : { cardano: bytes }, optFlag(a, 'mock'));
+    spell = extractAndVerifySpell(tagTx(chain, bytes), optFlag(a, 'mock'));
   } catch (e) {
     if (!isNoSpell(e)) throw e;
     if (debugOf(ctx.env)) ctx.stderr(`${(e as Error).message}\n`);

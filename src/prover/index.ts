@@ -1,0 +1,3 @@
+/** charms-ts/prover: the prove pipeline and the client of a remote proving service. */
+export { proveSpellTx } from './prove.js';
+export { proveRemote } from './client.js';
