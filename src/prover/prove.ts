@@ -43,6 +43,8 @@ export interface ProveDeps {
   cardanoParams?: CardanoProtocolParams;
   /** Proof threads (a server's): prerequisite spells are verified there, off the event loop. */
   proofWorkers?: ProofWorkers;
+  /** Bitcoin fee-rate cap in sat/vB (`SVC_MAX_FEE_RATE`; default Bitcoin Core's maxfeerate, 10 000). */
+  maxFeeRate?: number;
 }
 
 
@@ -147,6 +149,7 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
     ...(spell.tx.scrolls ? { scrolls: spell.tx.scrolls } : {}),
     charmsFee: fee?.amount ?? 0n,
     feeRate: req.fee_rate,
+    ...(deps.maxFeeRate !== undefined ? { maxFeeRate: deps.maxFeeRate } : {}),
     spellCborLenForEstimate: dummyPayloadLength(estimateSpell),
   });
   const proof = await backend.prove(publicValuesFor(spell.version, encodeSpellCbor(spell), spell.mock), {
@@ -161,6 +164,7 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
     spellPayload: spellPayload(spell, proof),
     changeAddress: req.change_address,
     feeRate: req.fee_rate,
+    ...(deps.maxFeeRate !== undefined ? { maxFeeRate: deps.maxFeeRate } : {}),
     ...(fee ? { charmsFee: fee } : {}),
   });
   return { txs: [{ chain: 'bitcoin', hex: toHex(txBytes) }], check };

@@ -48,5 +48,6 @@ export async function proveServiceFor(c: ProverConfig, proverBuild: boolean, log
     ...(log ? { log } : {}),
     ...(c.mock ? {} : { scrolls: new (await import('../scrolls/client.js')).ScrollsClient(c.scrolls) }),
     ...(c.cardanoProtocolParamsPath ? { cardanoParams: loadCardanoParams(c)! } : {}),
+    ...(c.maxFeeRate !== undefined ? { maxFeeRate: c.maxFeeRate } : {}),
   });
 }

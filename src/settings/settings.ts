@@ -39,6 +39,8 @@ export interface ProverConfig {
    */
   proofThreads: number;
   proveApiUrl: string;
+  /** Bitcoin fee-rate cap in sat/vB (`SVC_MAX_FEE_RATE`); unset: Bitcoin Core's maxfeerate (10 000). */
+  maxFeeRate?: number;
   /** The Scrolls canisters (SCROLLS_HOST, SCROLLS_*_CANISTER_ID, SCROLLS_ROOT_KEY). */
   scrolls: ScrollsSettings;
 }
@@ -113,7 +115,16 @@ export function proverConfig(env: Env, opts: { mock?: boolean; mockFromEnv?: boo
   set('feeSettingsPath', envValue(env, ENV_NAMES.feeSettings));
   set('cardanoProtocolParamsPath', envValue(env, ENV_NAMES.cardanoProtocolParams));
   set('cacheUrl', envValue(env, ENV_NAMES.cacheUrl));
+  set('maxFeeRate', maxFeeRateOf(env));
   return cfg;
+}
+
+function maxFeeRateOf(env: Env): number | undefined {
+  const raw = envValue(env, ENV_NAMES.maxFeeRate);
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new CharmsError('CONFIG', `SVC_MAX_FEE_RATE must be a positive number of sat/vB, got ${JSON.stringify(raw)}`);
+  return n;
 }
 
 function proofThreadsOf(env: Env): number {
