@@ -237,6 +237,30 @@ test('GET and PUT: shapes and status codes, cache headers and 304, h2c, one upst
   }
 });
 
+test('a source that strips witnesses: "no spell" is answered but never cached; the full tx then gives the spell', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const W = '1acee7fb7c922b205e7c63abffe39a53527d4d7bbb0e5327a9b72350115a7ebb'; // witness-era spell tx
+  const { parseTx, serializeTx } = await import('../bitcoin/tx.js');
+  const full = hexOf(W);
+  const stripped = Buffer.from(serializeTx(parseTx(Buffer.from(full, 'hex')), { witness: false })).toString('hex');
+  let strip = true;
+  const fx = await esploraFixture(new Map(), { override: (id) => (id === W ? [200, strip ? stripped : full] : undefined) });
+  const server = await startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(fx.url) });
+  try {
+    const none = await h1(server.port, 'GET', `/spells/${W}`);
+    assert.equal(none.status, 204);
+    assert.equal(none.headers['cache-control'], 'no-store', 'clients must not keep it either');
+    strip = false;
+    const got = await h1(server.port, 'GET', `/spells/${W}`);
+    assert.equal(got.status, 200, 'the stripped verdict was not cached');
+    assert.match(String(got.headers['cache-control']), /immutable/);
+    assert.equal(fx.calls(), 2);
+  } finally {
+    await server.close();
+    await fx.close();
+  }
+});
+
 test('source failures: 503 unreachable or unconfigured, 502 failing or lying; failures are not cached', async (t) => {
   if (!sharedOrSkip(t)) return;
   const txs = chainTxs();
