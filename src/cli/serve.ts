@@ -34,7 +34,7 @@ export async function serve(a: ParsedArgs, settings: Settings, start: (d: ServeD
   const log = createLogger(settings.logLevel);
   const proofBackend = await useFastProofBackend((m) => log.warn(m), { mockProofs: settings.mock });
   log.debug('proof backend', { backend: proofBackend });
-  const cache = createCache(settings.cacheUrl, log);
+  const cache = createCache(settings.cacheUrl, log, { memoryBytes: settings.limits.cacheBytes, ...(settings.cacheSecret ? { secret: settings.cacheSecret } : {}) });
   const { server, banner, fields } = await start({ host, port, log, cache });
   log.info(banner, fields);
   await untilSignal();

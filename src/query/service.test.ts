@@ -508,8 +508,8 @@ test('two services sharing Redis (CACHE_URL): one upstream call for concurrent G
   });
   const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   const fx = await esploraFixture(chainTxs(), { delayMs: 50 });
-  const { cacheUrl } = loadSettings({ CACHE_URL: `redis://127.0.0.1:${port}` });
-  const caches = [createCache(cacheUrl), createCache(cacheUrl)];
+  const { cacheUrl, cacheSecret } = loadSettings({ CACHE_URL: `redis://127.0.0.1:${port}`, CACHE_SECRET: 'one secret for the cluster' });
+  const caches = [createCache(cacheUrl, undefined, { secret: cacheSecret! }), createCache(cacheUrl, undefined, { secret: cacheSecret! })];
   const servers = await Promise.all(caches.map((cache) => startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(fx.url), cache })));
   try {
     // both caches connected (a cache that met a not-yet-started Redis probes it again shortly)

@@ -27,7 +27,7 @@ import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
 import { isNoSpell as noValidSpell, spellOrNone, type SpellVerdict, type TxInput } from '../verify/index.js';
 import { SpellBatcher } from '../verify/batcher.js';
 import { errorResponse, jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../services/http.js';
-import { MemoryCache, type ProofCache } from '../services/cache.js';
+import { DEFAULT_CACHE_BYTES, MemoryCache, type ProofCache } from '../services/cache.js';
 import { silentLogger, type Logger } from '../services/log.js';
 import type { ServerLimits } from '../settings/limits.js';
 import { spellQueryJson } from './shape.js';
@@ -50,7 +50,7 @@ const enc = new TextEncoder();
 export interface QueryServiceOptions {
   /** Where GET finds transactions; without one, GET answers 503 and only PUT works. */
   source?: TxSource | undefined;
-  /** Default: an in-process LRU of 10 000 answers. */
+  /** Default: an in-process LRU of at most 10 000 answers and DEFAULT_CACHE_BYTES. */
   cache?: ProofCache | undefined;
   /** Accept mock proofs. */
   mock?: boolean | undefined;
@@ -128,7 +128,7 @@ const BODY_HELP = 'body must be JSON {"tx_hex": "<raw transaction hex>"}';
 
 /** The request handler (routes: `/` and `/wallet` the wallet page, `/ready`, `/spells/<txid>`). */
 export function queryHandler(o: QueryServiceOptions = {}): Handler {
-  const cache = o.cache ?? new MemoryCache(10_000);
+  const cache = o.cache ?? new MemoryCache({ maxEntries: 10_000, maxBytes: DEFAULT_CACHE_BYTES });
   const log = o.log ?? silentLogger;
   const mock = o.mock ?? false;
   const source = o.source;

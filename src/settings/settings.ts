@@ -75,6 +75,8 @@ export interface Settings {
   prover: ProverConfig;
   /** Redis URL of the proof cache; in-process cache without it. */
   cacheUrl?: string;
+  /** `CACHE_SECRET`: the key Redis entries are authenticated with (never logged). */
+  cacheSecret?: string;
   querySource: SourceConfig;
   nodeClient: NodeClientConfig;
   /** Connection, timeout and body limits of both servers (`SVC_*`). */
@@ -183,6 +185,8 @@ export function loadSettings(env: Env, flags: SettingsFlags = {}): Settings {
     limits: limitsOf(env),
   };
   if (prover.cacheUrl !== undefined) s.cacheUrl = prover.cacheUrl;
+  const secret = envValue(env, ENV_NAMES.cacheSecret);
+  if (secret !== undefined) s.cacheSecret = secret;
   return s;
 }
 
