@@ -163,6 +163,8 @@ export class RedisCache implements ProofCache {
   private down = false;
   private probe: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Locks this process holds (key → token), released at close even if their work still runs. */
+  private readonly locks = new Map<string, string>();
 
   constructor(url: string, o: RedisCacheOptions = {}) {
     this.leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
@@ -285,6 +287,7 @@ export class RedisCache implements ProofCache {
       );
     }, Math.max(1, Math.floor(this.leaseMs / 3)));
     renew.unref();
+    this.locks.set(lockKey, token);
     try {
       const v = await compute();
       if (!this.down)
@@ -292,7 +295,8 @@ export class RedisCache implements ProofCache {
       return v;
     } finally {
       clearInterval(renew);
-      if (!this.down) await this.client.eval(RELEASE, 1, lockKey, token).catch(() => {});
+      this.locks.delete(lockKey);
+      if (!this.down && !this.closed) await this.client.eval(RELEASE, 1, lockKey, token).catch(() => {});
     }
   }
 
@@ -309,6 +313,9 @@ export class RedisCache implements ProofCache {
   async close(): Promise<void> {
     this.closed = true;
     if (this.probe) clearTimeout(this.probe);
+    // a stopping server releases its locks: others take the work over at once, not after a lease
+    if (!this.down) await Promise.all([...this.locks].map(([k, t]) => this.client.eval(RELEASE, 1, k, t).catch(() => {})));
+    this.locks.clear();
     this.client.disconnect();
   }
 }

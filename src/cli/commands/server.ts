@@ -13,7 +13,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const settings = loadSettings(ctx.env, { mock: optFlag(a, 'mock') });
   // a server always runs contracts in its worker threads (wall-clock guard, event loop free)
   await configureRunner({ ...runnerLimitsFromEnv(ctx.env), isolation: 'worker' });
-  await serve(a, settings, async ({ host, port, log, cache }) => {
+  await serve(a, settings, async ({ host, port, log, cache, stopping }) => {
     const runner = runnerLimits();
     log.info('app runner limits', { memoryMiB: runner.memoryPages / 16, concurrency: runner.concurrency, workerHeapMb: runner.workerHeapMb, isolation: runner.isolation });
     // proof threads for a local prover (a relay proves nothing here)
@@ -27,7 +27,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
       (backend) => (backend === 'mcl-wasm' ? log.info('proof thread backends', { backend }) : log.warn('proof thread backends: pure JS in part, slower', { backend })),
       (e: Error) => log.warn('proof thread backends unknown', { error: e.message }),
     );
-    const service = await proveServiceFor(settings.prover, ctx.prover, (m) => log.info(m), workers);
+    const service = await proveServiceFor(settings.prover, ctx.prover, (m) => log.info(m), workers, stopping);
     const server = await startProveServer({
       host,
       port,
