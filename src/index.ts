@@ -50,6 +50,7 @@ export { runApp, validateAppModule, shutdownRunner } from './runner/index.js';
 export { checkSpell, type CheckArgs, type CheckResult } from './checker/check.js';
 export { proveSpellTx } from './prover/prove.js';
 export { proveRemote } from './prover/client.js';
+export { checkProverAnswer, describeAnswer, type AnswerCheck, type ExtraOutput } from './prover/answer-check.js';
 export { startProveServer } from './services/prove-server.js';
 export { policyIdForApp, assetNameForApp, proxyAddressForApps } from './cardano/scripts.js';
 export { cardanoAddressBytes } from './cardano/address.js';
