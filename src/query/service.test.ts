@@ -522,6 +522,17 @@ test('two services sharing Redis (CACHE_URL): one upstream call for concurrent G
     assert.equal((await h1(servers[0]!.port, 'GET', `/spells/${NO_SPELL}`)).status, 204);
     assert.equal((await h1(servers[1]!.port, 'GET', `/spells/${NO_SPELL}`)).status, 204);
     assert.equal(fx.calls(), 2);
+    // a spell planted in Redis under a txid's key is never served (nor cached immutable)
+    const { Redis } = await import('ioredis');
+    const raw = new Redis(`redis://127.0.0.1:${port}`);
+    await raw.set(`svc:result:spell-query:real:${V12}`, '{"version":12,"apps":{"$0000":"t/forged"},"ins":[],"outs":[]}');
+    await raw.set(`svc:result:spell-query:real:${MOCK_SPELL}`, 'garbage');
+    raw.disconnect();
+    const legacy = readSharedJson('vectors', 'spell-query-legacy-shape.json').response_json_text as string;
+    const v12 = await h1(servers[0]!.port, 'GET', `/spells/${V12}`);
+    assert.equal(v12.status, 200);
+    assert.equal(v12.body.toString(), legacy);
+    assert.equal((await h1(servers[1]!.port, 'GET', `/spells/${MOCK_SPELL}`)).status, 204, 'garbage is not served as JSON');
   } finally {
     await Promise.all(servers.map((s) => s.close()));
     await Promise.all(caches.map((c) => c.close()));
