@@ -133,3 +133,43 @@ test('charms spell prove: a hostile proving service\'s transaction is never prin
     server.close();
   }
 });
+
+test('Cardano: an honest mock answer passes (spell output reported as kept); a changed output or input is refused', async () => {
+  const { cardanoFundingTx, cardanoProveRequest } = await import('../testing/fixtures.js');
+  const { DEFAULT_CARDANO_FEE_ADDRESS } = await import('../cardano/builder.js');
+  const { cardanoAddressBytes } = await import('../cardano/address.js');
+  const { cardanoTxHash, parseCardanoTx } = await import('../cardano/tx.js');
+  const { utxoIdFromString } = await import('../model/primitives.js');
+  const addr = cardanoAddressBytes(DEFAULT_CARDANO_FEE_ADDRESS);
+  const fund = cardanoFundingTx([
+    { address: addr, lovelace: 50_000_000n },
+    { address: addr, lovelace: 5_000_000n },
+  ]);
+  const fundId = toHex(cardanoTxHash(parseCardanoTx(fund)));
+  const req = cardanoProveRequest(
+    `version: 15\ntx:\n  ins: [${fundId}:0]\n  outs: [{}]\n  coins: [{amount: 2000000, dest: ${toHex(addr)}}]\napp_public_inputs: {}\n`,
+    [fund],
+    DEFAULT_CARDANO_FEE_ADDRESS,
+    utxoIdFromString(`${fundId}:1`),
+  );
+  const { txs } = await proveSpellTx(req, { backend: new MockBackend() });
+  const c = checkProverAnswer(req, txs, { mock: true });
+  assert.equal(c.chain, 'cardano');
+  // the change address is the fee address here: the spell output counts as change; fee from the body
+  assert.ok(c.networkFee > 100_000n && c.networkFee < 2_000_000n, String(c.networkFee));
+  assert.equal(c.change + c.proverFee + 2_000_000n + c.networkFee, 50_000_000n);
+  // the requested output's lovelace changed in the CBOR (2 000 000 = 1a001e8480 → 1a001e8481)
+  const hex = txs[0]!.hex;
+  const at = hex.indexOf('1a001e8480');
+  assert.ok(at > 0);
+  const bumped = [{ chain: 'cardano' as const, hex: hex.slice(0, at) + '1a001e8481' + hex.slice(at + 10) }];
+  assert.throws(() => checkProverAnswer(req, bumped, { mock: true }), refused(/output #0 holds 2000001 lovelace instead of 2000000/));
+  // another input (the request's collateral) in place of the requested one
+  const other = cardanoProveRequest(
+    `version: 15\ntx:\n  ins: [${fundId}:1]\n  outs: [{}]\n  coins: [{amount: 2000000, dest: ${toHex(addr)}}]\napp_public_inputs: {}\n`,
+    [fund],
+    DEFAULT_CARDANO_FEE_ADDRESS,
+    utxoIdFromString(`${fundId}:0`),
+  );
+  assert.throws(() => checkProverAnswer(other, txs, { mock: true }), refused(/spends .*:0 instead of .*:1/));
+});
