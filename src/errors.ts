@@ -30,6 +30,7 @@ export const HTTP_STATUS = {
   IO: 500, // a local file or process failed
   CONFIG: 500, // the server's own configuration is wrong
   UPSTREAM_FAILED: 502, // a transaction source or node answered with a failure
+  PROVER_ANSWER_INVALID: 502, // a remote prover's transaction does not match the request: never signed
   UPSTREAM_UNAVAILABLE: 503, // a transaction source or node gave no answer, or none is configured
   SERVER_BUSY: 503, // a server-wide limit (e.g. the in-flight body budget) is reached: retry shortly
 } as const;

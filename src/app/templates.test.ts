@@ -73,7 +73,7 @@ test('AssemblyScript template: the README commands run as copied; mint-nft, mint
   const id1 = txidHex(parseTx(fromHex(tx1)));
   const tx2 = prove('mint-token.yaml', [tx1], `export in_utxo_1=${id1}:0 amount_1=5000 dest_1=$dest_0 amount_2=1000 dest_2=$dest_0`);
   const id2 = txidHex(parseTx(fromHex(tx2)));
-  prove('send.yaml', [tx2], `export in_utxo_2=${id2}:0 amount_3=300 dest_3=$dest_0 amount_4=300 dest_4=$dest_0`);
+  prove('send.yaml', [tx2], `export in_utxo_2=${id2}:0 amount_3=546 dest_3=$dest_0 amount_4=546 dest_4=$dest_0`);
 
   // MOCK=1 in the environment does not turn `spell prove` into a mock proof (only --mock does):
   // the request goes to the proving service (a loopback fake here) and MOCK is named as ignored

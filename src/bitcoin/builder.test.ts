@@ -79,12 +79,13 @@ test('Charms fee output: existing payments to the fee script count; the top-up a
   assert.equal(outsOf({ ...base, charmsFee: { script, amount: 0n } }).length, outsOf(base).length);
 });
 
-test('change: added iff ≥ 300 sats; fee maths as rust-bitcoin 0.32 (truncated sat/kwu, fee rounded up)', (t) => {
+test('change: added iff ≥ 300 sats and not dust for its script (330 for this P2TR); fee maths as rust-bitcoin 0.32 (truncated sat/kwu, fee rounded up)', (t) => {
   if (!sharedOrSkip(t)) return;
   const d = readSharedJson('vectors', 'bitcoin-tx-build-vectors.json');
   const base = caseArgs(d, { fee_rate: 0 });
   const total = 70000n - 546n; // fee 0
-  for (const [inputs, changeAdded] of [[[546n + 299n, 0n], false], [[546n + 300n, 0n], true]] as const) {
+  // the reference adds 300..329 sats of P2TR change too: dust, which nodes do not relay
+  for (const [inputs, changeAdded] of [[[546n + 299n, 0n], false], [[546n + 329n, 0n], false], [[546n + 330n, 0n], true]] as const) {
     const r = buildSpellTxDetailed({ ...base, prevOutValues: [...inputs] });
     assert.equal(r.tx.outputs.length, changeAdded ? 3 : 2);
   }
@@ -138,8 +139,76 @@ test('no built transaction ever has an empty output script: 2 000 seeded random 
         assert.equal(e.code, 'INVALID_INPUT');
         assert.match(e.message, /empty script/);
         refused++;
-      } else assert.equal(e.code, 'INSUFFICIENT_FUNDS');
+      } else if (e.code === 'INVALID_INPUT') assert.match(e.message, /is dust/);
+      else assert.equal(e.code, 'INSUFFICIENT_FUNDS');
     }
   }
   assert.ok(built > 100 && refused > 100, `built ${built}, refused ${refused}`);
+});
+
+// ---- transactions no node would relay: refused with the reason (stricter than the reference)
+import { checkFeeRate, dustThreshold, MAX_STANDARD_TX_WEIGHT } from './builder.js';
+import { preflightProveRequest } from './preflight.js';
+
+const P2TR = fromHex(`5120${'ab'.repeat(32)}`);
+const CHANGE_P2WPKH = 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4';
+const invalid = (re: RegExp) => (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_INPUT' && re.test(e.message);
+function hostileArgs(nIns: number, nOuts: number, amount = 1000n): BuildArgs {
+  return {
+    ins: Array.from({ length: nIns }, (_, i) => ({ txid: new Uint8Array(32).fill(i % 251), vout: i })),
+    prevOutValues: Array.from({ length: nIns }, () => 100_000_000n),
+    coins: Array.from({ length: nOuts }, () => ({ amount, dest: P2TR })),
+    spellPayload: new Uint8Array(200).fill(1),
+    changeAddress: CHANGE_P2WPKH,
+    feeRate: 2,
+  };
+}
+const preflightOf = (a: BuildArgs) =>
+  preflightProveRequest({ changeAddress: a.changeAddress, mock: true, ins: a.ins, prevOutValues: a.prevOutValues, coins: a.coins, charmsFee: 0n, feeRate: a.feeRate, spellCborLenForEstimate: 200, ...(a.maxFeeRate !== undefined ? { maxFeeRate: a.maxFeeRate } : {}) });
+
+test('dust thresholds are Bitcoin Core\'s at 3 sat/vB', () => {
+  assert.equal(dustThreshold(P2TR), 330n);
+  assert.equal(dustThreshold(fromHex(`0014${'11'.repeat(20)}`)), 294n);
+  assert.equal(dustThreshold(fromHex(`76a914${'11'.repeat(20)}88ac`)), 546n);
+  assert.equal(dustThreshold(fromHex(`a914${'11'.repeat(20)}87`)), 540n);
+  assert.equal(dustThreshold(fromHex('6a01ff')), 0n);
+});
+
+test('over the standard weight (3 000 inputs, 5 000 outputs): 400 with the reason, before proving and in the builder', () => {
+  for (const a of [hostileArgs(3000, 1), hostileArgs(1, 5000)]) {
+    assert.throws(() => preflightOf(a), invalid(new RegExp(`over the standard limit of ${MAX_STANDARD_TX_WEIGHT}`)));
+    assert.throws(() => buildSpellTx(a), invalid(/over the standard limit/));
+  }
+  // a large but standard transaction still builds
+  const ok = buildSpellTxDetailed(hostileArgs(100, 100));
+  assert.ok(ok.weightForFee < BigInt(MAX_STANDARD_TX_WEIGHT));
+});
+
+test('dust outputs (0 and 1 sat) are refused; 330 sats to P2TR is not dust', () => {
+  for (const amount of [0n, 1n, 329n]) {
+    assert.throws(() => preflightOf(hostileArgs(1, 1, amount)), invalid(/output #0 of \d+ sats is dust \(below 330 sats/));
+    assert.throws(() => buildSpellTx(hostileArgs(1, 1, amount)), invalid(/is dust/));
+  }
+  assert.ok(buildSpellTx(hostileArgs(1, 1, 330n)));
+});
+
+test('absurd and negative fee rates are refused; the cap is configurable', () => {
+  for (const feeRate of [1e9, 10_001, -5, Number.NaN, Infinity]) {
+    const a = { ...hostileArgs(1, 1), feeRate };
+    assert.throws(() => preflightOf(a), invalid(/fee_rate/), String(feeRate));
+    assert.throws(() => buildSpellTx(a), invalid(/fee_rate/), String(feeRate));
+  }
+  assert.ok(buildSpellTx({ ...hostileArgs(1, 1), feeRate: 10_000 }));
+  assert.throws(() => checkFeeRate(50, 20), invalid(/cap of 20 sat\/vB/));
+  assert.throws(() => buildSpellTx({ ...hostileArgs(1, 1), feeRate: 50, maxFeeRate: 20 }), invalid(/cap of 20/));
+});
+
+test('change below the change script\'s dust threshold goes to the fee instead of a dust output', () => {
+  // P2PKH change: dust below 546, so a change of 300..545 is not added
+  const a = { ...hostileArgs(1, 1), changeAddress: '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2' };
+  const probe = buildSpellTxDetailed({ ...a, prevOutValues: [0n + 1000n + 10_000n] });
+  const fee = probe.fee;
+  const r = buildSpellTxDetailed({ ...a, prevOutValues: [1000n + fee + 400n] });
+  assert.equal(r.change, 400n);
+  assert.equal(r.tx.outputs.length, 2, 'coin and OP_RETURN only');
 });

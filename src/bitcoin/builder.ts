@@ -19,6 +19,52 @@ import { opReturnSpellScript } from './spell-location.js';
 import { serializeTx, txWeight, type BitcoinTx, type TxOut } from './tx.js';
 
 export const DUST_LIMIT = 300n;
+/** Bitcoin Core's MAX_STANDARD_TX_WEIGHT: nodes do not relay a heavier transaction. */
+export const MAX_STANDARD_TX_WEIGHT = 400_000;
+/** Bitcoin Core's default `maxfeerate` (0.10 BTC/kvB) in sat/vB: a higher rate is a mistake, not a fee. */
+export const DEFAULT_MAX_FEE_RATE = 10_000;
+
+/** OP_0 or OP_1..OP_16 followed by one push of 2..40 bytes. */
+const isWitnessProgram = (s: Uint8Array): boolean =>
+  s.length >= 4 && s.length <= 42 && (s[0] === 0 || (s[0]! >= 0x51 && s[0]! <= 0x60)) && s[1] === s.length - 2;
+
+/**
+ * Bitcoin Core's `GetDustThreshold` at the default dust relay fee (3 sat/vB): the cost of the
+ * output and of the input that will spend it (546 P2PKH, 540 P2SH, 294 P2WPKH, 330 P2WSH/P2TR);
+ * 0 for an unspendable OP_RETURN. An output below it is not relayed.
+ */
+export function dustThreshold(script: Uint8Array): bigint {
+  if (script[0] === 0x6a) return 0n;
+  const outSize = 8 + (script.length < 0xfd ? 1 : 3) + script.length;
+  const spendSize = isWitnessProgram(script) ? 32 + 4 + 1 + 26 + 4 : 32 + 4 + 1 + 107 + 4;
+  return BigInt(outSize + spendSize) * 3n;
+}
+
+/**
+ * Refuses a fee rate no one means (stricter than the reference, which builds with any f64): not a
+ * number, negative (the reference saturates it to a zero fee), or above `max` sat/vB (Bitcoin
+ * Core's `maxfeerate` guard; `SVC_MAX_FEE_RATE`, default 10 000).
+ */
+export function checkFeeRate(feeRate: number, max = DEFAULT_MAX_FEE_RATE): void {
+  if (!Number.isFinite(feeRate) || feeRate < 0) throw new CharmsError('INVALID_INPUT', `fee_rate must be a non-negative number of sat/vB, got ${feeRate}`);
+  if (feeRate > max)
+    throw new CharmsError('INVALID_INPUT', `fee_rate ${feeRate} sat/vB is above this prover's cap of ${max} sat/vB (like Bitcoin Core's maxfeerate): a fee that high is a mistake`);
+}
+
+/** Refuses coin outputs below the dust threshold of their script (the reference builds them; nodes do not relay them). */
+export function checkNotDust(coins: readonly { amount: bigint; dest: Uint8Array }[], skip: ReadonlySet<number> = new Set()): void {
+  coins.forEach((c, i) => {
+    if (skip.has(i)) return;
+    const min = dustThreshold(c.dest);
+    if (c.amount < min) throw new CharmsError('INVALID_INPUT', `output #${i} of ${c.amount} sats is dust (below ${min} sats for its script): Bitcoin nodes do not relay the transaction`);
+  });
+}
+
+/** Refuses a transaction whose weight (signatures counted) passes the standard limit. */
+export function checkStandardWeight(weight: bigint | number, what: string): void {
+  if (BigInt(weight) > BigInt(MAX_STANDARD_TX_WEIGHT))
+    throw new CharmsError('INVALID_INPUT', `${what} weighs ${weight} wu with signatures, over the standard limit of ${MAX_STANDARD_TX_WEIGHT}: Bitcoin nodes do not relay it; split the spell`);
+}
 const CHANGE_OUTPUT_WEIGHT = 172n;
 const SIGNATURE_WEIGHT_PER_INPUT = 65n;
 const U64_MAX = (1n << 64n) - 1n;
@@ -35,6 +81,8 @@ export interface BuildArgs {
   changeAddress: string;
   /** sat/vB. */
   feeRate: number;
+  /** The fee-rate cap in sat/vB (default DEFAULT_MAX_FEE_RATE). */
+  maxFeeRate?: number;
   /** The Charms fee and its script, when fee settings name a script for the change network. */
   charmsFee?: { script: Uint8Array; amount: bigint };
 }
@@ -80,6 +128,8 @@ export function buildSpellTxDetailed(a: BuildArgs): BuiltSpellTx {
   const empty = a.coins.findIndex((c) => c.dest.length === 0);
   if (empty >= 0)
     throw new CharmsError('INVALID_INPUT', `output #${empty} has an empty script (anyone could spend it): refusing to build the transaction`);
+  checkFeeRate(a.feeRate, a.maxFeeRate);
+  checkNotDust(a.coins);
   const outputs: TxOut[] = a.coins.map((c) => ({ value: c.amount, script: c.dest }));
   if (a.charmsFee) {
     const { script, amount } = a.charmsFee;
@@ -94,6 +144,7 @@ export function buildSpellTxDetailed(a: BuildArgs): BuiltSpellTx {
     outputs,
   };
   const weightForFee = BigInt(txWeight(tx)) + SIGNATURE_WEIGHT_PER_INPUT * BigInt(tx.inputs.length) + CHANGE_OUTPUT_WEIGHT;
+  checkStandardWeight(weightForFee, 'the transaction');
   const fee = feeForWeight(satPerKwu(a.feeRate), weightForFee);
   const amountIn = sum(a.prevOutValues);
   const amountOut = sum(outputs.map((o) => o.value));
@@ -104,7 +155,8 @@ export function buildSpellTxDetailed(a: BuildArgs): BuiltSpellTx {
       'INSUFFICIENT_FUNDS',
       `spell inputs must have sufficient value to cover outputs and fees: inputs ${amountIn} sats, outputs ${amountOut} sats, fee ${fee} sats; ${-change} sats short`,
     );
-  if (change >= DUST_LIMIT) outputs.push({ value: change, script: changeScript });
+  // the reference's 300-sat floor, raised to the change script's dust threshold (e.g. 546 for P2PKH)
+  if (change >= DUST_LIMIT && change >= dustThreshold(changeScript)) outputs.push({ value: change, script: changeScript });
   if (outputs.some((o) => o.script.length === 0)) throw new CharmsError('INTERNAL', 'built an output with an empty script: refusing it');
   return { bytes: serializeTx(tx), tx, fee, change, weightForFee };
 }

@@ -98,5 +98,5 @@ test('output scripts must be address scripts (empty Scrolls dests excepted); mis
   assert.throws(() => preflightProveRequest({ ...a, prevOutValues: [max, 1n] }), err('INVALID_INPUT', 'total input sats overflow u64'));
   assert.throws(() => preflightProveRequest({ ...a, coins: [a.coins[0]!, { ...a.coins[0]!, amount: max }] }), err('INVALID_INPUT', 'total output sats overflow u64'));
   assert.throws(() => preflightProveRequest({ ...a, charmsFee: max }), err('INVALID_INPUT', 'total required sats (outputs + fees) overflow u64'));
-  assert.throws(() => preflightProveRequest({ ...a, feeRate: 1e19 }), err('INVALID_INPUT', 'estimated bitcoin fee overflow u64'));
+  assert.throws(() => preflightProveRequest({ ...a, feeRate: 1e19, maxFeeRate: Infinity }), err('INVALID_INPUT', 'estimated bitcoin fee overflow u64'));
 });

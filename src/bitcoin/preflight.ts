@@ -16,7 +16,8 @@
 import { CharmsError } from '../errors.js';
 import { reversed, toHex } from '../util/bytes.js';
 import { decodeAddress, isStandardScriptFor, isTagValidFor, type BitcoinNetwork } from './address.js';
-import { txVsize, type BitcoinTx } from './tx.js';
+import { txVsize, txWeight, type BitcoinTx } from './tx.js';
+import { checkFeeRate, checkNotDust, checkStandardWeight } from './builder.js';
 
 const U64_MAX = (1n << 64n) - 1n;
 
@@ -35,6 +36,8 @@ export interface PreflightArgs {
   charmsFee: bigint;
   /** sat/vB as requested. */
   feeRate: number;
+  /** The fee-rate cap in sat/vB (default builder.ts DEFAULT_MAX_FEE_RATE). */
+  maxFeeRate?: number;
   /** Length of CBOR(spell with `ins` removed, dummy proof of 128 × 0xff as an array of uints). */
   spellCborLenForEstimate: number;
 }
@@ -92,6 +95,11 @@ export function preflightProveRequest(a: PreflightArgs): PreflightResult {
     outputs: a.coins.map((c) => ({ value: c.amount, script: c.dest })),
   };
   const vsize = txVsize(unsigned);
+  // Stricter than the reference (which builds them): refused before any proof is paid for.
+  checkFeeRate(a.feeRate, a.maxFeeRate);
+  checkNotDust(a.coins, scrolls);
+  // inputs and coins with signatures, the OP_RETURN spell (at least its estimate) and the change
+  checkStandardWeight(txWeight(unsigned) + 65 * a.ins.length + 4 * (a.spellCborLenForEstimate + 12) + 172, 'the transaction');
   const units = 111n + (BigInt(a.spellCborLenForEstimate) + 372n) / 4n + BigInt(vsize) + 28n * BigInt(a.ins.length);
   const estimatedBitcoinFee = checkedU64(units * f64ToU64(a.feeRate), 'estimated bitcoin fee');
 

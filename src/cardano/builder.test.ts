@@ -267,3 +267,36 @@ test('protocol parameters from a file override the embedded ones (fees, cost mod
   assert.throws(() => parseCardanoProtocolParams('{'), (e) => e instanceof CharmsError && e.code === 'INVALID_INPUT');
   assert.throws(() => parseCardanoProtocolParams('{"txFeeFixed": 1}'), (e) => e instanceof CharmsError && /PlutusV3/.test(e.message));
 });
+
+test('change above u64 is refused, not written as a CBOR bignum', () => {
+  const spell = spellWith([new Map()], [{ amount: 2_000_000n, dest: CHANGE }], [TOKEN]);
+  const max = (1n << 64n) - 1n;
+  assert.throws(
+    () =>
+      buildCardanoTx(base(spell, [
+        { address: CHANGE, lovelace: max, assets: new Map() },
+        { address: CHANGE, lovelace: max, assets: new Map() },
+      ])),
+    refuses(/change \(\d+ lovelace\) does not fit in 64 bits/),
+  );
+  // just below: built, and our own parser reads the change back
+  const r = buildCardanoTx(base(spell, [
+    { address: CHANGE, lovelace: max / 2n, assets: new Map() },
+    { address: CHANGE, lovelace: max / 2n, assets: new Map() },
+  ]));
+  assert.equal(parseOutputs(parseCardanoTx(r.tx)).at(-1)!.lovelace, r.change);
+});
+
+test('a testnet change address never gives a mixed-network transaction', () => {
+  const testnet = Uint8Array.from(CHANGE);
+  testnet[0] = testnet[0]! & 0xf0; // network id 0 (testnet), same key hashes
+  const spell = spellWith([new Map()], [{ amount: 2_000_000n, dest: testnet }], [TOKEN]);
+  const prev = [
+    { address: testnet, lovelace: 20_000_000n, assets: new Map() },
+    { address: testnet, lovelace: 1_000_000n, assets: new Map() },
+  ];
+  // the default (mainnet) fee address with a testnet change address
+  assert.throws(() => buildCardanoTx({ ...base(spell, prev), changeAddress: testnet }), refuses(/different networks/));
+  // a testnet fee address, but no testnet reference input: refused too
+  assert.throws(() => buildCardanoTx({ ...base(spell, prev), changeAddress: testnet, feeAddress: testnet }), refuses(/mainnet-only/));
+});

@@ -63,6 +63,7 @@ import {
   REF_SCRIPT_FEE_ESTIMATE,
   SCROLLS_WITHDRAW_SCRIPT_HASH_HEX,
   SIGNATURE_OVERHEAD,
+  U64_MAX,
   V15_REFERENCE_INPUT,
   VKEY_WITNESS_BYTES,
   WITHDRAW_EX_UNITS,
@@ -181,6 +182,12 @@ export function buildCardanoTx(a: CardanoBuildArgs): CardanoBuildResult {
   const { ins, coins } = checkShape(a);
   const apps = spell.app_public_inputs.map(([app]) => app);
   const networkId = (a.changeAddress[0]! & 0x0f) === 1 ? 1 : 0;
+  // One network per transaction: the spell output pays the fee address and the protocol-version
+  // reference input exists on one network only (the defaults are mainnet's; Cardano spells are
+  // mainnet-only in the reference, whose Scrolls canister checks the mainnet fee address).
+  if ((a.feeAddress[0]! & 0x0f) !== networkId) throw refuse('the change address and the fee address (the spell output) are on different networks');
+  if (networkId !== 1 && !a.referenceInput)
+    throw refuse('the change address is a testnet address: Cardano spells are mainnet-only (the protocol-version reference input and the Scrolls canister exist on mainnet)');
   const policyScripts = attachablePolicies(apps, a.inputCharms);
   const outputs = coinOutputs(spell, coins, apps, networkId, p);
   const spellLovelace = addSpellOutput(outputs, a, p);
@@ -260,6 +267,7 @@ function coinOutputs(spell: NormalizedSpell, coins: NonNullable<NormalizedSpell[
     if ((o.address[0]! & 0x0f) !== networkId) throw refuse(`coins[${i}].dest is on another network than the change address`);
     const min = minLovelace(o, p);
     if (o.lovelace < min) throw refuse(`coins[${i}] holds ${o.lovelace} lovelace, below the ledger minimum of ${min} for that output`);
+    if (o.lovelace > U64_MAX) throw refuse(`coins[${i}] holds ${o.lovelace} lovelace, more than 64 bits can carry`);
   });
   return outputs;
 }
@@ -343,6 +351,8 @@ function addChange(outputs: OutputSpec[], prevOuts: CardanoOutput[], fee: bigint
   const rest = totalIn - totalOut - fee;
   if (rest < 0n)
     throw refuse(`the inputs hold ${totalIn} lovelace, short of the outputs (${totalOut}) plus the fee (${fee}) by ${-rest}: add an input`);
+  // the ledger's Coin is a u64: a larger change would be written as a CBOR bignum no node accepts
+  if (rest > U64_MAX) throw refuse(`the change (${rest} lovelace) does not fit in 64 bits: the inputs hold more than a transaction can carry`);
   let change: bigint | undefined;
   if (rest > 0n) {
     const changeOut: OutputSpec = { address: changeAddress, lovelace: rest, assets: new Map() };

@@ -1,8 +1,13 @@
 /**
  * The start-up both servers (`server`, `query-server`) share: address and port from the flags, a
  * logger at the settings' level, the WASM pairing backend, the proof cache of the settings; then
- * `start` builds and starts the service, and the process serves until SIGINT/SIGTERM, closing the
- * server before the cache.
+ * `start` builds and starts the service, and the process serves until SIGINT/SIGTERM.
+ *
+ * Stopping (the first signal): `stopping` aborts, so no new proof is paid for; the server keeps
+ * its port but answers new requests 503, requests in progress get `SVC_DRAIN_TIMEOUT_MS` to
+ * finish and the rest are answered 503; then the server and the cache close (releasing the
+ * cache locks this process holds) and the process exits, even if some work still hangs. A second
+ * signal exits at once.
  */
 import { CharmsError } from '../errors.js';
 import type { Settings } from '../settings/settings.js';
@@ -18,6 +23,8 @@ export interface ServeDeps {
   port: number;
   log: Logger;
   cache: ProofCache;
+  /** Aborted at the first SIGTERM/SIGINT: work that would start a paid proof stops. */
+  stopping: AbortSignal;
 }
 
 export interface Started {
@@ -34,25 +41,44 @@ export async function serve(a: ParsedArgs, settings: Settings, start: (d: ServeD
   const log = createLogger(settings.logLevel);
   const proofBackend = await useFastProofBackend((m) => log.warn(m), { mockProofs: settings.mock });
   log.debug('proof backend', { backend: proofBackend });
-  const cache = createCache(settings.cacheUrl, log);
+  const cache = createCache(settings.cacheUrl, log, { memoryBytes: settings.limits.cacheBytes, ...(settings.cacheSecret ? { secret: settings.cacheSecret } : {}) });
+  const stopping = new AbortController();
   let started: Started;
   try {
-    started = await start({ host, port, log, cache });
+    started = await start({ host, port, log, cache, stopping: stopping.signal });
   } catch (e) {
     await cache.close(); // an open Redis connection would keep the failed process alive
     throw e;
   }
   const { server, banner, fields } = started;
   log.info(banner, fields);
-  await untilSignal();
-  log.info('shutting down');
+  const signal = await untilSignal();
+  const drainMs = settings.limits.drainTimeoutMs;
+  log.info('shutting down: draining requests in progress', { signal, drainMs });
+  // a second signal: exit at once
+  const now = (s: NodeJS.Signals) => {
+    log.warn('second signal: exiting at once', { signal: s });
+    process.exit(130);
+  };
+  process.once('SIGINT', now);
+  process.once('SIGTERM', now);
+  stopping.abort();
+  const { finished, cut } = await server.drain(drainMs);
+  log.info('drained', { finished, cut });
   await server.close();
   await cache.close();
+  // work that ignores the stop (a stalled download) must not keep the process alive
+  setTimeout(() => process.exit(process.exitCode ?? 0), 1000).unref();
 }
 
-function untilSignal(): Promise<void> {
-  return new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (s: NodeJS.Signals) => {
+      process.removeListener('SIGINT', on);
+      process.removeListener('SIGTERM', on);
+      resolve(s);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
   });
 }

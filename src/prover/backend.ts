@@ -27,6 +27,11 @@ export interface ProofBackend {
   prove(publicValues: Uint8Array, input?: ProofInput): Promise<Uint8Array>;
 }
 
+/** Before a proof is paid for: a stopping server starts none (its request is answered 503). */
+export function refuseWhenStopping(stopping: AbortSignal | undefined): void {
+  if (stopping?.aborted) throw new CharmsError('SERVER_BUSY', 'the server is shutting down: retry in a moment (or on another server)');
+}
+
 export class MockBackend implements ProofBackend {
   readonly name = 'mock';
   readonly mock = true;

@@ -22,7 +22,7 @@ import type { CardanoScrollsSigner } from '../scrolls/client.js';
 import { spellPayload } from './payload.js';
 import { preverify } from './preverify.js';
 import type { ProofWorkers } from './proof-workers.js';
-import type { ProofBackend } from './backend.js';
+import { refuseWhenStopping, type ProofBackend } from './backend.js';
 import type { FeeSettings } from '../bitcoin/fee-settings.js';
 import type { CheckResult } from '../checker/check.js';
 import type { ChainTx } from '../model/request.js';
@@ -37,6 +37,8 @@ export interface CardanoProveDeps {
   cardanoParams?: CardanoProtocolParams;
   /** Proof threads (a server's): prerequisite spells are verified there. */
   proofWorkers?: ProofWorkers;
+  /** Aborted when the server stops: no proof is started then. */
+  stopping?: AbortSignal;
 }
 
 /** What a mock Cardano result lacks, for stderr and the `x-charms-notice` response header. */
@@ -95,6 +97,7 @@ export async function proveCardanoSpellTx(req: ProveRequest, deps: CardanoProveD
   // A dry run with a proof-sized placeholder catches short funds etc. without proving.
   build(spellPayload(spell, new Uint8Array(backend.mock ? 192 : 356)));
 
+  refuseWhenStopping(deps.stopping);
   const proof = await backend.prove(publicValuesFor(spell.version, encodeSpellCbor(spell), spell.mock), { spell, request: req });
   const built = build(spellPayload(spell, proof));
   deps.log?.(`Cardano transaction built: fee ${built.fee} lovelace, spell output ${built.spellOutputLovelace} lovelace`);

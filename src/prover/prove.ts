@@ -18,7 +18,7 @@ import { publicValuesFor } from '../proof/public-values.js';
 import { checkSpell, type CheckResult } from '../checker/check.js';
 import { runApp as defaultRunApp } from '../runner/index.js';
 import { toHex } from '../util/bytes.js';
-import type { ProofBackend } from './backend.js';
+import { refuseWhenStopping, type ProofBackend } from './backend.js';
 import { spellPayload } from './payload.js';
 import { proveCardanoSpellTx } from './prove-cardano.js';
 import type { CardanoProtocolParams } from '../cardano/protocol-params.js';
@@ -43,6 +43,13 @@ export interface ProveDeps {
   cardanoParams?: CardanoProtocolParams;
   /** Proof threads (a server's): prerequisite spells are verified there, off the event loop. */
   proofWorkers?: ProofWorkers;
+  /**
+   * Aborted when the server stops (SIGTERM): a request that has not reached its proof yet stops
+   * there (503) instead of paying for one.
+   */
+  stopping?: AbortSignal;
+  /** Bitcoin fee-rate cap in sat/vB (`SVC_MAX_FEE_RATE`; default Bitcoin Core's maxfeerate, 10 000). */
+  maxFeeRate?: number;
 }
 
 
@@ -147,8 +154,10 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
     ...(spell.tx.scrolls ? { scrolls: spell.tx.scrolls } : {}),
     charmsFee: fee?.amount ?? 0n,
     feeRate: req.fee_rate,
+    ...(deps.maxFeeRate !== undefined ? { maxFeeRate: deps.maxFeeRate } : {}),
     spellCborLenForEstimate: dummyPayloadLength(estimateSpell),
   });
+  refuseWhenStopping(deps.stopping);
   const proof = await backend.prove(publicValuesFor(spell.version, encodeSpellCbor(spell), spell.mock), {
     spell,
     request: req,
@@ -161,6 +170,7 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
     spellPayload: spellPayload(spell, proof),
     changeAddress: req.change_address,
     feeRate: req.fee_rate,
+    ...(deps.maxFeeRate !== undefined ? { maxFeeRate: deps.maxFeeRate } : {}),
     ...(fee ? { charmsFee: fee } : {}),
   });
   return { txs: [{ chain: 'bitcoin', hex: toHex(txBytes) }], check };

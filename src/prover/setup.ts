@@ -37,7 +37,7 @@ export function loadCardanoParams(c: ProverConfig): CardanoProtocolParams | unde
  * proving service at SVC_PROVE_API_URL (the reference's non-prover build does the same). The
  * network client and the Scrolls client are loaded only by a configuration that uses them.
  */
-export async function proveServiceFor(c: ProverConfig, proverBuild: boolean, log?: (m: string) => void, proofWorkers?: ProofWorkers): Promise<ProveService> {
+export async function proveServiceFor(c: ProverConfig, proverBuild: boolean, log?: (m: string) => void, proofWorkers?: ProofWorkers, stopping?: AbortSignal): Promise<ProveService> {
   if (!c.mock && !proverBuild) return new RelayProveService(c.proveApiUrl, log);
   const fee = loadFeeSettings(c);
   // a real (non-mock) prover talks to the Scrolls canisters, a mock one never does
@@ -48,5 +48,7 @@ export async function proveServiceFor(c: ProverConfig, proverBuild: boolean, log
     ...(log ? { log } : {}),
     ...(c.mock ? {} : { scrolls: new (await import('../scrolls/client.js')).ScrollsClient(c.scrolls) }),
     ...(c.cardanoProtocolParamsPath ? { cardanoParams: loadCardanoParams(c)! } : {}),
+    ...(c.maxFeeRate !== undefined ? { maxFeeRate: c.maxFeeRate } : {}),
+    ...(stopping ? { stopping } : {}),
   });
 }

@@ -242,6 +242,30 @@ test('GET and PUT: shapes and status codes, cache headers and 304, h2c, one upst
   }
 });
 
+test('a source that strips witnesses: "no spell" is answered but never cached; the full tx then gives the spell', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const W = '1acee7fb7c922b205e7c63abffe39a53527d4d7bbb0e5327a9b72350115a7ebb'; // witness-era spell tx
+  const { parseTx, serializeTx } = await import('../bitcoin/tx.js');
+  const full = hexOf(W);
+  const stripped = Buffer.from(serializeTx(parseTx(Buffer.from(full, 'hex')), { witness: false })).toString('hex');
+  let strip = true;
+  const fx = await esploraFixture(new Map(), { override: (id) => (id === W ? [200, strip ? stripped : full] : undefined) });
+  const server = await startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(fx.url) });
+  try {
+    const none = await h1(server.port, 'GET', `/spells/${W}`);
+    assert.equal(none.status, 204);
+    assert.equal(none.headers['cache-control'], 'no-store', 'clients must not keep it either');
+    strip = false;
+    const got = await h1(server.port, 'GET', `/spells/${W}`);
+    assert.equal(got.status, 200, 'the stripped verdict was not cached');
+    assert.match(String(got.headers['cache-control']), /immutable/);
+    assert.equal(fx.calls(), 2);
+  } finally {
+    await server.close();
+    await fx.close();
+  }
+});
+
 test('source failures: 503 unreachable or unconfigured, 502 failing or lying; failures are not cached', async (t) => {
   if (!sharedOrSkip(t)) return;
   const txs = chainTxs();
@@ -489,8 +513,8 @@ test('two services sharing Redis (CACHE_URL): one upstream call for concurrent G
   });
   const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   const fx = await esploraFixture(chainTxs(), { delayMs: 50 });
-  const { cacheUrl } = loadSettings({ CACHE_URL: `redis://127.0.0.1:${port}` });
-  const caches = [createCache(cacheUrl), createCache(cacheUrl)];
+  const { cacheUrl, cacheSecret } = loadSettings({ CACHE_URL: `redis://127.0.0.1:${port}`, CACHE_SECRET: 'one secret for the cluster' });
+  const caches = [createCache(cacheUrl, undefined, { secret: cacheSecret! }), createCache(cacheUrl, undefined, { secret: cacheSecret! })];
   const servers = await Promise.all(caches.map((cache) => startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(fx.url), cache })));
   try {
     // both caches connected (a cache that met a not-yet-started Redis probes it again shortly)
@@ -503,6 +527,17 @@ test('two services sharing Redis (CACHE_URL): one upstream call for concurrent G
     assert.equal((await h1(servers[0]!.port, 'GET', `/spells/${NO_SPELL}`)).status, 204);
     assert.equal((await h1(servers[1]!.port, 'GET', `/spells/${NO_SPELL}`)).status, 204);
     assert.equal(fx.calls(), 2);
+    // a spell planted in Redis under a txid's key is never served (nor cached immutable)
+    const { Redis } = await import('ioredis');
+    const raw = new Redis(`redis://127.0.0.1:${port}`);
+    await raw.set(`svc:result:spell-query:real:${V12}`, '{"version":12,"apps":{"$0000":"t/forged"},"ins":[],"outs":[]}');
+    await raw.set(`svc:result:spell-query:real:${MOCK_SPELL}`, 'garbage');
+    raw.disconnect();
+    const legacy = readSharedJson('vectors', 'spell-query-legacy-shape.json').response_json_text as string;
+    const v12 = await h1(servers[0]!.port, 'GET', `/spells/${V12}`);
+    assert.equal(v12.status, 200);
+    assert.equal(v12.body.toString(), legacy);
+    assert.equal((await h1(servers[1]!.port, 'GET', `/spells/${MOCK_SPELL}`)).status, 204, 'garbage is not served as JSON');
   } finally {
     await Promise.all(servers.map((s) => s.close()));
     await Promise.all(caches.map((c) => c.close()));

@@ -28,7 +28,7 @@ import { tagTx } from '../chains/tagged.js';
 import { isNoSpell as noValidSpell, spellOrNone, type SpellVerdict, type TxInput } from '../verify/index.js';
 import { SpellBatcher } from '../verify/batcher.js';
 import { errorResponse, jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../services/http.js';
-import { MemoryCache, type ProofCache } from '../services/cache.js';
+import { DEFAULT_CACHE_BYTES, MemoryCache, type ProofCache } from '../services/cache.js';
 import { silentLogger, type Logger } from '../services/log.js';
 import type { ServerLimits } from '../settings/limits.js';
 import { spellQueryJson } from './shape.js';
@@ -51,7 +51,7 @@ const enc = new TextEncoder();
 export interface QueryServiceOptions {
   /** Where GET finds transactions; without one, GET answers 503 and only PUT works. */
   source?: TxSource | undefined;
-  /** Default: an in-process LRU of 10 000 answers. */
+  /** Default: an in-process LRU of at most 10 000 answers and DEFAULT_CACHE_BYTES. */
   cache?: ProofCache | undefined;
   /** Accept mock proofs. */
   mock?: boolean | undefined;
@@ -104,11 +104,18 @@ function respond(req: Req, answer: Uint8Array, cacheControl: { spell: string; no
 /** Error answers are never cached. */
 const noStore = (r: Res): Res => ({ ...r, headers: { ...r.headers, 'cache-control': 'no-store' } });
 
+/** An answer that must not be cached (thrown through the cache, which keeps only results). */
+class UncachedAnswer extends Error {
+  constructor(readonly answer: Uint8Array) {
+    super('uncached answer');
+  }
+}
+
 const BODY_HELP = 'body must be JSON {"tx_hex": "<raw transaction hex>"}';
 
 /** The request handler (routes: `/` and `/wallet` the wallet page, `/ready`, `/spells/<txid>`). */
 export function queryHandler(o: QueryServiceOptions = {}): Handler {
-  const cache = o.cache ?? new MemoryCache(10_000);
+  const cache = o.cache ?? new MemoryCache({ maxEntries: 10_000, maxBytes: DEFAULT_CACHE_BYTES });
   const log = o.log ?? silentLogger;
   const mock = o.mock ?? false;
   const source = o.source;
@@ -120,15 +127,22 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
     const hex = await source!.rawTx(id);
     let bytes: Uint8Array;
     let got: string;
+    let witnessless: boolean;
     try {
       bytes = fromHex(hex, 'transaction');
-      got = txidHex(parseTx(bytes));
+      const tx = parseTx(bytes);
+      got = txidHex(tx);
+      witnessless = tx.inputs.every((i) => i.witness.length === 0);
     } catch (e) {
       throw new CharmsError('UPSTREAM_FAILED', `${source!.name} answered something that is not a Bitcoin transaction`, { cause: e });
     }
     if (got !== id) throw new CharmsError('UPSTREAM_FAILED', `${source!.name} answered transaction ${got} for ${id}`);
     log.debug('fetched transaction', { txid: id, bytes: bytes.length });
-    return answer({ bitcoin: hex });
+    const a = await answer({ bitcoin: hex });
+    // The txid does not cover witnesses: a source that stripped them would make a spell look
+    // absent, so "no spell" for a transaction without witnesses is answered but never cached.
+    if (witnessless && isNoSpellAnswer(a)) throw new UncachedAnswer(a);
+    return a;
   };
 
   return async (req: Req): Promise<Res> => {
@@ -153,7 +167,13 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
 
       if (method === 'GET') {
         if (!source) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'no transaction source configured (ESPLORA_URL or BITCOIN_RPC_URL); PUT the transaction instead');
-        const cached = await cache.getOrCompute(`spell-query:${mock ? 'mock' : 'real'}:${id}`, () => fromSource(id));
+        let cached: Uint8Array;
+        try {
+          cached = await cache.getOrCompute(`spell-query:${mock ? 'mock' : 'real'}:${id}`, () => fromSource(id));
+        } catch (e) {
+          if (e instanceof UncachedAnswer) return respond(req, e.answer, { spell: 'no-store', none: 'no-store' });
+          throw e;
+        }
         return respond(req, cached, { spell: CACHE_SPELL, none: CACHE_NO_SPELL });
       }
 

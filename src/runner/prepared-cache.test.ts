@@ -12,7 +12,8 @@ import { fromHex } from '../util/bytes.js';
 import { FUEL_VECTORS } from './fixtures/fuel-vectors.js';
 import { prepareModule } from './prepare.js';
 import { executeApp } from './execute.js';
-import { preparedKey, readPrepared, writePrepared } from './prepared-cache.js';
+import { preparedKey, readPrepared, setPreparedCacheWarn, writePrepared } from './prepared-cache.js';
+import { spawnSync } from 'node:child_process';
 
 const loopSum = fromHex(FUEL_VECTORS[0]!.hex);
 const LIMITS = { memoryPages: 2048, tableElements: 65_536 };
@@ -97,4 +98,41 @@ test('concurrent writers of one entry leave one intact entry and no temporary fi
   const files = readdirSync(dir);
   assert.deepEqual(files, [`${preparedKey(loopSum, FUEL, LIMITS)}.bin`]);
   assert.ok(readPrepared(dir, preparedKey(loopSum, FUEL, LIMITS)));
+});
+
+test('a cache under /proc is skipped at once (Node 20 recursive mkdir spins there), with one warning', () => {
+  // in a child: before the fix the write never returned (100 % CPU), so a bounded spawn proves it
+  const mod = new URL('./prepared-cache.js', import.meta.url).href;
+  const script = `
+    const m = await import(${JSON.stringify(mod)});
+    const warnings = [];
+    m.setPreparedCacheWarn((w) => warnings.push(w));
+    const entry = { bytes: new Uint8Array(10), meter: { fuel: 'f', trap: 't', depth: 'd' } };
+    m.writePrepared('/proc/charms-ts-test/apps', 'k1', entry);
+    m.writePrepared('/proc/charms-ts-test/apps', 'k2', entry);
+    process.stdout.write(JSON.stringify(warnings));`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 30_000, encoding: 'utf8' });
+  assert.equal(r.signal, null, 'the write returned instead of spinning');
+  assert.equal(r.status, 0, r.stderr);
+  const warnings = JSON.parse(r.stdout) as string[];
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0]!, /app cache \/proc\/charms-ts-test\/apps cannot be written \(ENOENT\)/);
+});
+
+test('a cache below a regular file (~/.cache a file): the module still prepares and runs, one warning', () => {
+  const home = dirOf();
+  writeFileSync(join(home, '.cache'), 'not a directory');
+  const dir = join(home, '.cache', 'charms-ts', 'apps');
+  const warnings: string[] = [];
+  setPreparedCacheWarn((w) => warnings.push(w));
+  try {
+    const p = prepareModule(loopSum, FUEL, LIMITS, dir);
+    assert.equal(run(p).cycles, 4310n);
+    const again = prepareModule(loopSum, FUEL + 1n, LIMITS, dir);
+    assert.ok(again.module);
+  } finally {
+    setPreparedCacheWarn((m) => void process.stderr.write(`warning: ${m}\n`));
+  }
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0]!, /cannot be written \(ENOTDIR\)/);
 });

@@ -12,8 +12,8 @@
  * larger than 32 MiB are not kept. Node only (used from the runner's worker threads).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { MeterExports, ModuleLimits } from './instrument.js';
 
 const MAGIC = Buffer.from('charms-ts prepared module v1\n');
@@ -76,8 +76,46 @@ export function readPrepared(dir: string, key: string): PreparedEntry | undefine
   return { bytes: new Uint8Array(bytes), meter };
 }
 
-/** Keeps an entry (best effort: a cache that cannot be written is no error). */
+/** Directories found unwritable in this thread: skipped from then on, warned about once. */
+const unwritable = new Set<string>();
+let warn = (m: string): void => void process.stderr.write(`warning: ${m}\n`);
+/** Where the one warning goes (tests). */
+export const setPreparedCacheWarn = (f: (m: string) => void): void => void (warn = f);
+
+/**
+ * `mkdir -p` one level at a time, a bounded walk: Node 20's recursive mkdirSync loops forever on
+ * ENOENT under /proc, and a component that is a regular file must fail (ENOTDIR), not spin.
+ */
+function makeDirs(dir: string): void {
+  const missing: string[] = [];
+  let d = resolve(dir);
+  for (let i = 0; i < 256; i++) {
+    try {
+      if (statSync(d).isDirectory()) break;
+      throw Object.assign(new Error(`${d} is not a directory`), { code: 'ENOTDIR' });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    missing.push(d);
+    const up = dirname(d);
+    if (up === d) break;
+    d = up;
+  }
+  for (const m of missing.reverse()) {
+    try {
+      mkdirSync(m);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+  }
+}
+
+/**
+ * Keeps an entry (best effort: a cache that cannot be written is no error). A directory that
+ * cannot be written is skipped for the rest of the process, with one warning.
+ */
 export function writePrepared(dir: string, key: string, entry: PreparedEntry): void {
+  if (unwritable.has(dir)) return;
   const meta = Buffer.from(JSON.stringify(entry.meter));
   if (entry.bytes.length + meta.length > MAX_ENTRY) return;
   const head = Buffer.alloc(36);
@@ -85,10 +123,16 @@ export function writePrepared(dir: string, key: string, entry: PreparedEntry): v
   head.writeUInt32BE(meta.length, 32);
   const tmp = join(dir, `${key}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
     writeFileSync(tmp, Buffer.concat([MAGIC, head, meta, entry.bytes]));
     renameSync(tmp, join(dir, `${key}.bin`));
-  } catch {
-    rmSync(tmp, { force: true });
+  } catch (e) {
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      // ENOTDIR and the like: there is no temporary file to remove
+    }
+    unwritable.add(dir);
+    warn(`the app cache ${dir} cannot be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): continuing without it (SVC_APP_CACHE_DIR=off silences this)`);
   }
 }

@@ -145,9 +145,68 @@ function readBody(stream: NodeJS.ReadableStream, declared: string | undefined, l
 type AnyReq = http.IncomingMessage | http2.Http2ServerRequest;
 type AnyRes = http.ServerResponse | http2.Http2ServerResponse;
 
-async function serve(handler: Handler, limits: ServerLimits, budget: BodyBudget, log: Logger, req: AnyReq, res: AnyRes) {
+/** The answer to requests that arrive while the server drains, and to those cut at its end. */
+export const SHUTTING_DOWN = (): Res => {
+  const r = jsonError(503, 'SERVER_BUSY', 'the server is shutting down: retry in a moment (or on another server)');
+  r.headers['retry-after'] = '1';
+  return r;
+};
+
+/** Requests in progress, and whether the server drains (shared by the connections of one server). */
+class Lifecycle {
+  draining = false;
+  /** Each request in progress: answers it 503 now if it has not been answered. */
+  readonly inflight = new Set<() => void>();
+  private idle: (() => void) | undefined;
+  done(cut: () => void): void {
+    this.inflight.delete(cut);
+    if (this.inflight.size === 0) this.idle?.();
+  }
+  /** Resolves when no request is in progress or after `ms`; then answers the rest 503. */
+  async drain(ms: number): Promise<{ finished: number; cut: number }> {
+    this.draining = true;
+    const before = this.inflight.size;
+    if (before > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.idle = resolve;
+        timer = setTimeout(resolve, ms);
+      });
+      clearTimeout(timer);
+      this.idle = undefined;
+    }
+    const cut = this.inflight.size;
+    for (const answer of [...this.inflight]) answer();
+    return { finished: before - cut, cut };
+  }
+}
+
+async function serve(handler: Handler, limits: ServerLimits, budget: BodyBudget, log: Logger, life: Lifecycle, req: AnyReq, res: AnyRes) {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const h1 = 'httpVersionMajor' in req && req.httpVersionMajor === 1 && !(req instanceof http2.Http2ServerRequest);
+  if (life.draining) return void write(SHUTTING_DOWN(), req, res, h1, true);
+  // cut at the end of a drain: answered 503 now; the handler's late answer is dropped
+  const cut = () => write(SHUTTING_DOWN(), req, res, h1, true);
+  life.inflight.add(cut);
+  try {
+    await answer(handler, limits, budget, log, url, h1, req, res);
+  } finally {
+    life.done(cut);
+  }
+}
+
+function write(out: Res, req: AnyReq, res: AnyRes, h1: boolean, close: boolean): void {
+  if (res.destroyed || res.writableEnded || res.headersSent) return;
+  const headers = { ...CORS_HEADERS, ...out.headers };
+  const body = Buffer.from(out.body ?? '');
+  headers['content-length'] = String(body.length);
+  if (close && h1) headers['connection'] = 'close';
+  res.writeHead(out.status, headers);
+  res.end(body);
+  if (!req.complete) req.resume();
+}
+
+async function answer(handler: Handler, limits: ServerLimits, budget: BodyBudget, log: Logger, url: URL, h1: boolean, req: AnyReq, res: AnyRes) {
   let out: Res;
   let read: BodyRead | undefined;
   let bodyFailure: CharmsError | undefined;
@@ -189,7 +248,7 @@ async function serve(handler: Handler, limits: ServerLimits, budget: BodyBudget,
   // close the connection; h2: reset the stream once the answer is out, RFC 9113 §8.1).
   const abandon = !req.complete;
   if (abandon && h1) headers['connection'] = 'close';
-  if (res.destroyed || res.writableEnded) return;
+  if (res.destroyed || res.writableEnded || res.headersSent) return;
   res.writeHead(out.status, headers);
   if (body) res.end(body);
   else res.end();
@@ -253,6 +312,12 @@ class Deadline {
 export interface Listening {
   port: number;
   close(): Promise<void>;
+  /**
+   * Stops taking work: new requests are answered 503 (the port stays open, so clients get an
+   * answer, not a refused connection), requests in progress get up to `timeoutMs` to finish, and
+   * those still running then are answered 503. Then close().
+   */
+  drain(timeoutMs: number): Promise<{ finished: number; cut: number }>;
   /** Open client connections (for tests and the load script). */
   connections(): number;
 }
@@ -262,7 +327,8 @@ export function listenDual(handler: Handler, opts: { host?: string; port?: numbe
   const budget = new BodyBudget(limits.inflightBodyBytes);
   const deadlines = new WeakMap<net.Socket, Deadline>();
   const log = opts.log ?? silentLogger;
-  const onRequest = (req: AnyReq, res: AnyRes) => void serve(handler, limits, budget, log, req, res);
+  const life = new Lifecycle();
+  const onRequest = (req: AnyReq, res: AnyRes) => void serve(handler, limits, budget, log, life, req, res);
 
   const h1 = http.createServer(onRequest as http.RequestListener);
   // Node's own header/request timers run only on a server that listens itself; ours hands sockets
@@ -342,6 +408,7 @@ export function listenDual(handler: Handler, opts: { host?: string; port?: numbe
       resolve({
         port: addr.port,
         connections: () => sockets.size,
+        drain: (ms) => life.drain(ms),
         close: () =>
           new Promise<void>((done) => {
             for (const s of sessions) s.destroy();

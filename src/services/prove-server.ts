@@ -41,6 +41,8 @@ export interface ProveServerOptions extends ServerOptions {
   prover?: boolean;
   /** Runner caps (`runnerSettingsOf(env)`); contracts always run in worker threads. */
   runner?: RunnerSettings;
+  /** Aborted when the server stops: requests that have not reached their proof are refused (503). */
+  stopping?: AbortSignal;
 }
 
 /** A started proving server; `description` names the prover behind it (`ProveService.description`). */
@@ -78,7 +80,7 @@ async function startConfigured(opts: ProveServerOptions): Promise<ProveServer> {
   let server: Listening;
   const cache = opts.cache;
   try {
-    service = await proveServiceFor(settings.prover, opts.prover === true, (m) => log.info(m), workers);
+    service = await proveServiceFor(settings.prover, opts.prover === true, (m) => log.info(m), workers, opts.stopping);
     server = await startHttp({
       ...(opts.host === undefined ? {} : { host: opts.host }),
       ...(opts.port === undefined ? {} : { port: opts.port }),

@@ -10,7 +10,9 @@ import { startProveServer } from './prove-server.js';
 const [url, counter, delay, lease] = process.argv.slice(2) as [string, string, string, string];
 const client = new Redis(url, { commandTimeout: 1000 });
 client.on('error', () => {});
-const cache = new RedisCache(url, lease === 'default' ? {} : { leaseMs: Number(lease) });
+// one secret for every child: they share each other's results (CACHE_SECRET in a deployment)
+const secret = process.env.CACHE_SECRET ?? 'server-child test secret';
+const cache = new RedisCache(url, lease === 'default' ? { secret } : { leaseMs: Number(lease), secret });
 const server = await startProveServer({
   host: '127.0.0.1',
   port: 0,

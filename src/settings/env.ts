@@ -19,8 +19,10 @@ export const ENV_NAMES = {
   feeSettings: ['SVC_FEE_SETTINGS', 'CHARMS_FEE_SETTINGS'],
   cardanoProtocolParams: ['SVC_CARDANO_PROTOCOL_PARAMS', 'CHARMS_CARDANO_PROTOCOL_PARAMS'],
   cacheUrl: ['CACHE_URL', 'REDIS_URL'],
+  cacheSecret: ['CACHE_SECRET'],
   proofThreads: ['SVC_PROOF_THREADS'],
   appCacheDir: ['SVC_APP_CACHE_DIR'],
+  maxFeeRate: ['SVC_MAX_FEE_RATE'],
   esploraUrl: ['ESPLORA_URL'],
   rpcUrl: ['BITCOIN_RPC_URL'],
   rpcCookie: ['BITCOIN_RPC_COOKIE'],
@@ -46,6 +48,8 @@ export const ENV_NAMES = {
   bodyTimeoutMs: ['SVC_BODY_TIMEOUT_MS'],
   idleTimeoutMs: ['SVC_IDLE_TIMEOUT_MS'],
   maxStreamsPerConnection: ['SVC_MAX_STREAMS_PER_CONNECTION'],
+  cacheBytes: ['SVC_CACHE_BYTES'],
+  drainTimeoutMs: ['SVC_DRAIN_TIMEOUT_MS'],
 } as const;
 
 /** The first non-empty value among `names`. */

@@ -21,6 +21,10 @@ export interface ServerLimits {
   idleTimeoutMs: number;
   /** Concurrent requests (streams) on one HTTP/2 connection. */
   maxStreamsPerConnection: number;
+  /** Bytes of answers the in-process cache keeps (proofs; the query service's spells). */
+  cacheBytes: number;
+  /** After SIGTERM/SIGINT: how long requests in progress may take to finish before they are answered 503. */
+  drainTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<ServerLimits> = {
@@ -31,6 +35,8 @@ export const DEFAULT_LIMITS: Readonly<ServerLimits> = {
   bodyTimeoutMs: 60_000,
   idleTimeoutMs: 15_000,
   maxStreamsPerConnection: 100,
+  cacheBytes: 64 * 1024 * 1024,
+  drainTimeoutMs: 30_000,
 };
 
 /** The limits from the environment (positive integers), defaults for the unset ones. */

@@ -40,6 +40,8 @@ export interface ProverConfig {
    */
   proofThreads: number;
   proveApiUrl: string;
+  /** Bitcoin fee-rate cap in sat/vB (`SVC_MAX_FEE_RATE`); unset: Bitcoin Core's maxfeerate (10 000). */
+  maxFeeRate?: number;
   /** The Scrolls canisters (SCROLLS_HOST, SCROLLS_*_CANISTER_ID, SCROLLS_ROOT_KEY). */
   scrolls: ScrollsSettings;
 }
@@ -74,6 +76,8 @@ export interface Settings {
   prover: ProverConfig;
   /** Redis URL of the proof cache; in-process cache without it. */
   cacheUrl?: string;
+  /** `CACHE_SECRET`: the key Redis entries are authenticated with (never logged). */
+  cacheSecret?: string;
   querySource: SourceConfig;
   nodeClient: NodeClientConfig;
   /** Connection, timeout and body limits of both servers (`SVC_*`). */
@@ -114,7 +118,16 @@ export function proverConfig(env: Env, opts: { mock?: boolean; mockFromEnv?: boo
   set('feeSettingsPath', envValue(env, ENV_NAMES.feeSettings));
   set('cardanoProtocolParamsPath', envValue(env, ENV_NAMES.cardanoProtocolParams));
   set('cacheUrl', envValue(env, ENV_NAMES.cacheUrl));
+  set('maxFeeRate', maxFeeRateOf(env));
   return cfg;
+}
+
+function maxFeeRateOf(env: Env): number | undefined {
+  const raw = envValue(env, ENV_NAMES.maxFeeRate);
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new CharmsError('CONFIG', `SVC_MAX_FEE_RATE must be a positive number of sat/vB, got ${JSON.stringify(raw)}`);
+  return n;
 }
 
 function proofThreadsOf(env: Env): number {
@@ -173,6 +186,8 @@ export function loadSettings(env: Env, flags: SettingsFlags = {}): Settings {
     limits: limitsOf(env),
   };
   if (prover.cacheUrl !== undefined) s.cacheUrl = prover.cacheUrl;
+  const secret = envValue(env, ENV_NAMES.cacheSecret);
+  if (secret !== undefined) s.cacheSecret = secret;
   return s;
 }
 

@@ -12,7 +12,7 @@ test('the "no spell, or a real error?" rule decides by code', () => {
   // the message plays no part: a "version" in the text no longer turns a parse error into "no spell"
   assert.equal(isNoSpell(new CharmsError('INVALID_TX', 'unexpected end of data reading version')), false);
   assert.equal(isNoSpell(new TypeError('a bug')), false);
-  for (const c of Object.keys(HTTP_STATUS)) assert.ok([...noSpell, ...real, 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'PROVER_UNAVAILABLE', 'PROVER_TRANSIENT', 'SPELL_UNEXECUTABLE', 'PROOF_UNVERIFIED', 'INSUFFICIENT_FUNDS'].includes(c as ErrorCode), `${c} is classified in this test`);
+  for (const c of Object.keys(HTTP_STATUS)) assert.ok([...noSpell, ...real, 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'PROVER_UNAVAILABLE', 'PROVER_TRANSIENT', 'SPELL_UNEXECUTABLE', 'PROOF_UNVERIFIED', 'INSUFFICIENT_FUNDS', 'PROVER_ANSWER_INVALID'].includes(c as ErrorCode), `${c} is classified in this test`);
 });
 
 test('spellOrNone: undefined for a tx without a spell, throws for an unreadable tx', (t) => {

@@ -15,6 +15,7 @@ import type { ChainTx } from '../../model/request.js';
 import { chainTxToValue } from '../../model/request.js';
 import { prepareAhead, shutdownRunner } from '../../runner/index.js';
 import { CARDANO_MOCK_NOTICE } from '../../prover/prove-cardano.js';
+import { checkProverAnswer, describeAnswer } from '../../prover/answer-check.js';
 import { loadMclMockCurve } from '../../proof/mock-mcl.js';
 import { useMockCurve } from '../../proof/mock.js';
 
@@ -59,10 +60,14 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   } finally {
     await shutdownRunner();
   }
-  if (!config.mock && txs.some(isMockSpellTx)) progress('warning: the proving service returned a MOCK proof (it runs in mock mode): not valid on chain');
+  const remote = !(config.mock || ctx.prover);
+  const mockAnswer = txs.some(isMockSpellTx);
+  if (!config.mock && mockAnswer) progress('warning: the proving service returned a MOCK proof (it runs in mock mode): not valid on chain');
+  // what a remote prover built is checked against the request before the user sees it to sign
+  if (remote) progress(describeAnswer(checkProverAnswer(req, txs, { mock: mockAnswer })));
   if (i.chain === 'cardano') {
     // the local prover said so already; a remote mock server's answer is flagged here
-    if (!(config.mock || ctx.prover) && txs.some(isMockSpellTx)) progress(CARDANO_MOCK_NOTICE);
+    if (remote && mockAnswer) progress(CARDANO_MOCK_NOTICE);
     ctx.stdout(`{"cborHex":"${txs[0]!.hex}","description":"Ledger Cddl Format","type":"Witnessed Tx ConwayEra"}\n`);
     return;
   }
