@@ -247,7 +247,7 @@ test('COMPLETE=zsh and COMPLETE=fish registrations work in real zsh and fish', (
     [
       '-f',
       '-c',
-      `autoload -U compinit; compinit -u -d /dev/null
+      `autoload -U compinit; compinit -u -D # -D: no dump file (compinit -d replaces its file by a rename)
 source <(COMPLETE=zsh charms)
 print -r -- "$_comps[charms]"
 _describe() { shift 2; print -rl -- "\${(@P)1}"; }
