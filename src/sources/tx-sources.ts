@@ -14,6 +14,8 @@
  * are picked up) or `BITCOIN_RPC_USER` / `BITCOIN_RPC_PASSWORD`.
  */
 import { CharmsError } from '../errors.js';
+import { parseTx, txidHex } from '../bitcoin/tx.js';
+import { fromHex } from '../util/bytes.js';
 import type { SourceConfig } from '../settings/settings.js';
 import { redactText, withoutCredentials } from '../util/redact.js';
 import { SOURCE_ANSWER_LIMIT, readCapped, rpcNodeFromConfig, shownUrl, unreachable, type BitcoinNode } from './bitcoin-node.js';
@@ -93,4 +95,32 @@ export function sourceFromConfig(c: SourceConfig): TxSource | undefined {
   if (c.esploraUrl) return new EsploraSource(c.esploraUrl, c.timeoutMs);
   const node = rpcNodeFromConfig(c);
   return node && new NodeSource(node);
+}
+
+/** A transaction fetched from a source and checked to be the one asked for. */
+export interface CheckedTx {
+  /** Lowercase hex as the source answered it (trimmed). */
+  hex: string;
+  bytes: Uint8Array;
+}
+
+/**
+ * The one fetch-and-check of a transaction by id (the query service, `spell check`, the index):
+ * `source.rawTx(txid)`, then the answer must parse as a Bitcoin transaction hashing to `txid`.
+ * UPSTREAM_FAILED when it does not (a source that lies is faulty or hostile); NOT_FOUND and
+ * UPSTREAM_UNAVAILABLE from the source pass through.
+ */
+export async function fetchCheckedTx(source: TxSource, txid: string): Promise<CheckedTx> {
+  const want = txid.toLowerCase();
+  const hex = (await source.rawTx(want)).trim();
+  let bytes: Uint8Array;
+  let got: string;
+  try {
+    bytes = fromHex(hex, 'transaction');
+    got = txidHex(parseTx(bytes));
+  } catch (e) {
+    throw new CharmsError('UPSTREAM_FAILED', `${source.name} answered something that is not a Bitcoin transaction for ${want}`, { cause: e });
+  }
+  if (got !== want) throw new CharmsError('UPSTREAM_FAILED', `${source.name} answered a different transaction for ${want}: it answered transaction ${got}`);
+  return { hex, bytes };
 }
