@@ -9,7 +9,7 @@ import { silentLogger, type Logger } from '../services/log.js';
 import type { ServerLimits } from '../settings/limits.js';
 import type { BlockSource } from '../sources/block-source.js';
 import { queryHandler } from '../query/service.js';
-import type { TxSource } from '../query/sources.js';
+import type { TxSource } from '../sources/tx-sources.js';
 import { indexApiHandler } from './api.js';
 import { librarySpellCheck, VerdictCache } from './block-write.js';
 import { Follower } from './follower.js';

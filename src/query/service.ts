@@ -31,7 +31,7 @@ import { MemoryCache, type ProofCache } from '../services/cache.js';
 import { silentLogger, type Logger } from '../services/log.js';
 import type { ServerLimits } from '../settings/limits.js';
 import { spellQueryJson } from './shape.js';
-import type { TxSource } from './sources.js';
+import { fetchCheckedTx, type TxSource } from '../sources/tx-sources.js';
 import { WALLET_PAGE, WALLET_PAGE_CSP } from './wallet-page.js';
 
 export const DEFAULT_QUERY_PORT = 17785;
@@ -130,16 +130,7 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
   const answer = async (tx: TxInput): Promise<Uint8Array> => answerOf(await batcher.verify(tx));
 
   const fromSource = async (id: string): Promise<Uint8Array> => {
-    const hex = await source!.rawTx(id);
-    let bytes: Uint8Array;
-    let got: string;
-    try {
-      bytes = fromHex(hex, 'transaction');
-      got = txidHex(parseTx(bytes));
-    } catch (e) {
-      throw new CharmsError('UPSTREAM_FAILED', `${source!.name} answered something that is not a Bitcoin transaction`, { cause: e });
-    }
-    if (got !== id) throw new CharmsError('UPSTREAM_FAILED', `${source!.name} answered transaction ${got} for ${id}`);
+    const { hex, bytes } = await fetchCheckedTx(source!, id);
     log.debug('fetched transaction', { txid: id, bytes: bytes.length });
     return answer({ bitcoin: hex });
   };

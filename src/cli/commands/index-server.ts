@@ -4,11 +4,12 @@ import { optFlag, optString } from '../io.js';
 import { serve } from '../serve.js';
 import { CharmsError } from '../../errors.js';
 import { defaultIndexDb, indexSettings, loadSettings } from '../../settings/settings.js';
-import { sourceFromConfig } from '../../query/sources.js';
+import { sourceFromConfig } from '../../sources/tx-sources.js';
 import { openIndexStore } from '../../indexer/open.js';
 import { startIndexService } from '../../indexer/service.js';
 import { DEFAULT_MAX_REORG_DEPTH } from '../../indexer/follower.js';
-import { blockSourceFromConfig } from '../../indexer/sources.js';
+import { blockSourceFromConfig } from '../../sources/chain-sources.js';
+import type { BitcoinNetwork } from '../../sources/block-source.js';
 
 const intOpt = (raw: string | undefined, name: string, min: number, max: number): number | undefined => {
   if (raw === undefined) return undefined;
@@ -40,9 +41,10 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   });
   const idx = indexSettings(ctx.env, { db: optString(a, 'db'), zmqUrl: optString(a, 'zmq-url') });
   const apiOnly = optFlag(a, 'api-only');
-  const source = blockSourceFromConfig(settings.querySource);
+  const netOpt = optString(a, 'network') as BitcoinNetwork | undefined;
+  const source = blockSourceFromConfig(settings.querySource, netOpt ? { network: netOpt } : {});
   if (!source && !apiOnly) throw new CharmsError('CONFIG', 'charms index needs a node: --rpc-url (BITCOIN_RPC_URL) or --esplora-url (ESPLORA_URL); or --api-only to serve an existing index');
-  const network = optString(a, 'network') ?? (source ? await source.network() : undefined);
+  const network = netOpt ?? (source ? await source.network() : undefined);
   if (!network) throw new CharmsError('CONFIG', '--network is required with --api-only and no node');
   if (source) {
     const nodeNet = await source.network();
