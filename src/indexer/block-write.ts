@@ -24,26 +24,38 @@ const SPELL = Buffer.from('spell');
 /** True when the transaction's bytes may carry a spell (no false negatives). */
 export const maySpell = (raw: Uint8Array): boolean => Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).indexOf(SPELL) >= 0;
 
-/** The outpoints a serialized transaction spends (`txid` display hex), without parsing the rest. */
+/**
+ * The outpoints a serialized transaction spends (`txid` display hex), without parsing the rest.
+ * Bounds-checked: INVALID_TX on bytes that end early (a mempool transaction is hostile input).
+ */
 export function spentOutpoints(raw: Uint8Array): { txid: string; vout: number }[] {
   const b = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const truncated = () => new CharmsError('INVALID_TX', 'invalid Bitcoin transaction: truncated inputs');
   let p = 4;
+  const need = (n: number) => {
+    if (p + n > b.length) throw truncated();
+  };
   const varint = (): number => {
+    need(1);
     const f = b[p]!;
     if (f < 0xfd) return (p += 1), f;
-    if (f === 0xfd) return (p += 3), b.readUInt16LE(p - 2);
-    if (f === 0xfe) return (p += 5), b.readUInt32LE(p - 4);
-    throw new CharmsError('INVALID_TX', 'input count or script length too large');
+    if (f === 0xfd) return need(3), (p += 3), b.readUInt16LE(p - 2);
+    if (f === 0xfe) return need(5), (p += 5), b.readUInt32LE(p - 4);
+    throw new CharmsError('INVALID_TX', 'invalid Bitcoin transaction: input count or script length too large');
   };
+  need(2);
   if (b[4] === 0 && b[5] === 1) p += 2; // segwit marker and flag
   const n = varint();
+  if (n * 41 > b.length - p) throw truncated();
   const out: { txid: string; vout: number }[] = [];
   for (let i = 0; i < n; i++) {
-    if (p + 36 > b.length) throw new CharmsError('INVALID_TX', 'truncated input');
+    need(36);
     const txid = Buffer.from(b.subarray(p, p + 32)).reverse().toString('hex');
     const vout = b.readUInt32LE(p + 32);
     p += 36;
-    p += varint() + 4; // scriptSig, sequence
+    p += varint(); // scriptSig
+    need(4); // sequence
+    p += 4;
     out.push({ txid, vout });
   }
   return out;

@@ -125,4 +125,34 @@ for (const name of ENGINES) {
     const again = await e.open(db, { mock: true });
     await again.close();
   });
+
+  test(`${name}: an index from a newer schema is refused, an older one migrated`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const db = await e.newDb();
+    await (await e.open(db)).close();
+    const setVersion = async (v: string) => {
+      if (name === 'sqlite') {
+        const { default: Database } = await import('better-sqlite3');
+        const d = new Database(db);
+        d.prepare("UPDATE meta SET value = ? WHERE key = 'schema_version'").run(v);
+        d.close();
+      } else {
+        const { default: pg } = await import('pg');
+        const c = new pg.Client({ connectionString: db });
+        await c.connect();
+        await c.query("UPDATE meta SET value = $1 WHERE key = 'schema_version'", [v]);
+        await c.end();
+      }
+    };
+    await setVersion(String(SCHEMA_VERSION + 1));
+    await assert.rejects(e.open(db), /built by a newer charms-ts/);
+    await assert.rejects(e.open(db, { mode: 'reader' }), /built by a newer charms-ts/);
+    // an empty database (version 0) is brought to the current version by the writer only
+    const fresh = await e.newDb();
+    if (name === 'postgres') await assert.rejects(e.open(fresh, { mode: 'reader' }), /schema 0/);
+    const s = await e.open(fresh);
+    assert.equal((await s.meta()).schemaVersion, SCHEMA_VERSION);
+    await s.close();
+  });
 }
