@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeBitcoind } from '../testing/fake-bitcoind.js';
+import { describeFailures, fuzz } from '../testing/fuzz/harness.js';
 import { fillerTx } from '../testing/vector-chain.js';
 import { SequenceTracker, ZmqSubscriber, decodeZmqMessage, type ZmqHashBlock, type ZmqResync, type ZmqSequence } from './zmq.js';
 
@@ -35,6 +36,32 @@ test('decodeZmqMessage: Core framing for hashblock and sequence; anything else i
     [Buffer.from('hashblock'), hash, Buffer.alloc(3)],
   ])
     assert.equal(decodeZmqMessage(bad), undefined);
+});
+
+test('fuzz: decodeZmqMessage answers or returns undefined on any frames, never throws', async () => {
+  // input layout: [frame count, len1, frame1..., len2, frame2..., …]
+  const split = (b: Uint8Array): Uint8Array[] => {
+    const out: Uint8Array[] = [];
+    let at = 1;
+    for (let i = 0; i < (b[0] ?? 0) % 5 && at < b.length; i++) {
+      const n = b[at]!;
+      out.push(b.subarray(at + 1, at + 1 + n));
+      at += 1 + n;
+    }
+    return out;
+  };
+  const join = (fs: Uint8Array[]): Uint8Array => Buffer.concat([Buffer.of(fs.length), ...fs.flatMap((f) => [Buffer.of(f.length), Buffer.from(f)])]);
+  const hash = Buffer.alloc(32, 7);
+  const stats = await fuzz(
+    {
+      name: 'zmq frames',
+      seeds: () => [join(frames('hashblock', hash, 1)), join(frames('sequence', Buffer.concat([hash, Buffer.from('A'), Buffer.alloc(8, 1)]), 2)), join(frames('sequence', Buffer.concat([hash, Buffer.from('D')]), 3))],
+      run: (input) => decodeZmqMessage(split(input)),
+    },
+    { iterations: 3000, seed: 22 },
+  );
+  assert.equal(stats.failures.length, 0, describeFailures(stats));
+  assert.ok(stats.accepted > 3);
 });
 
 test('SequenceTracker: consecutive numbers pass, a skipped one is a gap, u32 wraps, reset forgets', () => {
