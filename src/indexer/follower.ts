@@ -52,6 +52,8 @@ export class Follower {
   private lastProgress = 0;
   private stopped = false;
   private wake: (() => void) | undefined;
+  /** A notification arrived while a poll ran: poll again at once. */
+  private notified = false;
   private running: Promise<void> | undefined;
 
   constructor(
@@ -150,8 +152,10 @@ export class Follower {
   start(): void {
     this.running ??= (async () => {
       while (!this.stopped) {
+        this.notified = false;
         await this.syncOnce();
         if (this.stopped) break;
+        if (this.notified) continue;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, this.pollMs);
           this.wake = () => {
@@ -165,6 +169,7 @@ export class Follower {
   }
 
   notify(): void {
+    this.notified = true;
     this.wake?.();
   }
 

@@ -10,6 +10,7 @@ import { FakeBitcoind } from '../testing/fake-bitcoind.js';
 import { charmsBin } from '../testing/cli.js';
 import { h1 } from '../testing/http.js';
 import { sharedOrSkip } from '../testing/shared.js';
+import { skipOrFail } from '../testing/require.js';
 import { bitcoinVectors, burnTx, VECTOR_BLOCKS } from '../testing/index-vectors.js';
 
 const dirs: string[] = [];
@@ -119,6 +120,31 @@ test('charms index refuses a second indexer and a --mock index without --mock', 
     children.push(apiOnly.child);
     const st = await h1(apiOnly.port, 'GET', '/v1/status');
     assert.equal(JSON.parse(st.body.toString()).mode, 'api-only');
+  } finally {
+    await Promise.all(children.map(stop));
+    await fake.stop();
+  }
+});
+
+test('charms index with --zmq-url applies a new block on the notification, without waiting for a poll', async (t) => {
+  let fake: FakeBitcoind;
+  try {
+    fake = await FakeBitcoind.start({ zmq: true });
+  } catch (e) {
+    skipOrFail(t, `the zeromq package does not load here (${(e as Error).message})`);
+    return;
+  }
+  const children: ChildProcess[] = [];
+  try {
+    fake.mine([]);
+    // polling once an hour: only ZMQ can bring the next block in time
+    const idx = await startIndex(['--rpc-url', fake.rpcUrl, '--rpc-cookie', fake.cookieFile!, '--db', tmpDb(), '--zmq-url', fake.zmqUrl!, '--poll-interval', '3600']);
+    children.push(idx.child);
+    await untilHeight(idx.port, 1);
+    await fake.zmqSubscribed('hashblock');
+    fake.mine([]);
+    fake.mine([]);
+    await untilHeight(idx.port, 3);
   } finally {
     await Promise.all(children.map(stop));
     await fake.stop();

@@ -8,6 +8,7 @@ import type { ProofCache } from '../services/cache.js';
 import { silentLogger, type Logger } from '../services/log.js';
 import type { ServerLimits } from '../settings/limits.js';
 import type { BlockSource } from '../sources/block-source.js';
+import { ZmqSubscriber } from '../sources/zmq.js';
 import { queryHandler } from '../query/service.js';
 import type { TxSource } from '../sources/tx-sources.js';
 import { indexApiHandler } from './api.js';
@@ -38,6 +39,8 @@ export interface IndexServiceOptions {
   host?: string;
   port?: number;
   limits?: Partial<ServerLimits> | undefined;
+  /** The node's ZMQ publisher: its notifications wake the follower (polling goes on). */
+  zmqUrl?: string | undefined;
   /** Start following at once (default); tests drive `follower.syncOnce()` themselves. */
   autoStart?: boolean;
 }
@@ -75,11 +78,29 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
   const query = queryHandler({ source: o.txSource, mock: o.mock, log, cache: o.cache });
   const server = await listenDual(indexServiceHandler(api, query), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_INDEX_PORT, ...(o.limits ? { limits: o.limits } : {}) });
   if (o.autoStart !== false) follower?.start();
+  let zmq: ZmqSubscriber | undefined;
+  if (follower && o.zmqUrl) {
+    const f = follower;
+    zmq = new ZmqSubscriber(o.zmqUrl);
+    // any notification, or a possible gap, makes the follower read the node now
+    zmq.on('hashblock', () => f.notify());
+    zmq.on('sequence', () => f.notify());
+    zmq.on('resync', () => f.notify());
+    zmq.on('error', (e) => log.warn('ZMQ subscriber failed; polling goes on', { error: e.message }));
+    try {
+      await zmq.start();
+    } catch (e) {
+      await follower.stop();
+      await server.close();
+      throw e;
+    }
+  }
   return {
     server,
     follower,
     mempool,
     async close() {
+      await zmq?.close();
       await follower?.stop();
       await server.close();
       await o.store.close();

@@ -44,7 +44,7 @@ test('RPC (REST and getblock) and Esplora give the same chain of vector blocks: 
   if (!sharedOrSkip(t)) return;
   const fake = await FakeBitcoind.start();
   try {
-    const { rest, rpc, esplora, all } = sourcesOf(fake);
+    const { rest, all } = sourcesOf(fake);
     assert.equal(fake.hashAt(0), GENESIS.regtest, 'block 0 is the real regtest genesis');
     const blocks = linearVectorBlocks();
     for (const b of blocks) fake.mine(b.map((v) => v.bytes));

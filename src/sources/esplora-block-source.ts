@@ -22,7 +22,7 @@ import {
   type FeeEstimate,
 } from './btc-source.js';
 import { EsploraClient } from './esplora.js';
-import { EsploraSource, fetchCheckedTx } from './tx-sources.js';
+import { EsploraSource, fetchCheckedTxIfKnown } from './tx-sources.js';
 
 /** A mempool list as JSON: 67 bytes per txid. */
 const MEMPOOL_ANSWER_LIMIT = 96 * 1024 * 1024;
@@ -121,12 +121,7 @@ export class EsploraBlockSource implements BlockSource, BtcSource {
   }
 
   async rawTx(txid: string): Promise<Uint8Array | undefined> {
-    try {
-      return (await fetchCheckedTx(this.txs, hashArg(txid, 'txid'))).bytes;
-    } catch (e) {
-      if (e instanceof CharmsError && e.code === 'NOT_FOUND') return undefined;
-      throw e;
-    }
+    return fetchCheckedTxIfKnown(this.txs, hashArg(txid, 'txid'));
   }
 
   async addressUtxos(address: string): Promise<AddressUtxo[]> {

@@ -24,7 +24,7 @@ import {
   type BtcSource,
   type FeeEstimate,
 } from './btc-source.js';
-import { NodeSource, fetchCheckedTx } from './tx-sources.js';
+import { NodeSource, fetchCheckedTxIfKnown } from './tx-sources.js';
 
 /** A mempool list is 67 bytes per txid as JSON: room for a million transactions and more. */
 export const MEMPOOL_ANSWER_LIMIT = 96 * 1024 * 1024;
@@ -192,12 +192,7 @@ export class RpcBlockSource implements BlockSource, BtcSource {
   }
 
   async rawTx(txid: string): Promise<Uint8Array | undefined> {
-    try {
-      return (await fetchCheckedTx(this.txs, hashArg(txid, 'txid'))).bytes;
-    } catch (e) {
-      if (e instanceof CharmsError && e.code === 'NOT_FOUND') return undefined;
-      throw e;
-    }
+    return fetchCheckedTxIfKnown(this.txs, hashArg(txid, 'txid'));
   }
 
   async feeEstimate(targetBlocks: number): Promise<FeeEstimate | undefined> {

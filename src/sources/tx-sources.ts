@@ -100,3 +100,13 @@ export async function fetchCheckedTx(source: TxSource, txid: string): Promise<Ch
   if (got !== want) throw new CharmsError('UPSTREAM_FAILED', `${source.name} answered a different transaction for ${want}: it answered transaction ${got}`);
   return { hex, bytes };
 }
+
+/** `fetchCheckedTx`'s bytes, or undefined when the source does not know the transaction. */
+export async function fetchCheckedTxIfKnown(source: TxSource, txid: string): Promise<Uint8Array | undefined> {
+  try {
+    return (await fetchCheckedTx(source, txid)).bytes;
+  } catch (e) {
+    if (e instanceof CharmsError && e.code === 'NOT_FOUND') return undefined;
+    throw e;
+  }
+}

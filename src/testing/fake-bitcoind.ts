@@ -320,6 +320,12 @@ export class FakeBitcoind {
     if (!this.zmq) throw new Error('fake bitcoind started without zmq');
     await this.zmq.subscribed(topic, timeoutMs);
   }
+  /** The ZMQ publisher restarts on the same endpoint (as a restarted node): sequence numbers start again at 0. */
+  async zmqRestart(): Promise<void> {
+    if (!this.zmq) throw new Error('fake bitcoind started without zmq');
+    await this.zmq.close();
+    this.zmq = await ZmqPublisher.bind(this.zmqUrl);
+  }
   /** Resolves when every ZMQ message published so far has been handed to the socket. */
   async zmqFlushed(): Promise<void> {
     await this.zmq?.flushed();
@@ -678,10 +684,22 @@ class ZmqPublisher {
     void this.readSubscriptions();
   }
 
-  static async bind(): Promise<ZmqPublisher> {
+  /** Binds a fresh port, or `url` again (a restarted node), retrying while the port is released (bounded). */
+  static async bind(url?: string): Promise<ZmqPublisher> {
     const zmq = await import('zeromq');
     const sock = new zmq.XPublisher({ linger: 0 });
-    await sock.bind('tcp://127.0.0.1:*');
+    for (let tries = 0; ; tries++) {
+      try {
+        await sock.bind(url ?? 'tcp://127.0.0.1:*');
+        break;
+      } catch (e) {
+        if (url === undefined || tries >= 50) {
+          sock.close();
+          throw e;
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
     return new ZmqPublisher(sock, sock.lastEndpoint!);
   }
 

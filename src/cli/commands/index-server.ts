@@ -75,6 +75,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
         host,
         port,
         limits: settings.limits,
+        zmqUrl: idx.zmqUrl,
       });
       started = true;
       return {
