@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import type * as PgTypes from 'pg';
 import { CharmsError } from '../errors.js';
 import { redactUrl } from '../util/redact.js';
-import type { Driver, Row, TxDriver } from './store.js';
+import { TxQueue, type Driver, type Row, type TxDriver } from './store.js';
 
 const require = createRequire(import.meta.url);
 /** The advisory lock's key: ('char', 0) — one index per database. */
@@ -26,13 +26,20 @@ const unavailable = (url: string, e: unknown): CharmsError =>
 
 export class PgDriver implements Driver {
   readonly engine = 'postgres' as const;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly txs: TxQueue | undefined;
 
   private constructor(
     private readonly url: string,
     private readonly pool: PgTypes.Pool,
     private readonly writer: PgTypes.Client | undefined,
-  ) {}
+  ) {
+    const w = writer;
+    this.txs = w && new TxQueue({
+      begin: async () => void (await w.query('BEGIN')),
+      commit: async () => void (await w.query('COMMIT')),
+      rollback: async () => void (await w.query('ROLLBACK').catch(() => {})),
+    });
+  }
 
   static async open(url: string, mode: 'writer' | 'reader'): Promise<PgDriver> {
     let pg: typeof PgTypes;
@@ -87,24 +94,11 @@ export class PgDriver implements Driver {
         await w.query(sql);
       },
     };
-    const run = async (): Promise<T> => {
-      await w.query('BEGIN');
-      try {
-        const out = await fn(tx);
-        await w.query('COMMIT');
-        return out;
-      } catch (e) {
-        await w.query('ROLLBACK').catch(() => {});
-        throw e;
-      }
-    };
-    const p = this.queue.then(run, run);
-    this.queue = p.catch(() => undefined);
-    return p;
+    return this.txs!.run(() => fn(tx));
   }
 
   async close(): Promise<void> {
-    await this.queue;
+    await this.txs?.idle();
     await this.writer?.end().catch(() => {});
     await this.pool.end();
   }

@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { CharmsError } from '../errors.js';
-import type { Driver, Row, TxDriver } from './store.js';
+import { TxQueue, type Driver, type Row, type TxDriver } from './store.js';
 
 type Database = BetterSqlite3.Database;
 type Statement = BetterSqlite3.Statement;
@@ -40,13 +40,20 @@ class Prepared {
 
 export class SqliteDriver implements Driver {
   readonly engine = 'sqlite' as const;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly txs: TxQueue | undefined;
 
   private constructor(
     private readonly writer: Prepared | undefined,
     private readonly reader: Prepared,
     private readonly lock: Database | undefined,
-  ) {}
+  ) {
+    const w = writer?.db;
+    this.txs = w && new TxQueue({
+      begin: async () => void w.exec('BEGIN IMMEDIATE'),
+      commit: async () => void w.exec('COMMIT'),
+      rollback: async () => void (w.inTransaction && w.exec('ROLLBACK')),
+    });
+  }
 
   /** Opens `path`; as the writer, takes the lock first (CONFIG error when another indexer holds it). */
   static open(path: string, mode: 'writer' | 'reader'): SqliteDriver {
@@ -99,24 +106,11 @@ export class SqliteDriver implements Driver {
         w.db.exec(sql);
       },
     };
-    const run = async (): Promise<T> => {
-      w.db.exec('BEGIN IMMEDIATE');
-      try {
-        const out = await fn(tx);
-        w.db.exec('COMMIT');
-        return out;
-      } catch (e) {
-        if (w.db.inTransaction) w.db.exec('ROLLBACK');
-        throw e;
-      }
-    };
-    const p = this.queue.then(run, run);
-    this.queue = p.catch(() => undefined);
-    return p;
+    return this.txs!.run(() => fn(tx));
   }
 
   async close(): Promise<void> {
-    await this.queue;
+    await this.txs?.idle();
     this.reader.db.close();
     this.writer?.db.close();
     this.lock?.close();

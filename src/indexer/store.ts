@@ -30,6 +30,37 @@ export interface TxDriver {
   exec(sql: string): Promise<void>;
 }
 
+/**
+ * Write transactions on a writer connection, one at a time in call order: BEGIN, `fn`, COMMIT;
+ * ROLLBACK when `fn` throws. Both drivers' `transaction` (the engines differ in the three verbs).
+ */
+export class TxQueue {
+  private queue: Promise<unknown> = Promise.resolve();
+  constructor(private readonly verbs: { begin(): Promise<void>; commit(): Promise<void>; rollback(): Promise<void> }) {}
+
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const once = async (): Promise<T> => {
+      await this.verbs.begin();
+      try {
+        const out = await fn();
+        await this.verbs.commit();
+        return out;
+      } catch (e) {
+        await this.verbs.rollback();
+        throw e;
+      }
+    };
+    const p = this.queue.then(once, once);
+    this.queue = p.catch(() => undefined);
+    return p;
+  }
+
+  /** Resolves when no transaction is running. */
+  idle(): Promise<unknown> {
+    return this.queue;
+  }
+}
+
 // ---------------------------------------------------------------------------------------- types
 
 /** One charm of one output: an app and its amount (fungible) or data (CBOR, anything else). */
