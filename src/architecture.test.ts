@@ -30,6 +30,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['prover'], // proof backends, the prove pipeline, the remote-prover client
   ['services'], // HTTP server, cache, log: the proving server
   ['query'], // the spell-query service
+  ['indexer'], // the charms index: store (SQLite/PostgreSQL), chain follower, mempool overlay, API
   ['app'], // app project scaffolding and builds
   ['cli'], // the charms / charms-prover commands
   ['index'], // src/index.ts: the package's public API

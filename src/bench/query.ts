@@ -8,7 +8,7 @@
 import http from 'node:http';
 import { readdirSync } from 'node:fs';
 import { startQueryServer } from '../query/service.js';
-import { EsploraSource } from '../query/sources.js';
+import { EsploraSource } from '../sources/tx-sources.js';
 import { hasShared, readSharedText, sharedPath } from '../testing/shared.js';
 import { Worker } from 'node:worker_threads';
 import { load } from './load.js';

@@ -84,6 +84,36 @@ export function commandTree(binName: string): CommandDef {
         run: lazy(() => import('./commands/query-server.js')),
       },
       {
+        name: 'index',
+        about: 'Follow a Bitcoin node and serve the charms index (what each address holds)',
+        long:
+          'Follow a Bitcoin node into an index of charm outputs (every spell verified, reorg-safe) and serve its API on one port\n' +
+          '(HTTP/1.1 and h2c): GET /v1/status, /v1/addresses/<address>/balances|utxos|history, POST /v1/addresses/balances,\n' +
+          'GET /v1/outputs/<txid>:<vout>, /v1/txs/<txid>, /v1/apps/<app>; plus GET/PUT /spells/<txid> and the wallet page. See docs/index.md.\n' +
+          '\n' +
+          'Environment (options override it):\n' +
+          '  INDEX_DB_URL           the database: a SQLite file path (default $XDG_DATA_HOME/charms-ts/index-<network>.sqlite) or postgres://…\n' +
+          '  BITCOIN_RPC_URL        Bitcoin Core JSON-RPC URL (+ BITCOIN_RPC_COOKIE, or BITCOIN_RPC_USER and BITCOIN_RPC_PASSWORD)\n' +
+          '  ESPLORA_URL            Esplora-compatible API base, instead of a node\n' +
+          '  BITCOIN_ZMQ_URL        the node\'s ZMQ publisher (hashblock, sequence): faster than polling, which always continues',
+        options: [
+          { name: 'ip', value: 'IP', default: '0.0.0.0', help: 'IP address to listen on' },
+          { name: 'port', value: 'PORT', default: '17786', help: 'Port to listen on' },
+          { name: 'db', value: 'URL', help: 'SQLite file path or postgres:// URL (env INDEX_DB_URL)' },
+          { name: 'rpc-url', value: 'URL', help: 'Bitcoin Core JSON-RPC URL (env BITCOIN_RPC_URL)' },
+          { name: 'rpc-cookie', value: 'FILE', help: "bitcoind's .cookie file (env BITCOIN_RPC_COOKIE)" },
+          { name: 'esplora-url', value: 'URL', help: 'Esplora-compatible API base URL (env ESPLORA_URL)' },
+          { name: 'zmq-url', value: 'URL', help: "bitcoind's ZMQ publisher, e.g. tcp://127.0.0.1:28332 (env BITCOIN_ZMQ_URL)" },
+          { name: 'network', value: 'NETWORK', choices: ['mainnet', 'testnet', 'testnet4', 'signet', 'regtest'], help: "Network (default: the node's)" },
+          { name: 'start-height', value: 'HEIGHT', help: 'First block to index on a new index (default 0)' },
+          { name: 'max-reorg-depth', value: 'BLOCKS', default: '100', help: 'Deeper reorgs stop the index (status 503) until it is rebuilt' },
+          { name: 'poll-interval', value: 'SECONDS', default: '5', help: 'How often the node is polled (also with ZMQ)' },
+          { name: 'api-only', help: 'Serve the database without following a node (API replicas on PostgreSQL)' },
+          mockOpt('Also index mock spells (regtest, testing); such an index refuses to open without --mock'),
+        ],
+        run: lazy(() => import('./commands/index-server.js')),
+      },
+      {
         name: 'spell',
         about: 'Work with spells',
         subcommands: [

@@ -8,9 +8,8 @@ import { parseChain, type ChainTx, type SpellInputs } from '../model/request.js'
 import type { B32 } from '../model/primitives.js';
 import type { NormalizedSpell } from '../model/spell.js';
 import { vkOfBinary } from '../keys/app-key.js';
-import { CharmsError } from '../errors.js';
 import { loadSettings } from '../settings/settings.js';
-import { sourceFromConfig } from '../query/sources.js';
+import { fetchCheckedTx, sourceFromConfig } from '../sources/tx-sources.js';
 import { txidToDisplay } from '../model/primitives.js';
 
 
@@ -57,10 +56,8 @@ async function fetchMissingPrevTxs(spell: NormalizedSpell, prevTxs: ChainTx[], c
   const wanted = [...(spell.tx.ins ?? []), ...(spell.tx.refs ?? [])].map((u) => txidToDisplay(u.txid));
   for (const txid of new Set(wanted)) {
     if (have.has(txid)) continue;
-    const hex = (await source.rawTx(txid)).trim();
-    const got: ChainTx = { chain: 'bitcoin', hex };
-    if (chainTxId(got) !== txid) throw new CharmsError('UPSTREAM_FAILED', `${source.name} answered a different transaction for ${txid}`);
-    prevTxs.push(got);
+    const { hex } = await fetchCheckedTx(source, txid);
+    prevTxs.push({ chain: 'bitcoin', hex });
     have.add(txid);
     ctx.stderr(`fetched prev tx ${txid} from ${source.name}\n`);
   }

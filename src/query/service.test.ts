@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answerFor, startQueryServer } from './service.js';
 import { identifyTx as identify } from '../chains/detect.js';
+import { EsploraSource, NodeSource, sourceFromConfig } from '../sources/tx-sources.js';
+import { RpcNode } from '../sources/bitcoin-node.js';
 
 const identifyTx = (b: Uint8Array) => identify(b, 'tx_hex', 'INVALID_TX');
-import { EsploraSource, NodeSource, sourceFromConfig } from './sources.js';
-import { RpcNode } from './bitcoin-node.js';
 import { loadSettings, type Env } from '../settings/settings.js';
 import { appRef, spellQueryJson, spellQueryValue } from './shape.js';
 import { extractAndVerifySpell } from '../verify/index.js';

@@ -32,7 +32,7 @@ import { DEFAULT_CACHE_BYTES, MemoryCache, type ProofCache } from '../services/c
 import { silentLogger, type Logger } from '../services/log.js';
 import type { ServerLimits } from '../settings/limits.js';
 import { spellQueryJson } from './shape.js';
-import type { TxSource } from './sources.js';
+import { fetchCheckedTx, type TxSource } from '../sources/tx-sources.js';
 import { WALLET_PAGE, WALLET_PAGE_CSP } from './wallet-page.js';
 
 export const DEFAULT_QUERY_PORT = 17785;
@@ -124,19 +124,8 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
   const answer = async (tx: TxInput): Promise<Uint8Array> => answerOf(await batcher.verify(tx));
 
   const fromSource = async (id: string): Promise<Uint8Array> => {
-    const hex = await source!.rawTx(id);
-    let bytes: Uint8Array;
-    let got: string;
-    let witnessless: boolean;
-    try {
-      bytes = fromHex(hex, 'transaction');
-      const tx = parseTx(bytes);
-      got = txidHex(tx);
-      witnessless = tx.inputs.every((i) => i.witness.length === 0);
-    } catch (e) {
-      throw new CharmsError('UPSTREAM_FAILED', `${source!.name} answered something that is not a Bitcoin transaction`, { cause: e });
-    }
-    if (got !== id) throw new CharmsError('UPSTREAM_FAILED', `${source!.name} answered transaction ${got} for ${id}`);
+    const { hex, bytes } = await fetchCheckedTx(source!, id);
+    const witnessless = parseTx(bytes).inputs.every((i) => i.witness.length === 0);
     log.debug('fetched transaction', { txid: id, bytes: bytes.length });
     const a = await answer({ bitcoin: hex });
     // The txid does not cover witnesses: a source that stripped them would make a spell look

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { CharmsError } from '../errors.js';
-import { CliNode, rpcNodeFromConfig, walletNodeOf } from './bitcoin-node.js';
+import { CliNode, rpcNodeFromConfig, walletNodeOf } from '../sources/bitcoin-node.js';
 import { listWalletCharms } from './wallet-list.js';
 import { extractAndVerifySpell } from '../verify/index.js';
 import { readSharedText, sharedOrSkip, sharedPath } from '../testing/shared.js';

@@ -12,7 +12,7 @@ import { CharmsError } from '../errors.js';
 import type { Value } from '../codec/value.js';
 import { appToString } from '../model/primitives.js';
 import { isNoSpell, verifySpells } from '../verify/index.js';
-import type { BitcoinNode } from './bitcoin-node.js';
+import type { BitcoinNode } from '../sources/bitcoin-node.js';
 
 /** One `listunspent` entry (the fields used). */
 interface Unspent {

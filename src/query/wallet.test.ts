@@ -15,7 +15,7 @@ import { deflateSync } from 'node:zlib';
 import http from 'node:http';
 import { readSharedText, sharedOrSkip } from '../testing/shared.js';
 import { startQueryServer } from './service.js';
-import { EsploraSource } from './sources.js';
+import { EsploraSource } from '../sources/tx-sources.js';
 
 const bin = fileURLToPath(new URL('../cli/charms.js', import.meta.url));
 const NFT_MINT = '1acee7fb7c922b205e7c63abffe39a53527d4d7bbb0e5327a9b72350115a7ebb'; // v2: NFT {ticker: CHARMS-6, remaining}

@@ -28,6 +28,8 @@ export const ENV_NAMES = {
   rpcCookie: ['BITCOIN_RPC_COOKIE'],
   rpcUser: ['BITCOIN_RPC_USER'],
   rpcPassword: ['BITCOIN_RPC_PASSWORD'],
+  zmqUrl: ['BITCOIN_ZMQ_URL'],
+  indexDbUrl: ['INDEX_DB_URL'],
   nodeCli: ['BITCOIN_CLI'],
   nodeCliArgs: ['BITCOIN_CLI_ARGS'],
   scrollsHost: ['SCROLLS_HOST'],

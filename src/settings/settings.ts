@@ -84,6 +84,32 @@ export interface Settings {
   limits: ServerLimits;
 }
 
+/** `charms index`: the database, the node's ZMQ publisher, the data directory of the default database. */
+export interface IndexSettings {
+  /** `--db` / INDEX_DB_URL: a SQLite file path or a postgres:// URL; undefined: the default file. */
+  db: string | undefined;
+  /** `--zmq-url` / BITCOIN_ZMQ_URL (hashblock/sequence), always backed by polling. */
+  zmqUrl: string | undefined;
+  /** Where the default SQLite index lives: `$XDG_DATA_HOME/charms-ts`, else `~/.local/share/charms-ts`. */
+  dataDir: string | undefined;
+}
+
+/** The index settings: flags over the environment. */
+export function indexSettings(env: Env, flags: { db?: string | undefined; zmqUrl?: string | undefined } = {}): IndexSettings {
+  const base = env.XDG_DATA_HOME || (env.HOME ? join(env.HOME, '.local', 'share') : undefined);
+  return {
+    db: flags.db ?? envValue(env, ENV_NAMES.indexDbUrl),
+    zmqUrl: flags.zmqUrl ?? envValue(env, ENV_NAMES.zmqUrl),
+    dataDir: base === undefined ? undefined : join(base, 'charms-ts'),
+  };
+}
+
+/** The default index database of a network: `<dataDir>/index-<network>.sqlite`. */
+export function defaultIndexDb(s: IndexSettings, network: string): string {
+  if (s.dataDir === undefined) throw new CharmsError('CONFIG', 'no data directory (HOME and XDG_DATA_HOME unset): give --db or INDEX_DB_URL');
+  return join(s.dataDir, `index-${network}.sqlite`);
+}
+
 /** Command-line flags that override the environment. */
 export interface SettingsFlags {
   mock?: boolean;

@@ -3,7 +3,7 @@ import { optFlag, optString } from '../io.js';
 import { serve } from '../serve.js';
 import { loadSettings } from '../../settings/settings.js';
 import { startQueryServer } from '../../query/service.js';
-import { sourceFromConfig } from '../../query/sources.js';
+import { sourceFromConfig } from '../../sources/tx-sources.js';
 
 /**
  * Starts the spell-query service and runs until SIGINT/SIGTERM. Transactions come from

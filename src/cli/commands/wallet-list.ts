@@ -5,7 +5,7 @@ import { toJsonPretty } from '../../codec/json.js';
 import { toYaml } from '../../codec/yaml.js';
 import { useFastProofBackend } from '../../proof/init.js';
 import { loadSettings } from '../../settings/settings.js';
-import { walletNodeOf } from '../../query/bitcoin-node.js';
+import { walletNodeOf } from '../../sources/bitcoin-node.js';
 import { listWalletCharms } from '../../query/wallet-list.js';
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The long fuzz run: `npm run fuzz -- --iterations N [--seed S] [--target NAME] [--wasm FILE]…`.
- * Runs N mutants per target (default 125 000, i.e. 1 M in total over the eight targets), prints
+ * Runs N mutants per target (default 125 000, i.e. 1.125 M in total over the nine targets), prints
  * per-target counts and every failure (a non-CharmsError), exits 1 if any failure was found.
  */
 import { readFileSync } from 'node:fs';

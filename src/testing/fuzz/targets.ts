@@ -10,6 +10,7 @@ import { decodeCbor, encodeCbor } from '../../codec/cbor.js';
 import { Tagged, ValueMap } from '../../codec/value.js';
 import { parseJson } from '../../codec/json.js';
 import { parseTx } from '../../bitcoin/tx.js';
+import { spentOutpoints } from '../../indexer/block-write.js';
 import { findBitcoinSpell, fillFromBitcoinTx } from '../../bitcoin/extract.js';
 import { findSpellPayload } from '../../cardano/extract.js';
 import { parseCardanoTx, parseInputs, parseOutputs, parseRedeemers } from '../../cardano/tx.js';
@@ -171,6 +172,12 @@ export function fuzzTargets(opts: TargetOptions = {}): FuzzTarget[] {
         }
         return fillFromBitcoinTx(found.spell, tx);
       },
+    },
+    {
+      // the index reads mempool transactions' inputs without the full parser
+      name: 'tx-inputs',
+      seeds: () => sharedChainTxs('.bitcoin.hex'),
+      run: (b) => spentOutpoints(b),
     },
     {
       name: 'cardano-tx',

@@ -33,15 +33,15 @@ export function unreachable(what: string, e: unknown): CharmsError {
   return new CharmsError('UPSTREAM_UNAVAILABLE', redactText(`${what} is unreachable: ${reason}`), { cause: e });
 }
 
-/** The answer's text, reading at most `limit` bytes (declared or received); UPSTREAM_FAILED past it. */
-export async function readCapped(res: Response, what: string, limit: number): Promise<string> {
-  const tooBig = () => new CharmsError('UPSTREAM_FAILED', `${what} answered more than ${limit} bytes, larger than any transaction: refused`);
+/** The answer's bytes, reading at most `limit` bytes (declared or received); UPSTREAM_FAILED past it. */
+export async function readCappedBytes(res: Response, what: string, limit: number, larger = 'larger than any transaction'): Promise<Uint8Array> {
+  const tooBig = () => new CharmsError('UPSTREAM_FAILED', `${what} answered more than ${limit} bytes, ${larger}: refused`);
   const declared = Number(res.headers.get('content-length') ?? NaN);
   if (declared > limit) {
     await res.body?.cancel().catch(() => {});
     throw tooBig();
   }
-  if (!res.body) return '';
+  if (!res.body) return new Uint8Array(0);
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -55,16 +55,36 @@ export async function readCapped(res: Response, what: string, limit: number): Pr
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** The answer's text, reading at most `limit` bytes (declared or received); UPSTREAM_FAILED past it. */
+export async function readCapped(res: Response, what: string, limit: number, larger?: string): Promise<string> {
+  return Buffer.from(await readCappedBytes(res, what, limit, larger)).toString('utf8');
 }
 
 /** A URL as shown in names and messages: redacted, without a trailing slash. */
 export const shownUrl = (u: string): string => redactUrl(u).replace(/\/(?=$|\?)/, '');
 
-/** An RPC error answer as a CharmsError (-5: NOT_FOUND). */
+/** The error object of a JSON-RPC answer, kept as the cause of the CharmsError it becomes. */
+export class RpcFailure extends Error {
+  constructor(
+    readonly rpcCode: number | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RpcFailure';
+  }
+}
+
+/** The JSON-RPC error code behind an error (e.g. -8 for a height out of range), if it came from one. */
+export const rpcCodeOf = (e: unknown): number | undefined => (e instanceof Error && e.cause instanceof RpcFailure ? e.cause.rpcCode : undefined);
+
+/** An RPC error answer as a CharmsError (-5: NOT_FOUND); the RPC code stays readable through `rpcCodeOf`. */
 function rpcError(name: string, method: string, code: number | undefined, message: string | undefined): CharmsError {
-  if (code === -5) return new CharmsError('NOT_FOUND', `${method}: ${message ?? 'not found'}`);
-  return new CharmsError('UPSTREAM_FAILED', redactText(`${name} error ${code ?? '?'} in ${method}: ${message ?? ''}`));
+  const cause = new RpcFailure(code, redactText(message ?? ''));
+  if (code === -5) return new CharmsError('NOT_FOUND', `${method}: ${message ?? 'not found'}`, { cause });
+  return new CharmsError('UPSTREAM_FAILED', redactText(`${name} error ${code ?? '?'} in ${method}: ${message ?? ''}`), { cause });
 }
 
 /** Bitcoin Core JSON-RPC over HTTP. */
@@ -72,15 +92,18 @@ export class RpcNode implements BitcoinNode {
   readonly name: string;
   /** `auth` returns `user:password` (or undefined for none); it is called for every request. */
   constructor(
-    private readonly url: string,
-    private readonly auth: () => string | undefined,
-    private readonly timeoutMs = 10_000,
+    /** The endpoint, without credentials. */
+    readonly url: string,
+    /** Called for every request (a cookie file is re-read); also used by the REST transport. */
+    readonly auth: () => string | undefined,
+    readonly timeoutMs = 10_000,
     private readonly answerLimit = SOURCE_ANSWER_LIMIT,
   ) {
     this.name = `bitcoind ${shownUrl(url)}`;
   }
 
-  async call(method: string, params: readonly unknown[]): Promise<unknown> {
+  /** `answerLimit` overrides the per-answer byte limit for this call (a large mempool list). */
+  async call(method: string, params: readonly unknown[], answerLimit = this.answerLimit): Promise<unknown> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     const auth = this.auth();
     if (auth !== undefined) headers.authorization = `Basic ${Buffer.from(auth).toString('base64')}`;
@@ -93,7 +116,7 @@ export class RpcNode implements BitcoinNode {
         body: JSON.stringify({ jsonrpc: '1.0', id: 'charms', method, params }),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
-      text = await readCapped(res, this.name, this.answerLimit);
+      text = await readCapped(res, this.name, answerLimit);
     } catch (e) {
       if (e instanceof CharmsError) throw e;
       throw unreachable(this.name, e);

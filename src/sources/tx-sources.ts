@@ -14,9 +14,11 @@
  * are picked up) or `BITCOIN_RPC_USER` / `BITCOIN_RPC_PASSWORD`.
  */
 import { CharmsError } from '../errors.js';
+import { parseTx, txidHex } from '../bitcoin/tx.js';
+import { fromHex } from '../util/bytes.js';
 import type { SourceConfig } from '../settings/settings.js';
-import { redactText, withoutCredentials } from '../util/redact.js';
-import { SOURCE_ANSWER_LIMIT, readCapped, rpcNodeFromConfig, shownUrl, unreachable, type BitcoinNode } from './bitcoin-node.js';
+import { SOURCE_ANSWER_LIMIT, rpcNodeFromConfig, type BitcoinNode } from './bitcoin-node.js';
+import { EsploraClient } from './esplora.js';
 
 export { SOURCE_ANSWER_LIMIT };
 
@@ -28,44 +30,20 @@ export interface TxSource {
 
 export class EsploraSource implements TxSource {
   readonly name: string;
-  private readonly base: URL;
-  private readonly basePath: string;
-  private readonly headers: Record<string, string> = {};
+  readonly client: EsploraClient;
   /** `base` may carry credentials (sent as Basic auth) and a query (e.g. `?token=`, kept on every call). */
   constructor(
-    base: string,
-    private readonly timeoutMs = 10_000,
+    base: string | EsploraClient,
+    timeoutMs = 10_000,
     private readonly answerLimit = SOURCE_ANSWER_LIMIT,
   ) {
-    let parts: ReturnType<typeof withoutCredentials>;
-    try {
-      parts = withoutCredentials(base);
-    } catch {
-      throw new CharmsError('CONFIG', `ESPLORA_URL: not a URL: ${redactText(base)}`);
-    }
-    this.base = new URL(parts.url);
-    this.basePath = this.base.pathname.replace(/\/+$/, '');
-    if (parts.authorization) this.headers.authorization = parts.authorization;
-    this.name = `esplora ${shownUrl(base)}`;
-  }
-  private urlFor(txid: string): string {
-    const u = new URL(this.base);
-    u.pathname = `${this.basePath}/tx/${txid}/hex`;
-    return u.toString();
+    this.client = typeof base === 'string' ? new EsploraClient(base, timeoutMs) : base;
+    this.name = this.client.name;
   }
   async rawTx(txid: string): Promise<string> {
-    let res: Response;
-    let text: string;
-    try {
-      res = await fetch(this.urlFor(txid), { headers: this.headers, signal: AbortSignal.timeout(this.timeoutMs) });
-      text = (await readCapped(res, this.name, this.answerLimit)).trim();
-    } catch (e) {
-      if (e instanceof CharmsError) throw e;
-      throw unreachable(this.name, e);
-    }
-    if (res.status === 404) throw new CharmsError('NOT_FOUND', `transaction ${txid} not found`);
-    if (!res.ok) throw new CharmsError('UPSTREAM_FAILED', redactText(`${this.name} answered ${res.status}: ${text.slice(0, 120).replace(/\s+/g, ' ')}`));
-    return text;
+    const a = await this.client.request(`/tx/${txid}/hex`, { limit: this.answerLimit });
+    if (a.status === 404) throw new CharmsError('NOT_FOUND', `transaction ${txid} not found`);
+    return this.client.expectOk(a).text();
   }
 }
 
@@ -93,4 +71,42 @@ export function sourceFromConfig(c: SourceConfig): TxSource | undefined {
   if (c.esploraUrl) return new EsploraSource(c.esploraUrl, c.timeoutMs);
   const node = rpcNodeFromConfig(c);
   return node && new NodeSource(node);
+}
+
+/** A transaction fetched from a source and checked to be the one asked for. */
+export interface CheckedTx {
+  /** Lowercase hex as the source answered it (trimmed). */
+  hex: string;
+  bytes: Uint8Array;
+}
+
+/**
+ * The one fetch-and-check of a transaction by id (the query service, `spell check`, the index):
+ * `source.rawTx(txid)`, then the answer must parse as a Bitcoin transaction hashing to `txid`.
+ * UPSTREAM_FAILED when it does not (a source that lies is faulty or hostile); NOT_FOUND and
+ * UPSTREAM_UNAVAILABLE from the source pass through.
+ */
+export async function fetchCheckedTx(source: TxSource, txid: string): Promise<CheckedTx> {
+  const want = txid.toLowerCase();
+  const hex = (await source.rawTx(want)).trim();
+  let bytes: Uint8Array;
+  let got: string;
+  try {
+    bytes = fromHex(hex, 'transaction');
+    got = txidHex(parseTx(bytes));
+  } catch (e) {
+    throw new CharmsError('UPSTREAM_FAILED', `${source.name} answered something that is not a Bitcoin transaction for ${want}`, { cause: e });
+  }
+  if (got !== want) throw new CharmsError('UPSTREAM_FAILED', `${source.name} answered a different transaction for ${want}: it answered transaction ${got}`);
+  return { hex, bytes };
+}
+
+/** `fetchCheckedTx`'s bytes, or undefined when the source does not know the transaction. */
+export async function fetchCheckedTxIfKnown(source: TxSource, txid: string): Promise<Uint8Array | undefined> {
+  try {
+    return (await fetchCheckedTx(source, txid)).bytes;
+  } catch (e) {
+    if (e instanceof CharmsError && e.code === 'NOT_FOUND') return undefined;
+    throw e;
+  }
 }

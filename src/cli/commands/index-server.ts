@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import type { CommandDef } from '../define.js';
+import { optFlag, optString } from '../io.js';
+import { serve } from '../serve.js';
+import { CharmsError } from '../../errors.js';
+import { defaultIndexDb, indexSettings, loadSettings } from '../../settings/settings.js';
+import { sourceFromConfig } from '../../sources/tx-sources.js';
+import { openIndexStore } from '../../indexer/open.js';
+import { startIndexService } from '../../indexer/service.js';
+import { DEFAULT_MAX_REORG_DEPTH } from '../../indexer/follower.js';
+import { blockSourceFromConfig } from '../../sources/chain-sources.js';
+import type { BitcoinNetwork } from '../../sources/block-source.js';
+
+const intOpt = (raw: string | undefined, name: string, min: number, max: number): number | undefined => {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < min || n > max) throw new CharmsError('INVALID_INPUT', `--${name}: expected an integer from ${min} to ${max}`);
+  return n;
+};
+
+const pkgVersion = (): string => {
+  try {
+    return JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version as string;
+  } catch {
+    return 'unknown';
+  }
+};
+
+/**
+ * `charms index`: follows a Bitcoin node (RPC or Esplora) into the index database and serves the
+ * index API, the spell-query routes and the wallet page on one port; `--api-only` serves an index
+ * another process writes (PostgreSQL replicas).
+ */
+const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
+  const settings = loadSettings(ctx.env, {
+    mock: optFlag(a, 'mock'),
+    mockFromEnv: false,
+    esploraUrl: optString(a, 'esplora-url'),
+    rpcUrl: optString(a, 'rpc-url'),
+    rpcCookie: optString(a, 'rpc-cookie'),
+  });
+  const idx = indexSettings(ctx.env, { db: optString(a, 'db'), zmqUrl: optString(a, 'zmq-url') });
+  const apiOnly = optFlag(a, 'api-only');
+  const netOpt = optString(a, 'network') as BitcoinNetwork | undefined;
+  const source = blockSourceFromConfig(settings.querySource, netOpt ? { network: netOpt } : {});
+  if (!source && !apiOnly) throw new CharmsError('CONFIG', 'charms index needs a node: --rpc-url (BITCOIN_RPC_URL) or --esplora-url (ESPLORA_URL); or --api-only to serve an existing index');
+  const network = netOpt ?? (source ? await source.network() : undefined);
+  if (!network) throw new CharmsError('CONFIG', '--network is required with --api-only and no node');
+  if (source) {
+    const nodeNet = await source.network();
+    if (nodeNet !== network) throw new CharmsError('CONFIG', `--network ${network}, but ${source.name} serves ${nodeNet}`);
+  }
+  const startHeight = intOpt(optString(a, 'start-height'), 'start-height', 0, 100_000_000) ?? 0;
+  const maxReorgDepth = intOpt(optString(a, 'max-reorg-depth'), 'max-reorg-depth', 1, 1_000_000) ?? DEFAULT_MAX_REORG_DEPTH;
+  const poll = intOpt(optString(a, 'poll-interval'), 'poll-interval', 1, 3600);
+  const db = idx.db ?? defaultIndexDb(idx, network);
+  const store = await openIndexStore(db, { mode: apiOnly ? 'reader' : 'writer', network, mock: settings.mock, startHeight });
+  let started = false;
+  try {
+    await serve(a, settings, async ({ host, port, log, cache }) => {
+      const svc = await startIndexService({
+        store,
+        source,
+        txSource: sourceFromConfig(settings.querySource),
+        apiOnly,
+        mock: settings.mock,
+        network,
+        startHeight: (await store.meta()).startHeight,
+        maxReorgDepth,
+        pollMs: poll === undefined ? undefined : poll * 1000,
+        version: pkgVersion(),
+        log,
+        progress: (line) => ctx.stderr(`${line}\n`),
+        cache,
+        host,
+        port,
+        limits: settings.limits,
+        zmqUrl: idx.zmqUrl,
+      });
+      started = true;
+      return {
+        // serve() closes it on SIGINT/SIGTERM: the follower stops between blocks, then the port and the store
+        server: { port: svc.server.port, close: () => svc.close(), connections: () => svc.server.connections(), drain: (ms: number) => svc.server.drain(ms) },
+        banner: `Charms index running on ${host}:${svc.server.port}`,
+        fields: { db: db.startsWith('postgres') ? 'postgresql' : db, engine: store.engine, network, source: source?.name ?? 'none', mode: apiOnly ? 'api-only' : 'indexer', mock: settings.mock, zmq: idx.zmqUrl ? 'configured' : 'off' },
+      };
+    });
+  } finally {
+    if (!started) await store.close();
+  }
+};
+export default run;

@@ -1,0 +1,357 @@
+/**
+ * The charms index's HTTP API (`/v1/...`), a Handler over an IndexStore, the follower's status and
+ * the mempool overlay. Amounts are decimal strings (exact beyond 2^53, sums beyond u64); answers
+ * depend only on the index state (deterministic orders everywhere) apart from wall-clock fields of
+ * the status. Addresses are checked against the index's network (400 otherwise).
+ *
+ *   GET  /v1/status                              200 synced, 503 over-cap reorg or lag > maxLag
+ *   GET  /v1/addresses/{address}/balances        per app: confirmed, unconfirmed_in/out, utxos
+ *   GET  /v1/addresses/{address}/utxos?mempool=1 confirmed charm UTXOs (+ pending receives)
+ *   GET  /v1/addresses/{address}/history?cursor=&limit=
+ *   POST /v1/addresses/balances                  {"addresses": [...]} (≤ 50)
+ *   GET  /v1/outputs/{txid}:{vout}               spent ones too; 404 when it never held charms
+ *   GET  /v1/txs/{txid}                          spell, outputs, consumed charm outputs
+ *   GET  /v1/apps/{app}?cursor=&limit=           supply and holders (app with / or %2F)
+ */
+import { isAddressValidFor, addressToScript, scriptToAddress, type BitcoinChainName, type BitcoinNetwork as AddrNet } from '../bitcoin/address.js';
+import { decodeCbor } from '../codec/cbor.js';
+import { parseJson, toJsonCompact } from '../codec/json.js';
+import { ValueMap } from '../codec/value.js';
+import { CharmsError } from '../errors.js';
+import { spellFromValue, spellToValue } from '../model/spell.js';
+import { appFromString } from '../model/primitives.js';
+import { errorResponse, type Handler, type Req, type Res } from '../services/http.js';
+import { silentLogger, type Logger } from '../services/log.js';
+import type { BlockSource, ChainTip } from '../sources/block-source.js';
+import type { FollowerStatus } from './follower.js';
+import type { MempoolOverlay } from './mempool.js';
+import type { CharmOutputRow, CharmOutputWrite, IndexStore } from './store.js';
+
+export const MAX_BATCH = 50;
+export const DEFAULT_PAGE = 50;
+export const MAX_PAGE = 500;
+/** Status answers 503 when the index is more blocks than this behind the node. */
+export const DEFAULT_MAX_LAG = 6;
+
+export interface IndexApiOptions {
+  store: IndexStore;
+  /** The follower's status (absent with --api-only). */
+  follower?: { status: FollowerStatus } | undefined;
+  mempool?: MempoolOverlay | undefined;
+  /** With --api-only: where the status reads the node's tip. */
+  source?: BlockSource | undefined;
+  network: string;
+  version: string;
+  maxLag?: number | undefined;
+  log?: Logger | undefined;
+  startedAt?: number | undefined;
+}
+
+// ------------------------------------------------------------------------------ JSON writing
+
+/** A JSON text embedded as is (charm data printed by our codec, exact big integers). */
+class RawJson {
+  constructor(readonly text: string) {}
+}
+type J = string | number | boolean | null | RawJson | J[] | { [k: string]: J | undefined };
+
+function write(v: J): string {
+  if (v instanceof RawJson) return v.text;
+  if (Array.isArray(v)) return `[${v.map(write).join(',')}]`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.entries(v)
+      .filter(([, x]) => x !== undefined)
+      .map(([k, x]) => `${JSON.stringify(k)}:${write(x as J)}`)
+      .join(',')}}`;
+  return JSON.stringify(v);
+}
+
+const ok = (body: J, status = 200): Res => ({ status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: write(body) });
+
+const bad = (msg: string): CharmsError => new CharmsError('INVALID_INPUT', msg);
+const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+const TXID = /^[0-9a-fA-F]{64}$/;
+
+const chainName = (network: string): BitcoinChainName =>
+  network === 'mainnet' || network === 'main' ? 'main' : network === 'testnet' ? 'test' : (network as BitcoinChainName);
+const addrNet = (network: string): AddrNet => (network === 'mainnet' || network === 'main' ? 'main' : network === 'regtest' ? 'regtest' : 'testnet4');
+
+function charmJson(app: string, amount: bigint | null, data: Uint8Array | null): J {
+  if (amount !== null) return { app, amount: amount.toString() };
+  let text = 'null';
+  try {
+    text = toJsonCompact(decodeCbor(data!));
+  } catch {
+    /* data that our JSON printer cannot show: the CBOR is still there */
+  }
+  return { app, data: new RawJson(text), data_cbor: hex(data!) };
+}
+
+/** Groups rows of one output list (sorted by txid, vout, app) into outputs with their charms. */
+function groupOutputs<T extends { txid: string; vout: number; app: string; amount: bigint | null; data: Uint8Array | null }>(rows: T[]): { first: T; charms: J[] }[] {
+  const out: { first: T; charms: J[] }[] = [];
+  for (const r of rows) {
+    const last = out[out.length - 1];
+    if (last && last.first.txid === r.txid && last.first.vout === r.vout) last.charms.push(charmJson(r.app, r.amount, r.data));
+    else out.push({ first: r, charms: [charmJson(r.app, r.amount, r.data)] });
+  }
+  return out;
+}
+
+function parseLimit(q: URLSearchParams): number {
+  const raw = q.get('limit');
+  if (raw === null) return DEFAULT_PAGE;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 1 || n > MAX_PAGE) throw bad(`limit: expected an integer from 1 to ${MAX_PAGE}`);
+  return n;
+}
+
+function parseHistoryCursor(raw: string | null): { height: number; txIndex: number } | undefined {
+  if (raw === null) return undefined;
+  const m = /^(\d{1,10})-(\d{1,10})$/.exec(raw);
+  if (!m) throw bad('cursor: expected the next_cursor of a previous page');
+  return { height: Number(m[1]), txIndex: Number(m[2]) };
+}
+
+function decoded(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw bad('bad %-escape in the path');
+  }
+}
+
+// ------------------------------------------------------------------------------ the handler
+
+export function indexApiHandler(o: IndexApiOptions): Handler {
+  const { store, mempool } = o;
+  const log = o.log ?? silentLogger;
+  const chain = chainName(o.network);
+  const net = addrNet(o.network);
+  const startedAt = o.startedAt ?? Date.now();
+  const maxLag = o.maxLag ?? DEFAULT_MAX_LAG;
+  const addressOf = (script: Uint8Array): string | null => scriptToAddress(script, net) ?? null;
+
+  const scriptOf = (address: string): Uint8Array => {
+    if (address.length > 120 || !isAddressValidFor(address, chain)) throw bad(`${address.slice(0, 120)}: not a valid ${o.network} address`);
+    return addressToScript(address).script;
+  };
+
+  async function balances(address: string): Promise<J> {
+    const script = scriptOf(address);
+    const rows = await store.unspentByScript(script);
+    const per = new Map<string, { confirmed: bigint; inn: bigint; out: bigint; utxos: number; fungible: boolean }>();
+    const entry = (app: string) => {
+      let e = per.get(app);
+      if (!e) per.set(app, (e = { confirmed: 0n, inn: 0n, out: 0n, utxos: 0, fungible: app.startsWith('t/') }));
+      return e;
+    };
+    for (const r of rows) {
+      const e = entry(r.app);
+      const v = r.amount ?? 1n;
+      e.confirmed += v;
+      e.utxos++;
+      if (mempool?.spender(r.txid, r.vout)) e.out += v;
+    }
+    for (const r of mempool?.receivesOf(script) ?? []) entry(r.app).inn += r.amount ?? 1n;
+    return {
+      address,
+      balances: [...per.entries()]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([app, e]) => ({ app, tag: app.split('/')[0]!, fungible: e.fungible, confirmed: e.confirmed.toString(), unconfirmed_in: e.inn.toString(), unconfirmed_out: e.out.toString(), utxos: e.utxos })),
+    };
+  }
+
+  const outputJson = (first: CharmOutputRow, charms: J[]): J => ({
+    txid: first.txid,
+    vout: first.vout,
+    sats: first.sats.toString(),
+    address: addressOf(first.script),
+    script_pubkey: hex(first.script),
+    height: first.createdHeight,
+    confirmed: true,
+    charms,
+    spent: first.spent ? { txid: first.spent.txid, vin: first.spent.vin, height: first.spent.height } : null,
+    pending_spend: first.spent ? null : (mempool?.spender(first.txid, first.vout) ?? null),
+  });
+
+  const pendingJson = (first: CharmOutputWrite, charms: J[]): J => ({
+    txid: first.txid,
+    vout: first.vout,
+    sats: first.sats.toString(),
+    address: addressOf(first.script),
+    script_pubkey: hex(first.script),
+    height: null,
+    confirmed: false,
+    charms,
+    spent: null,
+    pending_spend: null,
+  });
+
+  async function status(): Promise<Res> {
+    const tip = await store.tip();
+    const meta = await store.meta();
+    const f = o.follower?.status;
+    let node: ChainTip | undefined = f?.node;
+    let error = f?.error;
+    if (!o.follower && o.source) {
+      try {
+        node = await o.source.tip();
+      } catch (e) {
+        error = { code: e instanceof CharmsError ? e.code : 'INTERNAL', message: (e as Error).message, at: Date.now() };
+      }
+    }
+    const indexHeight = tip?.height ?? meta.startHeight - 1;
+    const lag = node ? Math.max(0, node.height - indexHeight) : 0;
+    const last = await store.lastReorg();
+    const unrecoverable = f?.unrecoverable;
+    const body: J = {
+      chain: meta.chain,
+      network: meta.network,
+      version: o.version,
+      mock: meta.mock,
+      db: { engine: store.engine, schema_version: meta.schemaVersion },
+      mode: o.follower ? 'indexer' : 'api-only',
+      node: node ? { height: node.height, hash: node.hash } : null,
+      index: tip ? { height: tip.height, hash: tip.hash, time: tip.time } : { height: indexHeight, hash: null, time: null },
+      lag_blocks: lag,
+      synced: node !== undefined && lag === 0,
+      sync: f ? { rate_blocks_per_s: Math.round(f.rate * 100) / 100, eta_seconds: f.etaSeconds ?? null, last_poll_at: f.lastPollAt ?? null } : null,
+      mempool: mempool ? { txs: mempool.size, spell_txs: mempool.spellTxs } : null,
+      reorg: {
+        last: last ? { fork_height: last.forkHeight, depth: last.depth, old_tip: last.oldTip, new_tip: last.newTip, at: last.at } : null,
+        unrecoverable: unrecoverable ? { fork_height: unrecoverable.forkHeight, depth: unrecoverable.depth, at: unrecoverable.at } : null,
+      },
+      error: error ? { code: error.code, message: error.message, at: error.at } : null,
+      started_at: startedAt,
+    };
+    return ok(body, unrecoverable || lag > maxLag ? 503 : 200);
+  }
+
+  async function route(req: Req): Promise<Res> {
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const p = req.path;
+    if (p === '/v1/status' && method === 'GET') return status();
+
+    if (p === '/v1/addresses/balances') {
+      if (method !== 'POST') throw bad('POST {"addresses": [...]} to /v1/addresses/balances');
+      let body;
+      try {
+        body = parseJson(new TextDecoder('utf-8', { fatal: true }).decode(await req.body(64 * 1024)));
+      } catch (e) {
+        if (e instanceof CharmsError && e.code === 'PAYLOAD_TOO_LARGE') throw e;
+        throw bad('body must be JSON {"addresses": [...]}');
+      }
+      const list = body instanceof ValueMap ? body.get('addresses') : undefined;
+      if (!Array.isArray(list) || list.some((a) => typeof a !== 'string')) throw bad('body must be JSON {"addresses": ["<address>", ...]}');
+      if (list.length > MAX_BATCH) throw bad(`at most ${MAX_BATCH} addresses per request, got ${list.length}`);
+      const addrs = list as string[];
+      addrs.forEach(scriptOf); // all checked before any work
+      const out: J[] = [];
+      for (const a of addrs) out.push(await balances(a));
+      return ok({ balances: out });
+    }
+
+    let m = /^\/v1\/addresses\/([^/]+)\/(balances|utxos|history)$/.exec(p);
+    if (m && method === 'GET') {
+      const address = decoded(m[1]!);
+      if (m[2] === 'balances') return ok(await balances(address));
+      const script = scriptOf(address);
+      if (m[2] === 'utxos') {
+        const withMempool = req.query.get('mempool') === '1' || req.query.get('mempool') === 'true';
+        const utxos: J[] = groupOutputs(await store.unspentByScript(script)).map((g) => outputJson(g.first, g.charms));
+        if (withMempool && mempool) utxos.push(...groupOutputs(mempool.receivesOf(script)).map((g) => pendingJson(g.first, g.charms)));
+        return ok({ address, utxos });
+      }
+      const limit = parseLimit(req.query);
+      const cursor = parseHistoryCursor(req.query.get('cursor'));
+      const items = await store.history(script, limit + 1, cursor);
+      const page = items.slice(0, limit);
+      const last = page[page.length - 1];
+      return ok({
+        address,
+        items: page.map((h) => ({ txid: h.txid, height: h.height, tx_index: h.txIndex, changes: h.changes.map((c) => ({ app: c.app, received: c.received.toString(), sent: c.sent.toString() })) })),
+        next_cursor: items.length > limit && last ? `${last.height}-${last.txIndex}` : null,
+      });
+    }
+
+    m = /^\/v1\/outputs\/([0-9a-fA-F]{64}):(\d{1,10})$/.exec(p);
+    if (m && method === 'GET') {
+      const txid = m[1]!.toLowerCase();
+      const vout = Number(m[2]);
+      const g = groupOutputs(await store.output(txid, vout))[0];
+      if (!g) {
+        const pending = mempool?.get(txid)?.outputs.filter((x) => x.vout === vout) ?? [];
+        const pg = groupOutputs(pending)[0];
+        if (pg) return ok(pendingJson(pg.first, pg.charms));
+        throw new CharmsError('NOT_FOUND', `output ${txid}:${vout} never held charms (in this index)`);
+      }
+      return ok(outputJson(g.first, g.charms));
+    }
+    if (p.startsWith('/v1/outputs/')) throw bad('expected /v1/outputs/<txid>:<vout>');
+
+    m = /^\/v1\/txs\/([^/]+)$/.exec(p);
+    if (m && method === 'GET') {
+      if (!TXID.test(m[1]!)) throw bad('txid: expected 64 hex characters');
+      const txid = m[1]!.toLowerCase();
+      const [spell, outs, consumed] = await Promise.all([store.spellTx(txid), store.outputsOf(txid), store.spentBy(txid)]);
+      const consumedJson = groupOutputs(consumed).map((g) => ({ txid: g.first.txid, vout: g.first.vout, vin: g.first.spent!.vin, charms: g.charms }));
+      if (spell) {
+        const spellJson = new RawJson(toJsonCompact(spellToValue(spellFromValue(decodeCbor(spell.spell), false), true)));
+        return ok({ txid, confirmed: true, height: spell.height, tx_index: spell.txIndex, version: spell.version, verified: true, spell: spellJson, outputs: groupOutputs(outs).map((g) => outputJson(g.first, g.charms)), consumed: consumedJson });
+      }
+      if (consumed.length > 0) return ok({ txid, confirmed: true, height: consumed[0]!.spent!.height, verified: false, spell: null, burned: true, outputs: [], consumed: consumedJson });
+      const pending = mempool?.get(txid);
+      if (pending && pending.outputs.length > 0)
+        return ok({ txid, confirmed: false, height: null, verified: true, spell: null, outputs: groupOutputs(pending.outputs).map((g) => pendingJson(g.first, g.charms)), consumed: [] });
+      throw new CharmsError('NOT_FOUND', `transaction ${txid} neither carries a verified spell nor spends charms (in this index)`);
+    }
+
+    m = /^\/v1\/apps\/(.+?)(\/holders)?$/.exec(p);
+    if (m && method === 'GET') {
+      const app = decoded(m[1]!);
+      try {
+        appFromString(app);
+      } catch (e) {
+        throw new CharmsError('INVALID_INPUT', `app: expected <tag>/<identity hex>/<vk hex>`, { cause: e });
+      }
+      const first = await store.appFirstHeight(app);
+      if (first === undefined) throw new CharmsError('NOT_FOUND', `app ${app} has no charms in this index`);
+      const limit = parseLimit(req.query);
+      const cursor = req.query.get('cursor');
+      if (cursor !== null && !/^[0-9a-f]{2,20000}$/.test(cursor)) throw bad('cursor: expected the next_cursor of a previous page');
+      const holders = new Map<string, { amount: bigint; utxos: number }>();
+      let supply = 0n;
+      for (const r of await store.unspentOfApp(app)) {
+        const k = hex(r.script);
+        const h = holders.get(k) ?? { amount: 0n, utxos: 0 };
+        h.amount += r.amount ?? 1n;
+        h.utxos++;
+        holders.set(k, h);
+        supply += r.amount ?? 1n;
+      }
+      const sorted = [...holders.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).filter(([k]) => cursor === null || k > cursor);
+      const page = sorted.slice(0, limit);
+      return ok({
+        app,
+        tag: app.split('/')[0]!,
+        fungible: app.startsWith('t/'),
+        first_height: first,
+        supply: supply.toString(),
+        holders_count: holders.size,
+        holders: page.map(([k, h]) => ({ script_pubkey: k, address: addressOf(Buffer.from(k, 'hex')), amount: h.amount.toString(), utxos: h.utxos })),
+        next_cursor: sorted.length > limit ? page[page.length - 1]![0] : null,
+      });
+    }
+    throw new CharmsError('NOT_FOUND', `no route for ${req.method} ${p}`);
+  }
+
+  return async (req) => {
+    try {
+      return await route(req);
+    } catch (e) {
+      const r = errorResponse(e, log);
+      return { ...r, headers: { ...r.headers, 'cache-control': 'no-store' } };
+    }
+  };
+}

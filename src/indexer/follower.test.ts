@@ -1,0 +1,254 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.js';
+import { sharedOrSkip } from '../testing/shared.js';
+import { MemoryChain, txidOf } from '../testing/memory-chain.js';
+import { bitcoinVectors, burnTx, replayDump, vectorChain, verifiedByLibrary, VECTOR_BLOCKS } from '../testing/index-vectors.js';
+import { charmOutputs, librarySpellCheck } from './block-write.js';
+import { Follower } from './follower.js';
+import { MempoolOverlay } from './mempool.js';
+import type { IndexStore } from './store.js';
+
+const engines = new TestEngines();
+after(() => engines.close());
+
+async function setup(e: TestEngine, chain: MemoryChain, o: { maxReorgDepth?: number; mock?: boolean } = {}): Promise<{ store: IndexStore; f: Follower }> {
+  const store = await e.open(await e.newDb(), { mock: o.mock ?? false });
+  const f = new Follower(store, chain, { startHeight: 1, check: librarySpellCheck(o.mock ?? false), maxReorgDepth: o.maxReorgDepth });
+  return { store, f };
+}
+
+async function synced(f: Follower): Promise<void> {
+  await f.syncOnce();
+  assert.equal(f.status.error, undefined, f.status.error?.message);
+}
+
+for (const name of ENGINES) {
+  test(`${name}: linear sync of the vector chain indexes exactly what the library verifies`, async (t) => {
+    if (!sharedOrSkip(t)) return;
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const v = bitcoinVectors();
+    const chain = vectorChain(v);
+    const { store, f } = await setup(e, chain);
+    try {
+      await synced(f);
+      assert.equal((await store.tip())?.height, chain.height);
+      const all = VECTOR_BLOCKS.flat().map((n) => v.get(n)!);
+      const ok = verifiedByLibrary(all);
+      assert.ok(ok.size >= 10, 'the vectors hold at least ten valid spells');
+      for (const tx of all) {
+        const row = await store.spellTx(tx.txid);
+        assert.equal(row !== undefined, ok.has(tx.txid), `${tx.name}: indexed iff the library verifies it`);
+        const expected = ok.has(tx.txid) ? charmOutputs(librarySpellCheck(false)([tx.raw])[0]!, tx.raw, tx.txid, 0).length : 0;
+        assert.equal((await store.outputsOf(tx.txid)).length, expected, `${tx.name}: one row per (output, app)`);
+      }
+      // the six synthetic v15 txs (dummy proofs) are rejected; 8d70833a's beamed output 0 holds nothing
+      assert.equal(await store.spellTx(v.get('88690370')!.txid), undefined);
+      const beam = v.get('8d70833a')!.txid;
+      assert.deepEqual((await store.outputsOf(beam)).map((r) => r.vout), [1]);
+      assert.equal(await store.spellTx(v.get('74ea380c')!.txid), undefined, 'a mock spell is not indexed without --mock');
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${name}: spend, burn, a 1-block reorg un-spends, same-height replacement is caught`, async (t) => {
+    if (!sharedOrSkip(t)) return;
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const v = bitcoinVectors();
+    const chain = vectorChain(v);
+    const nft = v.get('1acee7fb')!.txid;
+    const { store, f } = await setup(e, chain);
+    try {
+      await synced(f);
+      const burn = burnTx(nft, 0, 1);
+      chain.mine([burn]);
+      await synced(f);
+      const spent = (await store.output(nft, 0))[0]!;
+      assert.equal(spent.spent?.height, 5, 'spent by a tx without a spell: burned');
+      // a reorg replaces the spending block by an empty one: unspent again
+      chain.reorg(1, [[]]);
+      await synced(f);
+      assert.equal((await store.tip())?.hash, chain.best[5]);
+      assert.equal((await store.output(nft, 0))[0]!.spent, null, 'the orphaned spend is undone');
+      assert.equal((await store.lastReorg())?.depth, 1);
+      assert.equal(await store.dump(), await replayDump(e, chain));
+      // same-height replacement with the spend back in it
+      chain.reorg(1, [[burn]]);
+      await synced(f);
+      assert.equal((await store.tip())?.hash, chain.best[5]);
+      assert.equal((await store.output(nft, 0))[0]!.spent?.height, 5);
+      assert.equal(await store.dump(), await replayDump(e, chain));
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${name}: double spends across forks and the synthetic v15 conflict set`, async (t) => {
+    if (!sharedOrSkip(t)) return;
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const v = bitcoinVectors();
+    const chain = vectorChain(v);
+    const token = v.get('2efcde0d')!.txid;
+    const { store, f } = await setup(e, chain);
+    try {
+      const a = burnTx(token, 0, 11);
+      const b = burnTx(token, 0, 12);
+      chain.mine([a, v.get('9ac2c6e1')!.raw]);
+      chain.mine([]);
+      await synced(f);
+      assert.equal((await store.output(token, 0))[0]!.spent?.txid, txidOf(a));
+      chain.reorg(2, [[], [b, v.get('4d91f5a6')!.raw], []]);
+      await synced(f);
+      const row = (await store.output(token, 0))[0]!;
+      assert.equal(row.spent?.height, 6);
+      assert.equal(row.spent?.txid, txidOf(b));
+      for (const n of ['88690370', '9ac2c6e1', '4d91f5a6']) assert.equal(await store.spellTx(v.get(n)!.txid), undefined, `${n} is unverified`);
+      assert.equal(await store.dump(), await replayDump(e, chain));
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${name}: a reorg deeper than the cap stops writing; faults write nothing and recover`, async (t) => {
+    if (!sharedOrSkip(t)) return;
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const chain = vectorChain();
+    const { store, f } = await setup(e, chain, { maxReorgDepth: 2 });
+    try {
+      await synced(f);
+      const before = await store.dump();
+      for (const fault of ['down', 'garbage', 'wrong-block'] as const) {
+        chain.mine([]);
+        chain.fault = fault;
+        await f.syncOnce();
+        assert.ok(f.status.error, `${fault}: reported`);
+        assert.equal(f.status.error.code, fault === 'down' ? 'UPSTREAM_UNAVAILABLE' : 'UPSTREAM_FAILED');
+        assert.equal(await store.dump(), before, `${fault}: nothing written`);
+        chain.fault = undefined;
+        chain.reorg(1, []); // back to the indexed tip
+      }
+      chain.mine([]);
+      chain.serveUnlinked(chain.height);
+      await f.syncOnce();
+      assert.match(f.status.error?.message ?? '', /does not link/);
+      assert.equal(await store.dump(), before);
+      chain.mine([]);
+      await synced(f);
+      assert.equal((await store.tip())?.height, chain.height, 'resumes when the source is sane again');
+
+      const tip = await store.dump();
+      chain.reorg(3, [[], [], [], []]);
+      await f.syncOnce();
+      assert.ok(f.status.unrecoverable, 'over-cap reorg reported');
+      assert.equal(f.status.unrecoverable.depth, 3);
+      assert.equal(await store.dump(), tip, 'no writes');
+      await f.syncOnce();
+      assert.equal(await store.dump(), tip, 'still no writes');
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${name}: random fork trees — the incremental index equals a replay of the final best chain`, async (t) => {
+    if (!sharedOrSkip(t)) return;
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const v = bitcoinVectors();
+    const pool = [...v.values()];
+    let seed = 12345;
+    // an LCG's high bits (its low bits cycle with short periods)
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648), Math.floor((seed / 2147483648) * n));
+    let reorged = 0;
+    for (let trial = 0; trial < 3; trial++) {
+      const chain = new MemoryChain();
+      const { store, f } = await setup(e, chain, { maxReorgDepth: 10 });
+      let salt = trial * 1000;
+      try {
+        for (let step = 0; step < 12; step++) {
+          // a branch block: vector txs not yet on the best chain, maybe a burn of a mined one
+          const used = new Set<string>();
+          const pick = () => {
+            const onChain = chain.bestTxids();
+            const txs: Uint8Array[] = [];
+            for (let k = rnd(3); k > 0; k--) {
+              const tx = pool[rnd(pool.length)]!;
+              if (!onChain.has(tx.txid) && !used.has(tx.txid)) {
+                used.add(tx.txid);
+                txs.push(tx.raw);
+              }
+            }
+            const mined = pool.filter((p) => onChain.has(p.txid));
+            if (rnd(2) && mined.length) txs.push(burnTx(mined[rnd(mined.length)]!.txid, rnd(2), ++salt));
+            return txs;
+          };
+          if (chain.height > 2 && rnd(3) === 0) {
+            const depth = 1 + rnd(Math.min(3, chain.height - 1));
+            chain.reorg(depth, Array.from({ length: depth + rnd(2) }, pick));
+          } else chain.mine(pick());
+          if (rnd(3) > 0) await synced(f); // sometimes several changes between polls
+        }
+        await synced(f);
+        assert.equal(await store.dump(), await replayDump(e, chain), `trial ${trial}`);
+        if (await store.lastReorg()) reorged++;
+      } finally {
+        await store.close();
+      }
+    }
+    assert.ok(reorged > 0, 'the random trees made the index follow reorgs');
+  });
+
+  test(`${name}: mempool overlay — pending receive, RBF, mined, returned by a reorg`, async (t) => {
+    if (!sharedOrSkip(t)) return;
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const v = bitcoinVectors();
+    const chain = new MemoryChain();
+    chain.mine([]);
+    const { store, f } = await setup(e, chain);
+    const pool = new MempoolOverlay(librarySpellCheck(false));
+    try {
+      await synced(f);
+      const spellTx = v.get('7269cf1b')!;
+      chain.mempoolAdd(spellTx.raw);
+      await pool.refresh(chain);
+      const out = pool.get(spellTx.txid)!.outputs;
+      assert.equal(out.length, 1, 'a verified pending receive');
+      assert.equal((await store.outputsOf(spellTx.txid)).length, 0, 'never in the confirmed tables');
+      assert.equal(pool.receivesOf(out[0]!.script).length, 1);
+      // a conflicting spend of the same input replaces it (RBF)
+      chain.mempoolDrop(spellTx.txid);
+      chain.mempoolAdd(v.get('neg-4')!.raw);
+      await pool.refresh(chain);
+      assert.equal(pool.get(spellTx.txid), undefined, 'replaced: gone');
+      assert.equal(pool.receivesOf(out[0]!.script).length, 0);
+      // it comes back and is mined
+      chain.mempoolDrop(v.get('neg-4')!.txid);
+      chain.mempoolAdd(spellTx.raw);
+      await pool.refresh(chain);
+      chain.mine([spellTx.raw]);
+      await synced(f);
+      await pool.refresh(chain);
+      assert.equal(pool.size, 0, 'mined: moved over');
+      assert.equal((await store.outputsOf(spellTx.txid)).length, 1);
+      // a reorg returns it to the mempool: pending again, not confirmed
+      chain.reorg(1, [[], []], true);
+      await synced(f);
+      await pool.refresh(chain);
+      assert.equal((await store.outputsOf(spellTx.txid)).length, 0);
+      assert.equal(pool.get(spellTx.txid)?.outputs.length, 1);
+      // a pending spend of a confirmed charm output
+      chain.mine([spellTx.raw]);
+      await synced(f);
+      chain.mempoolAdd(burnTx(spellTx.txid, 0, 7));
+      await pool.refresh(chain);
+      assert.ok(pool.spender(spellTx.txid, 0));
+    } finally {
+      await store.close();
+    }
+  });
+}

@@ -1,0 +1,181 @@
+/**
+ * The follower: keeps the index equal to the source's best chain, one committed block at a time.
+ *
+ * - Every block is checked before it is written: the source checks its hash and merkle root
+ *   (parseBlock), we check it links to the index tip. A block that does not link while the source
+ *   still names our tip as best is a faulty source: an error, nothing written.
+ * - Reorgs are found two ways: the next block's previous hash differs from our tip, or the source
+ *   names another block at our tip's height (a same-height replacement, with no new block). We walk
+ *   back to the highest block we share with the source and roll back above it in one transaction.
+ *   Deeper than `maxReorgDepth`: we stop writing and report it until an operator reindexes.
+ * - A source that fails leaves the status with its error; the next poll tries again.
+ */
+import { CharmsError } from '../errors.js';
+import type { BlockSource, ChainTip } from '../sources/block-source.js';
+import { blockWrite, type SpellCheck } from './block-write.js';
+import type { IndexStore, StoredBlock } from './store.js';
+
+export const DEFAULT_MAX_REORG_DEPTH = 100;
+export const DEFAULT_POLL_MS = 5_000;
+
+export interface FollowerOptions {
+  startHeight: number;
+  maxReorgDepth?: number | undefined;
+  pollMs?: number | undefined;
+  /** Verifies spells (batched; the mempool's verdict cache in front). */
+  check: SpellCheck;
+  /** Called after each poll (the mempool overlay refreshes here). */
+  afterSync?: ((tip: StoredBlock | undefined) => Promise<void>) | undefined;
+  /** Progress lines while syncing (stderr). */
+  progress?: ((line: string) => void) | undefined;
+  now?: () => number;
+}
+
+export interface FollowerStatus {
+  node: ChainTip | undefined;
+  /** The last error of the source or the store, cleared by the next successful poll. */
+  error: { code: string; message: string; at: number } | undefined;
+  /** Set when a reorg deeper than the cap was seen: nothing is written any more. */
+  unrecoverable: { forkHeight: number; depth: number; at: number } | undefined;
+  /** Blocks per second over the last minute of syncing, and the estimated seconds left. */
+  rate: number;
+  etaSeconds: number | undefined;
+  lastPollAt: number | undefined;
+}
+
+export class Follower {
+  readonly status: FollowerStatus = { node: undefined, error: undefined, unrecoverable: undefined, rate: 0, etaSeconds: undefined, lastPollAt: undefined };
+  private readonly maxDepth: number;
+  private readonly pollMs: number;
+  private readonly now: () => number;
+  private applied: number[] = [];
+  private lastProgress = 0;
+  private stopped = false;
+  private wake: (() => void) | undefined;
+  /** A notification arrived while a poll ran: poll again at once. */
+  private notified = false;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: IndexStore,
+    private readonly source: BlockSource,
+    private readonly o: FollowerOptions,
+  ) {
+    this.maxDepth = o.maxReorgDepth ?? DEFAULT_MAX_REORG_DEPTH;
+    this.pollMs = o.pollMs ?? DEFAULT_POLL_MS;
+    this.now = o.now ?? Date.now;
+  }
+
+  /** Brings the index to the source's tip (or as far as it can); never throws, see `status.error`. */
+  async syncOnce(): Promise<void> {
+    if (this.status.unrecoverable) return;
+    try {
+      await this.sync();
+      this.status.error = undefined;
+    } catch (e) {
+      const c = e instanceof CharmsError ? e : new CharmsError('INTERNAL', e instanceof Error ? e.message : String(e), { cause: e });
+      this.status.error = { code: c.code, message: c.message, at: this.now() };
+    }
+    this.status.lastPollAt = this.now();
+    try {
+      await this.o.afterSync?.(await this.store.tip());
+    } catch (e) {
+      this.status.error ??= { code: e instanceof CharmsError ? e.code : 'INTERNAL', message: (e as Error).message, at: this.now() };
+    }
+  }
+
+  private async sync(): Promise<void> {
+    let node = await this.source.tip();
+    this.status.node = node;
+    let tip = await this.store.tip();
+    // a same-height replacement (or any reorg the node settled on while we slept)
+    if (tip && (await this.source.hashAt(tip.height)) !== tip.hash) tip = await this.reorg(tip);
+    while (!this.stopped) {
+      const next = tip ? tip.height + 1 : this.o.startHeight;
+      if (next > node.height) {
+        node = await this.source.tip();
+        this.status.node = node;
+        if (next > node.height) break;
+      }
+      const hash = await this.source.hashAt(next);
+      if (hash === undefined) break; // the node's chain shrank: the next poll sees the reorg
+      const block = await this.source.block(hash);
+      if (tip && block.header.prevHash !== tip.hash) {
+        if ((await this.source.hashAt(tip.height)) === tip.hash)
+          throw new CharmsError('UPSTREAM_FAILED', `${this.source.name}: block ${next} ${hash} does not link to block ${tip.height} ${tip.hash} that it names as best`);
+        tip = await this.reorg(tip);
+        continue;
+      }
+      await this.store.applyBlock(blockWrite(block, next, this.o.check));
+      tip = { height: next, hash: block.header.hash, prevHash: block.header.prevHash, time: block.header.time };
+      this.progress(next, node.height);
+    }
+    this.progress(tip?.height ?? this.o.startHeight - 1, node.height, true);
+  }
+
+  /** Finds the fork below `tip`, rolls back to it (or stops at the cap); returns the new tip. */
+  private async reorg(tip: StoredBlock): Promise<StoredBlock | undefined> {
+    let h = tip.height - 1;
+    for (;;) {
+      const depth = tip.height - h;
+      if (depth > this.maxDepth) {
+        this.status.unrecoverable = { forkHeight: h, depth, at: this.now() };
+        throw new CharmsError('UPSTREAM_FAILED', `reorg deeper than --max-reorg-depth ${this.maxDepth} below block ${tip.height}: the index stopped; reindex (delete the database or use a new --db)`);
+      }
+      const ours = await this.store.blockAt(h);
+      if (!ours) break; // below the first indexed block: everything we have is gone
+      if ((await this.source.hashAt(h)) === ours.hash) break;
+      h--;
+    }
+    const newTip = (await this.source.hashAt(h + 1)) ?? '00'.repeat(32);
+    await this.store.rollbackTo(h, { at: this.now(), depth: tip.height - h, oldTip: tip.hash, newTip });
+    return this.store.tip();
+  }
+
+  private progress(height: number, nodeHeight: number, final = false): void {
+    const t = this.now();
+    if (!final) {
+      this.applied.push(t);
+      while (this.applied.length > 0 && this.applied[0]! < t - 60_000) this.applied.shift();
+    }
+    const span = this.applied.length > 1 ? (t - this.applied[0]!) / 1000 : 0;
+    this.status.rate = span > 0 ? (this.applied.length - 1) / span : 0;
+    const left = Math.max(0, nodeHeight - height);
+    this.status.etaSeconds = left === 0 ? 0 : this.status.rate > 0 ? Math.round(left / this.status.rate) : undefined;
+    if (this.o.progress && left > 0 && t - this.lastProgress >= 2_000) {
+      this.lastProgress = t;
+      this.o.progress(`index: block ${height} of ${nodeHeight}, ${this.status.rate.toFixed(1)} blocks/s, ETA ${this.status.etaSeconds ?? '?'} s`);
+    }
+  }
+
+  /** Polls until stop(); `notify()` (a ZMQ message) polls at once. */
+  start(): void {
+    this.running ??= (async () => {
+      while (!this.stopped) {
+        this.notified = false;
+        await this.syncOnce();
+        if (this.stopped) break;
+        if (this.notified) continue;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.pollMs);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wake = undefined;
+      }
+    })();
+  }
+
+  notify(): void {
+    this.notified = true;
+    this.wake?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.running;
+  }
+}

@@ -1,0 +1,152 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { scriptToAddress } from '../bitcoin/address.js';
+import { parseTx } from '../bitcoin/tx.js';
+import { FakeBitcoind } from '../testing/fake-bitcoind.js';
+import { charmsBin } from '../testing/cli.js';
+import { h1 } from '../testing/http.js';
+import { sharedOrSkip } from '../testing/shared.js';
+import { skipOrFail } from '../testing/require.js';
+import { bitcoinVectors, burnTx, VECTOR_BLOCKS } from '../testing/index-vectors.js';
+
+const dirs: string[] = [];
+after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const tmpDb = () => {
+  const d = mkdtempSync(join(tmpdir(), 'charms-index-cli-'));
+  dirs.push(d);
+  return join(d, 'index.sqlite');
+};
+
+/** `charms index …` on 127.0.0.1 port 0; resolves with the port from its start-up line. */
+function startIndex(args: string[]): Promise<{ child: ChildProcess; port: number; stderr: () => string }> {
+  const child = spawn(process.execPath, [charmsBin, 'index', '--ip', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let buf = '';
+  return new Promise((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const m = /Charms index running on 127\.0\.0\.1:(\d+)/.exec(buf);
+      if (m) resolve({ child, port: Number(m[1]), stderr: () => buf });
+    });
+    child.once('exit', () => reject(new Error(`charms index exited: ${buf}`)));
+  });
+}
+
+/** Runs `charms <args>` to its end (asynchronously: the fake node lives in this process). */
+function runCli(args: string[]): Promise<{ status: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [charmsBin, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) => child.once('exit', (status) => (clearTimeout(guard), resolve({ status, stderr }))));
+}
+
+const stop = (c: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (c.exitCode !== null) return resolve();
+    c.once('exit', () => resolve());
+    c.kill('SIGTERM');
+  });
+
+/** Polls /v1/status until the index reaches `height` (bounded). */
+async function untilHeight(port: number, height: number): Promise<Record<string, any>> {
+  let last: Record<string, any> = {};
+  for (let i = 0; i < 300; i++) {
+    const r = await h1(port, 'GET', '/v1/status');
+    last = JSON.parse(r.body.toString());
+    if (last.index?.height === height && last.lag_blocks === 0) return last;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error(`the index did not reach ${height}: ${JSON.stringify(last)}`);
+}
+
+test('charms index follows the fake Bitcoin Core over RPC and over Esplora to the same answers', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const v = bitcoinVectors();
+  const fake = await FakeBitcoind.start();
+  const children: ChildProcess[] = [];
+  try {
+    for (const names of VECTOR_BLOCKS) fake.mine(names.map((n) => v.get(n)!.raw));
+    const nft = v.get('1acee7fb')!;
+    fake.mine([burnTx(nft.txid, 0, 1)]);
+    const rpc = await startIndex(['--rpc-url', fake.rpcUrl, '--rpc-cookie', fake.cookieFile!, '--db', tmpDb(), '--poll-interval', '1']);
+    children.push(rpc.child);
+    const esp = await startIndex(['--esplora-url', fake.esploraUrl, '--network', 'regtest', '--db', tmpDb(), '--poll-interval', '1']);
+    children.push(esp.child);
+    const s = await untilHeight(rpc.port, fake.height);
+    assert.equal(s.network, 'regtest');
+    assert.equal(s.node.height, fake.height);
+    await untilHeight(esp.port, fake.height);
+
+    const token = v.get('28355906')!;
+    const addr = scriptToAddress(parseTx(token.raw).outputs[0]!.script, 'regtest')!;
+    for (const path of [`/v1/addresses/${addr}/balances`, `/v1/addresses/${addr}/history`, `/v1/outputs/${nft.txid}:0`, `/v1/txs/${token.txid}`]) {
+      const [a, b] = [await h1(rpc.port, 'GET', path), await h1(esp.port, 'GET', path)];
+      assert.equal(a.status, 200, path);
+      assert.equal(a.body.toString(), b.body.toString(), `${path}: RPC and Esplora give the same bytes`);
+    }
+    assert.equal(JSON.parse((await h1(rpc.port, 'GET', `/v1/outputs/${nft.txid}:0`)).body.toString()).spent.height, 5);
+
+    // a reorg on the node: the burn is orphaned, the NFT unspent again
+    fake.reorg(1, [[], []]);
+    await untilHeight(rpc.port, fake.height);
+    assert.equal(JSON.parse((await h1(rpc.port, 'GET', `/v1/outputs/${nft.txid}:0`)).body.toString()).spent, null);
+    // the spell-query routes answer on the same port (the RPC node is their source)
+    assert.equal((await h1(rpc.port, 'GET', `/spells/${token.txid}`)).status, 200);
+  } finally {
+    await Promise.all(children.map(stop));
+    await fake.stop();
+  }
+});
+
+test('charms index refuses a second indexer and a --mock index without --mock', async (t) => {
+  const fake = await FakeBitcoind.start();
+  const children: ChildProcess[] = [];
+  try {
+    const db = tmpDb();
+    const first = await startIndex(['--rpc-url', fake.rpcUrl, '--rpc-cookie', fake.cookieFile!, '--db', db, '--mock']);
+    children.push(first.child);
+    const second = await runCli(['index', '--port', '0', '--rpc-url', fake.rpcUrl, '--rpc-cookie', fake.cookieFile!, '--db', db, '--mock']);
+    assert.notEqual(second.status, 0);
+    assert.match(second.stderr, /another indexer is writing this index/);
+    await stop(first.child);
+    const noMock = await runCli(['index', '--port', '0', '--rpc-url', fake.rpcUrl, '--rpc-cookie', fake.cookieFile!, '--db', db]);
+    assert.notEqual(noMock.status, 0);
+    assert.match(noMock.stderr, /built with --mock/);
+    const apiOnly = await startIndex(['--db', db, '--api-only', '--network', 'regtest', '--mock']);
+    children.push(apiOnly.child);
+    const st = await h1(apiOnly.port, 'GET', '/v1/status');
+    assert.equal(JSON.parse(st.body.toString()).mode, 'api-only');
+  } finally {
+    await Promise.all(children.map(stop));
+    await fake.stop();
+  }
+});
+
+test('charms index with --zmq-url applies a new block on the notification, without waiting for a poll', async (t) => {
+  let fake: FakeBitcoind;
+  try {
+    fake = await FakeBitcoind.start({ zmq: true });
+  } catch (e) {
+    skipOrFail(t, `the zeromq package does not load here (${(e as Error).message})`);
+    return;
+  }
+  const children: ChildProcess[] = [];
+  try {
+    fake.mine([]);
+    // polling once an hour: only ZMQ can bring the next block in time
+    const idx = await startIndex(['--rpc-url', fake.rpcUrl, '--rpc-cookie', fake.cookieFile!, '--db', tmpDb(), '--zmq-url', fake.zmqUrl!, '--poll-interval', '3600']);
+    children.push(idx.child);
+    await untilHeight(idx.port, 1);
+    await fake.zmqSubscribed('hashblock');
+    fake.mine([]);
+    fake.mine([]);
+    await untilHeight(idx.port, 3);
+  } finally {
+    await Promise.all(children.map(stop));
+    await fake.stop();
+  }
+});

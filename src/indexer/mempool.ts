@@ -1,0 +1,87 @@
+/**
+ * The mempool overlay: pending charm receives (verified spells of unconfirmed transactions) and
+ * pending spends (outpoints unconfirmed transactions spend), in memory only — never written into
+ * the confirmed tables, so `confirmed` figures never move with the mempool.
+ *
+ * Each refresh takes the source's mempool as the truth: transactions that left it (mined, replaced
+ * by RBF, evicted, conflicted by a block) drop out; a transaction a reorg returned to the node's
+ * mempool comes back as pending. Transactions are fetched once and verdicts cached (the same
+ * cache serves block time).
+ */
+import type { BlockSource } from '../sources/block-source.js';
+import { charmOutputs, maySpell, spentOutpoints, type SpellCheck } from './block-write.js';
+import type { CharmOutputWrite } from './store.js';
+
+export interface PendingTx {
+  txid: string;
+  /** Charm outputs the transaction creates (empty without a valid spell). */
+  outputs: CharmOutputWrite[];
+  /** Outpoints (`txid:vout`) it spends. */
+  spends: string[];
+}
+
+export class MempoolOverlay {
+  private txs = new Map<string, PendingTx>();
+  private spent = new Map<string, string>(); // outpoint → spending txid
+
+  constructor(
+    private readonly check: SpellCheck,
+    /** At most this many transactions are tracked (memory bound); the rest wait for the next refresh. */
+    private readonly maxTxs = 200_000,
+  ) {}
+
+  get size(): number {
+    return this.txs.size;
+  }
+
+  get spellTxs(): number {
+    let n = 0;
+    for (const t of this.txs.values()) if (t.outputs.length > 0) n++;
+    return n;
+  }
+
+  async refresh(source: BlockSource): Promise<void> {
+    const ids = await source.mempoolTxids();
+    const live = new Set(ids);
+    for (const id of [...this.txs.keys()]) if (!live.has(id)) this.txs.delete(id);
+    const fresh: { txid: string; raw: Uint8Array }[] = [];
+    for (const id of ids) {
+      if (this.txs.has(id) || this.txs.size + fresh.length >= this.maxTxs) continue;
+      const raw = await source.rawTx(id);
+      if (raw) fresh.push({ txid: id, raw });
+    }
+    const candidates = fresh.filter((f) => maySpell(f.raw));
+    const spells = candidates.length ? this.check(candidates.map((c) => c.raw)) : [];
+    const spellOf = new Map(candidates.map((c, i) => [c.txid, spells[i]]));
+    for (const f of fresh) {
+      let spends: string[];
+      try {
+        spends = spentOutpoints(f.raw).map((p) => `${p.txid}:${p.vout}`);
+      } catch {
+        continue; // not a transaction we can read: ignored
+      }
+      const spell = spellOf.get(f.txid);
+      this.txs.set(f.txid, { txid: f.txid, spends, outputs: spell ? charmOutputs(spell, f.raw, f.txid, -1) : [] });
+    }
+    this.spent = new Map();
+    for (const t of this.txs.values()) for (const s of t.spends) this.spent.set(s, t.txid);
+  }
+
+  /** The unconfirmed transaction spending `txid:vout`, if any. */
+  spender(txid: string, vout: number): string | undefined {
+    return this.spent.get(`${txid}:${vout}`);
+  }
+
+  /** Pending charm outputs paying `script` that no other pending transaction spends. */
+  receivesOf(script: Uint8Array): CharmOutputWrite[] {
+    const key = Buffer.from(script).toString('hex');
+    const out: CharmOutputWrite[] = [];
+    for (const t of this.txs.values())
+      for (const o of t.outputs) if (Buffer.from(o.script).toString('hex') === key && !this.spent.has(`${o.txid}:${o.vout}`)) out.push(o);
+    return out.sort((a, b) => (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout || (a.app < b.app ? -1 : 1)));
+  }
+
+  get(txid: string): PendingTx | undefined {
+    return this.txs.get(txid);
+  }
+}

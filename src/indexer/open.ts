@@ -1,0 +1,24 @@
+/**
+ * Opens the index named by `--db` / INDEX_DB_URL: a `postgres://` (or `postgresql://`) URL is
+ * PostgreSQL, anything else a SQLite file path. The writer takes the engine's one-writer lock and
+ * migrates; a reader (`--api-only`) only checks. Either refuses a database of another network or
+ * another mock mode.
+ */
+import { redactUrl } from '../util/redact.js';
+import { PgDriver } from './pg-driver.js';
+import { SqliteDriver } from './sqlite-driver.js';
+import { prepareSchema, SqlStore, type Driver, type IndexStore, type OpenOptions } from './store.js';
+
+export const isPostgresUrl = (db: string): boolean => /^postgres(ql)?:\/\//i.test(db);
+
+export async function openIndexStore(db: string, o: Omit<OpenOptions, 'label'>): Promise<IndexStore> {
+  const pg = isPostgresUrl(db);
+  const label = pg ? redactUrl(db) : db;
+  const d: Driver = pg ? await PgDriver.open(db, o.mode) : SqliteDriver.open(db, o.mode);
+  try {
+    return new SqlStore(d, await prepareSchema(d, { ...o, label }));
+  } catch (e) {
+    await d.close();
+    throw e;
+  }
+}

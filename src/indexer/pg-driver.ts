@@ -1,0 +1,105 @@
+/**
+ * The PostgreSQL engine of the index store (pg 8): reads through a pool (any number of `--api-only`
+ * instances can serve one database), writes through one dedicated connection that holds a
+ * session advisory lock for its lifetime, so a second indexer on the same database is refused.
+ * The lock is released by PostgreSQL when the connection dies (a killed indexer does not block
+ * the next one).
+ */
+import { createRequire } from 'node:module';
+import type * as PgTypes from 'pg';
+import { CharmsError } from '../errors.js';
+import { redactUrl } from '../util/redact.js';
+import { TxQueue, type Driver, type Row, type TxDriver } from './store.js';
+
+const require = createRequire(import.meta.url);
+/** The advisory lock's key: ('char', 0) — one index per database. */
+const LOCK_KEY = [0x63686172, 0] as const;
+
+/** `?` placeholders to `$1…` (our SQL texts have no `?` in literals). */
+export function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+const unavailable = (url: string, e: unknown): CharmsError =>
+  new CharmsError('UPSTREAM_UNAVAILABLE', `PostgreSQL at ${redactUrl(url)}: ${(e as Error).message}`, { cause: e });
+
+export class PgDriver implements Driver {
+  readonly engine = 'postgres' as const;
+  private readonly txs: TxQueue | undefined;
+
+  private constructor(
+    private readonly url: string,
+    private readonly pool: PgTypes.Pool,
+    private readonly writer: PgTypes.Client | undefined,
+  ) {
+    const w = writer;
+    this.txs = w && new TxQueue({
+      begin: async () => void (await w.query('BEGIN')),
+      commit: async () => void (await w.query('COMMIT')),
+      rollback: async () => void (await w.query('ROLLBACK').catch(() => {})),
+    });
+  }
+
+  static async open(url: string, mode: 'writer' | 'reader'): Promise<PgDriver> {
+    let pg: typeof PgTypes;
+    try {
+      pg = require('pg') as typeof PgTypes;
+    } catch (e) {
+      throw new CharmsError('CONFIG', 'the PostgreSQL client (pg) cannot be loaded: reinstall charms-ts', { cause: e });
+    }
+    const pool = new pg.Pool({ connectionString: url, max: 8 });
+    pool.on('error', () => {}); // an idle client's error: the next query reports it
+    if (mode === 'reader') {
+      try {
+        await pool.query('SELECT 1');
+      } catch (e) {
+        await pool.end();
+        throw unavailable(url, e);
+      }
+      return new PgDriver(url, pool, undefined);
+    }
+    const writer = new pg.Client({ connectionString: url });
+    writer.on('error', () => {});
+    try {
+      await writer.connect();
+      const r = await writer.query('SELECT pg_try_advisory_lock($1, $2) AS ok', [...LOCK_KEY]);
+      if (r.rows[0]?.ok !== true)
+        throw new CharmsError('CONFIG', `PostgreSQL at ${redactUrl(url)}: another indexer is writing this index (it holds the advisory lock); run one indexer per database, and --api-only for more API instances`);
+    } catch (e) {
+      await writer.end().catch(() => {});
+      await pool.end();
+      throw e instanceof CharmsError ? e : unavailable(url, e);
+    }
+    return new PgDriver(url, pool, writer);
+  }
+
+  async all(sql: string, params: unknown[] = []): Promise<Row[]> {
+    try {
+      return (await this.pool.query(numbered(sql), params)).rows as Row[];
+    } catch (e) {
+      throw (e as { code?: string }).code === undefined ? unavailable(this.url, e) : e;
+    }
+  }
+
+  transaction<T>(fn: (tx: TxDriver) => Promise<T>): Promise<T> {
+    const w = this.writer;
+    if (!w) return Promise.reject(new CharmsError('INTERNAL', 'the index is open read-only'));
+    const tx: TxDriver = {
+      all: async (sql, params = []) => (await w.query(numbered(sql), params)).rows as Row[],
+      run: async (sql, params = []) => {
+        await w.query(numbered(sql), params);
+      },
+      exec: async (sql) => {
+        await w.query(sql);
+      },
+    };
+    return this.txs!.run(() => fn(tx));
+  }
+
+  async close(): Promise<void> {
+    await this.txs?.idle();
+    await this.writer?.end().catch(() => {});
+    await this.pool.end();
+  }
+}

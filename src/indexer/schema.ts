@@ -1,0 +1,57 @@
+/**
+ * The charms index's one schema, written once for both engines: `{BLOB}`, `{AMOUNT}`, `{SUM}`,
+ * `{BIGINT}` and `{NOROWID}` become the engine's types (SQLite: BLOB, TEXT (u64 decimal), TEXT,
+ * INTEGER, `WITHOUT ROWID`; PostgreSQL: bytea, NUMERIC(20,0), NUMERIC, BIGINT, nothing).
+ *
+ * Migrations are versioned: `MIGRATIONS[i]` takes a database from version i to i + 1, and the
+ * version lives in `meta.schema_version`. A database from an older version is migrated when the
+ * writer opens it; one from a newer version is refused (the operator upgrades charms-ts).
+ *
+ * Hashes and txids are stored as the bytes of their display hex (so byte order = hex order).
+ * Amounts are exact u64 (charms' fungible amounts); history sums may exceed u64 (NUMERIC / TEXT).
+ */
+export type Engine = 'sqlite' | 'postgres';
+
+const TYPES: Record<Engine, Record<string, string>> = {
+  sqlite: { BLOB: 'BLOB', AMOUNT: 'TEXT', SUM: 'TEXT', BIGINT: 'INTEGER', NOROWID: 'WITHOUT ROWID', SERIAL: 'INTEGER PRIMARY KEY' },
+  postgres: { BLOB: 'bytea', AMOUNT: 'NUMERIC(20,0)', SUM: 'NUMERIC', BIGINT: 'BIGINT', NOROWID: '', SERIAL: 'BIGSERIAL PRIMARY KEY' },
+};
+
+export const ddlFor = (engine: Engine, sql: string): string => sql.replace(/\{([A-Z]+)\}/g, (_, t: string) => TYPES[engine][t]!);
+
+/** Version 1: the whole schema (research note §5.2). */
+const V1 = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE blocks (
+  height INTEGER PRIMARY KEY, hash {BLOB} NOT NULL UNIQUE, prev_hash {BLOB} NOT NULL,
+  time {BIGINT} NOT NULL, spell_txs INTEGER NOT NULL);
+CREATE TABLE apps (id {SERIAL}, app TEXT NOT NULL UNIQUE, tag TEXT NOT NULL);
+CREATE TABLE scripts (id {SERIAL}, script {BLOB} NOT NULL UNIQUE);
+CREATE TABLE spell_txs (
+  txid {BLOB} PRIMARY KEY, height INTEGER NOT NULL, tx_index INTEGER NOT NULL,
+  version INTEGER NOT NULL, spell {BLOB} NOT NULL);
+CREATE INDEX spell_txs_height ON spell_txs(height);
+CREATE TABLE charm_outputs (
+  txid {BLOB} NOT NULL, vout INTEGER NOT NULL, app_id {BIGINT} NOT NULL REFERENCES apps(id),
+  script_id {BIGINT} NOT NULL REFERENCES scripts(id),
+  amount {AMOUNT}, data {BLOB}, btc_value {BIGINT} NOT NULL,
+  created_height INTEGER NOT NULL, tx_index INTEGER NOT NULL,
+  spent_height INTEGER, spent_txid {BLOB}, spent_vin INTEGER,
+  PRIMARY KEY (txid, vout, app_id)) {NOROWID};
+CREATE INDEX co_unspent_script ON charm_outputs(script_id, app_id) WHERE spent_height IS NULL;
+CREATE INDEX co_unspent_app ON charm_outputs(app_id, script_id) WHERE spent_height IS NULL;
+CREATE INDEX co_created ON charm_outputs(created_height);
+CREATE INDEX co_spent ON charm_outputs(spent_height) WHERE spent_height IS NOT NULL;
+CREATE INDEX co_spender ON charm_outputs(spent_txid) WHERE spent_txid IS NOT NULL;
+CREATE TABLE script_history (
+  script_id {BIGINT} NOT NULL, height INTEGER NOT NULL, tx_index INTEGER NOT NULL, txid {BLOB} NOT NULL,
+  app_id {BIGINT} NOT NULL, received {SUM} NOT NULL, sent {SUM} NOT NULL,
+  PRIMARY KEY (script_id, height, tx_index, app_id)) {NOROWID};
+CREATE INDEX sh_height ON script_history(height);
+CREATE TABLE reorgs (
+  id {SERIAL}, at {BIGINT} NOT NULL, fork_height INTEGER NOT NULL, depth INTEGER NOT NULL,
+  old_tip {BLOB} NOT NULL, new_tip {BLOB} NOT NULL);
+`;
+
+export const MIGRATIONS: readonly string[] = [V1];
+export const SCHEMA_VERSION = MIGRATIONS.length;

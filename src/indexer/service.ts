@@ -1,0 +1,109 @@
+/**
+ * `charms index` as a library: the follower (unless API-only), the mempool overlay, and one
+ * HTTP/1.1 + h2c port serving the index API (`/v1/...`) beside the spell-query routes
+ * (`GET`/`PUT /spells/<txid>`) and the wallet page.
+ */
+import { listenDual, type Handler, type Listening } from '../services/http.js';
+import type { ProofCache } from '../services/cache.js';
+import { silentLogger, type Logger } from '../services/log.js';
+import type { ServerLimits } from '../settings/limits.js';
+import type { BlockSource } from '../sources/block-source.js';
+import { ZmqSubscriber } from '../sources/zmq.js';
+import { queryHandler } from '../query/service.js';
+import type { TxSource } from '../sources/tx-sources.js';
+import { indexApiHandler } from './api.js';
+import { librarySpellCheck, VerdictCache } from './block-write.js';
+import { Follower } from './follower.js';
+import { MempoolOverlay } from './mempool.js';
+import type { IndexStore } from './store.js';
+
+export const DEFAULT_INDEX_PORT = 17786;
+
+export interface IndexServiceOptions {
+  store: IndexStore;
+  /** The chain the follower reads (and the status's node tip with apiOnly). */
+  source?: BlockSource | undefined;
+  /** Transactions for `GET /spells/<txid>`. */
+  txSource?: TxSource | undefined;
+  apiOnly: boolean;
+  mock: boolean;
+  network: string;
+  startHeight: number;
+  maxReorgDepth?: number | undefined;
+  pollMs?: number | undefined;
+  maxLag?: number | undefined;
+  version: string;
+  log?: Logger;
+  progress?: ((line: string) => void) | undefined;
+  cache?: ProofCache | undefined;
+  host?: string;
+  port?: number;
+  limits?: Partial<ServerLimits> | undefined;
+  /** The node's ZMQ publisher: its notifications wake the follower (polling goes on). */
+  zmqUrl?: string | undefined;
+  /** Start following at once (default); tests drive `follower.syncOnce()` themselves. */
+  autoStart?: boolean;
+}
+
+export interface IndexService {
+  server: Listening;
+  follower: Follower | undefined;
+  mempool: MempoolOverlay | undefined;
+  close(): Promise<void>;
+}
+
+/** The request handler: `/v1/...` to the index API, everything else to the spell-query service. */
+export function indexServiceHandler(api: Handler, query: Handler): Handler {
+  return (req) => (req.path.startsWith('/v1/') ? api(req) : query(req));
+}
+
+export async function startIndexService(o: IndexServiceOptions): Promise<IndexService> {
+  const log = o.log ?? silentLogger;
+  const verdicts = new VerdictCache(librarySpellCheck(o.mock));
+  let follower: Follower | undefined;
+  let mempool: MempoolOverlay | undefined;
+  if (!o.apiOnly && o.source) {
+    const source = o.source;
+    const pool = (mempool = new MempoolOverlay(verdicts.verify));
+    follower = new Follower(o.store, source, {
+      startHeight: o.startHeight,
+      maxReorgDepth: o.maxReorgDepth,
+      pollMs: o.pollMs,
+      check: verdicts.verify,
+      afterSync: () => pool.refresh(source),
+      progress: o.progress,
+    });
+  }
+  const api = indexApiHandler({ store: o.store, follower, mempool, source: o.source, network: o.network, version: o.version, maxLag: o.maxLag, log });
+  const query = queryHandler({ source: o.txSource, mock: o.mock, log, cache: o.cache });
+  const server = await listenDual(indexServiceHandler(api, query), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_INDEX_PORT, log, ...(o.limits ? { limits: o.limits } : {}) });
+  if (o.autoStart !== false) follower?.start();
+  let zmq: ZmqSubscriber | undefined;
+  if (follower && o.zmqUrl) {
+    const f = follower;
+    zmq = new ZmqSubscriber(o.zmqUrl);
+    // any notification, or a possible gap, makes the follower read the node now
+    zmq.on('hashblock', () => f.notify());
+    zmq.on('sequence', () => f.notify());
+    zmq.on('resync', () => f.notify());
+    zmq.on('error', (e) => log.warn('ZMQ subscriber failed; polling goes on', { error: e.message }));
+    try {
+      await zmq.start();
+    } catch (e) {
+      await follower.stop();
+      await server.close();
+      throw e;
+    }
+  }
+  return {
+    server,
+    follower,
+    mempool,
+    async close() {
+      await zmq?.close();
+      await follower?.stop();
+      await server.close();
+      await o.store.close();
+    },
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * The SQLite engine of the index store (better-sqlite3, WAL): one writer connection, one read-only
+ * connection for the API (WAL readers see the last committed block, never a block half-written),
+ * and an exclusive lock held on `<db>.lock` for the writer's lifetime. The lock is SQLite's own
+ * (an OS file lock), so it dies with the process: after `kill -9` the next indexer starts at once,
+ * while a second indexer on a live one is refused.
+ */
+import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import { CharmsError } from '../errors.js';
+import { TxQueue, type Driver, type Row, type TxDriver } from './store.js';
+
+type Database = BetterSqlite3.Database;
+type Statement = BetterSqlite3.Statement;
+
+const require = createRequire(import.meta.url);
+
+function loadBetterSqlite(): typeof BetterSqlite3 {
+  try {
+    return require('better-sqlite3') as typeof BetterSqlite3;
+  } catch (e) {
+    throw new CharmsError('CONFIG', 'the SQLite engine (better-sqlite3) cannot be loaded: reinstall charms-ts (it builds a native module), or use a postgres:// --db', { cause: e });
+  }
+}
+
+class Prepared {
+  private readonly cache = new Map<string, Statement>();
+  constructor(readonly db: Database) {}
+  stmt(sql: string): Statement {
+    let s = this.cache.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.cache.set(sql, s);
+    }
+    return s;
+  }
+}
+
+export class SqliteDriver implements Driver {
+  readonly engine = 'sqlite' as const;
+  private readonly txs: TxQueue | undefined;
+
+  private constructor(
+    private readonly writer: Prepared | undefined,
+    private readonly reader: Prepared,
+    private readonly lock: Database | undefined,
+  ) {
+    const w = writer?.db;
+    this.txs = w && new TxQueue({
+      begin: async () => void w.exec('BEGIN IMMEDIATE'),
+      commit: async () => void w.exec('COMMIT'),
+      rollback: async () => void (w.inTransaction && w.exec('ROLLBACK')),
+    });
+  }
+
+  /** Opens `path`; as the writer, takes the lock first (CONFIG error when another indexer holds it). */
+  static open(path: string, mode: 'writer' | 'reader'): SqliteDriver {
+    const Db = loadBetterSqlite();
+    if (mode === 'reader') {
+      let r: Database;
+      try {
+        r = new Db(path, { readonly: true, fileMustExist: true });
+      } catch (e) {
+        throw new CharmsError('CONFIG', `${path}: cannot open the index read-only (${(e as Error).message}); start the indexer first`, { cause: e });
+      }
+      r.pragma('busy_timeout = 5000');
+      return new SqliteDriver(undefined, new Prepared(r), undefined);
+    }
+    mkdirSync(dirname(path), { recursive: true });
+    const lock = new Db(`${path}.lock`);
+    try {
+      lock.pragma('busy_timeout = 0');
+      lock.pragma('locking_mode = EXCLUSIVE');
+      lock.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER)');
+      lock.exec('BEGIN EXCLUSIVE');
+      lock.exec(`DELETE FROM holder; INSERT INTO holder VALUES (${process.pid})`);
+    } catch (e) {
+      lock.close();
+      throw new CharmsError('CONFIG', `${path}: another indexer is writing this index (it holds ${path}.lock); run one indexer per database, and --api-only for more API instances`, { cause: e });
+    }
+    const w = new Db(path);
+    w.pragma('journal_mode = WAL');
+    w.pragma('synchronous = NORMAL');
+    w.pragma('busy_timeout = 5000');
+    w.pragma('cache_size = -65536');
+    const r = new Db(path, { readonly: true });
+    r.pragma('busy_timeout = 5000');
+    return new SqliteDriver(new Prepared(w), new Prepared(r), lock);
+  }
+
+  async all(sql: string, params: unknown[] = []): Promise<Row[]> {
+    return this.reader.stmt(sql).all(...params) as Row[];
+  }
+
+  transaction<T>(fn: (tx: TxDriver) => Promise<T>): Promise<T> {
+    const w = this.writer;
+    if (!w) return Promise.reject(new CharmsError('INTERNAL', 'the index is open read-only'));
+    const tx: TxDriver = {
+      all: async (sql, params = []) => w.stmt(sql).all(...params) as Row[],
+      run: async (sql, params = []) => {
+        w.stmt(sql).run(...params);
+      },
+      exec: async (sql) => {
+        w.db.exec(sql);
+      },
+    };
+    return this.txs!.run(() => fn(tx));
+  }
+
+  async close(): Promise<void> {
+    await this.txs?.idle();
+    this.reader.db.close();
+    this.writer?.db.close();
+    this.lock?.close();
+  }
+}

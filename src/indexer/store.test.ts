@@ -1,0 +1,158 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { ENGINES, TestEngines } from '../testing/index-stores.js';
+import type { BlockWrite } from './store.js';
+import { SCHEMA_VERSION } from './schema.js';
+
+const engines = new TestEngines();
+after(() => engines.close());
+
+const h = (n: number) => n.toString(16).padStart(64, '0');
+const APP_T = `t/${'aa'.repeat(32)}/${'bb'.repeat(32)}`;
+const APP_N = `n/${'cc'.repeat(32)}/${'dd'.repeat(32)}`;
+const ALICE = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(1)]);
+const BOB = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(2)]);
+const U64_MAX = 18446744073709551615n;
+
+/** Block 1: tx A makes two outputs for Alice (u64 max tokens; an NFT). */
+const block1: BlockWrite = {
+  height: 1,
+  hash: h(0x101),
+  prevHash: h(0x100),
+  time: 1000,
+  spellTxs: [{ txid: h(0xa), txIndex: 1, version: 15, spell: Uint8Array.of(0xa0) }],
+  outputs: [
+    { txid: h(0xa), txIndex: 1, vout: 0, app: APP_T, amount: U64_MAX, data: null, script: ALICE, sats: 1000n },
+    { txid: h(0xa), txIndex: 1, vout: 1, app: APP_N, amount: null, data: Uint8Array.of(0xa1, 0x61, 0x6e, 0x01), script: ALICE, sats: 546n },
+    { txid: h(0xa), txIndex: 1, vout: 2, app: APP_T, amount: U64_MAX, data: null, script: ALICE, sats: 1000n },
+  ],
+  inputs: [{ txid: h(0xa), txIndex: 1, vin: 0, prevTxid: h(0x99), prevVout: 0 }],
+};
+/** Block 2: tx B (no spell) spends A:0 — a burn; tx C moves the NFT to Bob. */
+const block2: BlockWrite = {
+  height: 2,
+  hash: h(0x102),
+  prevHash: h(0x101),
+  time: 1001,
+  spellTxs: [{ txid: h(0xc), txIndex: 2, version: 15, spell: Uint8Array.of(0xa0) }],
+  outputs: [{ txid: h(0xc), txIndex: 2, vout: 0, app: APP_N, amount: null, data: Uint8Array.of(0x01), script: BOB, sats: 600n }],
+  inputs: [
+    { txid: h(0xb), txIndex: 1, vin: 0, prevTxid: h(0xa), prevVout: 0 },
+    { txid: h(0xc), txIndex: 2, vin: 0, prevTxid: h(0xa), prevVout: 1 },
+  ],
+};
+
+for (const name of ENGINES) {
+  test(`${name}: blocks apply, spends and burns are recorded, a rollback undoes them exactly`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const s = await e.open(await e.newDb());
+    try {
+      await s.applyBlock(block1);
+      const afterOne = await s.dump();
+      assert.deepEqual((await s.tip())?.hash, h(0x101));
+      const alice = await s.unspentByScript(ALICE);
+      assert.equal(alice.length, 3);
+      assert.equal(alice[0]!.amount, U64_MAX, 'u64 amounts are exact');
+      assert.deepEqual(alice[1]!.data, Uint8Array.of(0xa1, 0x61, 0x6e, 0x01));
+
+      await s.applyBlock(block2);
+      assert.equal((await s.unspentByScript(ALICE)).length, 1);
+      const burned = await s.output(h(0xa), 0);
+      assert.deepEqual(burned[0]!.spent, { txid: h(0xb), vin: 0, height: 2 }, 'spent by a tx without a spell: burned, still spent');
+      assert.equal((await s.spentBy(h(0xc))).length, 1);
+      assert.equal((await s.unspentByScript(BOB))[0]!.app, APP_N);
+      const hist = await s.history(ALICE, 10);
+      assert.deepEqual(
+        hist.map((x) => [x.height, x.txIndex, x.changes.map((c) => [c.app, c.received, c.sent])]),
+        [
+          [2, 2, [[APP_N, 0n, 1n]]],
+          [2, 1, [[APP_T, 0n, U64_MAX]]],
+          [1, 1, [[APP_N, 1n, 0n], [APP_T, 2n * U64_MAX, 0n]]],
+        ],
+        'history sums exceed u64 exactly',
+      );
+      assert.deepEqual((await s.history(ALICE, 1, { height: 2, txIndex: 2 })).map((x) => x.txIndex), [1]);
+      // the tip must extend
+      await assert.rejects(s.applyBlock({ ...block2, height: 3, hash: h(0x103), prevHash: h(0x999) }), /does not extend/);
+
+      await s.rollbackTo(1, { at: 5, depth: 1, oldTip: h(0x102), newTip: h(0x202) });
+      assert.equal(await s.dump(), afterOne, 'rollback restores the state after block 1 exactly');
+      assert.deepEqual(await s.lastReorg(), { at: 5, forkHeight: 1, depth: 1, oldTip: h(0x102), newTip: h(0x202) });
+      // and the block can be applied again
+      await s.applyBlock(block2);
+      assert.equal((await s.output(h(0xa), 0))[0]!.spent?.height, 2);
+      assert.equal((await s.meta()).schemaVersion, SCHEMA_VERSION);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test(`${name}: a failed block writes nothing`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const s = await e.open(await e.newDb());
+    try {
+      await s.applyBlock(block1);
+      const before = await s.dump();
+      // the same output twice violates the primary key half-way through the block
+      const broken: BlockWrite = { ...block2, outputs: [...block2.outputs, block2.outputs[0]!] };
+      await assert.rejects(s.applyBlock(broken));
+      assert.equal(await s.dump(), before);
+      await s.applyBlock(block2);
+      assert.equal((await s.tip())?.height, 2);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test(`${name}: one writer per database; meta and schema checks refuse clearly`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const db = await e.newDb();
+    const s = await e.open(db, { mock: true });
+    try {
+      await assert.rejects(e.open(db, { mock: true }), /another indexer is writing this index/);
+      const reader = await e.open(db, { mode: 'reader', mock: true });
+      await s.applyBlock(block1);
+      assert.equal((await reader.tip())?.height, 1, 'a reader sees committed blocks');
+      await reader.close();
+    } finally {
+      await s.close();
+    }
+    await assert.rejects(e.open(db, { mock: false }), /built with --mock/);
+    await assert.rejects(e.open(db, { mock: true, network: 'testnet4' }), /network regtest, not testnet4/);
+    const again = await e.open(db, { mock: true });
+    await again.close();
+  });
+
+  test(`${name}: an index from a newer schema is refused, an older one migrated`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const db = await e.newDb();
+    await (await e.open(db)).close();
+    const setVersion = async (v: string) => {
+      if (name === 'sqlite') {
+        const { default: Database } = await import('better-sqlite3');
+        const d = new Database(db);
+        d.prepare("UPDATE meta SET value = ? WHERE key = 'schema_version'").run(v);
+        d.close();
+      } else {
+        const { default: pg } = await import('pg');
+        const c = new pg.Client({ connectionString: db });
+        await c.connect();
+        await c.query("UPDATE meta SET value = $1 WHERE key = 'schema_version'", [v]);
+        await c.end();
+      }
+    };
+    await setVersion(String(SCHEMA_VERSION + 1));
+    await assert.rejects(e.open(db), /built by a newer charms-ts/);
+    await assert.rejects(e.open(db, { mode: 'reader' }), /built by a newer charms-ts/);
+    // an empty database (version 0) is brought to the current version by the writer only
+    const fresh = await e.newDb();
+    if (name === 'postgres') await assert.rejects(e.open(fresh, { mode: 'reader' }), /schema 0/);
+    const s = await e.open(fresh);
+    assert.equal((await s.meta()).schemaVersion, SCHEMA_VERSION);
+    await s.close();
+  });
+}

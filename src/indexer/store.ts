@@ -1,0 +1,515 @@
+/**
+ * The charms index's store: one interface (`IndexStore`), one schema (schema.ts), one SQL text,
+ * two engines behind a tiny `Driver` (SQLite through better-sqlite3, PostgreSQL through pg; see
+ * sqlite-driver.ts, pg-driver.ts). Nothing here is Bitcoin-specific beyond "outputs are spent by
+ * inputs": a Cardano follower writes the same `BlockWrite`s.
+ *
+ * Writes come in whole blocks (`applyBlock`) and whole rollbacks (`rollbackTo`), each one database
+ * transaction: the index tip is `MAX(blocks.height)`, so a crash leaves the last committed block
+ * and nothing half-written.
+ */
+import { CharmsError } from '../errors.js';
+import { MIGRATIONS, SCHEMA_VERSION, ddlFor, type Engine } from './schema.js';
+
+export type Row = Record<string, unknown>;
+
+/** What the SQL store needs from an engine. SQL uses `?` placeholders (PG: rewritten to $n). */
+export interface Driver {
+  readonly engine: Engine;
+  /** Rows of a read, on a reader connection (sees committed data only). */
+  all(sql: string, params?: unknown[]): Promise<Row[]>;
+  /** Runs `fn` in one write transaction on the writer connection; rolled back when it throws. */
+  transaction<T>(fn: (tx: TxDriver) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface TxDriver {
+  all(sql: string, params?: unknown[]): Promise<Row[]>;
+  run(sql: string, params?: unknown[]): Promise<void>;
+  /** A multi-statement script without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+/**
+ * Write transactions on a writer connection, one at a time in call order: BEGIN, `fn`, COMMIT;
+ * ROLLBACK when `fn` throws. Both drivers' `transaction` (the engines differ in the three verbs).
+ */
+export class TxQueue {
+  private queue: Promise<unknown> = Promise.resolve();
+  constructor(private readonly verbs: { begin(): Promise<void>; commit(): Promise<void>; rollback(): Promise<void> }) {}
+
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const once = async (): Promise<T> => {
+      await this.verbs.begin();
+      try {
+        const out = await fn();
+        await this.verbs.commit();
+        return out;
+      } catch (e) {
+        await this.verbs.rollback();
+        throw e;
+      }
+    };
+    const p = this.queue.then(once, once);
+    this.queue = p.catch(() => undefined);
+    return p;
+  }
+
+  /** Resolves when no transaction is running. */
+  idle(): Promise<unknown> {
+    return this.queue;
+  }
+}
+
+// ---------------------------------------------------------------------------------------- types
+
+/** One charm of one output: an app and its amount (fungible) or data (CBOR, anything else). */
+export interface CharmOutputWrite {
+  txid: string;
+  txIndex: number;
+  vout: number;
+  app: string;
+  /** Fungible amount (tag `t` with an integer value), u64. */
+  amount: bigint | null;
+  /** CBOR of the charm value when not a fungible amount. */
+  data: Uint8Array | null;
+  script: Uint8Array;
+  sats: bigint;
+}
+
+/** An input of any transaction of the block: it spends `prevTxid:prevVout`. */
+export interface InputWrite {
+  txid: string;
+  txIndex: number;
+  vin: number;
+  prevTxid: string;
+  prevVout: number;
+}
+
+export interface SpellTxWrite {
+  txid: string;
+  txIndex: number;
+  version: number;
+  /** The normalized spell's CBOR. */
+  spell: Uint8Array;
+}
+
+export interface BlockWrite {
+  height: number;
+  hash: string;
+  prevHash: string;
+  time: number;
+  spellTxs: SpellTxWrite[];
+  outputs: CharmOutputWrite[];
+  /** Every input of every transaction (those that spend no charm output are ignored). */
+  inputs: InputWrite[];
+}
+
+export interface StoredBlock {
+  height: number;
+  hash: string;
+  prevHash: string;
+  time: number;
+}
+
+export interface CharmOutputRow {
+  txid: string;
+  vout: number;
+  app: string;
+  amount: bigint | null;
+  data: Uint8Array | null;
+  script: Uint8Array;
+  sats: bigint;
+  createdHeight: number;
+  txIndex: number;
+  spent: { txid: string; vin: number; height: number } | null;
+}
+
+export interface HistoryEntry {
+  txid: string;
+  height: number;
+  txIndex: number;
+  /** Per app: what the script received and sent in this transaction (amounts; NFTs: output counts). */
+  changes: { app: string; received: bigint; sent: bigint }[];
+}
+
+export interface ReorgRow {
+  at: number;
+  forkHeight: number;
+  depth: number;
+  oldTip: string;
+  newTip: string;
+}
+
+export interface SpellTxRow {
+  txid: string;
+  height: number;
+  txIndex: number;
+  version: number;
+  spell: Uint8Array;
+}
+
+export interface IndexMeta {
+  schemaVersion: number;
+  chain: string;
+  network: string;
+  mock: boolean;
+  startHeight: number;
+}
+
+/** Position in a paged list: exclusive, opaque to clients (see api.ts). */
+export interface HistoryCursor {
+  height: number;
+  txIndex: number;
+}
+
+export interface IndexStore {
+  readonly engine: Engine;
+  meta(): Promise<IndexMeta>;
+  /** The last committed block. */
+  tip(): Promise<StoredBlock | undefined>;
+  blockAt(height: number): Promise<StoredBlock | undefined>;
+  /** Writes a block on top of the tip (its prevHash must be the tip's hash), in one transaction. */
+  applyBlock(b: BlockWrite): Promise<void>;
+  /** Undoes every block above `forkHeight` in one transaction and records the reorg. */
+  rollbackTo(forkHeight: number, reorg: Omit<ReorgRow, 'forkHeight'>): Promise<void>;
+  lastReorg(): Promise<ReorgRow | undefined>;
+  /** Unspent charm outputs paying `script`, by txid, vout, app. */
+  unspentByScript(script: Uint8Array): Promise<CharmOutputRow[]>;
+  /** The charm rows of one output, spent or not (empty: it never held charms). */
+  output(txid: string, vout: number): Promise<CharmOutputRow[]>;
+  /** Charm rows created by a transaction. */
+  outputsOf(txid: string): Promise<CharmOutputRow[]>;
+  /** Charm rows a transaction spent. */
+  spentBy(txid: string): Promise<CharmOutputRow[]>;
+  spellTx(txid: string): Promise<SpellTxRow | undefined>;
+  /** History of a script, newest first, `limit` transactions after `cursor`. */
+  history(script: Uint8Array, limit: number, cursor?: HistoryCursor): Promise<HistoryEntry[]>;
+  /** Unspent rows of an app (for supply and holders). */
+  unspentOfApp(app: string): Promise<{ script: Uint8Array; amount: bigint | null }[]>;
+  /** The first height an app appeared at, undefined when it never did. */
+  appFirstHeight(app: string): Promise<number | undefined>;
+  /** A canonical text of the whole confirmed state (tests: incremental == replay). */
+  dump(): Promise<string>;
+  close(): Promise<void>;
+}
+
+// ------------------------------------------------------------------------------------ opening
+
+export interface OpenOptions {
+  /** Writer (the follower: migrates, records meta) or a read-only API instance. */
+  mode: 'writer' | 'reader';
+  network: string;
+  mock: boolean;
+  startHeight: number;
+  /** For messages: how the user names this database. */
+  label: string;
+}
+
+const hexOf = (b: unknown): string => Buffer.from(b as Uint8Array).toString('hex');
+const bytes = (hex: string): Buffer => Buffer.from(hex, 'hex');
+const big = (v: unknown): bigint => BigInt(v as string | number | bigint);
+const num = (v: unknown): number => Number(v);
+
+/**
+ * Brings the database to SCHEMA_VERSION (writer) or checks it is there (reader), and checks the
+ * meta: network and mock flag must match what the command was started with.
+ */
+export async function prepareSchema(d: Driver, o: OpenOptions): Promise<IndexMeta> {
+  const version = await schemaVersion(d);
+  if (version > SCHEMA_VERSION)
+    throw new CharmsError('CONFIG', `${o.label}: the index was built by a newer charms-ts (schema ${version}, this one knows ${SCHEMA_VERSION}); upgrade charms-ts or index into a new database`);
+  if (version < SCHEMA_VERSION) {
+    if (o.mode === 'reader')
+      throw new CharmsError('CONFIG', `${o.label}: the index has schema ${version}, this charms-ts needs ${SCHEMA_VERSION}; start the indexer (not --api-only) once to migrate it`);
+    for (let v = version; v < SCHEMA_VERSION; v++)
+      await d.transaction(async (tx) => {
+        await tx.exec(ddlFor(d.engine, MIGRATIONS[v]!));
+        await setMeta(tx, 'schema_version', String(v + 1));
+      });
+  }
+  const m = new Map((await d.all('SELECT key, value FROM meta')).map((r) => [r.key as string, r.value as string]));
+  if (!m.has('network')) {
+    if (o.mode === 'reader') throw new CharmsError('CONFIG', `${o.label}: the index is empty; start the indexer first`);
+    await d.transaction(async (tx) => {
+      await setMeta(tx, 'chain', 'bitcoin');
+      await setMeta(tx, 'network', o.network);
+      await setMeta(tx, 'mock', o.mock ? '1' : '0');
+      await setMeta(tx, 'start_height', String(o.startHeight));
+    });
+    return { schemaVersion: SCHEMA_VERSION, chain: 'bitcoin', network: o.network, mock: o.mock, startHeight: o.startHeight };
+  }
+  const meta: IndexMeta = {
+    schemaVersion: SCHEMA_VERSION,
+    chain: m.get('chain') ?? 'bitcoin',
+    network: m.get('network')!,
+    mock: m.get('mock') === '1',
+    startHeight: Number(m.get('start_height') ?? 0),
+  };
+  if (meta.network !== o.network)
+    throw new CharmsError('CONFIG', `${o.label}: the index is of network ${meta.network}, not ${o.network}; use another --db`);
+  if (meta.mock && !o.mock)
+    throw new CharmsError('CONFIG', `${o.label}: the index was built with --mock (it holds mock charms); start with --mock, or index into a new database`);
+  if (!meta.mock && o.mock)
+    throw new CharmsError('CONFIG', `${o.label}: the index was built without --mock; start without --mock, or index into a new database`);
+  return meta;
+}
+
+async function schemaVersion(d: Driver): Promise<number> {
+  try {
+    const r = await d.all("SELECT value FROM meta WHERE key = 'schema_version'");
+    return r.length === 0 ? 0 : Number(r[0]!.value);
+  } catch {
+    return 0; // no meta table: an empty database
+  }
+}
+
+async function setMeta(tx: TxDriver, key: string, value: string): Promise<void> {
+  await tx.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);
+}
+
+// ------------------------------------------------------------------------------------ the store
+
+const OUTPUT_COLS = `co.txid, co.vout, a.app, co.amount, co.data, s.script, co.btc_value, co.created_height, co.tx_index,
+  co.spent_height, co.spent_txid, co.spent_vin`;
+const OUTPUT_FROM = 'charm_outputs co JOIN apps a ON a.id = co.app_id JOIN scripts s ON s.id = co.script_id';
+const OUTPUT_ORDER = 'ORDER BY co.txid, co.vout, a.app';
+
+function outputRow(r: Row): CharmOutputRow {
+  return {
+    txid: hexOf(r.txid),
+    vout: num(r.vout),
+    app: r.app as string,
+    amount: r.amount === null ? null : big(r.amount),
+    data: r.data === null ? null : new Uint8Array(r.data as Uint8Array),
+    script: new Uint8Array(r.script as Uint8Array),
+    sats: big(r.btc_value),
+    createdHeight: num(r.created_height),
+    txIndex: num(r.tx_index),
+    spent: r.spent_height === null ? null : { txid: hexOf(r.spent_txid), vin: num(r.spent_vin), height: num(r.spent_height) },
+  };
+}
+
+const blockRow = (r: Row): StoredBlock => ({ height: num(r.height), hash: hexOf(r.hash), prevHash: hexOf(r.prev_hash), time: num(r.time) });
+
+/** The SQL store over a Driver. `meta` is what prepareSchema returned. */
+export class SqlStore implements IndexStore {
+  readonly engine: Engine;
+  /** Unspent charm outpoints (`txid:vout`), loaded on the first write; reset after a failure or rollback. */
+  private unspent: Set<string> | undefined;
+  private appIds = new Map<string, number>();
+  private scriptIds = new Map<string, number>();
+
+  constructor(
+    private readonly d: Driver,
+    private readonly m: IndexMeta,
+  ) {
+    this.engine = d.engine;
+  }
+
+  async meta(): Promise<IndexMeta> {
+    return this.m;
+  }
+
+  async tip(): Promise<StoredBlock | undefined> {
+    const r = await this.d.all('SELECT height, hash, prev_hash, time FROM blocks ORDER BY height DESC LIMIT 1');
+    return r[0] && blockRow(r[0]);
+  }
+
+  async blockAt(height: number): Promise<StoredBlock | undefined> {
+    const r = await this.d.all('SELECT height, hash, prev_hash, time FROM blocks WHERE height = ?', [height]);
+    return r[0] && blockRow(r[0]);
+  }
+
+  private async loadUnspent(): Promise<Set<string>> {
+    if (!this.unspent) {
+      const rows = await this.d.all('SELECT DISTINCT txid, vout FROM charm_outputs WHERE spent_height IS NULL');
+      this.unspent = new Set(rows.map((r) => `${hexOf(r.txid)}:${num(r.vout)}`));
+    }
+    return this.unspent;
+  }
+
+  private async idOf(kind: 'app' | 'script', key: string, insert: () => Promise<void>, select: () => Promise<Row[]>): Promise<number> {
+    const cache = kind === 'app' ? this.appIds : this.scriptIds;
+    const hit = cache.get(key);
+    if (hit !== undefined) return hit;
+    let r = await select();
+    if (r.length === 0) {
+      await insert();
+      r = await select();
+    }
+    const id = num(r[0]!.id);
+    cache.set(key, id);
+    return id;
+  }
+
+  async applyBlock(b: BlockWrite): Promise<void> {
+    const unspent = await this.loadUnspent();
+    try {
+      await this.d.transaction(async (tx) => {
+        const top = await tx.all('SELECT height, hash FROM blocks ORDER BY height DESC LIMIT 1');
+        if (top[0]) {
+          if (num(top[0].height) !== b.height - 1 || hexOf(top[0].hash) !== b.prevHash)
+            throw new CharmsError('INTERNAL', `block ${b.height} ${b.hash} does not extend the index tip ${num(top[0].height)} ${hexOf(top[0].hash)}`);
+        }
+        await tx.run('INSERT INTO blocks (height, hash, prev_hash, time, spell_txs) VALUES (?, ?, ?, ?, ?)', [b.height, bytes(b.hash), bytes(b.prevHash), b.time, b.spellTxs.length]);
+        for (const s of b.spellTxs)
+          await tx.run('INSERT INTO spell_txs (txid, height, tx_index, version, spell) VALUES (?, ?, ?, ?, ?)', [bytes(s.txid), b.height, s.txIndex, s.version, Buffer.from(s.spell)]);
+        // history: (script id, tx index, app id) → received, sent
+        const hist = new Map<string, { scriptId: number; txIndex: number; txid: string; appId: number; received: bigint; sent: bigint }>();
+        const note = (scriptId: number, txIndex: number, txid: string, appId: number, received: bigint, sent: bigint) => {
+          const k = `${scriptId}:${txIndex}:${appId}`;
+          const h = hist.get(k) ?? { scriptId, txIndex, txid, appId, received: 0n, sent: 0n };
+          h.received += received;
+          h.sent += sent;
+          hist.set(k, h);
+        };
+        for (const o of b.outputs) {
+          const tag = o.app.split('/')[0]!;
+          const appId = await this.idOf('app', o.app, () => tx.run('INSERT INTO apps (app, tag) VALUES (?, ?) ON CONFLICT (app) DO NOTHING', [o.app, tag]), () => tx.all('SELECT id FROM apps WHERE app = ?', [o.app]));
+          const sk = Buffer.from(o.script).toString('hex');
+          const scriptId = await this.idOf('script', sk, () => tx.run('INSERT INTO scripts (script) VALUES (?) ON CONFLICT (script) DO NOTHING', [Buffer.from(o.script)]), () => tx.all('SELECT id FROM scripts WHERE script = ?', [Buffer.from(o.script)]));
+          await tx.run(
+            'INSERT INTO charm_outputs (txid, vout, app_id, script_id, amount, data, btc_value, created_height, tx_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+            [bytes(o.txid), o.vout, appId, scriptId, o.amount === null ? null : o.amount.toString(), o.data === null ? null : Buffer.from(o.data), o.sats.toString(), b.height, o.txIndex],
+          );
+          const key = `${o.txid}:${o.vout}`;
+          unspent.add(key);
+          note(scriptId, o.txIndex, o.txid, appId, o.amount ?? 1n, 0n);
+        }
+        for (const i of b.inputs) {
+          const key = `${i.prevTxid}:${i.prevVout}`;
+          if (!unspent.has(key)) continue;
+          const spent = await tx.all(
+            'UPDATE charm_outputs SET spent_height = ?, spent_txid = ?, spent_vin = ? WHERE txid = ? AND vout = ? AND spent_height IS NULL RETURNING script_id, app_id, amount',
+            [b.height, bytes(i.txid), i.vin, bytes(i.prevTxid), i.prevVout],
+          );
+          unspent.delete(key);
+          for (const r of spent) note(num(r.script_id), i.txIndex, i.txid, num(r.app_id), 0n, r.amount === null ? 1n : big(r.amount));
+        }
+        for (const h of [...hist.values()].sort((x, y) => x.scriptId - y.scriptId || x.txIndex - y.txIndex || x.appId - y.appId))
+          await tx.run('INSERT INTO script_history (script_id, height, tx_index, txid, app_id, received, sent) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+            h.scriptId,
+            b.height,
+            h.txIndex,
+            bytes(h.txid),
+            h.appId,
+            h.received.toString(),
+            h.sent.toString(),
+          ]);
+      });
+    } catch (e) {
+      // the transaction rolled back: forget what this block changed in memory
+      this.unspent = undefined;
+      this.appIds.clear();
+      this.scriptIds.clear();
+      throw e;
+    }
+  }
+
+  async rollbackTo(forkHeight: number, reorg: Omit<ReorgRow, 'forkHeight'>): Promise<void> {
+    try {
+      await this.d.transaction(async (tx) => {
+        await tx.run('DELETE FROM charm_outputs WHERE created_height > ?', [forkHeight]);
+        await tx.run('UPDATE charm_outputs SET spent_height = NULL, spent_txid = NULL, spent_vin = NULL WHERE spent_height > ?', [forkHeight]);
+        await tx.run('DELETE FROM script_history WHERE height > ?', [forkHeight]);
+        await tx.run('DELETE FROM spell_txs WHERE height > ?', [forkHeight]);
+        await tx.run('DELETE FROM blocks WHERE height > ?', [forkHeight]);
+        await tx.run('INSERT INTO reorgs (at, fork_height, depth, old_tip, new_tip) VALUES (?, ?, ?, ?, ?)', [reorg.at, forkHeight, reorg.depth, bytes(reorg.oldTip), bytes(reorg.newTip)]);
+      });
+    } finally {
+      this.unspent = undefined;
+      this.appIds.clear();
+      this.scriptIds.clear();
+    }
+  }
+
+  async lastReorg(): Promise<ReorgRow | undefined> {
+    const r = await this.d.all('SELECT at, fork_height, depth, old_tip, new_tip FROM reorgs ORDER BY id DESC LIMIT 1');
+    return r[0] && { at: num(r[0].at), forkHeight: num(r[0].fork_height), depth: num(r[0].depth), oldTip: hexOf(r[0].old_tip), newTip: hexOf(r[0].new_tip) };
+  }
+
+  async unspentByScript(script: Uint8Array): Promise<CharmOutputRow[]> {
+    const r = await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL ${OUTPUT_ORDER}`, [Buffer.from(script)]);
+    return r.map(outputRow);
+  }
+
+  async output(txid: string, vout: number): Promise<CharmOutputRow[]> {
+    return (await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.txid = ? AND co.vout = ? ${OUTPUT_ORDER}`, [bytes(txid), vout])).map(outputRow);
+  }
+
+  async outputsOf(txid: string): Promise<CharmOutputRow[]> {
+    return (await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.txid = ? ${OUTPUT_ORDER}`, [bytes(txid)])).map(outputRow);
+  }
+
+  async spentBy(txid: string): Promise<CharmOutputRow[]> {
+    return (await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.spent_txid = ? ${OUTPUT_ORDER}`, [bytes(txid)])).map(outputRow);
+  }
+
+  async spellTx(txid: string): Promise<SpellTxRow | undefined> {
+    const r = await this.d.all('SELECT txid, height, tx_index, version, spell FROM spell_txs WHERE txid = ?', [bytes(txid)]);
+    return r[0] && { txid, height: num(r[0].height), txIndex: num(r[0].tx_index), version: num(r[0].version), spell: new Uint8Array(r[0].spell as Uint8Array) };
+  }
+
+  async history(script: Uint8Array, limit: number, cursor?: HistoryCursor): Promise<HistoryEntry[]> {
+    const after = cursor ? 'AND (h.height < ? OR (h.height = ? AND h.tx_index < ?))' : '';
+    const params: unknown[] = [Buffer.from(script), ...(cursor ? [cursor.height, cursor.height, cursor.txIndex] : [])];
+    const txs = await this.d.all(
+      `SELECT DISTINCT h.height, h.tx_index FROM script_history h WHERE h.script_id = (SELECT id FROM scripts WHERE script = ?) ${after} ORDER BY h.height DESC, h.tx_index DESC LIMIT ${Math.trunc(limit)}`,
+      params,
+    );
+    if (txs.length === 0) return [];
+    const last = txs[txs.length - 1]!;
+    const rows = await this.d.all(
+      `SELECT h.height, h.tx_index, h.txid, a.app, h.received, h.sent FROM script_history h JOIN apps a ON a.id = h.app_id
+       WHERE h.script_id = (SELECT id FROM scripts WHERE script = ?) AND (h.height > ? OR (h.height = ? AND h.tx_index >= ?)) ${after}
+       ORDER BY h.height DESC, h.tx_index DESC, a.app`,
+      [Buffer.from(script), num(last.height), num(last.height), num(last.tx_index), ...params.slice(1)],
+    );
+    const out: HistoryEntry[] = [];
+    for (const r of rows) {
+      const height = num(r.height);
+      const txIndex = num(r.tx_index);
+      let e = out[out.length - 1];
+      if (!e || e.height !== height || e.txIndex !== txIndex) out.push((e = { txid: hexOf(r.txid), height, txIndex, changes: [] }));
+      e.changes.push({ app: r.app as string, received: big(r.received), sent: big(r.sent) });
+    }
+    return out;
+  }
+
+  async unspentOfApp(app: string): Promise<{ script: Uint8Array; amount: bigint | null }[]> {
+    const r = await this.d.all(
+      'SELECT s.script, co.amount FROM charm_outputs co JOIN scripts s ON s.id = co.script_id WHERE co.app_id = (SELECT id FROM apps WHERE app = ?) AND co.spent_height IS NULL ORDER BY s.script, co.txid, co.vout',
+      [app],
+    );
+    return r.map((x) => ({ script: new Uint8Array(x.script as Uint8Array), amount: x.amount === null ? null : big(x.amount) }));
+  }
+
+  async appFirstHeight(app: string): Promise<number | undefined> {
+    const r = await this.d.all('SELECT MIN(co.created_height) AS h FROM charm_outputs co WHERE co.app_id = (SELECT id FROM apps WHERE app = ?)', [app]);
+    return r[0]?.h === null || r[0]?.h === undefined ? undefined : num(r[0].h);
+  }
+
+  async dump(): Promise<string> {
+    const lines: string[] = [];
+    for (const b of await this.d.all('SELECT height, hash, prev_hash, time, spell_txs FROM blocks ORDER BY height'))
+      lines.push(`block ${num(b.height)} ${hexOf(b.hash)} ${hexOf(b.prev_hash)} ${num(b.time)} ${num(b.spell_txs)}`);
+    for (const s of await this.d.all('SELECT txid, height, tx_index, version, spell FROM spell_txs ORDER BY txid'))
+      lines.push(`spell ${hexOf(s.txid)} ${num(s.height)} ${num(s.tx_index)} ${num(s.version)} ${hexOf(s.spell)}`);
+    for (const o of await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} ${OUTPUT_ORDER}`)) {
+      const r = outputRow(o);
+      lines.push(
+        `out ${r.txid}:${r.vout} ${r.app} ${r.amount ?? '-'} ${r.data ? hexOf(r.data) : '-'} ${hexOf(r.script)} ${r.sats} ${r.createdHeight} ${r.txIndex} ${r.spent ? `${r.spent.txid}:${r.spent.vin}@${r.spent.height}` : 'unspent'}`,
+      );
+    }
+    for (const h of await this.d.all(
+      'SELECT s.script, h.height, h.tx_index, h.txid, a.app, h.received, h.sent FROM script_history h JOIN scripts s ON s.id = h.script_id JOIN apps a ON a.id = h.app_id ORDER BY s.script, h.height, h.tx_index, a.app',
+    ))
+      lines.push(`hist ${hexOf(h.script)} ${num(h.height)} ${num(h.tx_index)} ${hexOf(h.txid)} ${h.app as string} +${big(h.received)} -${big(h.sent)}`);
+    return lines.join('\n');
+  }
+
+  close(): Promise<void> {
+    return this.d.close();
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * The index store engines for tests: every store test runs on SQLite (a temporary file) and on a
+ * real PostgreSQL (one server per test file, a fresh database per store; skipped through
+ * skipOrFail when PostgreSQL is not installed).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openIndexStore } from '../indexer/open.js';
+import type { IndexStore, OpenOptions } from '../indexer/store.js';
+import { skipOrFail } from './require.js';
+import { startPostgres, type TestPostgres } from './postgres.js';
+
+export interface TestEngine {
+  name: 'sqlite' | 'postgres';
+  /** A fresh database URL/path (each call a new, empty one). */
+  newDb(): Promise<string>;
+  open(db: string, o?: Partial<Omit<OpenOptions, 'label'>>): Promise<IndexStore>;
+}
+
+const defaults = { mode: 'writer' as const, network: 'regtest', mock: false, startHeight: 1 };
+
+let seq = 0;
+
+export class TestEngines {
+  private pg: TestPostgres | undefined;
+  private pgTried = false;
+  private dirs: string[] = [];
+
+  async postgres(): Promise<TestPostgres | undefined> {
+    if (!this.pgTried) {
+      this.pgTried = true;
+      this.pg = await startPostgres();
+    }
+    return this.pg;
+  }
+
+  sqlite(): TestEngine {
+    return {
+      name: 'sqlite',
+      newDb: async () => {
+        const d = mkdtempSync(join(tmpdir(), 'charms-index-'));
+        this.dirs.push(d);
+        return join(d, 'index.sqlite');
+      },
+      open: (db, o = {}) => openIndexStore(db, { ...defaults, ...o }),
+    };
+  }
+
+  /** The engine, or undefined after skipping `t` when PostgreSQL is missing. */
+  async engine(name: 'sqlite' | 'postgres', t: { skip: (m?: string) => void }): Promise<TestEngine | undefined> {
+    if (name === 'sqlite') return this.sqlite();
+    const pg = await this.postgres();
+    if (!pg) {
+      skipOrFail(t, 'PostgreSQL (/usr/lib/postgresql/<version>/bin) is not installed');
+      return undefined;
+    }
+    return {
+      name: 'postgres',
+      newDb: () => pg.createDb(`idx_${process.pid}_${++seq}`),
+      open: (db, o = {}) => openIndexStore(db, { ...defaults, ...o }),
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.pg?.stop();
+    for (const d of this.dirs) rmSync(d, { recursive: true, force: true });
+  }
+}
+
+export const ENGINES = ['sqlite', 'postgres'] as const;
