@@ -21,6 +21,7 @@ export const ENV_NAMES = {
   cacheUrl: ['CACHE_URL', 'REDIS_URL'],
   proofThreads: ['SVC_PROOF_THREADS'],
   appCacheDir: ['SVC_APP_CACHE_DIR'],
+  artifactHosts: ['SVC_ARTIFACT_HOSTS'],
   esploraUrl: ['ESPLORA_URL'],
   rpcUrl: ['BITCOIN_RPC_URL'],
   rpcCookie: ['BITCOIN_RPC_COOKIE'],

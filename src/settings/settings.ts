@@ -34,6 +34,11 @@ export interface ProverConfig {
   cardanoProtocolParamsPath?: string;
   cacheUrl?: string;
   /**
+   * Hosts the prover network's artifact URLs may name besides public https hosts and the
+   * gateway's own (`SVC_ARTIFACT_HOSTS`): a cluster whose artifact store lives elsewhere.
+   */
+  artifactHosts: ArtifactHost[];
+  /**
    * Worker threads a proving server verifies prerequisite spells and makes mock proofs on
    * (`SVC_PROOF_THREADS`; 0: on the event loop). Default: the cores, at most 4.
    */
@@ -41,6 +46,40 @@ export interface ProverConfig {
   proveApiUrl: string;
   /** The Scrolls canisters (SCROLLS_HOST, SCROLLS_*_CANISTER_ID, SCROLLS_ROOT_KEY). */
   scrolls: ScrollsSettings;
+}
+
+/** An artifact host the operator allows: any address it resolves to; plain http only when written `http://host`. */
+export interface ArtifactHost {
+  host: string;
+  /** Only this port (any when not given). */
+  port?: number;
+  http: boolean;
+}
+
+/**
+ * `SVC_ARTIFACT_HOSTS`: entries separated by commas or spaces, each `host`, `host:port`,
+ * `https://host[:port]` or `http://host[:port]` (IPv6 in brackets).
+ */
+export function artifactHostsOf(env: Env): ArtifactHost[] {
+  const raw = envValue(env, ENV_NAMES.artifactHosts);
+  if (raw === undefined) return [];
+  return raw
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map((entry) => {
+      const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(entry) ? entry : `https://${entry}`;
+      let u: URL;
+      try {
+        u = new URL(withScheme);
+      } catch {
+        throw new CharmsError('CONFIG', `SVC_ARTIFACT_HOSTS: ${JSON.stringify(entry)} is not a host, host:port or http(s)://host[:port]`);
+      }
+      if ((u.protocol !== 'https:' && u.protocol !== 'http:') || (u.pathname !== '/' && u.pathname !== '') || u.search || u.username)
+        throw new CharmsError('CONFIG', `SVC_ARTIFACT_HOSTS: ${JSON.stringify(entry)} is not a host, host:port or http(s)://host[:port]`);
+      // an explicit default port (https://h:443) is dropped by URL: the entry then allows that scheme's port only
+      const explicitPort = u.port ? Number(u.port) : /:\d+\/?$/.test(entry) ? (u.protocol === 'https:' ? 443 : 80) : undefined;
+      return { host: u.hostname, http: u.protocol === 'http:', ...(explicitPort !== undefined ? { port: explicitPort } : {}) };
+    });
 }
 
 /** Where the spell-query service (and `wallet list`'s node) gets transactions. */
@@ -103,6 +142,7 @@ export function proverConfig(env: Env, opts: { mock?: boolean; mockFromEnv?: boo
     proveApiUrl: envValue(env, ENV_NAMES.proveApiUrl) ?? CURRENT_PROVE_API_URL,
     proofThreads: proofThreadsOf(env),
     scrolls: scrollsSettings(env),
+    artifactHosts: artifactHostsOf(env),
   };
   const set = <K extends keyof ProverConfig>(k: K, v: ProverConfig[K] | undefined) => {
     if (v !== undefined) cfg[k] = v;
@@ -189,5 +229,6 @@ export function describeConfig(c: ProverConfig): Record<string, unknown> {
     cardano_protocol_params: c.cardanoProtocolParamsPath ?? 'embedded (mainnet)',
     cache: c.cacheUrl ? 'redis' : 'memory',
     scrolls: describeScrolls(c.scrolls),
+    artifact_hosts: c.artifactHosts.map((h) => `${h.http ? 'http' : 'https'}://${h.host.includes(':') ? `[${h.host}]` : h.host}${h.port !== undefined ? `:${h.port}` : ''}`),
   };
 }

@@ -29,6 +29,8 @@ import {
 } from './proto.js';
 import type { NetworkSigner } from './signer.js';
 import { zstdRawFrame } from './zstd.js';
+import { DEFAULT_ARTIFACT_LIMITS, transfer, type ArtifactLimits, type ArtifactPolicy } from './artifact-http.js';
+import type { ArtifactHost } from '../../settings/settings.js';
 
 const NET = '/network.ProverNetwork/';
 const ARTIFACT = '/artifact.ArtifactStore/';
@@ -44,8 +46,12 @@ export const SDK_RETRY: RetryPolicy = { initialMs: 1000, maxDelayMs: 120_000, to
 
 export interface ClientOptions extends ChannelOptions {
   retry?: RetryPolicy;
-  /** Largest proof download accepted. */
+  /** Largest proof download accepted when the caller names no limit. */
   maxDownloadBytes?: number;
+  /** Stall and total time of one upload or download, and the byte budget of downloads in flight. */
+  artifacts?: Partial<ArtifactLimits>;
+  /** Artifact hosts allowed besides public https ones and the gateway's own (`SVC_ARTIFACT_HOSTS`). */
+  artifactHosts?: readonly ArtifactHost[];
   sleep?: (ms: number) => Promise<void>;
   log?: (msg: string) => void;
 }
@@ -58,6 +64,8 @@ export class NetworkClient {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly maxDownload: number;
   private readonly log: ((msg: string) => void) | undefined;
+  private readonly artifacts: ArtifactLimits;
+  private readonly policy: ArtifactPolicy;
 
   constructor(
     rpcUrl: string,
@@ -67,8 +75,10 @@ export class NetworkClient {
     this.channel = new GrpcChannel(rpcUrl, opts);
     this.retry = opts.retry ?? SDK_RETRY;
     this.sleep = opts.sleep ?? defaultSleep;
-    this.maxDownload = opts.maxDownloadBytes ?? 256 * 1024 * 1024;
+    this.maxDownload = opts.maxDownloadBytes ?? 16 * 1024 * 1024;
     this.log = opts.log;
+    this.artifacts = { ...DEFAULT_ARTIFACT_LIMITS, ...opts.artifacts };
+    this.policy = { gatewayHost: new URL(this.channel.origin).hostname, allowed: opts.artifactHosts ?? [] };
   }
 
   /** Runs `op`, retrying transient gRPC failures with exponential backoff. */
@@ -152,16 +162,7 @@ export class NetworkClient {
     const url = res.string(2);
     if (!uri || !url) throw new GrpcError(GrpcCode.INTERNAL, 'CreateArtifact answered without a URI', ARTIFACT + 'CreateArtifact');
     const body = zstdRawFrame(content);
-    await this.withRetry('artifact upload', async () => {
-      let r: Response;
-      try {
-        r = await fetch(url, { method: 'PUT', body });
-      } catch (e) {
-        throw new GrpcError(GrpcCode.UNAVAILABLE, `upload failed: ${(e as Error).message}`, 'PUT artifact');
-      }
-      await r.arrayBuffer().catch(() => undefined);
-      if (!r.ok) throw new GrpcError(r.status >= 500 ? GrpcCode.UNAVAILABLE : GrpcCode.PERMISSION_DENIED, `upload answered HTTP ${r.status}`, 'PUT artifact');
-    });
+    await this.timed('stdin upload', (timeoutMs) => transfer(url, this.policy, { method: 'PUT', body, maxBytes: 0, timeoutMs, stallMs: this.artifacts.stallMs, what: 'stdin upload' }));
     return uri;
   }
 
@@ -169,28 +170,23 @@ export class NetworkClient {
     return this.uploadArtifact(ArtifactType.STDIN, stdin);
   }
 
-  /** GET of a proof artifact: raw bincode (the store does not zstd-encode downloads). */
-  async download(url: string): Promise<Uint8Array> {
-    return this.withRetry('proof download', async () => {
-      let r: Response;
-      try {
-        r = await fetch(url);
-      } catch (e) {
-        throw new GrpcError(GrpcCode.UNAVAILABLE, `download failed: ${(e as Error).message}`, 'GET proof');
-      }
-      if (!r.ok || !r.body) {
-        await r.arrayBuffer().catch(() => undefined);
-        throw new GrpcError(r.status >= 500 ? GrpcCode.UNAVAILABLE : GrpcCode.NOT_FOUND, `proof download answered HTTP ${r.status}`, 'GET proof');
-      }
-      const parts: Uint8Array[] = [];
-      let size = 0;
-      for await (const c of r.body as unknown as AsyncIterable<Uint8Array>) {
-        size += c.length;
-        if (size > this.maxDownload) throw new CharmsError('PROVER_TRANSIENT', `proof download over ${this.maxDownload} bytes: refused`);
-        parts.push(c);
-      }
-      const all = Buffer.concat(parts);
-      return new Uint8Array(all.buffer, all.byteOffset, all.length);
+  /**
+   * GET of a proof artifact: raw bincode (the store does not zstd-encode downloads), at most
+   * `maxBytes`, within the transfer limits (retries included).
+   */
+  download(url: string, maxBytes = this.maxDownload): Promise<Uint8Array> {
+    return this.timed('proof download', (timeoutMs) =>
+      transfer(url, this.policy, { method: 'GET', maxBytes, timeoutMs, stallMs: this.artifacts.stallMs, budget: this.artifacts.budget, what: 'proof download' }),
+    );
+  }
+
+  /** Retries `op` (given the time left) until the transfer's total time is spent. */
+  private timed<T>(what: string, op: (timeoutMs: number) => Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.artifacts.totalMs;
+    return this.withRetry(what, () => {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new CharmsError('PROVER_TRANSIENT', `the ${what} did not finish within ${this.artifacts.totalMs} ms`);
+      return op(left);
     });
   }
 

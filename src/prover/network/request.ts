@@ -33,7 +33,15 @@ export interface RequestSettings {
   /** Seconds from now to the request's deadline. */
   timeoutSec: number;
   pollIntervalMs: number;
+  /**
+   * Largest proof download per mode, before the stdin's length is added (a proof repeats its
+   * public values, which come from the stdin). Real ones: ~1.2 MB compressed, a few KB Groth16.
+   */
+  maxProofBytes: { compressed: number; groth16: number };
 }
+
+/** Room for the proof itself, several times the real sizes. */
+export const DEFAULT_MAX_PROOF_BYTES = { compressed: 8 * 1024 * 1024, groth16: 256 * 1024 } as const;
 
 /** Charms' settings (src/utils/prover.rs); the timeout is the SDK's default for 16e9 gas (min(max(300, gas/2e6), 14400)). */
 export function charmsSettings(variant: NetworkVariant): RequestSettings {
@@ -46,6 +54,7 @@ export function charmsSettings(variant: NetworkVariant): RequestSettings {
     auctionTimeoutMs: 19_000,
     timeoutSec: Math.min(Math.max(300, Number(gasLimit / 2_000_000n)), 14_400),
     pollIntervalMs: 2000,
+    maxProofBytes: { ...DEFAULT_MAX_PROOF_BYTES },
   };
 }
 
@@ -157,7 +166,8 @@ export async function proveOnNetwork(ctx: ProveContext, vkHash: Uint8Array, stdi
       if (st.fulfillmentStatus === FulfillmentStatus.FULFILLED) {
         if (!st.proofUri) throw new GrpcError(13, 'request fulfilled without a proof URI', 'GetProofRequestStatus');
         emit('downloading proof', id);
-        return client.download(st.proofUri);
+        const cap = (mode === ProofMode.COMPRESSED || mode === ProofMode.CORE ? settings.maxProofBytes.compressed : settings.maxProofBytes.groth16) + stdin.length;
+        return client.download(st.proofUri, cap);
       }
       if (st.fulfillmentStatus === FulfillmentStatus.UNFULFILLABLE || st.fulfillmentStatus === FulfillmentStatus.REVERTED || st.fulfillmentStatus === FulfillmentStatus.EXPIRED)
         throw new RequestFailure('unfulfillable', `the network marked ${ctx.stage} ${STATUS_NAMES[st.fulfillmentStatus]}`, id);
