@@ -61,12 +61,27 @@ const grpcFrame = (msg: Uint8Array): Buffer => {
   return b;
 };
 
+/** `msg` followed by `n` bytes of unknown fields: tag 1000 as a varint, value 0 (3 bytes each). */
+export function padded(msg: Uint8Array, n: number): Uint8Array {
+  if (n === 0) return msg;
+  const out = new Uint8Array(msg.length + n - (n % 3));
+  out.set(msg);
+  for (let i = msg.length; i < out.length; i += 3) {
+    out[i] = 0xc0; // (1000 << 3 | 0) = 8000 = 0xc0 0x3e
+    out[i + 1] = 0x3e;
+    out[i + 2] = 0;
+  }
+  return out;
+}
+
 export class FakeProverNetwork {
   readonly requests: RecordedRequest[] = [];
   readonly calls: string[] = [];
   readonly errors: string[] = [];
   /** Scripted gRPC failures: method → codes to answer with, one per call, before answering normally. */
   readonly failures = new Map<string, number[]>();
+  /** Replies padded with this many bytes of tiny unknown fields (tag 1000, varint 0), by method. */
+  readonly padding = new Map<string, number>();
   nonce = 0n;
   readonly artifacts = new Map<string, Uint8Array>();
   readonly proofs = new Map<string, Uint8Array>();
@@ -107,7 +122,7 @@ export class FakeProverNetwork {
         try {
           const out = this.handle(method, new Uint8Array(body.subarray(5)));
           if (typeof out === 'number') reply(out, undefined, `${method} refused`);
-          else reply(0, out);
+          else reply(0, padded(out, this.padding.get(method) ?? 0));
         } catch (e) {
           this.errors.push(`${method}: ${(e as Error).message}`);
           reply(3, undefined, (e as Error).message);

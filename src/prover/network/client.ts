@@ -21,6 +21,7 @@ import {
   encodeSigned,
   encodeStatusRequest,
   encodeVkHashRequest,
+  tagsUpTo,
   type ProgramInfo,
   type ProofModeValue,
   type ProofRequestParams,
@@ -46,6 +47,8 @@ export const SDK_RETRY: RetryPolicy = { initialMs: 1000, maxDelayMs: 120_000, to
 
 export interface ClientOptions extends ChannelOptions {
   retry?: RetryPolicy;
+  /** Per-method reply caps instead of REPLY_CAPS (tests). */
+  replyCaps?: Partial<Record<string, number>>;
   /** Largest proof download accepted when the caller names no limit. */
   maxDownloadBytes?: number;
   /** Stall and total time of one upload or download, and the byte budget of downloads in flight. */
@@ -55,6 +58,22 @@ export interface ClientOptions extends ChannelOptions {
   sleep?: (ms: number) => Promise<void>;
   log?: (msg: string) => void;
 }
+
+/**
+ * The largest reply each method may send. The network's replies are tiny (a nonce, a status with
+ * a proof URL, auction parameters): a padded one is refused as it arrives, before it is decoded.
+ */
+export const REPLY_CAPS: Readonly<Record<string, number>> = {
+  GetNonce: 4096,
+  GetBalance: 4096,
+  GetProofRequestStatus: 64 * 1024,
+  GetProofRequestParams: 16 * 1024,
+  GetProgram: 64 * 1024,
+  RequestProof: 4096,
+  CancelRequest: 4096,
+  CreateArtifact: 16 * 1024,
+  GetProversByUptime: 1024 * 1024,
+};
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -66,6 +85,7 @@ export class NetworkClient {
   private readonly log: ((msg: string) => void) | undefined;
   private readonly artifacts: ArtifactLimits;
   private readonly policy: ArtifactPolicy;
+  private readonly replyCaps: Partial<Record<string, number>>;
 
   constructor(
     rpcUrl: string,
@@ -78,6 +98,7 @@ export class NetworkClient {
     this.maxDownload = opts.maxDownloadBytes ?? 16 * 1024 * 1024;
     this.log = opts.log;
     this.artifacts = { ...DEFAULT_ARTIFACT_LIMITS, ...opts.artifacts };
+    this.replyCaps = { ...REPLY_CAPS, ...opts.replyCaps };
     this.policy = { gatewayHost: new URL(this.channel.origin).hostname, allowed: opts.artifactHosts ?? [] };
   }
 
@@ -99,17 +120,22 @@ export class NetworkClient {
   }
 
   private unary(method: string, body: Uint8Array, service = NET, once = false): Promise<Uint8Array> {
-    const call = () => this.channel.call(service + method, body);
+    const call = () => this.channel.call(service + method, body, this.capOf(method));
     return once ? call() : this.withRetry(method, call);
   }
 
+  private capOf(method: string): { maxResponseBytes?: number } {
+    const cap = this.replyCaps[method];
+    return cap === undefined ? {} : { maxResponseBytes: cap };
+  }
+
   async getNonce(): Promise<bigint> {
-    return ProtoFields.parse(await this.unary('GetNonce', encodeAddressRequest(this.signer.address))).uint(1);
+    return ProtoFields.parse(await this.unary('GetNonce', encodeAddressRequest(this.signer.address)), tagsUpTo(1)).uint(1);
   }
 
   /** The account's balance in $PROVE wei (a decimal string). */
   async getBalance(opts: { once?: boolean } = {}): Promise<string> {
-    return ProtoFields.parse(await this.unary('GetBalance', encodeAddressRequest(this.signer.address), NET, opts.once === true)).string(1) || '0';
+    return ProtoFields.parse(await this.unary('GetBalance', encodeAddressRequest(this.signer.address), NET, opts.once === true), tagsUpTo(1)).string(1) || '0';
   }
 
   /** The registered program, or undefined when the network answers NOT_FOUND. `once`: no retries (readiness probes). */
@@ -127,7 +153,7 @@ export class NetworkClient {
   }
 
   async getProversByUptime(highAvailabilityOnly: boolean): Promise<Uint8Array[]> {
-    return ProtoFields.parse(await this.unary('GetProversByUptime', encodeProversByUptimeRequest(highAvailabilityOnly))).repeatedBytes(1);
+    return ProtoFields.parse(await this.unary('GetProversByUptime', encodeProversByUptimeRequest(highAvailabilityOnly)), tagsUpTo(1)).repeatedBytes(1);
   }
 
   /** Signs `body(nonce)` with a fresh nonce on every attempt and sends `{format, signature, body}`. */
@@ -135,14 +161,14 @@ export class NetworkClient {
     return this.withRetry(method, async () => {
       const nonce = await this.getNonce();
       const b = body(nonce);
-      return this.channel.call(NET + method, encodeSigned(this.signer.sign(b), b));
+      return this.channel.call(NET + method, encodeSigned(this.signer.sign(b), b), this.capOf(method));
     });
   }
 
   /** Sends a proof request; returns its 32-byte request id. */
   async requestProof(body: Omit<RequestProofBody, 'nonce'>): Promise<Uint8Array> {
-    const res = ProtoFields.parse(await this.signedCall('RequestProof', (nonce) => encodeRequestProofBody({ ...body, nonce })));
-    const id = res.message(2).bytes(1);
+    const res = ProtoFields.parse(await this.signedCall('RequestProof', (nonce) => encodeRequestProofBody({ ...body, nonce })), tagsUpTo(2));
+    const id = res.message(2, tagsUpTo(1)).bytes(1);
     if (id.length === 0) throw new GrpcError(GrpcCode.INTERNAL, 'RequestProof answered without a request id', NET + 'RequestProof');
     return id;
   }
@@ -157,7 +183,7 @@ export class NetworkClient {
 
   /** CreateArtifact + PUT of `zstd(content)` to the presigned URL; returns the artifact URI. */
   async uploadArtifact(type: number, content: Uint8Array): Promise<string> {
-    const res = ProtoFields.parse(await this.unary('CreateArtifact', encodeCreateArtifactRequest(this.signer.signArtifactRequest(), type), ARTIFACT));
+    const res = ProtoFields.parse(await this.unary('CreateArtifact', encodeCreateArtifactRequest(this.signer.signArtifactRequest(), type), ARTIFACT), tagsUpTo(2));
     const uri = res.string(1);
     const url = res.string(2);
     if (!uri || !url) throw new GrpcError(GrpcCode.INTERNAL, 'CreateArtifact answered without a URI', ARTIFACT + 'CreateArtifact');

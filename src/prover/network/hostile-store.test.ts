@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CharmsError } from '../../errors.js';
-import { FakeProverNetwork, type Outcome } from '../../testing/fake-prover-network.js';
+import { FakeProverNetwork, padded, type Outcome } from '../../testing/fake-prover-network.js';
 import { startRedis } from '../../testing/redis.js';
 import { hasRedisServer, skipOrFail } from '../../testing/require.js';
 import { RedisCache } from '../../services/cache.js';
@@ -19,7 +19,8 @@ import { ByteBudget, isPublicAddress, type ArtifactLimits } from './artifact-htt
 import { decodeGroth16Proof } from './bincode.js';
 import { PROOF_WRAPPER_VK_HASH, SPELL_CHECKER_VK_HASH } from './charms.js';
 import { NetworkClient, type ClientOptions } from './client.js';
-import { ProofMode } from './proto.js';
+import { GrpcCode, GrpcError } from './grpc.js';
+import { ProofMode, ProtoFields, decodeStatus, encodeStatus, tagsUpTo } from './proto.js';
 import { charmsSettings, proveOnNetwork, type ProveContext } from './request.js';
 import { stdinWithInput } from './bincode.js';
 import { NetworkSigner } from './signer.js';
@@ -257,4 +258,33 @@ test('SVC_ARTIFACT_HOSTS: hosts, ports and schemes; malformed entries are a CONF
   assert.deepEqual(artifactHostsOf({}), []);
   assert.throws(() => artifactHostsOf({ SVC_ARTIFACT_HOSTS: 'ftp://x' }), (e: CharmsError) => e.code === 'CONFIG');
   assert.throws(() => artifactHostsOf({ SVC_ARTIFACT_HOSTS: 'https://x/path' }), (e: CharmsError) => e.code === 'CONFIG');
+});
+
+test('gRPC replies: a status padded with megabytes of unknown fields is refused by its method cap before any decoding', { timeout: 20_000 }, async () => {
+  const s = await setup({ kind: 'fulfilled', proof: new Uint8Array(10), afterPolls: 3 });
+  try {
+    s.net.padding.set('GetProofRequestStatus', 8 * 1024 * 1024);
+    await assert.rejects(s.prove(), (e: unknown) => e instanceof GrpcError && e.code === GrpcCode.RESOURCE_EXHAUSTED && /response over 65536 bytes/.test(e.message));
+    s.net.padding.set('GetProofRequestStatus', 60 * 1024); // under the cap: decoded, the padding skipped
+    s.net.padding.set('GetNonce', 3000);
+    assert.equal((await s.prove()).length, 10);
+    s.net.padding.set('GetNonce', 5000);
+    await assert.rejects(s.client.getNonce(), (e: unknown) => e instanceof GrpcError && e.code === GrpcCode.RESOURCE_EXHAUSTED);
+  } finally {
+    await s.close();
+  }
+});
+
+test('protobuf: unknown fields of a reply are stepped over, never materialized', () => {
+  const status = { fulfillmentStatus: 3, executionStatus: 2, requestTxHash: new Uint8Array(32).fill(7), deadline: 99n, proofUri: 'https://store.example/p' };
+  const msg = padded(encodeStatus(status), 3 * 100_000);
+  const f = ProtoFields.parse(msg, tagsUpTo(7));
+  assert.deepEqual([...f.fields.keys()].sort((a, b) => a - b), [1, 2, 3, 4, 6], 'only the known fields are kept');
+  assert.ok([...f.fields.values()].every((l) => l.length === 1));
+  assert.deepEqual(decodeStatus(msg), status);
+  // without a known set every field is kept (the fake network's own parsing)
+  assert.equal(ProtoFields.parse(msg).fields.get(1000)?.length, 100_000);
+  // unknown fields are still checked for framing
+  assert.throws(() => ProtoFields.parse(Uint8Array.of(0xc0, 0x3e), tagsUpTo(7)), /truncated varint/);
+  assert.throws(() => ProtoFields.parse(Uint8Array.of(0xc2, 0x3e, 0x05, 1), tagsUpTo(7)), /length past the end/);
 });
