@@ -12,7 +12,7 @@ import { proveSpellTx, type ProveDeps } from './prove.js';
 import { CARDANO_MOCK_NOTICE } from './prove-cardano.js';
 import { parseCardanoTx } from '../cardano/tx.js';
 import { ValueMap } from '../codec/value.js';
-import { proveRemote } from './client.js';
+import { proveRemote, type RemoteProveOptions } from './client.js';
 import type { ProofBackend } from './backend.js';
 import { redactUrl } from '../util/redact.js';
 import { fromHex } from '../util/bytes.js';
@@ -74,11 +74,13 @@ export class RelayProveService implements ProveService {
   constructor(
     private readonly url: string,
     private readonly log?: (msg: string) => void,
+    /** Attempts, answer size and time limits (defaults: prover/client.ts). */
+    private readonly limits: Omit<RemoteProveOptions, 'url' | 'progress'> = {},
   ) {
     this.description = `relay to ${redactUrl(url)}`;
   }
   async prove(req: ProveRequest): Promise<ChainTx[]> {
-    return proveRemote(req, { url: this.url, ...(this.log ? { progress: this.log } : {}) });
+    return proveRemote(req, { ...this.limits, url: this.url, ...(this.log ? { progress: this.log } : {}) });
   }
   async ready(): Promise<boolean> {
     return true;
