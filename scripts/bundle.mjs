@@ -18,9 +18,9 @@ try {
 }
 
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-// dev dependencies are optional at run time (tests, app builds), and ioredis is for the servers
-// only (a fifth of the bundle, loaded from node_modules when a server starts): never inlined
-const external = [...Object.keys(pkg.devDependencies ?? {}), 'ioredis'].flatMap((d) => [d, `${d}/*`]);
+// dev dependencies are optional at run time (tests, app builds), and ioredis and prom-client are
+// for the servers only (loaded from node_modules when a server starts): never inlined
+const external = [...Object.keys(pkg.devDependencies ?? {}), 'ioredis', 'prom-client'].flatMap((d) => [d, `${d}/*`]);
 
 /**
  * Each module keeps its own `import.meta.url` (worker scripts, templates, package.json and the

@@ -10,6 +10,7 @@ import { createCache, type ProofCache } from '../services/cache.js';
 import { createLogger, type Logger } from '../services/log.js';
 import type { Listening } from '../services/http.js';
 import { useFastProofBackend } from '../proof/init.js';
+import { startMetricsServer } from '../services/metrics-http.js';
 import { optString } from './io.js';
 import type { ParsedArgs } from './define.js';
 
@@ -18,6 +19,8 @@ export interface ServeDeps {
   port: number;
   log: Logger;
   cache: ProofCache;
+  /** Whether the server's own port answers `GET /metrics` (SVC_METRICS_ADDR). */
+  metrics: 'public' | 'off';
 }
 
 export interface Started {
@@ -35,10 +38,13 @@ export async function serve(a: ParsedArgs, settings: Settings, start: (d: ServeD
   const proofBackend = await useFastProofBackend((m) => log.warn(m), { mockProofs: settings.mock });
   log.debug('proof backend', { backend: proofBackend });
   const cache = createCache(settings.cacheUrl, log);
-  const { server, banner, fields } = await start({ host, port, log, cache });
-  log.info(banner, fields);
+  const { server, banner, fields } = await start({ host, port, log, cache, metrics: settings.metrics === 'public' ? 'public' : 'off' });
+  const m = settings.metrics;
+  const metricsServer = typeof m === 'object' ? await startMetricsServer(m.host, m.port) : undefined;
+  log.info(banner, { ...fields, metrics: typeof m === 'object' ? `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${metricsServer!.port}/metrics` : m === 'public' ? '/metrics' : 'off' });
   await untilSignal();
   log.info('shutting down');
+  await metricsServer?.close();
   await server.close();
   await cache.close();
 }

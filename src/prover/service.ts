@@ -16,6 +16,17 @@ import { proveRemote, type RemoteProveOptions } from './client.js';
 import type { ProofBackend } from './backend.js';
 import { redactUrl } from '../util/redact.js';
 import { fromHex } from '../util/bytes.js';
+import { proofDuration, proofs, proofsInFlight, timed } from '../util/metrics.js';
+
+/** Runs one prove request under the proof metrics of `backend`. */
+function measured<T>(backend: string, work: () => Promise<T>): Promise<T> {
+  proofsInFlight.inc({ backend });
+  return timed(work, (seconds, outcome) => {
+    proofsInFlight.dec({ backend });
+    proofs.inc({ backend, outcome });
+    proofDuration.observe({ backend }, seconds);
+  });
+}
 
 export type BodyFormat = 'json' | 'cbor';
 
@@ -61,7 +72,7 @@ export class LocalProveService implements ProveService {
     this.description = `local ${deps.backend.name} prover`;
   }
   async prove(req: ProveRequest): Promise<ChainTx[]> {
-    return (await proveSpellTx(req, this.deps)).txs;
+    return measured(this.deps.backend.name, async () => (await proveSpellTx(req, this.deps)).txs);
   }
   ready(): Promise<boolean> {
     return this.deps.backend.ready();
@@ -80,7 +91,7 @@ export class RelayProveService implements ProveService {
     this.description = `relay to ${redactUrl(url)}`;
   }
   async prove(req: ProveRequest): Promise<ChainTx[]> {
-    return proveRemote(req, { ...this.limits, url: this.url, ...(this.log ? { progress: this.log } : {}) });
+    return measured('relay', () => proveRemote(req, { ...this.limits, url: this.url, ...(this.log ? { progress: this.log } : {}) }));
   }
   async ready(): Promise<boolean> {
     return true;

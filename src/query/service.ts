@@ -31,6 +31,8 @@ import { MemoryCache, type ProofCache } from '../services/cache.js';
 import { silentLogger, type Logger } from '../services/log.js';
 import type { ServerLimits } from '../settings/limits.js';
 import { spellQueryJson } from './shape.js';
+import { enableMetrics, metricsResponse, requestObserver } from '../services/metrics-http.js';
+import { cacheHitBytes, cacheHits, cacheMissBytes, cacheMisses } from '../util/metrics.js';
 import type { TxSource } from './sources.js';
 import { WALLET_PAGE, WALLET_PAGE_CSP } from './wallet-page.js';
 
@@ -55,6 +57,15 @@ export interface QueryServiceOptions {
   /** Accept mock proofs. */
   mock?: boolean | undefined;
   log?: Logger | undefined;
+  /** `GET /metrics` on this port (default) or not (`off`: none, or served by a listener of its own). */
+  metrics?: 'public' | 'off' | undefined;
+}
+
+/** The route label of a path (bounded: a txid is never a label). */
+function queryRoute(path: string): string {
+  if (path === '/' || path === '/wallet' || path === '/wallet/') return '/';
+  if (path === '/ready' || path === '/metrics') return path;
+  return /^\/spells\/[^/]*\/?$/.test(path) ? '/spells/:txid' : 'other';
 }
 
 /**
@@ -153,6 +164,7 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
           headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', 'content-security-policy': WALLET_PAGE_CSP, 'x-content-type-options': 'nosniff' },
           body: WALLET_PAGE,
         };
+      if (method === 'GET' && req.path === '/metrics' && o.metrics !== 'off') return await metricsResponse();
       if (method === 'GET' && req.path === '/ready') return { status: 200, headers: { 'content-type': 'text/plain' }, body: 'OK' };
       const m = /^\/spells\/([^/]*)\/?$/.exec(req.path);
       if (!m) throw new CharmsError('NOT_FOUND', `no route for ${req.method} ${req.path}`);
@@ -166,7 +178,13 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
 
       if (method === 'GET') {
         if (!source) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'no transaction source configured (ESPLORA_URL or BITCOIN_RPC_URL); PUT the transaction instead');
-        const cached = await cache.getOrCompute(`spell-query:${mock ? 'mock' : 'real'}:${id}`, () => fromSource(id));
+        let computed = false;
+        const cached = await cache.getOrCompute(`spell-query:${mock ? 'mock' : 'real'}:${id}`, () => {
+          computed = true;
+          return fromSource(id);
+        });
+        (computed ? cacheMisses : cacheHits).inc({ cache: 'spell-query' });
+        (computed ? cacheMissBytes : cacheHitBytes).inc({ cache: 'spell-query' }, cached.length);
         return respond(req, cached, { spell: CACHE_SPELL, none: CACHE_NO_SPELL });
       }
 
@@ -192,6 +210,7 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
 }
 
 /** Starts the service on one port (HTTP/1.1 and h2c); default port 17785. */
-export function startQueryServer(o: QueryServiceOptions & { host?: string; port?: number; limits?: Partial<ServerLimits> } = {}): Promise<Listening> {
-  return listenDual(queryHandler(o), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_QUERY_PORT, ...(o.limits ? { limits: o.limits } : {}) });
+export async function startQueryServer(o: QueryServiceOptions & { host?: string; port?: number; limits?: Partial<ServerLimits> } = {}): Promise<Listening> {
+  await enableMetrics(); // a server records metrics whether or not this port serves them
+  return listenDual(queryHandler(o), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_QUERY_PORT, ...(o.limits ? { limits: o.limits } : {}), observe: requestObserver('query', queryRoute) });
 }

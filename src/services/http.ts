@@ -17,6 +17,18 @@ import { CharmsError, httpStatus, type ErrorCode } from '../errors.js';
 import { redactText } from '../util/redact.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
 import type { Logger } from './log.js';
+import { registerGauge } from '../util/metrics.js';
+
+/** The body budgets of the listening servers of this process (their bytes in use are a metric). */
+const liveBudgets = new Set<BodyBudget>();
+registerGauge('charms_inflight_body_bytes', 'Request body bytes held in memory, all connections of all servers of the process', () => {
+  let n = 0;
+  for (const b of liveBudgets) n += b.inUse;
+  return n;
+});
+
+/** Told of every answered request: its method, path, final status and time (metrics). */
+export type RequestObserver = (req: { method: string; path: string }, status: number, seconds: number) => void;
 
 export interface Req {
   method: string;
@@ -145,7 +157,8 @@ function readBody(stream: NodeJS.ReadableStream, declared: string | undefined, l
 type AnyReq = http.IncomingMessage | http2.Http2ServerRequest;
 type AnyRes = http.ServerResponse | http2.Http2ServerResponse;
 
-async function serve(handler: Handler, limits: ServerLimits, budget: BodyBudget, req: AnyReq, res: AnyRes) {
+async function serve(handler: Handler, limits: ServerLimits, budget: BodyBudget, req: AnyReq, res: AnyRes, observe?: RequestObserver) {
+  const t0 = performance.now();
   const url = new URL(req.url ?? '/', 'http://localhost');
   const h1 = 'httpVersionMajor' in req && req.httpVersionMajor === 1 && !(req instanceof http2.Http2ServerRequest);
   let out: Res;
@@ -188,6 +201,7 @@ async function serve(handler: Handler, limits: ServerLimits, budget: BodyBudget,
   const abandon = !req.complete;
   if (abandon && h1) headers['connection'] = 'close';
   if (res.destroyed || res.writableEnded) return;
+  observe?.({ method: req.method ?? 'GET', path: url.pathname }, out.status, (performance.now() - t0) / 1000);
   res.writeHead(out.status, headers);
   if (body) res.end(body);
   else res.end();
@@ -255,11 +269,12 @@ export interface Listening {
   connections(): number;
 }
 
-export function listenDual(handler: Handler, opts: { host?: string; port?: number; limits?: Partial<ServerLimits> }): Promise<Listening> {
+export function listenDual(handler: Handler, opts: { host?: string; port?: number; limits?: Partial<ServerLimits>; observe?: RequestObserver }): Promise<Listening> {
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const budget = new BodyBudget(limits.inflightBodyBytes);
+  liveBudgets.add(budget);
   const deadlines = new WeakMap<net.Socket, Deadline>();
-  const onRequest = (req: AnyReq, res: AnyRes) => void serve(handler, limits, budget, req, res);
+  const onRequest = (req: AnyReq, res: AnyRes) => void serve(handler, limits, budget, req, res, opts.observe);
 
   const h1 = http.createServer(onRequest as http.RequestListener);
   // Node's own header/request timers run only on a server that listens itself; ours hands sockets
@@ -333,7 +348,10 @@ export function listenDual(handler: Handler, opts: { host?: string; port?: numbe
   // Past the cap, node closes new connections at once (before they cost a request's memory).
   tcp.maxConnections = limits.maxConnections;
   return new Promise((resolve, reject) => {
-    tcp.once('error', reject);
+    tcp.once('error', (e) => {
+      liveBudgets.delete(budget);
+      reject(e);
+    });
     tcp.listen(opts.port ?? 0, opts.host ?? '0.0.0.0', () => {
       const addr = tcp.address() as net.AddressInfo;
       resolve({
@@ -341,6 +359,7 @@ export function listenDual(handler: Handler, opts: { host?: string; port?: numbe
         connections: () => sockets.size,
         close: () =>
           new Promise<void>((done) => {
+            liveBudgets.delete(budget);
             for (const s of sessions) s.destroy();
             for (const s of sockets) s.destroy();
             h1.close();

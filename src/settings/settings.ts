@@ -116,6 +116,22 @@ export interface Settings {
   nodeClient: NodeClientConfig;
   /** Connection, timeout and body limits of both servers (`SVC_*`). */
   limits: ServerLimits;
+  /** Where both servers serve `GET /metrics` (`SVC_METRICS_ADDR`). */
+  metrics: MetricsAddr;
+}
+
+/** `public`: at /metrics on the server's port; `off`: nowhere; an address: on a listener of its own only. */
+export type MetricsAddr = 'public' | 'off' | { host: string; port: number };
+
+/** `SVC_METRICS_ADDR`: unset or `public`, `off`, or `[host]:port` (host default 127.0.0.1; IPv6 in brackets). */
+export function metricsAddrOf(env: Env): MetricsAddr {
+  const raw = envValue(env, ENV_NAMES.metricsAddr);
+  if (raw === undefined || raw.toLowerCase() === 'public') return 'public';
+  if (raw.toLowerCase() === 'off') return 'off';
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]*)):(\d{1,5})$/.exec(raw.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new CharmsError('CONFIG', `SVC_METRICS_ADDR must be public, off or [host]:port, got ${JSON.stringify(raw)}`);
+  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
 }
 
 /** Command-line flags that override the environment. */
@@ -210,6 +226,7 @@ export function loadSettings(env: Env, flags: SettingsFlags = {}): Settings {
     },
     nodeClient: nodeClientOf(env),
     limits: limitsOf(env),
+    metrics: metricsAddrOf(env),
   };
   if (prover.cacheUrl !== undefined) s.cacheUrl = prover.cacheUrl;
   return s;

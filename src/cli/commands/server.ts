@@ -13,7 +13,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const settings = loadSettings(ctx.env, { mock: optFlag(a, 'mock') });
   // a server always runs contracts in its worker threads (wall-clock guard, event loop free)
   await configureRunner({ ...runnerLimitsFromEnv(ctx.env), isolation: 'worker' });
-  await serve(a, settings, async ({ host, port, log, cache }) => {
+  await serve(a, settings, async ({ host, port, log, cache, metrics }) => {
     const runner = runnerLimits();
     log.info('app runner limits', { memoryMiB: runner.memoryPages / 16, concurrency: runner.concurrency, workerHeapMb: runner.workerHeapMb, isolation: runner.isolation });
     // proof threads for a local prover (a relay proves nothing here)
@@ -36,6 +36,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
       cache,
       log,
       limits: settings.limits,
+      metrics,
     });
     if (settings.mock)
       log.warn(`MOCK MODE (${optFlag(a, 'mock') ? '--mock' : 'MOCK is set in the environment'}): this server returns MOCK proofs, valid only in mock mode and never on chain`);

@@ -32,6 +32,21 @@ import type { NetworkSigner } from './signer.js';
 import { zstdRawFrame } from './zstd.js';
 import { DEFAULT_ARTIFACT_LIMITS, transfer, type ArtifactLimits, type ArtifactPolicy } from './artifact-http.js';
 import type { ArtifactHost } from '../../settings/settings.js';
+import { networkRequests, outcomeOf } from '../../util/metrics.js';
+
+/** Counts one request to the network (a gRPC method or an artifact transfer) by its outcome. */
+function counted<T>(method: string, p: Promise<T>): Promise<T> {
+  return p.then(
+    (v) => {
+      networkRequests.inc({ method, outcome: 'ok' });
+      return v;
+    },
+    (e: unknown) => {
+      networkRequests.inc({ method, outcome: outcomeOf(e) });
+      throw e;
+    },
+  );
+}
 
 const NET = '/network.ProverNetwork/';
 const ARTIFACT = '/artifact.ArtifactStore/';
@@ -120,7 +135,7 @@ export class NetworkClient {
   }
 
   private unary(method: string, body: Uint8Array, service = NET, once = false): Promise<Uint8Array> {
-    const call = () => this.channel.call(service + method, body, this.capOf(method));
+    const call = () => counted(method, this.channel.call(service + method, body, this.capOf(method)));
     return once ? call() : this.withRetry(method, call);
   }
 
@@ -161,7 +176,7 @@ export class NetworkClient {
     return this.withRetry(method, async () => {
       const nonce = await this.getNonce();
       const b = body(nonce);
-      return this.channel.call(NET + method, encodeSigned(this.signer.sign(b), b), this.capOf(method));
+      return counted(method, this.channel.call(NET + method, encodeSigned(this.signer.sign(b), b), this.capOf(method)));
     });
   }
 
@@ -188,7 +203,7 @@ export class NetworkClient {
     const url = res.string(2);
     if (!uri || !url) throw new GrpcError(GrpcCode.INTERNAL, 'CreateArtifact answered without a URI', ARTIFACT + 'CreateArtifact');
     const body = zstdRawFrame(content);
-    await this.timed('stdin upload', (timeoutMs) => transfer(url, this.policy, { method: 'PUT', body, maxBytes: 0, timeoutMs, stallMs: this.artifacts.stallMs, what: 'stdin upload' }));
+    await this.timed('stdin upload', (timeoutMs) => counted('artifact_upload', transfer(url, this.policy, { method: 'PUT', body, maxBytes: 0, timeoutMs, stallMs: this.artifacts.stallMs, what: 'stdin upload' })));
     return uri;
   }
 
@@ -202,7 +217,7 @@ export class NetworkClient {
    */
   download(url: string, maxBytes = this.maxDownload): Promise<Uint8Array> {
     return this.timed('proof download', (timeoutMs) =>
-      transfer(url, this.policy, { method: 'GET', maxBytes, timeoutMs, stallMs: this.artifacts.stallMs, budget: this.artifacts.budget, what: 'proof download' }),
+      counted('proof_download', transfer(url, this.policy, { method: 'GET', maxBytes, timeoutMs, stallMs: this.artifacts.stallMs, budget: this.artifacts.budget, what: 'proof download' })),
     );
   }
 

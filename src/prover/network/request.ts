@@ -10,6 +10,7 @@
 import { CharmsError } from '../../errors.js';
 import { toHex } from '../../util/bytes.js';
 import { GrpcError } from './grpc.js';
+import { networkStageDuration, outcomeOf } from '../../util/metrics.js';
 import type { NetworkClient } from './client.js';
 import {
   ExecutionStatus,
@@ -102,7 +103,23 @@ const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
  * `ProofFromNetwork` bincode. Throws RequestFailure for the request's own outcomes (the caller maps
  * them per stage) and GrpcError when the network stays unreachable after the SDK's retries.
  */
-export async function proveOnNetwork(ctx: ProveContext, vkHash: Uint8Array, stdin: Uint8Array, mode: ProofModeValue): Promise<Uint8Array> {
+export function proveOnNetwork(ctx: ProveContext, vkHash: Uint8Array, stdin: Uint8Array, mode: ProofModeValue): Promise<Uint8Array> {
+  const stage = mode === ProofMode.GROTH16 ? 'groth16' : mode === ProofMode.COMPRESSED ? 'compressed' : 'other';
+  const t0 = performance.now();
+  const done = (outcome: string) => networkStageDuration.observe({ stage, outcome }, (performance.now() - t0) / 1000);
+  return proveStage(ctx, vkHash, stdin, mode).then(
+    (v) => {
+      done('ok');
+      return v;
+    },
+    (e: unknown) => {
+      done(e instanceof RequestFailure ? e.kind : outcomeOf(e));
+      throw e;
+    },
+  );
+}
+
+async function proveStage(ctx: ProveContext, vkHash: Uint8Array, stdin: Uint8Array, mode: ProofModeValue): Promise<Uint8Array> {
   const { client, settings } = ctx;
   const now = ctx.now ?? Date.now;
   const sleep = ctx.sleep ?? defaultSleep;
