@@ -11,6 +11,7 @@ import { decodeCbor, encodeCbor } from '../codec/cbor.js';
 import { asArray } from '../model/primitives.js';
 import { chainTxFromValue, proveRequestToValue, type ChainTx, type ProveRequest } from '../model/request.js';
 import { redactText, redactUrl, withoutCredentials } from '../util/redact.js';
+import { concatByteList } from '../util/bytes.js';
 
 export interface RemoteProveOptions {
   url: string;
@@ -67,13 +68,7 @@ async function readCapped(res: Response, maxBytes: number, stallMs: number, abor
     }
     parts.push(chunk.value);
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
+  return concatByteList(parts);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -21,7 +21,7 @@ import { Principal } from '@icp-sdk/core/principal';
 import { CharmsError } from '../errors.js';
 import { checkCborShape, decodeCbor } from '../codec/cbor.js';
 import { Tagged, ValueMap, type Value } from '../codec/value.js';
-import { fromHex, toHex } from '../util/bytes.js';
+import { concatByteList, fromHex, toHex } from '../util/bytes.js';
 import { redactText, redactUrl } from '../util/redact.js';
 import type { UtxoId } from '../model/primitives.js';
 import { utxoIdToString } from '../model/primitives.js';
@@ -115,12 +115,7 @@ function boundedFetch(timeoutMs: number, maxBytes: number): typeof fetch {
       }
       parts.push(value);
     }
-    const body = new Uint8Array(seen);
-    let at = 0;
-    for (const p of parts) {
-      body.set(p, at);
-      at += p.byteLength;
-    }
+    const body = concatByteList(parts);
     const cbor = (res.headers.get('content-type') ?? '').includes('cbor') || (res.status >= 200 && res.status < 300);
     if (cbor && body.length > 0) checkIcCbor(body);
     const out = new Response(res.status === 204 || res.status === 304 ? null : body, { status: res.status, statusText: res.statusText, headers: res.headers });

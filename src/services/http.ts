@@ -18,6 +18,7 @@ import { redactText } from '../util/redact.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
 import type { Logger } from './log.js';
 import { registerGauge } from '../util/metrics.js';
+import { ByteBudget } from '../util/byte-budget.js';
 
 /** The body budgets of the listening servers of this process (their bytes in use are a metric). */
 const liveBudgets = new Set<BodyBudget>();
@@ -85,21 +86,7 @@ export function errorResponse(e: unknown, log: Logger): Res {
 }
 
 /** Bytes of request bodies held in memory, all connections together. */
-export class BodyBudget {
-  private used = 0;
-  constructor(readonly max: number) {}
-  tryTake(n: number): boolean {
-    if (this.used + n > this.max) return false;
-    this.used += n;
-    return true;
-  }
-  give(n: number): void {
-    this.used -= n;
-  }
-  get inUse(): number {
-    return this.used;
-  }
-}
+export class BodyBudget extends ByteBudget {}
 
 /** Body failures the transport answers itself (status from HTTP_STATUS). */
 const BODY_FAILURES: readonly ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'REQUEST_TIMEOUT', 'SERVER_BUSY'];

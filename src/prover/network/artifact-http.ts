@@ -20,22 +20,8 @@ import { CharmsError } from '../../errors.js';
 import type { ArtifactHost } from '../../settings/settings.js';
 import { GrpcCode, GrpcError } from './grpc.js';
 
-/** Bytes held by transfers in flight, all of them together. */
-export class ByteBudget {
-  private used = 0;
-  constructor(readonly max: number) {}
-  tryTake(n: number): boolean {
-    if (this.used + n > this.max) return false;
-    this.used += n;
-    return true;
-  }
-  give(n: number): void {
-    this.used -= n;
-  }
-  get inUse(): number {
-    return this.used;
-  }
-}
+import { ByteBudget } from '../../util/byte-budget.js';
+export { ByteBudget };
 
 export interface ArtifactLimits {
   /** A transfer that receives nothing for this long is cut (default 30 s). */
