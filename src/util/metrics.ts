@@ -5,6 +5,7 @@
  * `defineGauge`, or shows a state it owns (the runner's pools, the HTTP layer's body budget, the
  * index's height and lag) with `registerGauge`, read at scrape time.
  */
+import { createRequire } from 'node:module';
 import type { Registry } from 'prom-client';
 
 type PromClient = typeof import('prom-client');
@@ -25,14 +26,21 @@ function define(make: (pc: PromClient, r: Registry) => void): void {
   if (registry) void enableMetrics();
 }
 
+/**
+ * prom-client through `require` (it is CommonJS): a dynamic `import()` of a package the bundle
+ * keeps external is refused in the bundle's code-cached script (util/bundle.ts).
+ */
+const loadPromClient = (): PromClient => createRequire(import.meta.url)('prom-client') as PromClient;
+
 /** Loads prom-client, creates every metric defined so far and the process metrics (`charms_process_…`). Idempotent. */
 export function enableMetrics(): Promise<void> {
-  enabling ??= import('prom-client').then((pc) => {
+  enabling ??= Promise.resolve().then(() => {
+    const pc = loadPromClient();
     registry = new pc.Registry();
     pc.collectDefaultMetrics({ register: registry, prefix: 'charms_' });
   });
-  return enabling.then(async () => {
-    const pc = await import('prom-client');
+  return enabling.then(() => {
+    const pc = loadPromClient();
     for (const make of pending.splice(0)) make(pc, registry!);
   });
 }
