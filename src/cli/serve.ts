@@ -15,6 +15,7 @@ import { createCache, type ProofCache } from '../services/cache.js';
 import { createLogger, type Logger } from '../services/log.js';
 import type { Listening } from '../services/http.js';
 import { useFastProofBackend } from '../proof/init.js';
+import { startMetricsServer } from '../services/metrics-http.js';
 import { optString } from './io.js';
 import type { ParsedArgs } from './define.js';
 
@@ -25,6 +26,8 @@ export interface ServeDeps {
   cache: ProofCache;
   /** Aborted at the first SIGTERM/SIGINT: work that would start a paid proof stops. */
   stopping: AbortSignal;
+  /** Whether the server's own port answers `GET /metrics` (SVC_METRICS_ADDR). */
+  metrics: 'public' | 'off';
 }
 
 export interface Started {
@@ -45,13 +48,15 @@ export async function serve(a: ParsedArgs, settings: Settings, start: (d: ServeD
   const stopping = new AbortController();
   let started: Started;
   try {
-    started = await start({ host, port, log, cache, stopping: stopping.signal });
+    started = await start({ host, port, log, cache, stopping: stopping.signal, metrics: settings.metrics === 'public' ? 'public' : 'off' });
   } catch (e) {
     await cache.close(); // an open Redis connection would keep the failed process alive
     throw e;
   }
   const { server, banner, fields } = started;
-  log.info(banner, fields);
+  const m = settings.metrics;
+  const metricsServer = typeof m === 'object' ? await startMetricsServer(m.host, m.port) : undefined;
+  log.info(banner, { ...fields, metrics: typeof m === 'object' ? `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${metricsServer!.port}/metrics` : m === 'public' ? '/metrics' : 'off' });
   const signal = await untilSignal();
   const drainMs = settings.limits.drainTimeoutMs;
   log.info('shutting down: draining requests in progress', { signal, drainMs });
@@ -65,6 +70,7 @@ export async function serve(a: ParsedArgs, settings: Settings, start: (d: ServeD
   stopping.abort();
   const { finished, cut } = await server.drain(drainMs);
   log.info('drained', { finished, cut });
+  await metricsServer?.close();
   await server.close();
   await cache.close();
   // work that ignores the stop (a stalled download) must not keep the process alive

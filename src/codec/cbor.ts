@@ -408,3 +408,65 @@ export function decodeCbor(bytes: Uint8Array, opts: { allowTrailing?: boolean } 
   if (!opts.allowTrailing && !r.done) throw err(`${bytes.length - r.pos} trailing bytes`, r.pos);
   return v;
 }
+
+/**
+ * Checks that `bytes` hold one well-formed CBOR item of bounded shape without building it: every
+ * declared length fits the remaining input (an array declaring 2^32−1 items in 8 MiB is refused
+ * at its head), nesting stays under `maxDepth` and the items number at most `maxItems`. For
+ * answers a foreign decoder (one without those guards) is about to read.
+ */
+export function checkCborShape(bytes: Uint8Array, limits: { maxDepth: number; maxItems: number }): void {
+  const r = new CborReader(bytes);
+  const end = bytes.length;
+  /** Items still expected per open container (-1: indefinite, until a break). */
+  const open: number[] = [];
+  let items = 0;
+  const refuse = (why: string) => {
+    throw err(why, r.pos);
+  };
+  for (;;) {
+    // close finished containers
+    while (open.length > 0 && open[open.length - 1] === 0) open.pop();
+    if (open.length === 0 && items > 0) break;
+    if (open.length > 0 && open[open.length - 1] === -1 && r.peekByte() === 0xff) {
+      r.pos++;
+      open.pop(); // counted in its parent when its head was read
+      continue;
+    }
+    if (++items > limits.maxItems) refuse(`more than ${limits.maxItems} items`);
+    const h = r.head();
+    const left = BigInt(end - r.pos);
+    let child = 0; // items this one opens
+    switch (h.major) {
+      case 2:
+      case 3:
+        if (h.arg === null) child = -1;
+        else {
+          if (h.arg > left) refuse(`length ${h.arg} exceeds the input`);
+          r.pos += Number(h.arg);
+        }
+        break;
+      case 4:
+      case 5:
+        if (h.arg === null) child = -1;
+        else {
+          const n = h.major === 5 ? h.arg * 2n : h.arg;
+          if (n > left) refuse(`length ${h.arg} exceeds the input`);
+          child = Number(n);
+        }
+        break;
+      case 6:
+        child = 1;
+        break;
+      case 7:
+        if (h.info === 31) refuse('unexpected break');
+        break;
+    }
+    if (open.length > 0 && open[open.length - 1]! > 0) open[open.length - 1]!--;
+    if (child !== 0) {
+      if (open.length >= limits.maxDepth) refuse('nesting too deep');
+      open.push(child);
+    }
+  }
+  if (r.pos !== end) refuse(`${end - r.pos} trailing bytes`);
+}

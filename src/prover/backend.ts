@@ -74,5 +74,5 @@ export async function backendFor(c: ProverConfig, log?: (msg: string) => void, w
   const plan = networkPlan(c);
   if ('unavailable' in plan) return new UnavailableBackend(plan.unavailable, c);
   const { NetworkBackend } = await import('./network/backend.js');
-  return new NetworkBackend(plan, log ? { log } : {});
+  return new NetworkBackend(plan, { ...(log ? { log } : {}), client: { artifactHosts: c.artifactHosts } });
 }

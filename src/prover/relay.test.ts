@@ -62,3 +62,66 @@ test('the start-up configuration shows no URL credentials (NETWORK_RPC_URL, SVC_
   for (const s of ['rpc-pass', 'NETKEY', 'prove-pass', 'gpu-pass', 'GPUTOKEN', '11'.repeat(32)]) assert.ok(!text.includes(s), `${s} leaked: ${text}`);
   assert.match(text, /rpc\.example/, 'the host is still shown');
 });
+
+test('relay: a hostile upstream — undecodable, oversized, trickling or silent answers — is a 5xx the CLI retries, never a 400', { timeout: 30_000 }, async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const v = readSharedJson('vectors', 'prove-request-vectors.json');
+  let mode = 'garbage';
+  const open: http.ServerResponse[] = [];
+  const upstream = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      open.push(res);
+      if (mode === 'garbage') res.writeHead(200, { 'content-type': 'application/cbor' }).end('<html>INTERNAL upstream page</html>');
+      else if (mode === 'declared') {
+        res.writeHead(200, { 'content-type': 'application/cbor', 'content-length': String(1536 * 1024 * 1024) });
+        res.write(Buffer.alloc(1024)); // 1.5 GB declared: refused before it is read
+      } else if (mode === 'flood') {
+        res.writeHead(200, { 'content-type': 'application/cbor' });
+        const chunk = Buffer.alloc(64 * 1024);
+        const pump = () => {
+          while (!res.destroyed && res.write(chunk));
+          if (!res.destroyed) res.once('drain', pump);
+        };
+        pump();
+      } else if (mode === 'stall') {
+        res.writeHead(200, { 'content-type': 'application/cbor' });
+        res.write(Buffer.of(0x81)); // then nothing
+      } // 'silent': never answers
+    });
+  });
+  const port = await listen(upstream);
+  const relay = new RelayProveService(`http://127.0.0.1:${port}/spells/prove`, undefined, { attempts: 2, baseDelayMs: 1, maxResponseBytes: 1024 * 1024, timeoutMs: 1500, stallMs: 200 });
+  const server = await startProveServer({ host: '127.0.0.1', port: 0, prove: bodyHandler(relay), ready: async () => true });
+  const ask = async () => {
+    const r = await h1(server.port, 'POST', '/spells/prove', v.full_request_json_text, { 'content-type': 'application/json' });
+    return { status: r.status, body: JSON.parse(r.body.toString()) as { error: string; code: string } };
+  };
+  try {
+    let r = await ask();
+    assert.deepEqual([r.status, r.body.code], [502, 'UPSTREAM_FAILED'], JSON.stringify(r.body));
+    assert.match(r.body.error, /answered something that is not a list of transactions/);
+    assert.ok(!r.body.error.includes('INTERNAL'), 'the upstream bytes are not quoted');
+    mode = 'declared';
+    r = await ask();
+    assert.deepEqual([r.status, r.body.code], [502, 'UPSTREAM_FAILED']);
+    assert.match(r.body.error, /declares 1610612736 bytes, over the limit of 1048576/);
+    mode = 'flood';
+    r = await ask();
+    assert.deepEqual([r.status, r.body.code], [502, 'UPSTREAM_FAILED']);
+    assert.match(r.body.error, /over the limit of 1048576 bytes/);
+    mode = 'stall';
+    r = await ask();
+    assert.deepEqual([r.status, r.body.code], [500, 'PROVER_TRANSIENT']);
+    assert.match(r.body.error, /stopped arriving for 200 ms/);
+    mode = 'silent';
+    r = await ask();
+    assert.deepEqual([r.status, r.body.code], [500, 'PROVER_TRANSIENT']);
+    assert.match(r.body.error, /gave no answer within 1500 ms/);
+  } finally {
+    for (const o of open) o.destroy();
+    await server.close();
+    upstream.closeAllConnections();
+    await new Promise<void>((r) => upstream.close(() => r()));
+  }
+});

@@ -12,10 +12,21 @@ import { proveSpellTx, type ProveDeps } from './prove.js';
 import { CARDANO_MOCK_NOTICE } from './prove-cardano.js';
 import { parseCardanoTx } from '../cardano/tx.js';
 import { ValueMap } from '../codec/value.js';
-import { proveRemote } from './client.js';
+import { proveRemote, type RemoteProveOptions } from './client.js';
 import type { ProofBackend } from './backend.js';
 import { redactUrl } from '../util/redact.js';
 import { fromHex } from '../util/bytes.js';
+import { proofDuration, proofs, proofsInFlight, timed } from '../util/metrics.js';
+
+/** Runs one prove request under the proof metrics of `backend`. */
+function measured<T>(backend: string, work: () => Promise<T>): Promise<T> {
+  proofsInFlight.inc({ backend });
+  return timed(work, (seconds, outcome) => {
+    proofsInFlight.dec({ backend });
+    proofs.inc({ backend, outcome });
+    proofDuration.observe({ backend }, seconds);
+  });
+}
 
 export type BodyFormat = 'json' | 'cbor';
 
@@ -61,7 +72,7 @@ export class LocalProveService implements ProveService {
     this.description = `local ${deps.backend.name} prover`;
   }
   async prove(req: ProveRequest): Promise<ChainTx[]> {
-    return (await proveSpellTx(req, this.deps)).txs;
+    return measured(this.deps.backend.name, async () => (await proveSpellTx(req, this.deps)).txs);
   }
   ready(): Promise<boolean> {
     return this.deps.backend.ready();
@@ -74,11 +85,13 @@ export class RelayProveService implements ProveService {
   constructor(
     private readonly url: string,
     private readonly log?: (msg: string) => void,
+    /** Attempts, answer size and time limits (defaults: prover/client.ts). */
+    private readonly limits: Omit<RemoteProveOptions, 'url' | 'progress'> = {},
   ) {
     this.description = `relay to ${redactUrl(url)}`;
   }
   async prove(req: ProveRequest): Promise<ChainTx[]> {
-    return proveRemote(req, { url: this.url, ...(this.log ? { progress: this.log } : {}) });
+    return measured('relay', () => proveRemote(req, { ...this.limits, url: this.url, ...(this.log ? { progress: this.log } : {}) }));
   }
   async ready(): Promise<boolean> {
     return true;

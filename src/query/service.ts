@@ -33,6 +33,8 @@ import { silentLogger, type Logger } from '../services/log.js';
 import type { ServerLimits } from '../settings/limits.js';
 import { spellQueryJson } from './shape.js';
 import { fetchCheckedTx, type TxSource } from '../sources/tx-sources.js';
+import { enableMetrics, metricsResponse, requestObserver } from '../services/metrics-http.js';
+import { cacheHitBytes, cacheHits, cacheMissBytes, cacheMisses } from '../util/metrics.js';
 import { WALLET_PAGE, WALLET_PAGE_CSP } from './wallet-page.js';
 
 export const DEFAULT_QUERY_PORT = 17785;
@@ -56,6 +58,15 @@ export interface QueryServiceOptions {
   /** Accept mock proofs. */
   mock?: boolean | undefined;
   log?: Logger | undefined;
+  /** `GET /metrics` on this port (default) or not (`off`: none, or served by a listener of its own). */
+  metrics?: 'public' | 'off' | undefined;
+}
+
+/** The route label of a path (bounded: a txid is never a label). */
+function queryRoute(path: string): string {
+  if (path === '/' || path === '/wallet' || path === '/wallet/') return '/';
+  if (path === '/ready' || path === '/metrics') return path;
+  return /^\/spells\/[^/]*\/?$/.test(path) ? '/spells/:txid' : 'other';
 }
 
 /**
@@ -143,6 +154,7 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
           headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', 'content-security-policy': WALLET_PAGE_CSP, 'x-content-type-options': 'nosniff' },
           body: WALLET_PAGE,
         };
+      if (method === 'GET' && req.path === '/metrics' && o.metrics !== 'off') return await metricsResponse();
       if (method === 'GET' && req.path === '/ready') return { status: 200, headers: { 'content-type': 'text/plain' }, body: 'OK' };
       const m = /^\/spells\/([^/]*)\/?$/.exec(req.path);
       if (!m) throw new CharmsError('NOT_FOUND', `no route for ${req.method} ${req.path}`);
@@ -156,13 +168,19 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
 
       if (method === 'GET') {
         if (!source) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'no transaction source configured (ESPLORA_URL or BITCOIN_RPC_URL); PUT the transaction instead');
+        let computed = false;
         let cached: Uint8Array;
         try {
-          cached = await cache.getOrCompute(`spell-query:${mock ? 'mock' : 'real'}:${id}`, () => fromSource(id));
+          cached = await cache.getOrCompute(`spell-query:${mock ? 'mock' : 'real'}:${id}`, () => {
+            computed = true;
+            return fromSource(id);
+          });
         } catch (e) {
           if (e instanceof UncachedAnswer) return respond(req, e.answer, { spell: 'no-store', none: 'no-store' });
           throw e;
         }
+        (computed ? cacheMisses : cacheHits).inc({ cache: 'spell-query' });
+        (computed ? cacheMissBytes : cacheHitBytes).inc({ cache: 'spell-query' }, cached.length);
         return respond(req, cached, { spell: CACHE_SPELL, none: CACHE_NO_SPELL });
       }
 
@@ -188,6 +206,7 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
 }
 
 /** Starts the service on one port (HTTP/1.1 and h2c); default port 17785. */
-export function startQueryServer(o: QueryServiceOptions & { host?: string; port?: number; limits?: Partial<ServerLimits> } = {}): Promise<Listening> {
-  return listenDual(queryHandler(o), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_QUERY_PORT, ...(o.log ? { log: o.log } : {}), ...(o.limits ? { limits: o.limits } : {}) });
+export async function startQueryServer(o: QueryServiceOptions & { host?: string; port?: number; limits?: Partial<ServerLimits> } = {}): Promise<Listening> {
+  await enableMetrics(); // a server records metrics whether or not this port serves them
+  return listenDual(queryHandler(o), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_QUERY_PORT, ...(o.log ? { log: o.log } : {}), ...(o.limits ? { limits: o.limits } : {}), observe: requestObserver('query', queryRoute) });
 }

@@ -9,6 +9,28 @@ import { Worker } from 'node:worker_threads';
 import { bundleOf, bundleWorker } from '../util/bundle.js';
 import { noBundleOf } from '../settings/env.js';
 import type { WorkerReply, WorkerTask } from './worker.js';
+import { registerGauge } from '../util/metrics.js';
+
+/** Every pool of the process, for the `charms_worker_tasks` gauge (running and queued tasks per pool). */
+const pools = new Set<{ name: string; running(): number; queued(): number }>();
+registerGauge(
+  'charms_worker_tasks',
+  'Tasks in the worker-thread pools (app contract runs, proof threads), running or queued',
+  () => {
+    const out = new Map<string, { running: number; queued: number }>();
+    for (const p of pools) {
+      const o = out.get(p.name) ?? { running: 0, queued: 0 };
+      o.running += p.running();
+      o.queued += p.queued();
+      out.set(p.name, o);
+    }
+    return [...out].flatMap(([pool, o]) => [
+      { labels: { pool, state: 'running' }, value: o.running },
+      { labels: { pool, state: 'queued' }, value: o.queued },
+    ]);
+  },
+  ['pool', 'state'],
+);
 
 export type PoolOutcome<R = WorkerReply> = { ok: true; reply: R } | { ok: false; error: string };
 
@@ -53,6 +75,7 @@ export class WorkerPool<T extends object, R extends { id: number }> {
   constructor(readonly options: PoolOptions) {
     this.url = options.url ?? new URL('./worker.js', import.meta.url);
     this.name = options.name ?? 'app runner worker';
+    pools.add({ name: this.name, running: () => this.slots.filter((s) => s.task).length, queued: () => this.queue.length });
   }
 
   /** Runs `task` on a worker; `what` names it in timeout/crash messages. */

@@ -18,6 +18,8 @@ import { candidAddressesResult, candidTextResult, startFakeIc, type FakeIc, type
 import { checkScrollsWitness } from './cardano-witness.js';
 import { ScrollsClient, type ScrollsClientOptions } from './client.js';
 import { SCROLLS_DEFAULTS, scrollsSettings } from '../settings/scrolls.js';
+import { errorResponse } from '../services/http.js';
+import { silentLogger } from '../services/log.js';
 
 const CARDANO = SCROLLS_DEFAULTS.cardanoCanisterId;
 const BITCOIN = SCROLLS_DEFAULTS.bitcoinCanisterId;
@@ -277,4 +279,30 @@ test('settings: defaults are the protocol canisters on ic0.app; environment over
   assert.throws(() => scrollsSettings({ SCROLLS_BITCOIN_CANISTER_ID: 'not-a-canister' }), (e: CharmsError) => e.code === 'CONFIG' && /SCROLLS_BITCOIN_CANISTER_ID is not a canister id/.test(e.message));
   assert.throws(() => scrollsSettings({ SCROLLS_HOST: 'ftp://x' }), /must be an http\(s\) URL/);
   assert.throws(() => scrollsSettings({ SCROLLS_ROOT_KEY: 'zz' }), /DER root key in hex/);
+});
+
+test('a hostile replica: answers of impossible shape are refused before any decoding, and clients see one line of ours', async () => {
+  const big = new Uint8Array(8 * 1024 * 1024 - 64);
+  big.set([0x9a, 0xff, 0xff, 0xff, 0xff]); // an array of 2^32−1 items
+  const secret = new TextEncoder().encode('<html>INTERNAL replica page secret=hunter2</html>');
+  const answers: [string, Uint8Array, RegExp][] = [
+    ['2^32−1 array', big, /answered sign with an answer that is not the shape of an IC answer: .*length 4294967295 exceeds the input/],
+    ['2^32−1 array in the certificate', encodeCbor(ValueMap.of({ status: 'replied', certificate: big })), /not the shape of an IC answer: .*length 4294967295 exceeds/],
+    ['not CBOR', secret, /not the shape of an IC answer/],
+    ['CBOR of the wrong shape', encodeCbor(ValueMap.of({ status: 'replied', certificate: encodeCbor(ValueMap.of({ tree: 'hunter2', signature: 'INTERNAL' })) })), /failed sign: its answer could not be used \(details in the server log\)/],
+  ];
+  for (const [what, body, re] of answers) {
+    const fake = await startFakeIc({ canisters: {}, rawAnswer: () => body });
+    try {
+      const client = new ScrollsClient({ host: fake.url, rootKey: fake.rootKey, retryTimes: 0 });
+      const e = await rejects(client.signCardanoTx(Uint8Array.of(0x84, 0xa0, 0xa0, 0xf5, 0xf6)), 'UPSTREAM_FAILED', re, 502);
+      const res = errorResponse(e, silentLogger);
+      const text = String(res.body);
+      assert.equal(res.status, 502, what);
+      assert.ok(!/\n|\bat \w+ \(|node_modules|file:\/\/|\/work\/|hunter2|INTERNAL/.test(text), `${what}: ${text}`);
+      assert.ok(!/\n|node_modules|file:\/\//.test(e.message), `${what}: ${e.message}`);
+    } finally {
+      await fake.close();
+    }
+  }
 });

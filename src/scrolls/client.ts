@@ -19,7 +19,9 @@ import type { HttpAgent } from '@icp-sdk/core/agent';
 import { IDL } from '@icp-sdk/core/candid';
 import { Principal } from '@icp-sdk/core/principal';
 import { CharmsError } from '../errors.js';
-import { fromHex, toHex } from '../util/bytes.js';
+import { checkCborShape, decodeCbor } from '../codec/cbor.js';
+import { Tagged, ValueMap, type Value } from '../codec/value.js';
+import { concatByteList, fromHex, toHex } from '../util/bytes.js';
 import { redactText, redactUrl } from '../util/redact.js';
 import type { UtxoId } from '../model/primitives.js';
 import { utxoIdToString } from '../model/primitives.js';
@@ -57,6 +59,37 @@ export interface ScrollsClientOptions extends Partial<ScrollsSettings> {
 export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
 class ResponseTooLarge extends Error {}
+/** An answer whose CBOR is malformed or of a shape no IC answer has: never handed to the agent's decoder. */
+class MalformedAnswer extends Error {}
+
+/** Far more than a certificate with its delegation and hash tree holds (a few hundred items). */
+const ANSWER_SHAPE = { maxDepth: 64, maxItems: 50_000 };
+
+/**
+ * Checks an IC answer and the certificates it carries (CBOR inside byte strings, a delegation's
+ * certificate inside that) before the agent decodes them: the agent's CBOR decoder allocates what
+ * an answer declares, so an 8 MiB answer declaring a 2^32−1 array would cost seconds and a GB.
+ */
+function checkIcCbor(bytes: Uint8Array, nesting = 0): void {
+  try {
+    checkCborShape(bytes, ANSWER_SHAPE);
+  } catch (e) {
+    throw new MalformedAnswer(`not the shape of an IC answer: ${(e as Error).message}`);
+  }
+  if (nesting >= 3) return;
+  // bounded now (items and depth): our decoder builds it cheaply
+  const walk = (v: Value, depth: number): void => {
+    if (depth > ANSWER_SHAPE.maxDepth) return;
+    if (v instanceof Tagged) return walk(v.value, depth + 1);
+    if (Array.isArray(v)) for (const x of v) walk(x, depth + 1);
+    else if (v instanceof ValueMap)
+      for (const [k, x] of v.entries) {
+        if (k === 'certificate' && x instanceof Uint8Array) checkIcCbor(x, nesting + 1);
+        else walk(x, depth + 1);
+      }
+  };
+  walk(decodeCbor(bytes), 0);
+}
 
 /**
  * `fetch` with a time limit per request and a cap on the bytes read from a response body (a
@@ -71,17 +104,24 @@ function boundedFetch(timeoutMs: number, maxBytes: number): typeof fetch {
       throw new ResponseTooLarge(`response of ${declared} bytes exceeds ${maxBytes}`);
     }
     if (!res.body) return res;
+    // read whole (capped), then checked: the agent only ever sees an answer of bounded shape
+    const parts: Uint8Array[] = [];
     let seen = 0;
-    const capped = res.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, ctl) {
-          seen += chunk.byteLength;
-          if (seen > maxBytes) ctl.error(new ResponseTooLarge(`response exceeds ${maxBytes} bytes`));
-          else ctl.enqueue(chunk);
-        },
-      }),
-    );
-    const out = new Response(capped, { status: res.status, statusText: res.statusText, headers: res.headers });
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      seen += value.byteLength;
+      if (seen > maxBytes) {
+        await reader.cancel().catch(() => {});
+        throw new ResponseTooLarge(`response exceeds ${maxBytes} bytes`);
+      }
+      parts.push(value);
+    }
+    const body = concatByteList(parts);
+    const cbor = (res.headers.get('content-type') ?? '').includes('cbor') || (res.status >= 200 && res.status < 300);
+    if (cbor && body.length > 0) checkIcCbor(body);
+    const out = new Response(res.status === 204 || res.status === 304 ? null : body, { status: res.status, statusText: res.statusText, headers: res.headers });
     // the agent tells an unsupported v4 endpoint by the response URL
     Object.defineProperty(out, 'url', { value: res.url });
     return out;
@@ -227,26 +267,43 @@ export class ScrollsClient implements CardanoScrollsSigner {
       const [value] = IDL.decode([idl.ret], reply);
       return value;
     } catch (e) {
-      throw new CharmsError('UPSTREAM_FAILED', `${where} answered ${method} with an unexpected candid value: ${(e as Error).message}`, { cause: e });
+      throw new CharmsError('UPSTREAM_FAILED', `${where} answered ${method} with an unexpected candid value`, { cause: e });
     }
   }
 }
 
-/** Every failure of the agent is a 5xx: the canister or the network, not the user's request. */
+/**
+ * The first line of a text from the replica or the agent, printable characters only, clipped: what
+ * may reach a client (the agent's messages carry stack traces with file paths, and whatever the
+ * replica sent).
+ */
+const topLine = (x: string, max = 200): string => {
+  const line = (x.split(/\r?\n/, 1)[0] ?? '').replace(/[^\x20-\x7e]/g, '?').trim();
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+};
+
+/**
+ * Every failure of the agent is a 5xx: the canister or the network, not the user's request. The
+ * message clients see is one line of our own (with a reject's own first line); the agent's whole
+ * text stays in the cause, for the log.
+ */
 function agentFailure(e: unknown, where: string, method: string, lib: AgentModule | undefined): CharmsError {
-  const text = (x: unknown) => clip(redactText(x instanceof Error ? x.message : String(x)));
-  if (lib === undefined) return new CharmsError('INTERNAL', `${where}: the IC agent did not load: ${text(e)}`, { cause: e });
-  const { AgentError, RejectError, TransportError, TrustError } = lib;
-  let what: string;
+  const detail = new Error(clip(redactText(e instanceof Error ? e.message : String(e))));
+  const fail = (code: 'UPSTREAM_FAILED' | 'UPSTREAM_UNAVAILABLE', what: string) => new CharmsError(code, `${where} ${what}`, { cause: detail });
+  if (lib === undefined) return new CharmsError('INTERNAL', `${where}: the IC agent did not load: ${topLine(detail.message)}`, { cause: e });
+  const { RejectError, TransportError, TrustError } = lib;
   if (e instanceof TransportError) {
-    // the fetch failure the agent wraps: an over-long answer is a failure of the host, not an outage
+    // the fetch failure the agent wraps: an over-long or malformed answer is a failure of the host, not an outage
     const inner = (e.code as { error?: unknown }).error;
-    if (inner instanceof ResponseTooLarge) return new CharmsError('UPSTREAM_FAILED', `${where} answered ${method} with too much data: ${inner.message}`, { cause: e });
-    return new CharmsError('UPSTREAM_UNAVAILABLE', `${where} is unreachable (${text(e)}); retry later`, { cause: e });
+    if (inner instanceof ResponseTooLarge) return fail('UPSTREAM_FAILED', `answered ${method} with too much data: ${inner.message}`);
+    if (inner instanceof MalformedAnswer) return fail('UPSTREAM_FAILED', `answered ${method} with an answer that is ${topLine(inner.message)}`);
+    return fail('UPSTREAM_UNAVAILABLE', `is unreachable (${topLine(redactText(e.message))}); retry later`);
   }
-  if (e instanceof RejectError) what = `rejected ${method}: ${text(e)}`;
-  else if (e instanceof TrustError) what = `answered ${method} with a certificate that does not verify against the root key: ${text(e)}`;
-  else if (e instanceof AgentError) what = `failed ${method}: ${text(e)}`;
-  else what = `failed ${method}: ${text(e)}`;
-  return new CharmsError('UPSTREAM_FAILED', `${where} ${what}`, { cause: e });
+  if (e instanceof MalformedAnswer) return fail('UPSTREAM_FAILED', `answered ${method} with an answer that is ${topLine(e.message)}`);
+  if (e instanceof RejectError) {
+    const reject = (e.code as { rejectMessage?: unknown }).rejectMessage;
+    return fail('UPSTREAM_FAILED', `rejected ${method}${typeof reject === 'string' ? `: ${topLine(reject)}` : ''}`);
+  }
+  if (e instanceof TrustError) return fail('UPSTREAM_FAILED', `answered ${method} with a certificate that does not verify against the root key`);
+  return fail('UPSTREAM_FAILED', `failed ${method}: its answer could not be used (details in the server log)`);
 }

@@ -17,6 +17,19 @@ import { CharmsError, httpStatus, type ErrorCode } from '../errors.js';
 import { redactText } from '../util/redact.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
 import { silentLogger, type Logger } from './log.js';
+import { registerGauge } from '../util/metrics.js';
+import { ByteBudget } from '../util/byte-budget.js';
+
+/** The body budgets of the listening servers of this process (their bytes in use are a metric). */
+const liveBudgets = new Set<BodyBudget>();
+registerGauge('charms_inflight_body_bytes', 'Request body bytes held in memory, all connections of all servers of the process', () => {
+  let n = 0;
+  for (const b of liveBudgets) n += b.inUse;
+  return n;
+});
+
+/** Told of every answered request: its method, path, final status and time (metrics). */
+export type RequestObserver = (req: { method: string; path: string }, status: number, seconds: number) => void;
 
 export interface Req {
   method: string;
@@ -73,21 +86,7 @@ export function errorResponse(e: unknown, log: Logger): Res {
 }
 
 /** Bytes of request bodies held in memory, all connections together. */
-export class BodyBudget {
-  private used = 0;
-  constructor(readonly max: number) {}
-  tryTake(n: number): boolean {
-    if (this.used + n > this.max) return false;
-    this.used += n;
-    return true;
-  }
-  give(n: number): void {
-    this.used -= n;
-  }
-  get inUse(): number {
-    return this.used;
-  }
-}
+export class BodyBudget extends ByteBudget {}
 
 /** Body failures the transport answers itself (status from HTTP_STATUS). */
 const BODY_FAILURES: readonly ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'REQUEST_TIMEOUT', 'SERVER_BUSY'];
@@ -181,7 +180,8 @@ class Lifecycle {
   }
 }
 
-async function serve(handler: Handler, limits: ServerLimits, budget: BodyBudget, log: Logger, life: Lifecycle, req: AnyReq, res: AnyRes) {
+async function serve(handler: Handler, limits: ServerLimits, budget: BodyBudget, log: Logger, life: Lifecycle, req: AnyReq, res: AnyRes, observe?: RequestObserver) {
+  const t0 = performance.now();
   const url = new URL(req.url ?? '/', 'http://localhost');
   const h1 = 'httpVersionMajor' in req && req.httpVersionMajor === 1 && !(req instanceof http2.Http2ServerRequest);
   if (life.draining) return void write(SHUTTING_DOWN(), req, res, h1, true);
@@ -189,7 +189,7 @@ async function serve(handler: Handler, limits: ServerLimits, budget: BodyBudget,
   const cut = () => write(SHUTTING_DOWN(), req, res, h1, true);
   life.inflight.add(cut);
   try {
-    await answer(handler, limits, budget, log, url, h1, req, res);
+    await answer(handler, limits, budget, log, url, h1, req, res, observe, t0);
   } finally {
     life.done(cut);
   }
@@ -206,7 +206,7 @@ function write(out: Res, req: AnyReq, res: AnyRes, h1: boolean, close: boolean):
   if (!req.complete) req.resume();
 }
 
-async function answer(handler: Handler, limits: ServerLimits, budget: BodyBudget, log: Logger, url: URL, h1: boolean, req: AnyReq, res: AnyRes) {
+async function answer(handler: Handler, limits: ServerLimits, budget: BodyBudget, log: Logger, url: URL, h1: boolean, req: AnyReq, res: AnyRes, observe: RequestObserver | undefined, t0: number) {
   let out: Res;
   let read: BodyRead | undefined;
   let bodyFailure: CharmsError | undefined;
@@ -249,6 +249,7 @@ async function answer(handler: Handler, limits: ServerLimits, budget: BodyBudget
   const abandon = !req.complete;
   if (abandon && h1) headers['connection'] = 'close';
   if (res.destroyed || res.writableEnded || res.headersSent) return;
+  observe?.({ method: req.method ?? 'GET', path: url.pathname }, out.status, (performance.now() - t0) / 1000);
   res.writeHead(out.status, headers);
   if (body) res.end(body);
   else res.end();
@@ -322,13 +323,14 @@ export interface Listening {
   connections(): number;
 }
 
-export function listenDual(handler: Handler, opts: { host?: string; port?: number; limits?: Partial<ServerLimits>; log?: Logger }): Promise<Listening> {
+export function listenDual(handler: Handler, opts: { host?: string; port?: number; limits?: Partial<ServerLimits>; log?: Logger; observe?: RequestObserver }): Promise<Listening> {
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const budget = new BodyBudget(limits.inflightBodyBytes);
+  liveBudgets.add(budget);
   const deadlines = new WeakMap<net.Socket, Deadline>();
   const log = opts.log ?? silentLogger;
   const life = new Lifecycle();
-  const onRequest = (req: AnyReq, res: AnyRes) => void serve(handler, limits, budget, log, life, req, res);
+  const onRequest = (req: AnyReq, res: AnyRes) => void serve(handler, limits, budget, log, life, req, res, opts.observe);
 
   const h1 = http.createServer(onRequest as http.RequestListener);
   // Node's own header/request timers run only on a server that listens itself; ours hands sockets
@@ -402,7 +404,10 @@ export function listenDual(handler: Handler, opts: { host?: string; port?: numbe
   // Past the cap, node closes new connections at once (before they cost a request's memory).
   tcp.maxConnections = limits.maxConnections;
   return new Promise((resolve, reject) => {
-    tcp.once('error', reject);
+    tcp.once('error', (e) => {
+      liveBudgets.delete(budget);
+      reject(e);
+    });
     tcp.listen(opts.port ?? 0, opts.host ?? '0.0.0.0', () => {
       const addr = tcp.address() as net.AddressInfo;
       resolve({
@@ -411,6 +416,7 @@ export function listenDual(handler: Handler, opts: { host?: string; port?: numbe
         drain: (ms) => life.drain(ms),
         close: () =>
           new Promise<void>((done) => {
+            liveBudgets.delete(budget);
             for (const s of sessions) s.destroy();
             for (const s of sockets) s.destroy();
             h1.close();

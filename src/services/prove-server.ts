@@ -13,6 +13,11 @@ import { ProofWorkers } from '../prover/proof-workers.js';
 import { configureRunner, runnerLimits } from '../runner/index.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
 import type { RunnerSettings, Settings } from '../settings/settings.js';
+import { cacheHitBytes, cacheHits, cacheMissBytes, cacheMisses } from '../util/metrics.js';
+import { enableMetrics, metricsResponse, requestObserver } from './metrics-http.js';
+
+const PROVE_ROUTES = new Set(['/spells/prove', '/ready', '/metrics']);
+const proveRoute = (path: string): string => (PROVE_ROUTES.has(path) ? path : 'other');
 
 export const BODY_LIMIT = DEFAULT_LIMITS.maxBodyBytes;
 
@@ -25,6 +30,8 @@ interface ServerOptions {
   log?: Logger;
   /** Connection, timeout and body limits (defaults: settings/limits.ts). */
   limits?: Partial<ServerLimits>;
+  /** `GET /metrics` on this port (default) or not (`off`: none, or served by a listener of its own). */
+  metrics?: 'public' | 'off';
 }
 
 /** The HTTP surface over a prove function of your own. */
@@ -89,6 +96,7 @@ async function startConfigured(opts: ProveServerOptions): Promise<ProveServer> {
       ...(cache ? { cache } : {}),
       log,
       limits: opts.limits ?? settings.limits,
+      ...(opts.metrics ? { metrics: opts.metrics } : {}),
     });
   } catch (e) {
     await workers?.close(); // no thread outlives a server that did not start
@@ -105,24 +113,34 @@ async function startConfigured(opts: ProveServerOptions): Promise<ProveServer> {
   };
 }
 
-function startHttp(opts: ProveHttpOptions): Promise<Listening> {
+async function startHttp(opts: ProveHttpOptions): Promise<Listening> {
   const log = opts.log ?? silentLogger;
   const limit = opts.limits?.maxBodyBytes ?? BODY_LIMIT;
+  await enableMetrics(); // a server records metrics whether or not this port serves them
   return listenDual(
     async (req) => {
       const t0 = performance.now();
       let res: Res;
       try {
-        if (req.path === '/ready' && req.method === 'GET') {
+        if (req.path === '/metrics' && req.method === 'GET' && opts.metrics !== 'off') res = await metricsResponse();
+        else if (req.path === '/ready' && req.method === 'GET') {
           const ok = await opts.ready().catch(() => false);
           res = { status: ok ? 200 : 503, headers: { 'content-type': 'text/plain' }, body: ok ? 'OK' : 'NOT READY' };
         } else if (req.path === '/spells/prove' && req.method === 'POST') {
           const ct = String(req.headers['content-type'] ?? '');
           const format = ct.includes('application/cbor') ? 'cbor' : 'json';
           const body = await req.body(limit);
-          const run = () => opts.prove({ body, format });
+          let computed = false;
+          const run = () => {
+            computed = true;
+            return opts.prove({ body, format });
+          };
           const key = createHash('sha256').update(`${format}:`).update(body).digest('hex');
           const out = opts.cache ? await opts.cache.getOrCompute(key, run) : await run();
+          if (opts.cache) {
+            (computed ? cacheMisses : cacheHits).inc({ cache: 'proof' });
+            (computed ? cacheMissBytes : cacheHitBytes).inc({ cache: 'proof' }, out.length);
+          }
           res = {
             status: 200,
             headers: { 'content-type': format === 'cbor' ? 'application/cbor' : 'application/json', ...proveResponseNotice(out, format) },
@@ -137,6 +155,6 @@ function startHttp(opts: ProveHttpOptions): Promise<Listening> {
       log.info('request', { method: req.method, path: req.path, status: res.status, ms: Math.round(performance.now() - t0) });
       return res;
     },
-    { host: opts.host ?? '0.0.0.0', port: opts.port ?? 17784, log, ...(opts.limits ? { limits: opts.limits } : {}) },
+    { host: opts.host ?? '0.0.0.0', port: opts.port ?? 17784, log, ...(opts.limits ? { limits: opts.limits } : {}), observe: requestObserver('prove', proveRoute) },
   );
 }

@@ -23,6 +23,8 @@ export const ENV_NAMES = {
   proofThreads: ['SVC_PROOF_THREADS'],
   appCacheDir: ['SVC_APP_CACHE_DIR'],
   maxFeeRate: ['SVC_MAX_FEE_RATE'],
+  artifactHosts: ['SVC_ARTIFACT_HOSTS'],
+  metricsAddr: ['SVC_METRICS_ADDR'],
   esploraUrl: ['ESPLORA_URL'],
   rpcUrl: ['BITCOIN_RPC_URL'],
   rpcCookie: ['BITCOIN_RPC_COOKIE'],

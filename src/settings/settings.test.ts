@@ -11,7 +11,8 @@ test('defaults with an empty environment', () => {
   assert.equal(s.logLevel, 'info');
   assert.equal(s.cacheUrl, undefined);
   const { scrolls, ...prover } = s.prover;
-  assert.deepEqual(prover, { mock: false, appProver: 'cpu', spellProver: 'app', proveApiUrl: CURRENT_PROVE_API_URL, proofThreads: Math.min(4, availableParallelism()) });
+  assert.deepEqual(prover, { mock: false, appProver: 'cpu', spellProver: 'app', proveApiUrl: CURRENT_PROVE_API_URL, proofThreads: Math.min(4, availableParallelism()), artifactHosts: [] });
+  assert.equal(s.metrics, 'public');
   assert.equal(loadSettings({ SVC_PROOF_THREADS: '0' }).prover.proofThreads, 0);
   for (const bad of ['-1', '65', '1.5', 'two'])
     assert.throws(() => loadSettings({ SVC_PROOF_THREADS: bad }), (e: unknown) => e instanceof CharmsError && e.code === 'CONFIG' && /SVC_PROOF_THREADS/.test(e.message));

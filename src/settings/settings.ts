@@ -35,6 +35,11 @@ export interface ProverConfig {
   cardanoProtocolParamsPath?: string;
   cacheUrl?: string;
   /**
+   * Hosts the prover network's artifact URLs may name besides public https hosts and the
+   * gateway's own (`SVC_ARTIFACT_HOSTS`): a cluster whose artifact store lives elsewhere.
+   */
+  artifactHosts: ArtifactHost[];
+  /**
    * Worker threads a proving server verifies prerequisite spells and makes mock proofs on
    * (`SVC_PROOF_THREADS`; 0: on the event loop). Default: the cores, at most 4.
    */
@@ -44,6 +49,40 @@ export interface ProverConfig {
   maxFeeRate?: number;
   /** The Scrolls canisters (SCROLLS_HOST, SCROLLS_*_CANISTER_ID, SCROLLS_ROOT_KEY). */
   scrolls: ScrollsSettings;
+}
+
+/** An artifact host the operator allows: any address it resolves to; plain http only when written `http://host`. */
+export interface ArtifactHost {
+  host: string;
+  /** Only this port (any when not given). */
+  port?: number;
+  http: boolean;
+}
+
+/**
+ * `SVC_ARTIFACT_HOSTS`: entries separated by commas or spaces, each `host`, `host:port`,
+ * `https://host[:port]` or `http://host[:port]` (IPv6 in brackets).
+ */
+export function artifactHostsOf(env: Env): ArtifactHost[] {
+  const raw = envValue(env, ENV_NAMES.artifactHosts);
+  if (raw === undefined) return [];
+  return raw
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map((entry) => {
+      const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(entry) ? entry : `https://${entry}`;
+      let u: URL;
+      try {
+        u = new URL(withScheme);
+      } catch {
+        throw new CharmsError('CONFIG', `SVC_ARTIFACT_HOSTS: ${JSON.stringify(entry)} is not a host, host:port or http(s)://host[:port]`);
+      }
+      if ((u.protocol !== 'https:' && u.protocol !== 'http:') || (u.pathname !== '/' && u.pathname !== '') || u.search || u.username)
+        throw new CharmsError('CONFIG', `SVC_ARTIFACT_HOSTS: ${JSON.stringify(entry)} is not a host, host:port or http(s)://host[:port]`);
+      // an explicit default port (https://h:443) is dropped by URL: the entry then allows that scheme's port only
+      const explicitPort = u.port ? Number(u.port) : /:\d+\/?$/.test(entry) ? (u.protocol === 'https:' ? 443 : 80) : undefined;
+      return { host: u.hostname, http: u.protocol === 'http:', ...(explicitPort !== undefined ? { port: explicitPort } : {}) };
+    });
 }
 
 /** Where the spell-query service (and `wallet list`'s node) gets transactions. */
@@ -82,6 +121,22 @@ export interface Settings {
   nodeClient: NodeClientConfig;
   /** Connection, timeout and body limits of both servers (`SVC_*`). */
   limits: ServerLimits;
+  /** Where both servers serve `GET /metrics` (`SVC_METRICS_ADDR`). */
+  metrics: MetricsAddr;
+}
+
+/** `public`: at /metrics on the server's port; `off`: nowhere; an address: on a listener of its own only. */
+export type MetricsAddr = 'public' | 'off' | { host: string; port: number };
+
+/** `SVC_METRICS_ADDR`: unset or `public`, `off`, or `[host]:port` (host default 127.0.0.1; IPv6 in brackets). */
+export function metricsAddrOf(env: Env): MetricsAddr {
+  const raw = envValue(env, ENV_NAMES.metricsAddr);
+  if (raw === undefined || raw.toLowerCase() === 'public') return 'public';
+  if (raw.toLowerCase() === 'off') return 'off';
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]*)):(\d{1,5})$/.exec(raw.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new CharmsError('CONFIG', `SVC_METRICS_ADDR must be public, off or [host]:port, got ${JSON.stringify(raw)}`);
+  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
 }
 
 /** `charms index`: the database, the node's ZMQ publisher, the data directory of the default database. */
@@ -134,6 +189,7 @@ export function proverConfig(env: Env, opts: { mock?: boolean; mockFromEnv?: boo
     proveApiUrl: envValue(env, ENV_NAMES.proveApiUrl) ?? CURRENT_PROVE_API_URL,
     proofThreads: proofThreadsOf(env),
     scrolls: scrollsSettings(env),
+    artifactHosts: artifactHostsOf(env),
   };
   const set = <K extends keyof ProverConfig>(k: K, v: ProverConfig[K] | undefined) => {
     if (v !== undefined) cfg[k] = v;
@@ -210,6 +266,7 @@ export function loadSettings(env: Env, flags: SettingsFlags = {}): Settings {
     },
     nodeClient: nodeClientOf(env),
     limits: limitsOf(env),
+    metrics: metricsAddrOf(env),
   };
   if (prover.cacheUrl !== undefined) s.cacheUrl = prover.cacheUrl;
   const secret = envValue(env, ENV_NAMES.cacheSecret);
@@ -231,5 +288,6 @@ export function describeConfig(c: ProverConfig): Record<string, unknown> {
     cardano_protocol_params: c.cardanoProtocolParamsPath ?? 'embedded (mainnet)',
     cache: c.cacheUrl ? 'redis' : 'memory',
     scrolls: describeScrolls(c.scrolls),
+    artifact_hosts: c.artifactHosts.map((h) => `${h.http ? 'http' : 'https'}://${h.host.includes(':') ? `[${h.host}]` : h.host}${h.port !== undefined ? `:${h.port}` : ''}`),
   };
 }

@@ -28,7 +28,7 @@ import { recoverAddress } from '../prover/network/signer.js';
 import { readZstdRawFrame } from '../prover/network/zstd.js';
 
 export type Outcome =
-  | { kind: 'fulfilled'; proof: Uint8Array; afterPolls?: number }
+  | { kind: 'fulfilled'; proof: Uint8Array; afterPolls?: number; /** A proof URL of the test's choosing instead of the store's. */ proofUri?: string }
   | { kind: 'unexecutable' }
   | { kind: 'unfulfillable' }
   | { kind: 'stuck' } // stays REQUESTED: the client must cancel
@@ -61,12 +61,27 @@ const grpcFrame = (msg: Uint8Array): Buffer => {
   return b;
 };
 
+/** `msg` followed by `n` bytes of unknown fields: tag 1000 as a varint, value 0 (3 bytes each). */
+export function padded(msg: Uint8Array, n: number): Uint8Array {
+  if (n === 0) return msg;
+  const out = new Uint8Array(msg.length + n - (n % 3));
+  out.set(msg);
+  for (let i = msg.length; i < out.length; i += 3) {
+    out[i] = 0xc0; // (1000 << 3 | 0) = 8000 = 0xc0 0x3e
+    out[i + 1] = 0x3e;
+    out[i + 2] = 0;
+  }
+  return out;
+}
+
 export class FakeProverNetwork {
   readonly requests: RecordedRequest[] = [];
   readonly calls: string[] = [];
   readonly errors: string[] = [];
   /** Scripted gRPC failures: method → codes to answer with, one per call, before answering normally. */
   readonly failures = new Map<string, number[]>();
+  /** Replies padded with this many bytes of tiny unknown fields (tag 1000, varint 0), by method. */
+  readonly padding = new Map<string, number>();
   nonce = 0n;
   readonly artifacts = new Map<string, Uint8Array>();
   readonly proofs = new Map<string, Uint8Array>();
@@ -75,7 +90,12 @@ export class FakeProverNetwork {
   private grpc!: http2.Http2Server;
   private store!: http.Server;
   rpcUrl = '';
-  private storeUrl = '';
+  /** The presigned-URL store (same host as the gRPC server, another port). */
+  storeUrl = '';
+  /** Where CreateArtifact sends uploads instead of the store (a hostile network's choice). */
+  uploadBase: string | undefined;
+  /** Serves proof downloads instead of the plain answer (a hostile store: trickles, floods, redirects). */
+  serveProof: ((res: http.ServerResponse, proof: Uint8Array) => void) | undefined;
   private attempts = 0;
 
   constructor(readonly opts: FakeNetworkOptions) {}
@@ -102,7 +122,7 @@ export class FakeProverNetwork {
         try {
           const out = this.handle(method, new Uint8Array(body.subarray(5)));
           if (typeof out === 'number') reply(out, undefined, `${method} refused`);
-          else reply(0, out);
+          else reply(0, padded(out, this.padding.get(method) ?? 0));
         } catch (e) {
           this.errors.push(`${method}: ${(e as Error).message}`);
           reply(3, undefined, (e as Error).message);
@@ -113,12 +133,15 @@ export class FakeProverNetwork {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const key = req.url ?? '';
+        const key = (req.url ?? '').split('?')[0]!;
         if (req.method === 'PUT' && key.startsWith('/put/')) {
           if (req.headers['content-type']) this.errors.push(`upload sent a Content-Type: ${req.headers['content-type']}`);
           this.artifacts.set(key.slice(5), Buffer.concat(chunks));
           res.writeHead(200).end();
-        } else if (req.method === 'GET' && key.startsWith('/proof/') && this.proofs.has(key.slice(7))) res.writeHead(200).end(this.proofs.get(key.slice(7)));
+        } else if (req.method === 'GET' && key.startsWith('/proof/') && this.proofs.has(key.slice(7))) {
+          if (this.serveProof) this.serveProof(res, this.proofs.get(key.slice(7))!);
+          else res.writeHead(200).end(this.proofs.get(key.slice(7)));
+        }
         else res.writeHead(404).end();
       });
     });
@@ -185,7 +208,7 @@ export class FakeProverNetwork {
         if (!equalBytes(recoverAddress(utf8('create_artifact'), sig), this.opts.account)) throw new Error('artifact signature is not the account');
         const n = String(this.artifacts.size + 1);
         this.artifacts.set(n, new Uint8Array());
-        return w.bytes(1, `artifact://${n}`).bytes(2, `${this.storeUrl}/put/${n}`).finish();
+        return w.bytes(1, `artifact://${n}`).bytes(2, `${this.uploadBase ?? this.storeUrl}/put/${n}`).finish();
       }
       case 'RequestProof': {
         const bodyBytes = this.checkSigned(
@@ -225,7 +248,7 @@ export class FakeProverNetwork {
             if (r.polls <= (o.afterPolls ?? 1)) return st(r.polls === 1 ? FulfillmentStatus.REQUESTED : FulfillmentStatus.ASSIGNED, ExecutionStatus.UNEXECUTED);
             const key = toHex(r.id);
             this.proofs.set(key, o.proof);
-            return st(FulfillmentStatus.FULFILLED, ExecutionStatus.EXECUTED, { proofUri: `${this.storeUrl}/proof/${key}` });
+            return st(FulfillmentStatus.FULFILLED, ExecutionStatus.EXECUTED, { proofUri: o.proofUri ?? `${this.storeUrl}/proof/${key}` });
           }
           case 'unexecutable':
             return st(FulfillmentStatus.UNFULFILLABLE, ExecutionStatus.UNEXECUTABLE);

@@ -233,6 +233,8 @@ export interface FakeIcOptions {
   api?: 'v4' | 'v2';
   /** Sign certificates with this key instead of the advertised root key (a forged answer). */
   forgeWithOtherKey?: boolean;
+  /** A hostile replica: answers a call (any API version) with these bytes, status 200, as CBOR. */
+  rawAnswer?: (path: string) => Uint8Array | undefined;
 }
 
 export interface FakeIc {
@@ -302,6 +304,11 @@ export async function startFakeIc(opts: FakeIcOptions): Promise<FakeIc> {
     };
     const m = /^\/api\/(v2|v3|v4)\/canister\/([a-z0-9-]+)\/(call|read_state|query)$/.exec(req.url ?? '');
     if (req.method !== 'POST' || !m) return send(404);
+    const raw = opts.rawAnswer?.(req.url ?? '');
+    if (raw) {
+      res.writeHead(200, { 'content-type': 'application/cbor', 'content-length': String(raw.length) });
+      return res.end(Buffer.from(raw.buffer, raw.byteOffset, raw.length));
+    }
     const [, version, ecid, kind] = m as unknown as [string, string, string, string];
     if (kind === 'call' && version !== (opts.api === 'v2' ? 'v2' : 'v4')) return send(404);
     const content = envelope(body);

@@ -8,8 +8,8 @@ import { startProveServer } from '../../services/prove-server.js';
 const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const settings = loadSettings(ctx.env, { mock: optFlag(a, 'mock') });
   const runner = runnerSettingsOf(ctx.env);
-  await serve(a, settings, async ({ host, port, log, cache, stopping }) => {
-    const server = await startProveServer({ host, port, settings, prover: ctx.prover, runner, cache, log, stopping });
+  await serve(a, settings, async ({ host, port, log, cache, stopping, metrics }) => {
+    const server = await startProveServer({ host, port, settings, prover: ctx.prover, runner, cache, log, stopping, metrics });
     if (settings.mock)
       log.warn(`MOCK MODE (${optFlag(a, 'mock') ? '--mock' : 'MOCK is set in the environment'}): this server returns MOCK proofs, valid only in mock mode and never on chain`);
     return { server, banner: `Server running on ${host}:${server.port}`, fields: { prover: server.description, ...describeConfig(settings.prover) } };

@@ -80,7 +80,7 @@ export function decodeGroth16Proof(b: Uint8Array): Groth16FromNetwork {
   const r = new Reader(b);
   if (b.length < 4) throw bad('truncated');
   const tag = r.u32le();
-  if (tag !== ProofKind.GROTH16) throw bad(`expected a Groth16 proof (tag 3), got tag ${tag}`);
+  if (tag !== ProofKind.GROTH16) throw bad(`not a Groth16 proof (its variant tag is not 3)`);
   const publicInputs = Array.from({ length: 5 }, () => r.string());
   const encodedHex = r.string();
   const rawProof = r.string();
@@ -118,7 +118,7 @@ export function spliceCompressedProof(b: Uint8Array, expectedPublicValues: Uint8
   if (b.length < 4 + 16) throw bad('truncated');
   const dv = new DataView(b.buffer, b.byteOffset, b.length);
   const tag = dv.getUint32(0, true);
-  if (tag !== ProofKind.COMPRESSED) throw bad(`expected a compressed proof (tag 1), got tag ${tag}`);
+  if (tag !== ProofKind.COMPRESSED) throw bad(`not a compressed proof (its variant tag is not 1)`);
   // The version string is short printable ASCII ("v6.1.0"); try every length that fits.
   for (let vlen = 1; vlen <= 64 && vlen + 8 + 8 + 4 <= b.length; vlen++) {
     const vAt = b.length - vlen;

@@ -50,7 +50,7 @@ export interface ChannelOptions {
   defaultTimeoutMs?: number;
   /** Connection timeout (the SDK: 15 s). */
   connectTimeoutMs?: number;
-  /** Largest response message accepted. */
+  /** Largest response message accepted by any call (each method has its own, smaller cap: client.ts). */
   maxResponseBytes?: number;
 }
 
@@ -86,7 +86,7 @@ export class GrpcChannel {
     this.origin = grpcOrigin(url);
     this.timeoutMs = opts.defaultTimeoutMs ?? 60_000;
     this.connectTimeoutMs = opts.connectTimeoutMs ?? 15_000;
-    this.maxResponse = opts.maxResponseBytes ?? 16 * 1024 * 1024;
+    this.maxResponse = opts.maxResponseBytes ?? 4 * 1024 * 1024;
   }
 
   private connect(): http2.ClientHttp2Session {
@@ -103,8 +103,9 @@ export class GrpcChannel {
   }
 
   /** One unary call; resolves with the response message or rejects with a GrpcError. */
-  call(path: string, request: Uint8Array, opts: { timeoutMs?: number } = {}): Promise<Uint8Array> {
+  call(path: string, request: Uint8Array, opts: { timeoutMs?: number; maxResponseBytes?: number } = {}): Promise<Uint8Array> {
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
+    const maxResponse = Math.min(opts.maxResponseBytes ?? this.maxResponse, this.maxResponse);
     return new Promise<Uint8Array>((resolve, reject) => {
       let session: http2.ClientHttp2Session;
       try {
@@ -161,7 +162,7 @@ export class GrpcChannel {
       });
       stream.on('data', (c: Buffer) => {
         size += c.length;
-        if (size > this.maxResponse + 5) finish(new GrpcError(GrpcCode.RESOURCE_EXHAUSTED, `response over ${this.maxResponse} bytes`, path));
+        if (size > maxResponse + 5) finish(new GrpcError(GrpcCode.RESOURCE_EXHAUSTED, `response over ${maxResponse} bytes`, path));
         else chunks.push(c);
       });
       let trailerStatus: { code: number; msg: string } | undefined;

@@ -7,7 +7,7 @@
  * ../shared/protocol/sp1-proving.md §1.3; golden tests against `protoc --encode`.
  */
 import { CharmsError } from '../../errors.js';
-import { ByteReader, ByteWriter } from '../../util/byte-io.js';
+import { ByteWriter } from '../../util/byte-io.js';
 
 // ------------------------------------------------------------------------------- enums
 
@@ -77,32 +77,69 @@ export type FieldValue = bigint | Uint8Array;
 
 const malformed = (what: string): CharmsError => new CharmsError('UPSTREAM_FAILED', `malformed protobuf from the prover network: ${what}`);
 
-/** Parses a message into tag → values (varints as bigint, length-delimited as bytes). Unknown tags kept, fixed32/64 skipped. */
-export function parseMessage(b: Uint8Array): Map<number, FieldValue[]> {
+/**
+ * Parses a message into tag → values (varints as bigint, length-delimited as views of `b`).
+ * With `known`, every other field is stepped over without being materialized — no value, no list
+ * entry, no BigInt — so padding a reply with unknown fields costs a scan, not memory; without it,
+ * unknown tags are kept. fixed32/64 fields are always skipped.
+ */
+export function parseMessage(b: Uint8Array, known?: ReadonlySet<number>): Map<number, FieldValue[]> {
   const out = new Map<number, FieldValue[]>();
-  const r = new ByteReader(b, (what) => malformed(`truncated ${what}`));
+  let pos = 0;
+  const end = b.length;
+  /** A varint as a number (keys and lengths: at most 2^53, more is malformed). */
+  const small = (what: string): number => {
+    let v = 0;
+    let mul = 1;
+    for (let i = 0; i < 8; i++) {
+      if (pos >= end) throw malformed(`truncated ${what}`);
+      const x = b[pos++]!;
+      v += (x & 0x7f) * mul;
+      if ((x & 0x80) === 0) return v;
+      mul *= 128;
+    }
+    throw malformed(`${what} too large`);
+  };
+  const skipVarint = (): void => {
+    for (let i = 0; i < 10; i++) {
+      if (pos >= end) throw malformed('truncated varint');
+      if ((b[pos++]! & 0x80) === 0) return;
+    }
+    throw malformed('varint too long');
+  };
   const varint = (): bigint => {
     let v = 0n;
     for (let shift = 0n; shift < 70n; shift += 7n) {
-      const x = r.u8('varint');
+      if (pos >= end) throw malformed('truncated varint');
+      const x = b[pos++]!;
       v |= BigInt(x & 0x7f) << shift;
       if ((x & 0x80) === 0) return BigInt.asUintN(64, v);
     }
     throw malformed('varint too long');
   };
-  while (!r.done) {
-    const k = varint();
-    const tag = Number(k >> 3n);
-    const wire = Number(k & 7n);
+  while (pos < end) {
+    const k = small('field key');
+    const tag = Math.floor(k / 8);
+    const wire = k % 8;
     if (tag === 0) throw malformed('field tag 0');
+    const keep = known === undefined || known.has(tag);
     let v: FieldValue;
-    if (wire === WIRE_VARINT) v = varint();
-    else if (wire === WIRE_LEN) {
-      const n = varint();
-      if (n > BigInt(r.remaining)) throw malformed('length past the end');
-      v = r.take(Number(n));
+    if (wire === WIRE_VARINT) {
+      if (!keep) {
+        skipVarint();
+        continue;
+      }
+      v = varint();
+    } else if (wire === WIRE_LEN) {
+      const n = small('length');
+      if (n > end - pos) throw malformed('length past the end');
+      pos += n;
+      if (!keep) continue;
+      v = b.subarray(pos - n, pos);
     } else if (wire === 1 || wire === 5) {
-      r.take(wire === 1 ? 8 : 4, 'fixed field');
+      const n = wire === 1 ? 8 : 4;
+      if (n > end - pos) throw malformed('truncated fixed field');
+      pos += n;
       continue;
     } else throw malformed(`unsupported wire type ${wire}`);
     const list = out.get(tag);
@@ -112,11 +149,21 @@ export function parseMessage(b: Uint8Array): Map<number, FieldValue[]> {
   return out;
 }
 
+const tagSets = new Map<string, ReadonlySet<number>>();
+/** The set of tags 1..n (cached): the fields a reply message of ours has. */
+export const tagsUpTo = (n: number): ReadonlySet<number> => {
+  const k = String(n);
+  let t = tagSets.get(k);
+  if (!t) tagSets.set(k, (t = new Set(Array.from({ length: n }, (_, i) => i + 1))));
+  return t;
+};
+
 /** Typed access to a parsed message (last value wins for singular fields, as protobuf says). */
 export class ProtoFields {
   constructor(readonly fields: Map<number, FieldValue[]>) {}
-  static parse(b: Uint8Array): ProtoFields {
-    return new ProtoFields(parseMessage(b));
+  /** `known`: the tags to keep; others are skipped unread (replies from the network). */
+  static parse(b: Uint8Array, known?: ReadonlySet<number>): ProtoFields {
+    return new ProtoFields(parseMessage(b, known));
   }
   private last(tag: number): FieldValue | undefined {
     const l = this.fields.get(tag);
@@ -150,8 +197,8 @@ export class ProtoFields {
   optString(tag: number): string | undefined {
     return this.has(tag) ? this.string(tag) : undefined;
   }
-  message(tag: number): ProtoFields {
-    return ProtoFields.parse(this.bytes(tag));
+  message(tag: number, known?: ReadonlySet<number>): ProtoFields {
+    return ProtoFields.parse(this.bytes(tag), known);
   }
   repeatedBytes(tag: number): Uint8Array[] {
     return (this.fields.get(tag) ?? []).map((v) => {
@@ -284,7 +331,7 @@ export interface ProofRequestParams {
 }
 
 export function decodeParams(b: Uint8Array): ProofRequestParams {
-  const f = ProtoFields.parse(b);
+  const f = ProtoFields.parse(b, tagsUpTo(8));
   return {
     domain: f.bytes(1),
     auctioneer: f.bytes(2),
@@ -320,7 +367,7 @@ export interface ProgramInfo {
 }
 
 export function decodeProgram(b: Uint8Array): ProgramInfo {
-  const p = ProtoFields.parse(b).message(1);
+  const p = ProtoFields.parse(b, tagsUpTo(1)).message(1, tagsUpTo(6));
   const name = p.optString(4);
   return { vkHash: p.bytes(1), vk: p.bytes(2), programUri: p.string(3), ...(name !== undefined ? { name } : {}), owner: p.bytes(5), createdAt: p.uint(6) };
 }
@@ -341,7 +388,7 @@ export interface ProofStatus {
 }
 
 export function decodeStatus(b: Uint8Array): ProofStatus {
-  const f = ProtoFields.parse(b);
+  const f = ProtoFields.parse(b, tagsUpTo(7));
   const s: ProofStatus = { fulfillmentStatus: Number(f.uint(1)), executionStatus: Number(f.uint(2)), requestTxHash: f.bytes(3), deadline: f.uint(4) };
   const ft = f.optBytes(5);
   if (ft) s.fulfillTxHash = ft;

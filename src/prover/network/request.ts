@@ -10,6 +10,7 @@
 import { CharmsError } from '../../errors.js';
 import { toHex } from '../../util/bytes.js';
 import { GrpcError } from './grpc.js';
+import { networkStageDuration, outcomeOf } from '../../util/metrics.js';
 import type { NetworkClient } from './client.js';
 import {
   ExecutionStatus,
@@ -33,7 +34,15 @@ export interface RequestSettings {
   /** Seconds from now to the request's deadline. */
   timeoutSec: number;
   pollIntervalMs: number;
+  /**
+   * Largest proof download per mode, before the stdin's length is added (a proof repeats its
+   * public values, which come from the stdin). Real ones: ~1.2 MB compressed, a few KB Groth16.
+   */
+  maxProofBytes: { compressed: number; groth16: number };
 }
+
+/** Room for the proof itself, several times the real sizes. */
+export const DEFAULT_MAX_PROOF_BYTES = { compressed: 8 * 1024 * 1024, groth16: 256 * 1024 } as const;
 
 /** Charms' settings (src/utils/prover.rs); the timeout is the SDK's default for 16e9 gas (min(max(300, gas/2e6), 14400)). */
 export function charmsSettings(variant: NetworkVariant): RequestSettings {
@@ -46,6 +55,7 @@ export function charmsSettings(variant: NetworkVariant): RequestSettings {
     auctionTimeoutMs: 19_000,
     timeoutSec: Math.min(Math.max(300, Number(gasLimit / 2_000_000n)), 14_400),
     pollIntervalMs: 2000,
+    maxProofBytes: { ...DEFAULT_MAX_PROOF_BYTES },
   };
 }
 
@@ -93,7 +103,23 @@ const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
  * `ProofFromNetwork` bincode. Throws RequestFailure for the request's own outcomes (the caller maps
  * them per stage) and GrpcError when the network stays unreachable after the SDK's retries.
  */
-export async function proveOnNetwork(ctx: ProveContext, vkHash: Uint8Array, stdin: Uint8Array, mode: ProofModeValue): Promise<Uint8Array> {
+export function proveOnNetwork(ctx: ProveContext, vkHash: Uint8Array, stdin: Uint8Array, mode: ProofModeValue): Promise<Uint8Array> {
+  const stage = mode === ProofMode.GROTH16 ? 'groth16' : mode === ProofMode.COMPRESSED ? 'compressed' : 'other';
+  const t0 = performance.now();
+  const done = (outcome: string) => networkStageDuration.observe({ stage, outcome }, (performance.now() - t0) / 1000);
+  return proveStage(ctx, vkHash, stdin, mode).then(
+    (v) => {
+      done('ok');
+      return v;
+    },
+    (e: unknown) => {
+      done(e instanceof RequestFailure ? e.kind : outcomeOf(e));
+      throw e;
+    },
+  );
+}
+
+async function proveStage(ctx: ProveContext, vkHash: Uint8Array, stdin: Uint8Array, mode: ProofModeValue): Promise<Uint8Array> {
   const { client, settings } = ctx;
   const now = ctx.now ?? Date.now;
   const sleep = ctx.sleep ?? defaultSleep;
@@ -157,7 +183,8 @@ export async function proveOnNetwork(ctx: ProveContext, vkHash: Uint8Array, stdi
       if (st.fulfillmentStatus === FulfillmentStatus.FULFILLED) {
         if (!st.proofUri) throw new GrpcError(13, 'request fulfilled without a proof URI', 'GetProofRequestStatus');
         emit('downloading proof', id);
-        return client.download(st.proofUri);
+        const cap = (mode === ProofMode.COMPRESSED || mode === ProofMode.CORE ? settings.maxProofBytes.compressed : settings.maxProofBytes.groth16) + stdin.length;
+        return client.download(st.proofUri, cap);
       }
       if (st.fulfillmentStatus === FulfillmentStatus.UNFULFILLABLE || st.fulfillmentStatus === FulfillmentStatus.REVERTED || st.fulfillmentStatus === FulfillmentStatus.EXPIRED)
         throw new RequestFailure('unfulfillable', `the network marked ${ctx.stage} ${STATUS_NAMES[st.fulfillmentStatus]}`, id);
