@@ -18,3 +18,20 @@ export function detectChain(bytes: Uint8Array): Chain {
     throw new CharmsError('INVALID_INPUT', 'transaction hex is neither a Bitcoin nor a Cardano transaction', { cause: e });
   }
 }
+
+/**
+ * For bytes that failed to parse as `chain`: the other chain when they parse as that one (so an
+ * error can say "use --chain cardano"), else undefined.
+ */
+export function otherChainOf(bytes: Uint8Array, chain: Chain): Chain | undefined {
+  try {
+    if (chain === 'bitcoin') {
+      parseCardanoTx(bytes);
+      return 'cardano';
+    }
+    parseTx(bytes);
+    return 'bitcoin';
+  } catch {
+    return undefined;
+  }
+}

@@ -37,7 +37,8 @@ export function decodeProveRequest(body: Uint8Array, format: BodyFormat): ProveR
     try {
       v = parseJson(text);
     } catch (e) {
-      throw new CharmsError('INVALID_INPUT', `Invalid JSON: ${(e as Error).message}`);
+      // the reference's prefix, once: our parser's own message starts with "invalid JSON: "
+      throw new CharmsError('INVALID_INPUT', `Invalid JSON: ${(e as Error).message.replace(/^invalid JSON: /, '')}`);
     }
   }
   return proveRequestFromValue(v, format === 'json');

@@ -20,7 +20,7 @@ import { NetworkClient, type ClientOptions } from './client.js';
 import { charmsSettings, type ProveContext, type RequestSettings } from './request.js';
 import { NetworkSigner, addressHex } from './signer.js';
 
-import type { Endpoint } from './plan.js';
+import { MAINNET_RPC_URL, type Endpoint } from './plan.js';
 export { MAINNET_RPC_URL, networkPlan, type Endpoint, type NetworkPlan } from './plan.js';
 
 export interface ProofInput {
@@ -114,7 +114,7 @@ export class NetworkBackend {
     ] as const;
     for (const [name, ctx, vk] of stages) {
       const c = ctx.client;
-      const entry: Record<string, unknown> = { rpc_url: redactText(c.channel.origin), mode: ctx.settings.variant === 'auction' ? 'auction (mainnet)' : 'reserved (base API)', vk_hash: `0x${toHex(vk)}` };
+      const entry: Record<string, unknown> = { rpc_url: redactText(c.channel.origin), mode: ctx.settings.variant !== 'auction' ? 'reserved (base API)' : c.channel.origin === new URL(MAINNET_RPC_URL).origin ? 'auction (mainnet)' : 'auction', vk_hash: `0x${toHex(vk)}` };
       try {
         const p = await c.getProgram(vk, { once: true });
         entry.registered = p !== undefined;
