@@ -30,7 +30,7 @@ import { ValueMap } from '../codec/value.js';
 import type { Chain, ChainTx, SpellInputs } from '../model/request.js';
 import { vkOfBinary, vkOfPublicKey, verifyBinarySignature } from '../keys/app-key.js';
 import { appStdin, appTransaction, type AppTransaction } from './app-input.js';
-import { chainTxid, charmsInUtxo, prevSpells, type PrevSpell } from './prev-spells.js';
+import { chainTxid, charmsInUtxo, mockSpellTxids, prevSpells, type PrevSpell } from './prev-spells.js';
 import { isSimpleTransfer, isU64 } from './transfer.js';
 import { verifyBitcoinFinality } from '../bitcoin/finality.js';
 import { verifyCardanoFinality } from '../cardano/finality.js';
@@ -441,6 +441,22 @@ const oneLine = (s: string, max = 400) => {
  * then runs every app contract that is not skipped as a simple transfer.
  */
 export async function checkSpell(a: CheckArgs): Promise<CheckResult> {
+  try {
+    return await checkSpellRules(a);
+  } catch (e) {
+    // Outside mock mode a mock prerequisite spell counts as none, so the error blames something
+    // else (a contract, a missing charm): say which prev tx carries one and how to accept it.
+    const mocks = a.mock || a.spell.mock || !(e instanceof CharmsError) ? [] : mockSpellTxids(a.prev_txs);
+    if (mocks.length === 0) throw e;
+    throw new CharmsError(
+      (e as CharmsError).code,
+      `${(e as CharmsError).message}; note: prev tx ${mocks.join(', ')} carries a mock spell, which counts as no spell (no charms) without mock mode: pass --mock (spell check / spell prove --mock, charms server --mock) to accept mock spells`,
+      { cause: e },
+    );
+  }
+}
+
+async function checkSpellRules(a: CheckArgs): Promise<CheckResult> {
   const notices: string[] = [];
   const { spell, prev, tx, needsRun, privates, binaries } = validateProveRequestShape(a);
   const beamedFrom = a.tx_ins_beamed_source_utxos;

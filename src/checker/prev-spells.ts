@@ -260,3 +260,21 @@ export function charmsHeldBy(prev: Map<string, PrevSpell>, u: UtxoId, beamSource
   }
   return [];
 }
+
+/**
+ * The prerequisite transactions (display txids) whose spell is a mock: outside mock mode they count
+ * as carrying no spell (as in the reference), which an error should then say.
+ */
+export function mockSpellTxids(prevTxs: readonly ChainTx[]): string[] {
+  const out: string[] = [];
+  for (const t of prevTxs) {
+    try {
+      const bytes = fromHex(t.hex, 'prev_txs');
+      const { spell } = t.chain === 'bitcoin' ? extractBitcoinSpell(bytes) : extractCardanoSpell(bytes, true);
+      if (spell.mock) out.push(txidToDisplay(chainTxid(t)));
+    } catch {
+      /* no spell, or unreadable: reported elsewhere */
+    }
+  }
+  return out;
+}
