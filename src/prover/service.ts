@@ -3,6 +3,7 @@
  * (mock or a real backend) or relay to another proving service, and encode the answer in the
  * request's format.
  */
+import { randomUUID } from 'node:crypto';
 import { CharmsError } from '../errors.js';
 import { decodeCbor, encodeCbor } from '../codec/cbor.js';
 import { parseJson, toJsonCompact } from '../codec/json.js';
@@ -51,7 +52,10 @@ export function encodeProveResponse(txs: ChainTx[], format: BodyFormat): Uint8Ar
 
 export interface ProveService {
   readonly description: string;
-  prove(req: ProveRequest): Promise<ChainTx[]>;
+  /** `relayedBy`: the relaying servers the request came through (the hop header). */
+  prove(req: ProveRequest, relayedBy?: readonly string[]): Promise<ChainTx[]>;
+  /** A relay's id in the hop header (a request carrying it has looped back). */
+  readonly relayId?: string;
   ready(): Promise<boolean>;
 }
 
@@ -78,8 +82,9 @@ export class RelayProveService implements ProveService {
   ) {
     this.description = `relay to ${redactUrl(url)}`;
   }
-  async prove(req: ProveRequest): Promise<ChainTx[]> {
-    return proveRemote(req, { url: this.url, ...(this.log ? { progress: this.log } : {}) });
+  readonly relayId = randomUUID();
+  async prove(req: ProveRequest, relayedBy: readonly string[] = []): Promise<ChainTx[]> {
+    return proveRemote(req, { url: this.url, relayedBy: [...relayedBy, this.relayId], ...(this.log ? { progress: this.log } : {}) });
   }
   async ready(): Promise<boolean> {
     return true;
@@ -115,6 +120,6 @@ export function proveResponseNotice(out: Uint8Array, format: BodyFormat): Record
 }
 
 export function bodyHandler(service: ProveService) {
-  return async ({ body, format }: { body: Uint8Array; format: BodyFormat }): Promise<Uint8Array> =>
-    encodeProveResponse(await service.prove(decodeProveRequest(body, format)), format);
+  return async ({ body, format, relayedBy }: { body: Uint8Array; format: BodyFormat; relayedBy?: readonly string[] }): Promise<Uint8Array> =>
+    encodeProveResponse(await service.prove(decodeProveRequest(body, format), relayedBy), format);
 }

@@ -8,11 +8,24 @@ import { errorResponse, jsonError, listenDual, type Listening, type Res } from '
 import type { ProofCache } from './cache.js';
 import { silentLogger, type Logger } from './log.js';
 import { proveResponseNotice } from '../prover/service.js';
+import { MAX_RELAY_HOPS, RELAYED_BY_HEADER } from '../prover/client.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
 
 export const BODY_LIMIT = DEFAULT_LIMITS.maxBodyBytes;
 
-export type ProveFn = (req: { body: Uint8Array; format: 'json' | 'cbor' }) => Promise<Uint8Array>;
+export type ProveFn = (req: { body: Uint8Array; format: 'json' | 'cbor'; relayedBy?: readonly string[] }) => Promise<Uint8Array>;
+
+/** The relays a request passed (the hop header), refused when it contains ours or too many. */
+function relayPath(header: unknown, relayId: string | undefined): string[] {
+  const ids = typeof header === 'string' ? header.split(',').map((s) => s.trim()).filter(Boolean) : [];
+  if (relayId && ids.includes(relayId))
+    throw new CharmsError(
+      'RELAY_LOOP',
+      'relay loop: this server forwards prove requests to SVC_PROVE_API_URL, which leads back to this server; point SVC_PROVE_API_URL at a proving service (e.g. `charms server --mock`, `charms-prover server`, or the default hosted one), not at this server',
+    );
+  if (ids.length >= MAX_RELAY_HOPS) throw new CharmsError('RELAY_LOOP', `relay loop: the request already passed ${ids.length} relaying servers`);
+  return ids;
+}
 
 export async function startProveServer(opts: {
   host?: string;
@@ -21,6 +34,8 @@ export async function startProveServer(opts: {
   ready: () => Promise<boolean>;
   cache?: ProofCache;
   log?: Logger;
+  /** This server's id in the relay hop header when it relays (see prover/client.ts). */
+  relayId?: string;
   /** Connection, timeout and body limits (defaults: services/limits.ts). */
   limits?: Partial<ServerLimits>;
 }): Promise<Listening> {
@@ -38,7 +53,9 @@ export async function startProveServer(opts: {
           const ct = String(req.headers['content-type'] ?? '');
           const format = ct.includes('application/cbor') ? 'cbor' : 'json';
           const body = await req.body(limit);
-          const run = () => opts.prove({ body, format });
+          // before the cache: a looped request would wait on its own in-flight twin forever
+          const relayedBy = relayPath(req.headers[RELAYED_BY_HEADER], opts.relayId);
+          const run = () => opts.prove({ body, format, relayedBy });
           const key = createHash('sha256').update(`${format}:`).update(body).digest('hex');
           const out = opts.cache ? await opts.cache.getOrCompute(key, run) : await run();
           res = {

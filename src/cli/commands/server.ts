@@ -32,6 +32,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
       host,
       port,
       prove: bodyHandler(service),
+      ...(service.relayId ? { relayId: service.relayId } : {}),
       ready: async () => (await service.ready()) && (await cache.ready()),
       cache,
       log,
