@@ -22,11 +22,6 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     const workers = threads > 0 ? new ProofWorkers(threads) : undefined;
     workers?.warm();
     log.info('proof threads', { threads });
-    // what the threads loaded, once they have: a fallback to pure JS proves several times slower
-    workers?.backend().then(
-      (backend) => (backend === 'mcl-wasm' ? log.info('proof thread backends', { backend }) : log.warn('proof thread backends: pure JS in part, slower', { backend })),
-      (e: Error) => log.warn('proof thread backends unknown', { error: e.message }),
-    );
     const service = await proveServiceFor(settings.prover, ctx.prover, (m) => log.info(m), workers);
     const server = await startProveServer({
       host,
@@ -38,6 +33,12 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
       log,
       limits: settings.limits,
     });
+    // what the threads loaded, once they have (a fallback to pure JS proves several times slower);
+    // reported only once listening, so a failed start (EADDRINUSE) ends with its error
+    workers?.backend().then(
+      (backend) => (backend === 'mcl-wasm' ? log.info('proof thread backends', { backend }) : log.warn('proof thread backends: pure JS in part, slower', { backend })),
+      (e: Error) => log.warn('proof thread backends unknown', { error: e.message }),
+    );
     if (settings.mock)
       log.warn(`MOCK MODE (${optFlag(a, 'mock') ? '--mock' : 'MOCK is set in the environment'}): this server returns MOCK proofs, valid only in mock mode and never on chain`);
     return { server, banner: `Server running on ${host}:${server.port}`, fields: { prover: service.description, ...describeConfig(settings.prover) } };
