@@ -33,6 +33,7 @@ export const HTTP_STATUS = {
   PROVER_ANSWER_INVALID: 502, // a remote prover's transaction does not match the request: never signed
   UPSTREAM_UNAVAILABLE: 503, // a transaction source or node gave no answer, or none is configured
   SERVER_BUSY: 503, // a server-wide limit (e.g. the in-flight body budget) is reached: retry shortly
+  RELAY_LOOP: 508, // a relaying server's request came back to it (SVC_PROVE_API_URL points at itself): final
 } as const;
 
 export type ErrorCode = keyof typeof HTTP_STATUS;

@@ -86,6 +86,13 @@ export function decodeAddress(addr: string): DecodedAddress {
       canonical: addr.toLowerCase(),
     };
   }
+  // A segwit prefix that did not decode is a typo in a bech32 address, not a base58 one.
+  const hrp = /^(bc|tb|bcrt)1/i.exec(addr)?.[1]?.toLowerCase();
+  if (hrp)
+    throw bad(
+      addr,
+      `not a valid ${hrp}1… (bech32) address: its checksum or format does not match, so a character is probably mistyped or missing; copy the address again from the wallet`,
+    );
   if (addr.length > LEGACY_MAX_LENGTH)
     throw bad(addr, `legacy address base58 string: too long (${addr.length} characters, max ${LEGACY_MAX_LENGTH})`);
   let raw: Uint8Array;

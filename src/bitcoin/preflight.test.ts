@@ -59,8 +59,16 @@ test('insufficient funds: Σin must exceed Σcoins + charms fee + estimate (stri
   if (!sharedOrSkip(t)) return;
   const d = readSharedJson('vectors', 'bitcoin-tx-build-vectors.json');
   const a = caseArgs(d, d.cases[0]); // estimate 1054, coins 546
-  const insufficient = err('INSUFFICIENT_FUNDS', 'spell inputs must have sufficient value to cover outputs and fees');
-  assert.throws(() => preflightProveRequest({ ...a, prevOutValues: [1054n + 546n, 0n] }), insufficient);
+  const insufficient = (e: unknown) =>
+    e instanceof CharmsError && e.code === 'INSUFFICIENT_FUNDS' && e.message.startsWith('spell inputs must have sufficient value to cover outputs and fees: ');
+  // the reference's sentence, then every number the verdict was made on and the shortfall
+  assert.throws(
+    () => preflightProveRequest({ ...a, prevOutValues: [1054n + 546n, 0n] }),
+    err(
+      'INSUFFICIENT_FUNDS',
+      'spell inputs must have sufficient value to cover outputs and fees: inputs 1600 sats; outputs 546 sats + charms fee 0 sats + estimated bitcoin fee 1054 sats (at 2 sat/vB) = 1600 sats; 1 sats short: add a funding input or lower the fee rate',
+    ),
+  );
   assert.ok(preflightProveRequest({ ...a, prevOutValues: [1054n + 546n, 1n] }));
   assert.throws(() => preflightProveRequest({ ...a, prevOutValues: [1054n + 546n, 1n], charmsFee: 1n }), insufficient);
   // fee_rate is truncated to whole sat/vB: 2.9 counts as 2

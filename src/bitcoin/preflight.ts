@@ -64,14 +64,21 @@ function checkedU64(x: bigint, what: string): bigint {
 
 const utxoDisplay = (u: { txid: Uint8Array; vout: number }) => `${toHex(reversed(u.txid))}:${u.vout}`;
 
+/**
+ * The change address's network as the prover decides it (main, testnet4, regtest on a mock prover
+ * only), or the reference's refusal. `spell prove` calls it before any contract runs.
+ */
+export function changeAddressNetwork(changeAddress: string, mock: boolean): BitcoinNetwork {
+  const address = decodeAddress(changeAddress);
+  if (isTagValidFor(address.tag, 'main')) return 'main';
+  if (isTagValidFor(address.tag, 'testnet4')) return 'testnet4';
+  if (isTagValidFor(address.tag, 'regtest') && mock) return 'regtest';
+  throw invalid(`Unsupported network of change address: Address<NetworkUnchecked>(${address.canonical})`);
+}
+
 /** Runs the Bitcoin preflight; throws INVALID_INPUT / INSUFFICIENT_FUNDS with the reference's texts. */
 export function preflightProveRequest(a: PreflightArgs): PreflightResult {
-  const address = decodeAddress(a.changeAddress);
-  let network: BitcoinNetwork;
-  if (isTagValidFor(address.tag, 'main')) network = 'main';
-  else if (isTagValidFor(address.tag, 'testnet4')) network = 'testnet4';
-  else if (isTagValidFor(address.tag, 'regtest') && a.mock) network = 'regtest';
-  else throw invalid(`Unsupported network of change address: Address<NetworkUnchecked>(${address.canonical})`);
+  const network = changeAddressNetwork(a.changeAddress, a.mock);
 
   const scrolls = new Set(a.scrolls ?? []);
   const allValid = a.coins.every(
@@ -106,6 +113,10 @@ export function preflightProveRequest(a: PreflightArgs): PreflightResult {
   const required = checkedU64(totalSatsOut + a.charmsFee, 'total required sats (outputs + fees)');
   const requiredWithFee = checkedU64(required + estimatedBitcoinFee, 'total required sats (outputs + fees)');
   if (!(totalSatsIn > requiredWithFee))
-    throw new CharmsError('INSUFFICIENT_FUNDS', 'spell inputs must have sufficient value to cover outputs and fees');
+    throw new CharmsError(
+      'INSUFFICIENT_FUNDS',
+      // the reference's sentence, then the numbers it was decided on (the reference must exceed, not equal)
+      `spell inputs must have sufficient value to cover outputs and fees: inputs ${totalSatsIn} sats; outputs ${totalSatsOut} sats + charms fee ${a.charmsFee} sats + estimated bitcoin fee ${estimatedBitcoinFee} sats (at ${a.feeRate} sat/vB) = ${requiredWithFee} sats; ${requiredWithFee + 1n - totalSatsIn} sats short: add a funding input or lower the fee rate`,
+    );
   return { network, totalSatsIn, totalSatsOut, charmsFee: a.charmsFee, estimatedBitcoinFee, txVsize: vsize };
 }

@@ -38,3 +38,20 @@ export function chainTxid(t: ChainTx, what = 'prev_txs'): Uint8Array {
   const bytes = fromHex(t.hex, what);
   return t.chain === 'bitcoin' ? bitcoinTxid(parseTx(bytes)) : cardanoTxid(parseCardanoTx(bytes));
 }
+
+/**
+ * For bytes that failed to parse as `chain`: the other chain when they parse as that one (so an
+ * error can say "use --chain cardano"), else undefined.
+ */
+export function otherChainOf(bytes: Uint8Array, chain: Chain): Chain | undefined {
+  try {
+    if (chain === 'bitcoin') {
+      parseCardanoTx(bytes);
+      return 'cardano';
+    }
+    parseTx(bytes);
+    return 'bitcoin';
+  } catch {
+    return undefined;
+  }
+}

@@ -84,10 +84,10 @@ export function appTransaction(
     beamSourceOf.set(utxoIdToString(u), b.utxo);
   }
   const fromUtxo = (u: UtxoId): [UtxoId, Charms] => [u, charmsHeldBy(prev, u, beamSourceOf.get(utxoIdToString(u)))];
-  const coinIn = (u: UtxoId): NativeOutput => {
+  const coinIn = (u: UtxoId, i: number): NativeOutput => {
     const p = prev.get(toHex(u.txid));
     const c = p?.spell.tx.coins?.[u.vout];
-    if (!p || !c) throw new CharmsError('INVALID_SPELL', `utxo not found in prev_txs: ${utxoIdToString(u)}`);
+    if (!p || !c) throw new CharmsError('INVALID_SPELL', `input #${i} ${utxoIdToString(u)} is not created by the given prev_txs (its transaction has no such output)`);
     if (p.unrenderedCoins?.has(u.vout))
       throw new CharmsError(
         'UNSUPPORTED',

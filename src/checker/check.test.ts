@@ -125,7 +125,11 @@ test('simple transfer of real BRO tokens is accepted without binaries; no contra
 test('creating tokens from nothing is not a simple transfer: rejected without binaries, naming the app', async (t) => {
   if (!sharedOrSkip(t)) return;
   const spell = spellOf({ ins: [`${V12}:0`, `${V12}:3`], outs: [[[0, 105800000001n]]], apps: [[BRO, null]] });
-  await rejects(checkSpell(args(spell, [chainTx(V12)])), 'INVALID_SPELL', /no app binaries provided, but the spell is not a simple transfer for: \[t\/3d7fe7e4/);
+  await rejects(
+    checkSpell(args(spell, [chainTx(V12)])),
+    'INVALID_SPELL',
+    /^binaries must contain exactly the required app binaries\. Required binary hashes: \{c975d4e0\w*\} Provided binary hashes: \{\}: no app binaries were provided, but the spell is not a simple transfer for: \[t\/3d7fe7e4/,
+  );
   // with some other binary supplied, the set comparison names the missing hash
   await rejects(
     checkSpell(args(spell, [chainTx(V12)], { binaries: [[sha256(FAKE_WASM), FAKE_WASM]] })),
@@ -141,17 +145,20 @@ test('well-formedness: dangling app index, zero amount, wrong version, duplicate
   await rejects(
     checkSpell(args(spellOf({ ins, outs: [[[0, 105800000000n]], [[1, 5n]]], apps: [[BRO, null]] }), prev)),
     'INVALID_SPELL',
-    /tx\.outs\[1\] refers to app index 1, but app_public_inputs has 1 app/,
+    /refers to app index 1, but the spell has 1 app/,
   );
   await rejects(
     checkSpell(args(spellOf({ ins, outs: [[[0, 105800000000n]], [[0, 0n]]], apps: [[BRO, null]] }), prev)),
     'INVALID_SPELL',
     /zero output amount for app t\/3d7fe7e4.*tx\.outs\[1\]/,
   );
+  // a non-integer amount makes the token a non-simple transfer: without its binary, the reference's
+  // binaries refusal comes first (validate_prove_request runs it before is_correct); with it, well_formed
+  await rejects(checkSpell(args(spellOf({ ins, outs: [[[0, 'lots']]], apps: [[BRO, null]] }), prev)), 'INVALID_SPELL', /^binaries must contain exactly/);
   await rejects(
-    checkSpell(args(spellOf({ ins, outs: [[[0, 'lots']]], apps: [[BRO, null]] }), prev)),
+    checkSpell(args(spellOf({ ins, outs: [[[0, 'lots']]], apps: [[BRO, null]] }), prev, { binaries: [[BRO.vk, FAKE_WASM]] })),
     'INVALID_SPELL',
-    /amount of token t\/3d7fe7e4.* must be an unsigned 64-bit integer/,
+    /^Condition failed: `well_formed\(spell, &prev_spells, tx_ins_beamed_source_utxos\)`: tx\.outs\[0\]: the amount of token t\/3d7fe7e4.* must be an unsigned 64-bit integer/,
   );
   await rejects(
     checkSpell(args(spellOf({ ins, outs: [[[0, 105800000000n]]], apps: [[BRO, null]], version: 12 }), prev)),
@@ -241,7 +248,7 @@ test('spending a charm needs its app listed; refs must come from input transacti
   await rejects(
     checkSpell(args(spellOf({ ins: [`${V12}:0`], outs: [[]], apps: [] }), [chainTx(V12)])),
     'INVALID_SPELL',
-    /input #0 \(28355906.*:0\) carries a charm for app t\/3d7fe7e4.*but the spending spell does not list it in app_public_inputs/,
+    /input #0 \(28355906.*:0\) carries a charm for app t\/3d7fe7e4.*but the spending spell does not list it in `app_public_inputs`\. Spending \(or burning\)/,
   );
   // a ref to the v12 tx while spending only a plain output
   await rejects(
@@ -360,7 +367,7 @@ test('versioned apps: binary pinned by wasm_hash, signed by the key whose hash i
   await rejects(checkSpell(args(orphan, [chainTx(PLAIN)], { binaries, app_signatures: [[app.vk, sig]], runApp: rec.run })), 'INVALID_SPELL', /versioned_apps contains unused vk: /);
   // a simple app (vk = binary hash) cannot be declared versioned when its spent charms were simple
   const bro = spellOf({ ins: [`${V12}:0`], outs: [[[0, 11600000000n]]], apps: [[BRO, null]], versioned: [[BRO.vk, { version: 1, wasm_hash: wasmHash }]] });
-  await rejects(checkSpell(args(bro, [chainTx(V12)])), 'INVALID_SPELL', /treated this app as simple \(immutable\); the spending spell cannot declare it versioned/);
+  await rejects(checkSpell(args(bro, [chainTx(V12)])), 'INVALID_SPELL', /treated this app as simple \(no `versioned_apps` entry\); the spending spell cannot retroactively declare it versioned/);
 });
 
 test('Scrolls: a scroll charm must sit in a listed output; listed outputs on Bitcoin are reported unbound', async (t) => {
@@ -371,12 +378,12 @@ test('Scrolls: a scroll charm must sit in a listed output; listed outputs on Bit
   await rejects(
     checkSpell(args(spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 1n]]], apps: [[app, null]] }), [chainTx(PLAIN)], { binaries, runApp: rec.run })),
     'INVALID_SPELL',
-    /output #0 carries a SCROLL-tagged charm but is not listed in tx\.scrolls/,
+    /output #0 carries a SCROLL-tagged charm but is not listed in `tx\.scrolls`/,
   );
   await rejects(
     checkSpell(args(spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 1n]]], apps: [[app, null]], scrolls: [0, 3] }), [chainTx(PLAIN)], { binaries, runApp: rec.run })),
     'INVALID_SPELL',
-    /tx\.scrolls references output #3 but the spell only has 1 output/,
+    /`tx\.scrolls` references output #3 but the spell only has 1 output/,
   );
   const r = await checkSpell(args(spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 1n]]], apps: [[app, null]], scrolls: [0] }), [chainTx(PLAIN)], { binaries, runApp: rec.run }));
   assert.equal(r.scrollsBound, false);

@@ -30,7 +30,7 @@ import { ValueMap } from '../codec/value.js';
 import type { Chain, ChainTx, SpellInputs } from '../model/request.js';
 import { vkOfBinary, vkOfPublicKey, verifyBinarySignature } from '../keys/app-key.js';
 import { appStdin, appTransaction, type AppTransaction } from './app-input.js';
-import { charmsInUtxo, prevSpells, type PrevSpell } from './prev-spells.js';
+import { charmsInUtxo, mockSpellTxids, prevSpells, type PrevSpell } from './prev-spells.js';
 import { chainTxid } from '../chains/detect.js';
 import { isSimpleTransfer, isU64 } from './transfer.js';
 import { verifyBitcoinFinality } from '../bitcoin/finality.js';
@@ -76,6 +76,12 @@ export interface CheckResult {
 }
 
 const rule = (msg: string) => new CharmsError('INVALID_SPELL', msg);
+/**
+ * The reference's `ensure!(cond)` without a message fails with anyhow's "Condition failed: `cond`";
+ * its checks of that kind give that sentence first and ours after it.
+ */
+const conditionFailed = (cond: string) => (msg: string) => rule(`Condition failed: \`${cond}\`: ${msg}`);
+const wf = conditionFailed('well_formed(spell, &prev_spells, tx_ins_beamed_source_utxos)');
 const isEmpty = (d: Data | undefined) => d === undefined || d === null;
 const appsOf = (spell: NormalizedSpell): App[] => spell.app_public_inputs.map(([a]) => a);
 const versionedOf = (spell: NormalizedSpell, vk: B32): VersionedApp | undefined =>
@@ -166,29 +172,24 @@ function appsToRun(spell: NormalizedSpell, privates: Map<string, Data>, tx: AppT
 const binaryKey = (spell: NormalizedSpell, app: App) => toHex(versionedOf(spell, app.vk)?.wasm_hash ?? app.vk);
 
 /**
- * `ensure_exact_app_binaries` and `ensure_versioned_apps_have_signatures`. Without any binaries or
- * signatures (the reference's `app_input = None`), an app that needs its contract run is reported
- * with the reference's "no app binaries provided" wording instead of the set comparison.
+ * `ensure_exact_app_binaries`: the binaries are exactly those of the apps whose contract must run.
+ * The first sentence is the reference's (clients such as the Charms wallet match on it to stop
+ * retrying); when no binaries were given at all, ours follows, naming the apps concerned.
  */
-export function ensureExactAppInputs(
-  spell: NormalizedSpell,
-  needsRun: boolean[],
-  binaries: Set<string>,
-  signatureVks: Set<string>,
-): void {
-  const apps = appsOf(spell);
-  const running = apps.filter((_, i) => needsRun[i]);
-  if (binaries.size === 0 && signatureVks.size === 0 && running.length > 0) {
-    const nonSimple = running.map(appToString);
-    throw rule(
-      `no app binaries provided, but the spell is not a simple transfer for: [${nonSimple.join(', ')}] (or gives them public/private inputs); provide the app binaries so the contracts can run, or restructure the spell to preserve balances/state`,
-    );
-  }
+export function ensureExactAppBinaries(spell: NormalizedSpell, needsRun: boolean[], binaries: Set<string>): void {
+  const running = appsOf(spell).filter((_, i) => needsRun[i]);
   const required = new Set(running.map((a) => binaryKey(spell, a)));
-  if (required.size !== binaries.size || [...required].some((k) => !binaries.has(k)))
-    throw rule(
-      `binaries must contain exactly the required app binaries. Required binary hashes: ${showSet(required)} Provided binary hashes: ${showSet(binaries)}`,
-    );
+  if (required.size === binaries.size && [...required].every((k) => binaries.has(k))) return;
+  const head = `binaries must contain exactly the required app binaries. Required binary hashes: ${showSet(required)} Provided binary hashes: ${showSet(binaries)}`;
+  if (binaries.size > 0 || running.length === 0) throw rule(head);
+  throw rule(
+    `${head}: no app binaries were provided, but the spell is not a simple transfer for: [${running.map(appToString).join(', ')}] (or gives them public/private inputs); provide the app binaries so the contracts can run, or restructure the spell to preserve balances/state`,
+  );
+}
+
+/** `ensure_versioned_apps_have_signatures`: one signature per versioned app whose contract must run. */
+export function ensureVersionedAppsHaveSignatures(spell: NormalizedSpell, needsRun: boolean[], signatureVks: Set<string>): void {
+  const running = appsOf(spell).filter((_, i) => needsRun[i]);
   const requiredSigs = new Set(running.filter((a) => versionedOf(spell, a.vk)).map((a) => toHex(a.vk)));
   if (requiredSigs.size !== signatureVks.size || [...requiredSigs].some((k) => !signatureVks.has(k)))
     throw rule(
@@ -208,9 +209,14 @@ export interface PreparedCheck {
 }
 
 /**
- * The checks the prover (`validate_prove_request`) and the CLI make before `is_correct`: coins,
- * prev_txs exactly the producing transactions, unique inputs, no orphan `versioned_apps`, binaries
- * exactly the required set, one signature per non-simple-transfer versioned app.
+ * The checks the prover makes before `is_correct`, in the order of `validate_prove_request`
+ * (reference src/spell/validate.rs): coins, prev_txs exactly the producing transactions, unique
+ * inputs, the prerequisite spells, binaries exactly the required set, no orphan `versioned_apps`,
+ * one signature per non-simple-transfer versioned app. Then the start of `is_correct`: finality of
+ * beaming sources and `well_formed`. The order decides which refusal a bad request gets, and
+ * clients match on the first sentence (the Charms wallet stops retrying on "binaries must contain
+ * exactly"). Where the reference would panic building the app view (an app index or output out of
+ * range), `appTransaction` throws its own error.
  */
 export function validateProveRequestShape(a: SpellInputs & { mock: boolean }): PreparedCheck {
   const spell = adjustCoinContents(a.spell, a.chain);
@@ -218,15 +224,16 @@ export function validateProveRequestShape(a: SpellInputs & { mock: boolean }): P
   const prevTxids = new Set(a.prev_txs.map((t) => toHex(chainTxid(t))));
   ensureAllPrevTxsArePresent(spell, beamedFrom, prevTxids);
   ensureUniqueSpellInputs(spell);
-  ensureNoOrphanVersionedApps(spell);
   const prev = prevSpells(a.prev_txs, spell, a.mock || spell.mock);
-  checkBeamingFinality(a.prev_txs, beamedFrom); // is_correct checks this first
-  wellFormed(spell, prev, beamedFrom); // before building the app view: it indexes apps and outputs
   const tx = appTransaction(spell, prev, beamedFrom);
   const privates = new Map(a.app_private_inputs.map(([app, d]) => [appToString(app), d]));
   const needsRun = appsToRun(spell, privates, tx);
   const binaries = new Map(a.binaries.map(([vk, wasm]) => [toHex(vk), wasm]));
-  ensureExactAppInputs(spell, needsRun, new Set(binaries.keys()), new Set(a.app_signatures.map(([vk]) => toHex(vk))));
+  ensureExactAppBinaries(spell, needsRun, new Set(binaries.keys()));
+  ensureNoOrphanVersionedApps(spell);
+  ensureVersionedAppsHaveSignatures(spell, needsRun, new Set(a.app_signatures.map(([vk]) => toHex(vk))));
+  checkBeamingFinality(a.prev_txs, beamedFrom); // is_correct checks this first
+  wellFormed(spell, prev, beamedFrom);
   return { spell, prev, tx, needsRun, privates, binaries };
 }
 
@@ -246,7 +253,7 @@ export function checkBeamingFinality(prevTxs: ChainTx[], beamedFrom: Map<number,
           ? t.signature !== undefined && verifyCardanoFinality(fromHex(t.hex), fromHex(t.signature))
           : false;
     if (!final)
-      throw rule(
+      throw conditionFailed('beaming_txs_have_finality_proofs(prev_txs, tx_ins_beamed_source_utxos)')(
         `beaming finality: input #${i}'s beaming source transaction ${txidToDisplay(b.utxo.txid)} needs a valid finality proof in prev_txs ({bitcoin: {tx, proof, headers}} or {cardano: {tx, signature}})`,
       );
   }
@@ -258,41 +265,41 @@ export function ensureNoZeroAmounts(spell: NormalizedSpell): void {
   spell.tx.outs.forEach((out, o) => {
     for (const [i, d] of out) {
       const app = apps[i];
-      if (!app) throw rule(`well_formed: tx.outs[${o}] refers to app index ${i}, but app_public_inputs has ${apps.length} app(s)`);
+      if (!app) throw wf(`tx.outs[${o}] refers to app index ${i}, but app_public_inputs has ${apps.length} app(s)`);
       if (app.tag !== 't') continue;
-      if (!isU64(d)) throw rule(`well_formed: tx.outs[${o}]: the amount of token ${appToString(app)} must be an unsigned 64-bit integer`);
-      if (d === 0n) throw rule(`zero output amount for app ${appToString(app)} (tx.outs[${o}])`);
+      if (!isU64(d)) throw wf(`tx.outs[${o}]: the amount of token ${appToString(app)} must be an unsigned 64-bit integer`);
+      if (d === 0n) throw wf(`zero output amount for app ${appToString(app)} (tx.outs[${o}])`);
     }
   });
 }
 
-/** `well_formed`, each condition with its own message. */
+/** `well_formed`, each condition with its own message after the reference's (`Condition failed: …`). */
 export function wellFormed(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): void {
   if (spell.version !== CURRENT_VERSION)
-    throw rule(`well_formed: spell version ${spell.version} is not the current protocol version ${CURRENT_VERSION}`);
+    throw wf(`spell version ${spell.version} is not the current protocol version ${CURRENT_VERSION}`);
   ensureNoZeroAmounts(spell);
   const ins = spell.tx.ins;
-  if (!ins) throw rule('well_formed: spell.tx.ins must be present');
+  if (!ins) throw wf('spell.tx.ins must be present');
   // `utxo_index <= num_tx_outs` is the reference's bound (sic); the coin lookup catches vout == numOuts.
   const created = (u: UtxoId): boolean => {
     const p = prev.get(toHex(u.txid));
     return !!p && u.vout <= p.numOuts && !beamedOutHash(p.spell, u.vout);
   };
   for (const [i, u] of ins.entries())
-    if (!created(u)) throw rule(`well_formed: input #${i} ${utxoIdToString(u)} is not created by the given prev_txs (or was beamed out)`);
+    if (!created(u)) throw wf(`input #${i} ${utxoIdToString(u)} is not created by the given prev_txs (or was beamed out)`);
   for (const [i, u] of (spell.tx.refs ?? []).entries())
-    if (!created(u)) throw rule(`well_formed: ref #${i} ${utxoIdToString(u)} is not created by the given prev_txs (or was beamed out)`);
+    if (!created(u)) throw wf(`ref #${i} ${utxoIdToString(u)} is not created by the given prev_txs (or was beamed out)`);
   for (const [i, b] of beamedFrom) {
     const dest = ins[i];
-    if (!dest) throw rule(`well_formed: beamed-from refers to input #${i}, but the spell has ${ins.length} input(s)`);
+    if (!dest) throw wf(`beamed-from refers to input #${i}, but the spell has ${ins.length} input(s)`);
     const destPrev = prev.get(toHex(dest.txid));
-    if (!destPrev) throw rule(`well_formed: input #${i}: its transaction is missing from prev_txs`);
+    if (!destPrev) throw wf(`input #${i}: its transaction is missing from prev_txs`);
     if (charmsInUtxo(destPrev.spell, dest.vout) && !beamedOutHash(destPrev.spell, dest.vout))
-      throw rule(`well_formed: beamed input #${i} ${utxoIdToString(dest)} already carries charms`);
+      throw wf(`beamed input #${i} ${utxoIdToString(dest)} already carries charms`);
     const src = prev.get(toHex(b.utxo.txid));
     const hash = src && beamedOutHash(src.spell, b.utxo.vout);
     if (!hash || !equalBytes(hash, utxoHashWithNonce(dest, b.nonce)))
-      throw rule(`well_formed: input #${i}: beaming source ${utxoIdToString(b.utxo)} was not beamed to ${utxoIdToString(dest)}`);
+      throw wf(`input #${i}: beaming source ${utxoIdToString(b.utxo)} was not beamed to ${utxoIdToString(dest)}`);
   }
 }
 
@@ -305,7 +312,7 @@ function checkPrevTxidsMatchInputs(spell: NormalizedSpell, prev: Map<string, Pre
   const inputTxids = new Set([...spell.tx.ins!, ...[...beamedFrom.values()].map((b) => b.utxo)].map((u) => toHex(u.txid)));
   const extra = [...prev.keys()].filter((t) => !inputTxids.has(t));
   if (extra.length > 0)
-    throw rule(
+    throw conditionFailed('all_prev_txids == prev_spells.keys().collect()')(
       `prev_txs must be exactly the transactions of the spell's inputs and beaming sources; {${showTxids(extra)}} only produce refs, which the protocol does not accept`,
     );
 }
@@ -328,7 +335,7 @@ export function checkInputAppsAreReferenced(spell: NormalizedSpell, prev: Map<st
     for (const [app] of s.charms)
       if (!referenced.has(appToString(app)))
         throw rule(
-          `input #${s.i} (${utxoIdToString(s.src)}) carries a charm for app ${appToString(app)}, but the spending spell does not list it in app_public_inputs (spending or burning it needs the app's contract)`,
+          `input #${s.i} (${utxoIdToString(s.src)}) carries a charm for app ${appToString(app)}, but the spending spell does not list it in \`app_public_inputs\`. Spending (or burning) the charm requires the app to be referenced so its contract can authorize the operation.`,
         );
 }
 
@@ -352,11 +359,11 @@ export function checkPrevVersionedAppsConsistency(prev: Map<string, PrevSpell>):
 /** `check_scroll_outputs_are_listed`. */
 export function checkScrollOutputsAreListed(spell: NormalizedSpell): void {
   const n = spell.tx.outs.length;
-  for (const i of spell.tx.scrolls ?? []) if (i >= n) throw rule(`tx.scrolls references output #${i} but the spell only has ${n} output(s)`);
+  for (const i of spell.tx.scrolls ?? []) if (i >= n) throw rule(`\`tx.scrolls\` references output #${i} but the spell only has ${n} output(s)`);
   const apps = appsOf(spell);
   spell.tx.outs.forEach((out, i) => {
     if ([...out.keys()].some((k) => apps[k]?.tag === 's') && !(spell.tx.scrolls ?? []).includes(i))
-      throw rule(`output #${i} carries a SCROLL-tagged charm but is not listed in tx.scrolls`);
+      throw rule(`output #${i} carries a SCROLL-tagged charm but is not listed in \`tx.scrolls\``);
   });
 }
 
@@ -376,11 +383,14 @@ export function checkAppVersionContinuity(spell: NormalizedSpell, prev: Map<stri
       const curVa = versionedOf(spell, app.vk);
       if (!prevVa) {
         if (curVa)
-          throw rule(`${where}: the spent charm's spell treated this app as simple (immutable); the spending spell cannot declare it versioned`);
+          throw rule(`${where}: the spent charm is from a previous spell that treated this app as simple (no \`versioned_apps\` entry); the spending spell cannot retroactively declare it versioned`);
         continue;
       }
       if (!referencedVks.has(toHex(app.vk))) continue;
-      if (!curVa) throw rule(`${where}: spent charm of a versioned app, but the spending spell does not declare it in versioned_apps`);
+      if (!curVa)
+        throw rule(
+          `input #${s.i} (${utxoIdToString(s.src)}): spent charm with versioned app ${appToString(app)} is referenced in the spending spell, but the spending spell does not declare it in \`versioned_apps\``,
+        );
       if (prevVa.version === 0 && curVa.version !== 0)
         throw rule(`${where}: spent version is 0, spending spell version must also be 0 (got ${curVa.version})`);
       if (prevVa.version !== 0 && curVa.version !== 0 && curVa.version < prevVa.version)
@@ -432,6 +442,22 @@ const oneLine = (s: string, max = 400) => {
  * then runs every app contract that is not skipped as a simple transfer.
  */
 export async function checkSpell(a: CheckArgs): Promise<CheckResult> {
+  try {
+    return await checkSpellRules(a);
+  } catch (e) {
+    // Outside mock mode a mock prerequisite spell counts as none, so the error blames something
+    // else (a contract, a missing charm): say which prev tx carries one and how to accept it.
+    const mocks = a.mock || a.spell.mock || !(e instanceof CharmsError) ? [] : mockSpellTxids(a.prev_txs);
+    if (mocks.length === 0) throw e;
+    throw new CharmsError(
+      (e as CharmsError).code,
+      `${(e as CharmsError).message}; note: prev tx ${mocks.join(', ')} carries a mock spell, which counts as no spell (no charms) without mock mode: pass --mock (spell check / spell prove --mock, charms server --mock) to accept mock spells`,
+      { cause: e },
+    );
+  }
+}
+
+async function checkSpellRules(a: CheckArgs): Promise<CheckResult> {
   const notices: string[] = [];
   const { spell, prev, tx, needsRun, privates, binaries } = validateProveRequestShape(a);
   const beamedFrom = a.tx_ins_beamed_source_utxos;

@@ -21,6 +21,7 @@ import type { SpellProofCheck } from '../proof/verify.js';
 import { isNoSpell } from '../verify/index.js';
 import { cardanoTxid, parseCardanoTx } from '../cardano/tx.js';
 import { extractAndVerifyOn, extractSpellOn } from '../chains/tagged.js';
+import { chainTxid } from '../chains/detect.js';
 import { parseInputs, parseOutputs, type CardanoOutput } from '../cardano/extract.js';
 import { assetNameForApp, expectedTokens, policyIdForApp } from '../cardano/assets.js';
 import { assetsToValue, subtractAssets } from '../cardano/content.js';
@@ -253,4 +254,22 @@ export function charmsHeldBy(prev: Map<string, PrevSpell>, u: UtxoId, beamSource
     return charmsInUtxo(s.spell, beamSource.vout) ?? [];
   }
   return [];
+}
+
+/**
+ * The prerequisite transactions (display txids) whose spell is a mock: outside mock mode they count
+ * as carrying no spell (as in the reference), which an error should then say.
+ */
+export function mockSpellTxids(prevTxs: readonly ChainTx[]): string[] {
+  const out: string[] = [];
+  for (const t of prevTxs) {
+    try {
+      const bytes = fromHex(t.hex, 'prev_txs');
+      const { spell } = extractSpellOn(t.chain, bytes, true);
+      if (spell.mock) out.push(txidToDisplay(chainTxid(t)));
+    } catch {
+      /* no spell, or unreadable: reported elsewhere */
+    }
+  }
+  return out;
 }

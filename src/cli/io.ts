@@ -27,7 +27,9 @@ export function readFileBytes(path: string, what: string): Uint8Array {
   try {
     return readFileSync(path);
   } catch (e) {
-    throw new CharmsError('IO', `cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
+    // Node's message names the code and the path ("ENOENT: no such file or directory, open '…'")
+    const why = (e as Error).message;
+    throw new CharmsError('IO', why.includes(path) ? `cannot read ${what}: ${why}` : `cannot read ${what} ${path}: ${why}`, { cause: e });
   }
 }
 

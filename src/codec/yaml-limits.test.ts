@@ -53,3 +53,31 @@ test('billion laughs: alias expansion is bounded (count and expanded size)', () 
   const ok = parseYaml('base: &b {x: 1}\nuse: [*b, *b]') as { entries: [unknown, unknown][] };
   assert.equal(ok.entries.length, 2);
 });
+
+test('10 000 aliases of a small map: each alias found without walking the document again (linear), limits kept', async () => {
+  const { Alias } = await import('yaml');
+  const { ValueMap } = await import('./value.js');
+  // `Alias.resolve` walks the document from its start for every alias: n aliases, n² node visits
+  const resolve = Alias.prototype.resolve;
+  let resolves = 0;
+  Alias.prototype.resolve = function (this: InstanceType<typeof Alias>, ...a: Parameters<typeof resolve>) {
+    resolves++;
+    return resolve.apply(this, a);
+  };
+  try {
+    const n = 10_000;
+    const text = `base: &b {x: 1, y: 2}\nlist:\n${'- *b\n'.repeat(n)}`;
+    const v = parseYaml(text) as InstanceType<typeof ValueMap>;
+    const list = v.get('list') as InstanceType<typeof ValueMap>[];
+    assert.equal(list.length, n);
+    assert.equal(list[n - 1]!.get('y'), 2n);
+    assert.equal(resolves, 0, 'no per-alias walk of the document');
+    // an anchor defined again: each alias takes the definition before it
+    const redefined = parseYaml('a: &x 1\nb: *x\nc: &x 2\nd: *x\n') as InstanceType<typeof ValueMap>;
+    assert.deepEqual([redefined.get('b'), redefined.get('d')], [1n, 2n]);
+    // the expansion bound still holds
+    assert.throws(() => parseYaml(`base: &b {x: 1, y: 2}\nlist:\n${'- *b\n'.repeat(30_000)}`), refused(/aliases expand to more than 100000 values/));
+  } finally {
+    Alias.prototype.resolve = resolve;
+  }
+});

@@ -27,7 +27,7 @@
  * `? ` keys for keys over 128 bytes or multi-line, unlimited line width), fed with the scalar
  * styles serde_yaml asks for. Output has no `---` and ends with a newline.
  */
-import { Alias, Composer, Parser, isAlias, isMap, isScalar, isSeq, type CST, type Document } from 'yaml';
+import { Alias, Composer, Parser, isAlias, isMap, isScalar, isSeq, visit, type CST, type Document } from 'yaml';
 import { CharmsError } from '../errors.js';
 import { Tagged, ValueMap, type Value } from './value.js';
 import { formatFloatRyu } from './float-format.js';
@@ -118,22 +118,38 @@ interface ScalarLike {
 /** Values that alias expansion may add to a document (billion-laughs guard). */
 export const MAX_ALIAS_EXPANDED_NODES = 100_000;
 
+/**
+ * Each alias's target, found in one walk of the document: the node that last carried its anchor
+ * before it (pre-order, as `Alias.resolve` finds it). `Alias.resolve` walks the document from the
+ * start on every call, which made a document of n aliases cost n² node visits.
+ */
+function aliasTargets(doc: Document): Map<Alias, unknown> {
+  const anchors = new Map<string, unknown>();
+  const targets = new Map<Alias, unknown>();
+  visit(doc, {
+    Node: (_key, node) => {
+      if (isAlias(node)) targets.set(node, anchors.get(node.source));
+      else if (node.anchor) anchors.set(node.anchor, node);
+    },
+  });
+  return targets;
+}
+
 class YamlReader {
+  private readonly targets: Map<Alias, unknown>;
   private aliasDepth = 0;
   private jumps = 0;
   private expanded = 0;
   /** serde_yaml: more alias jumps than 100 × the document's events is "repetition limit exceeded". */
   private readonly maxJumps: number;
-  constructor(
-    private readonly doc: Document,
-    nodeCount: number,
-  ) {
+  constructor(doc: Document, nodeCount: number) {
     this.maxJumps = 100 * Math.max(1, nodeCount);
+    this.targets = aliasTargets(doc);
   }
 
   private alias(node: Alias, depth: number, taggedAlready: boolean): Value {
     if (++this.jumps > this.maxJumps) this.fail('repetition limit exceeded (too many alias expansions)');
-    const target = node.resolve(this.doc);
+    const target = this.targets.get(node);
     this.aliasDepth++;
     try {
       return this.node(target, depth, taggedAlready);

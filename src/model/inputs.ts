@@ -58,5 +58,10 @@ export function parsePrevTx(s: string, detectChain: (bytes: Uint8Array) => Chain
   } catch (e) {
     throw new CharmsError('INVALID_INPUT', `${path}: not hex, JSON or YAML`, { cause: e });
   }
+  if (!(v instanceof ValueMap))
+    throw new CharmsError(
+      'INVALID_INPUT',
+      `${path}: ${JSON.stringify(t.length > 24 ? `${t.slice(0, 24)}…` : t)} is not a transaction: give the raw transaction as hex, or as {bitcoin: <hex>} / {cardano: <hex>} (JSON or YAML)`,
+    );
   return chainTxFromValue(v, path);
 }

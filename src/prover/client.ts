@@ -28,6 +28,8 @@ export interface RemoteProveOptions {
   timeoutMs?: number;
   /** An answer body that stops arriving for this long is cut (default 60 s). */
   stallMs?: number;
+  /** Relaying servers this request has passed (ids, in order): sent as RELAYED_BY_HEADER. */
+  relayedBy?: readonly string[];
 }
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
@@ -71,6 +73,14 @@ async function readCapped(res: Response, maxBytes: number, stallMs: number, abor
   return concatByteList(parts);
 }
 
+/**
+ * The hop header: each relaying `charms server` adds its id, and refuses a request that already
+ * carries it (its SVC_PROVE_API_URL leads back to itself) instead of waiting on itself forever.
+ */
+export const RELAYED_BY_HEADER = 'x-charms-relayed-by';
+/** Hops a request may make through relays at most (a longer chain is a loop in all but name). */
+export const MAX_RELAY_HOPS = 8;
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function decodeProveResponse(body: Uint8Array): ChainTx[] {
@@ -97,6 +107,7 @@ export async function proveRemote(req: ProveRequest, o: RemoteProveOptions): Pro
   const shown = redactUrl(o.url);
   const headers: Record<string, string> = { 'content-type': 'application/cbor' };
   if (target.authorization) headers.authorization = target.authorization;
+  if (o.relayedBy?.length) headers[RELAYED_BY_HEADER] = o.relayedBy.join(',');
   let lastProblem = '';
   for (let i = 0; i < attempts; i++) {
     if (i > 0) {
@@ -127,6 +138,9 @@ export async function proveRemote(req: ProveRequest, o: RemoteProveOptions): Pro
     } finally {
       clearTimeout(timer);
     }
+    if (res.status === 508)
+      // a relay loop further on: final, retrying would loop again
+      throw new CharmsError('RELAY_LOOP', redactText(`proving service at ${shown} answered 508 (relay loop): ${new TextDecoder().decode(bytes.subarray(0, 2000))}`));
     if (res.status >= 500) {
       lastProblem = redactText(`server error ${res.status}: ${new TextDecoder().decode(bytes.subarray(0, 300))}`);
       continue;

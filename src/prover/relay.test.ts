@@ -125,3 +125,27 @@ test('relay: a hostile upstream — undecodable, oversized, trickling or silent 
     await new Promise<void>((r) => upstream.close(() => r()));
   }
 });
+
+test('a relaying `charms server` whose SVC_PROVE_API_URL is itself answers at once: 508 RELAY_LOOP naming the setting', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const { startCliServer } = await import('../testing/cli.js');
+  const v = readSharedJson('vectors', 'prove-request-vectors.json');
+  // a free loopback port, so the server's own URL can be in its environment
+  const probe = http.createServer();
+  const port = await listen(probe);
+  await new Promise<void>((r) => probe.close(() => r()));
+  const env = { PATH: process.env.PATH ?? '', SVC_PROVE_API_URL: `http://127.0.0.1:${port}/spells/prove` };
+  const { child } = await startCliServer(['server', '--ip', '127.0.0.1', '--port', String(port)], env);
+  try {
+    // one request, no retries to wait for: the loop is seen on the second hop and is final
+    const r = await h1(port, 'POST', '/spells/prove', v.full_request_json_text, { 'content-type': 'application/json' });
+    assert.equal(r.status, 508, r.body.toString());
+    const e = JSON.parse(r.body.toString());
+    assert.equal(e.code, 'RELAY_LOOP');
+    assert.match(e.error, /relay loop: this server forwards prove requests to SVC_PROVE_API_URL, which leads back to this server/);
+    // and the server still answers
+    assert.equal((await h1(port, 'GET', '/ready')).status, 200);
+  } finally {
+    child.kill();
+  }
+});

@@ -3,6 +3,7 @@
  * (mock or a real backend) or relay to another proving service, and encode the answer in the
  * request's format.
  */
+import { randomUUID } from 'node:crypto';
 import { CharmsError } from '../errors.js';
 import { decodeCbor, encodeCbor } from '../codec/cbor.js';
 import { parseJson, toJsonCompact } from '../codec/json.js';
@@ -48,7 +49,8 @@ export function decodeProveRequest(body: Uint8Array, format: BodyFormat): ProveR
     try {
       v = parseJson(text);
     } catch (e) {
-      throw new CharmsError('INVALID_INPUT', `Invalid JSON: ${(e as Error).message}`, { cause: e });
+      // the reference's prefix, once: our parser's own message starts with "invalid JSON: "
+      throw new CharmsError('INVALID_INPUT', `Invalid JSON: ${(e as Error).message.replace(/^invalid JSON: /, '')}`, { cause: e });
     }
   }
   return proveRequestFromValue(v, format === 'json');
@@ -61,7 +63,10 @@ export function encodeProveResponse(txs: ChainTx[], format: BodyFormat): Uint8Ar
 
 export interface ProveService {
   readonly description: string;
-  prove(req: ProveRequest): Promise<ChainTx[]>;
+  /** `relayedBy`: the relaying servers the request came through (the hop header). */
+  prove(req: ProveRequest, relayedBy?: readonly string[]): Promise<ChainTx[]>;
+  /** A relay's id in the hop header (a request carrying it has looped back). */
+  readonly relayId?: string;
   ready(): Promise<boolean>;
 }
 
@@ -90,8 +95,9 @@ export class RelayProveService implements ProveService {
   ) {
     this.description = `relay to ${redactUrl(url)}`;
   }
-  async prove(req: ProveRequest): Promise<ChainTx[]> {
-    return measured('relay', () => proveRemote(req, { ...this.limits, url: this.url, ...(this.log ? { progress: this.log } : {}) }));
+  readonly relayId = randomUUID();
+  async prove(req: ProveRequest, relayedBy: readonly string[] = []): Promise<ChainTx[]> {
+    return measured('relay', () => proveRemote(req, { ...this.limits, url: this.url, relayedBy: [...relayedBy, this.relayId], ...(this.log ? { progress: this.log } : {}) }));
   }
   async ready(): Promise<boolean> {
     return true;
@@ -127,6 +133,6 @@ export function proveResponseNotice(out: Uint8Array, format: BodyFormat): Record
 }
 
 export function bodyHandler(service: ProveService) {
-  return async ({ body, format }: { body: Uint8Array; format: BodyFormat }): Promise<Uint8Array> =>
-    encodeProveResponse(await service.prove(decodeProveRequest(body, format)), format);
+  return async ({ body, format, relayedBy }: { body: Uint8Array; format: BodyFormat; relayedBy?: readonly string[] }): Promise<Uint8Array> =>
+    encodeProveResponse(await service.prove(decodeProveRequest(body, format), relayedBy), format);
 }

@@ -14,7 +14,7 @@ export function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
   try {
     text = readFileSync(c.feeSettingsPath, 'utf8');
   } catch (e) {
-    throw new CharmsError('CONFIG', `cannot read fee settings ${c.feeSettingsPath}: ${(e as NodeJS.ErrnoException).code ?? e}`, { cause: e });
+    throw new CharmsError('CONFIG', `cannot read fee settings ${c.feeSettingsPath}: ${(e as Error).message ?? e}`, { cause: e });
   }
   return parseFeeSettings(text);
 }
@@ -26,7 +26,7 @@ export function loadCardanoParams(c: ProverConfig): CardanoProtocolParams | unde
   try {
     text = readFileSync(c.cardanoProtocolParamsPath, 'utf8');
   } catch (e) {
-    throw new CharmsError('CONFIG', `cannot read Cardano protocol parameters ${c.cardanoProtocolParamsPath}: ${(e as NodeJS.ErrnoException).code ?? e}`, { cause: e });
+    throw new CharmsError('CONFIG', `cannot read Cardano protocol parameters ${c.cardanoProtocolParamsPath}: ${(e as Error).message ?? e}`, { cause: e });
   }
   return parseCardanoProtocolParams(text);
 }

@@ -7,7 +7,8 @@
  * former service's string-keyed maps; `public_args` lists only non-null public inputs and is left
  * out when there is none; `refs` is left out when empty; an output without charms is `{}`;
  * `beam_to` (hex) and `content` appear on the outputs that have them; addresses, amounts and
- * private inputs are never filled.
+ * private inputs are never filled. A mock spell (served only in mock mode) has `mock: true` after
+ * `version`; real spells have no `mock` field.
  */
 import { ValueMap, type Value } from '../codec/value.js';
 import { toJsonCompact } from '../codec/json.js';
@@ -25,6 +26,8 @@ const refMap = (entries: [string, Value][]): ValueMap => new ValueMap(entries.so
 export function spellQueryValue(s: NormalizedSpell): ValueMap {
   const m = new ValueMap();
   m.set('version', BigInt(s.version));
+  // only a mock-mode service serves mock spells; a wallet must be able to tell them from real charms
+  if (s.mock) m.set('mock', true);
   m.set('apps', refMap(s.app_public_inputs.map(([a], i) => [appRef(i), appToString(a)])));
   const publicArgs = s.app_public_inputs.flatMap(([, d], i): [string, Value][] => (d === null || d === undefined ? [] : [[appRef(i), d]]));
   if (publicArgs.length > 0) m.set('public_args', refMap(publicArgs));

@@ -11,6 +11,7 @@ import { bodyHandler, proveResponseNotice } from '../prover/service.js';
 import { proveServiceFor } from '../prover/setup.js';
 import { ProofWorkers } from '../prover/proof-workers.js';
 import { configureRunner, runnerLimits } from '../runner/index.js';
+import { MAX_RELAY_HOPS, RELAYED_BY_HEADER } from '../prover/client.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
 import type { RunnerSettings, Settings } from '../settings/settings.js';
 import { cacheHitBytes, cacheHits, cacheMissBytes, cacheMisses } from '../util/metrics.js';
@@ -21,13 +22,27 @@ const proveRoute = (path: string): string => (PROVE_ROUTES.has(path) ? path : 'o
 
 export const BODY_LIMIT = DEFAULT_LIMITS.maxBodyBytes;
 
-export type ProveFn = (req: { body: Uint8Array; format: 'json' | 'cbor' }) => Promise<Uint8Array>;
+export type ProveFn = (req: { body: Uint8Array; format: 'json' | 'cbor'; relayedBy?: readonly string[] }) => Promise<Uint8Array>;
+
+/** The relays a request passed (the hop header), refused when it contains ours or too many. */
+function relayPath(header: unknown, relayId: string | undefined): string[] {
+  const ids = typeof header === 'string' ? header.split(',').map((s) => s.trim()).filter(Boolean) : [];
+  if (relayId && ids.includes(relayId))
+    throw new CharmsError(
+      'RELAY_LOOP',
+      'relay loop: this server forwards prove requests to SVC_PROVE_API_URL, which leads back to this server; point SVC_PROVE_API_URL at a proving service (e.g. `charms server --mock`, `charms-prover server`, or the default hosted one), not at this server',
+    );
+  if (ids.length >= MAX_RELAY_HOPS) throw new CharmsError('RELAY_LOOP', `relay loop: the request already passed ${ids.length} relaying servers`);
+  return ids;
+}
 
 interface ServerOptions {
   host?: string;
   port?: number;
   cache?: ProofCache;
   log?: Logger;
+  /** This server's id in the relay hop header when it relays (see prover/client.ts). */
+  relayId?: string;
   /** Connection, timeout and body limits (defaults: settings/limits.ts). */
   limits?: Partial<ServerLimits>;
   /** `GET /metrics` on this port (default) or not (`off`: none, or served by a listener of its own). */
@@ -78,11 +93,6 @@ async function startConfigured(opts: ProveServerOptions): Promise<ProveServer> {
   const workers = threads > 0 ? new ProofWorkers(threads) : undefined;
   workers?.warm();
   log.info('proof threads', { threads });
-  // what the threads loaded, once they have: a fallback to pure JS proves several times slower
-  workers?.backend().then(
-    (backend) => (backend === 'mcl-wasm' ? log.info('proof thread backends', { backend }) : log.warn('proof thread backends: pure JS in part, slower', { backend })),
-    (e: Error) => log.warn('proof thread backends unknown', { error: e.message }),
-  );
   let service: Awaited<ReturnType<typeof proveServiceFor>>;
   let server: Listening;
   const cache = opts.cache;
@@ -92,6 +102,7 @@ async function startConfigured(opts: ProveServerOptions): Promise<ProveServer> {
       ...(opts.host === undefined ? {} : { host: opts.host }),
       ...(opts.port === undefined ? {} : { port: opts.port }),
       prove: bodyHandler(service),
+      ...(service.relayId ? { relayId: service.relayId } : {}),
       ready: async () => (await service.ready()) && (cache ? await cache.ready() : true),
       ...(cache ? { cache } : {}),
       log,
@@ -102,6 +113,12 @@ async function startConfigured(opts: ProveServerOptions): Promise<ProveServer> {
     await workers?.close(); // no thread outlives a server that did not start
     throw e;
   }
+  // what the threads loaded, once they have (a fallback to pure JS proves several times slower);
+  // reported only once listening, so a failed start (EADDRINUSE) ends with its error
+  workers?.backend().then(
+    (backend) => (backend === 'mcl-wasm' ? log.info('proof thread backends', { backend }) : log.warn('proof thread backends: pure JS in part, slower', { backend })),
+    (e: Error) => log.warn('proof thread backends unknown', { error: e.message }),
+  );
   return {
     ...server,
     description: service.description,
@@ -131,9 +148,11 @@ async function startHttp(opts: ProveHttpOptions): Promise<Listening> {
           const format = ct.includes('application/cbor') ? 'cbor' : 'json';
           const body = await req.body(limit);
           let computed = false;
+          // before the cache: a looped request would wait on its own in-flight twin forever
+          const relayedBy = relayPath(req.headers[RELAYED_BY_HEADER], opts.relayId);
           const run = () => {
             computed = true;
-            return opts.prove({ body, format });
+            return opts.prove({ body, format, relayedBy });
           };
           const key = createHash('sha256').update(`${format}:`).update(body).digest('hex');
           const out = opts.cache ? await opts.cache.getOrCompute(key, run) : await run();

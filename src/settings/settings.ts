@@ -276,6 +276,14 @@ export function loadSettings(env: Env, flags: SettingsFlags = {}): Settings {
 
 /** A description safe to log or show (no network private key, no credentials in URLs). */
 export function describeConfig(c: ProverConfig): Record<string, unknown> {
+  // mock mode proves locally: no real backend, no relay, no Scrolls canister applies
+  if (c.mock)
+    return {
+      mock: true,
+      fee_settings: c.feeSettingsPath,
+      cardano_protocol_params: c.cardanoProtocolParamsPath ?? 'embedded (mainnet)',
+      cache: c.cacheUrl ? 'redis' : 'memory',
+    };
   return {
     mock: c.mock,
     app_prover: c.appProver,

@@ -9,10 +9,14 @@ import { existsSync } from 'node:fs';
 export const requireAll = (): boolean => process.env.CHARMS_REQUIRE_ALL === '1';
 
 /** Skips `t` (or fails it under CHARMS_REQUIRE_ALL=1) because `what` is missing. */
-export function skipOrFail(t: { skip: (msg?: string) => void; diagnostic?: (msg: string) => void }, what: string): void {
+export function skipOrFail(
+  t: { skip: (msg?: string) => void; diagnostic?: (msg: string) => void },
+  what: string,
+  notice: (line: string) => void = (line) => void process.stderr.write(line),
+): void {
   if (requireAll()) throw new Error(`CHARMS_REQUIRE_ALL=1 but ${what}`);
   t.diagnostic?.(`NOTICE: ${what}: test skipped`);
-  process.stderr.write(`NOTICE: ${what}: test skipped\n`);
+  notice(`NOTICE: ${what}: test skipped\n`);
   t.skip(what);
 }
 

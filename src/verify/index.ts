@@ -89,6 +89,7 @@ const REAL_ERRORS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'SCROLLS_REFUSED',
   'REQUEST_TIMEOUT',
   'SERVER_BUSY',
+  'RELAY_LOOP',
 ]);
 
 /** The one "no spell, or a real error?" rule: true when `e` only means the tx has no valid spell. */

@@ -6,7 +6,7 @@ import { readSharedText, sharedOrSkip } from '../testing/shared.js';
 
 test('the "no spell, or a real error?" rule decides by code', () => {
   const noSpell: ErrorCode[] = ['NO_SPELL', 'INVALID_SPELL', 'PROOF_INVALID', 'CBOR_DECODE', 'UNSUPPORTED', 'INVALID_INPUT', 'APP_FAILED'];
-  const real: ErrorCode[] = ['INVALID_TX', 'INTERNAL', 'IO', 'CONFIG', 'PAYLOAD_TOO_LARGE', 'UPSTREAM_FAILED', 'UPSTREAM_UNAVAILABLE', 'SCROLLS_REFUSED', 'REQUEST_TIMEOUT', 'SERVER_BUSY'];
+  const real: ErrorCode[] = ['INVALID_TX', 'INTERNAL', 'IO', 'CONFIG', 'PAYLOAD_TOO_LARGE', 'UPSTREAM_FAILED', 'UPSTREAM_UNAVAILABLE', 'SCROLLS_REFUSED', 'REQUEST_TIMEOUT', 'SERVER_BUSY', 'RELAY_LOOP'];
   for (const c of noSpell) assert.equal(isNoSpell(new CharmsError(c, 'x')), true, c);
   for (const c of real) assert.equal(isNoSpell(new CharmsError(c, 'x')), false, c);
   // the message plays no part: a "version" in the text no longer turns a parse error into "no spell"

@@ -10,7 +10,13 @@ import { NetworkBackend, networkPlan } from '../../prover/network/backend.js';
  * prove. Free: it only reads (GetProgram, GetBalance).
  */
 const run: NonNullable<CommandDef['run']> = async (_a, ctx) => {
-  const config = proverConfig(ctx.env);
+  let config = proverConfig(ctx.env);
+  // The account is what this command checks: with a key but no network backend chosen, check the
+  // network anyway (and say that servers will not use it) instead of reporting the CPU backend.
+  if (config.networkPrivateKey && config.appProver !== 'network' && !config.gpuServiceUrl) {
+    ctx.stderr('APP_ZK_PROVER is not "network": checking the Prover Network account anyway; set APP_ZK_PROVER=network for charms-prover to prove there\n');
+    config = { ...config, appProver: 'network' };
+  }
   const plan = networkPlan(config);
   if ('unavailable' in plan) throw new CharmsError('PROVER_UNAVAILABLE', plan.unavailable);
   // One attempt per call, 20 s each: a smoke test answers quickly instead of retrying for minutes.

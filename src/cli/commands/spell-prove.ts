@@ -18,6 +18,8 @@ import { CARDANO_MOCK_NOTICE } from '../../prover/prove-cardano.js';
 import { checkProverAnswer, describeAnswer } from '../../prover/answer-check.js';
 import { loadMclMockCurve } from '../../proof/mock-mcl.js';
 import { useMockCurve } from '../../proof/mock.js';
+import { changeAddressNetwork } from '../../bitcoin/preflight.js';
+import { decodeAddress } from '../../bitcoin/address.js';
 
 /**
  * Proves a spell. With --mock (or in `charms-prover`) proving is local; otherwise the CBOR
@@ -40,6 +42,13 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     ...(coll ? { collateral_utxo: utxoIdFromString(coll, '--collateral-utxo') } : {}),
   };
   if (i.chain === 'cardano' && !req.collateral_utxo) throw new CharmsError('INVALID_INPUT', 'Collateral UTXO is required for Cardano spells');
+  // The change address is checked before any contract runs (a typo costs nothing then); for a
+  // payload or a remote service (which may be a mock one, accepting regtest) only its form.
+  if (i.chain === 'bitcoin') {
+    const local = !optFlag(a, 'payload') && (optFlag(a, 'mock') || ctx.prover);
+    if (local) changeAddressNetwork(req.change_address, optFlag(a, 'mock'));
+    else decodeAddress(req.change_address);
+  }
   if (optFlag(a, 'payload')) {
     if (optString(a, 'output') === 'cbor') ctx.stdout(encodeCbor(proveRequestToValue(req, false)));
     else ctx.stdout(toJsonCompact(proveRequestToValue(req, true)) + '\n');

@@ -5,6 +5,8 @@ import { extractAndVerifySpell, isNoSpell, spellToJson, spellToYaml } from '../.
 import { parseChain } from '../../model/request.js';
 import { tagTx } from '../../chains/tagged.js';
 import { debugOf } from '../../settings/settings.js';
+import { otherChainOf } from '../../chains/detect.js';
+import { CharmsError } from '../../errors.js';
 
 /**
  * Prints the verified spell (YAML, or JSON with --json). A transaction without a valid spell is
@@ -18,7 +20,12 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   try {
     spell = extractAndVerifySpell(tagTx(chain, bytes), optFlag(a, 'mock'));
   } catch (e) {
-    if (!isNoSpell(e)) throw e;
+    if (!isNoSpell(e)) {
+      const other = otherChainOf(bytes, chain);
+      if (other && e instanceof CharmsError)
+        throw new CharmsError(e.code, `this looks like a ${other === 'cardano' ? 'Cardano' : 'Bitcoin'} transaction: use --chain ${other} (as ${chain}: ${e.message})`, { cause: e });
+      throw e;
+    }
     if (debugOf(ctx.env)) ctx.stderr(`${(e as Error).message}\n`);
     ctx.stderr('No spell found in the transaction\n');
     return 0;

@@ -5,7 +5,8 @@
  *  - ZK_GPU_SERVICE_URL: stage 1 on a self-hosted sp1-cluster network-gateway (the base API, reserved
  *    mode) — the same client;
  *  - SPELL_ZK_PROVER=network sends stage 2 to the public network; `app` keeps it where stage 1 runs.
- * Readiness asks the network whether both programs are registered (cached for a minute).
+ * Readiness asks the network whether both programs are registered (a definite answer is cached
+ * for a minute; transient errors are retried, never cached).
  */
 import { randomBytes } from 'node:crypto';
 import type { SignedScrollOutputs } from '../../bitcoin/scrolls.js';
@@ -20,7 +21,7 @@ import { NetworkClient, type ClientOptions } from './client.js';
 import { charmsSettings, type ProveContext, type RequestSettings } from './request.js';
 import { NetworkSigner, addressHex } from './signer.js';
 
-import type { Endpoint } from './plan.js';
+import { MAINNET_RPC_URL, type Endpoint } from './plan.js';
 export { MAINNET_RPC_URL, networkPlan, type Endpoint, type NetworkPlan } from './plan.js';
 
 export interface ProofInput {
@@ -46,6 +47,7 @@ export class NetworkBackend {
   private readonly app: ProveContext;
   private readonly wrapper: ProveContext;
   private readiness: { at: number; reason: string | undefined } | undefined;
+  private readinessCheck: Promise<string | undefined> | undefined;
 
   constructor(
     plan: { app: Endpoint; wrapper: Endpoint; key: string | undefined },
@@ -73,25 +75,36 @@ export class NetworkBackend {
     return c;
   }
 
-  /** Why the backend cannot prove now (program not registered, network unreachable), or undefined. */
+  /**
+   * Why the backend cannot prove now (program not registered, network unreachable), or undefined.
+   * GetProgram is retried on transient gRPC errors as the SDK does; only a definite answer
+   * (registered or not) is reused for `readyCacheMs`, so a blip costs a retry, not a minute of
+   * refusals. Concurrent callers share one check.
+   */
   async unavailable(): Promise<string | undefined> {
-    const now = Date.now();
-    if (this.readiness && now - this.readiness.at < (this.opts.readyCacheMs ?? 60_000)) return this.readiness.reason;
+    if (this.readiness && Date.now() - this.readiness.at < (this.opts.readyCacheMs ?? 60_000)) return this.readiness.reason;
+    this.readinessCheck ??= this.checkPrograms().finally(() => (this.readinessCheck = undefined));
+    return this.readinessCheck;
+  }
+
+  private async checkPrograms(): Promise<string | undefined> {
+    const at = Date.now();
     let reason: string | undefined;
     try {
       for (const [ctx, vk] of [
         [this.app, SPELL_CHECKER_VK_HASH],
         [this.wrapper, PROOF_WRAPPER_VK_HASH],
       ] as const) {
-        if (!(await ctx.client.getProgram(vk, { once: true }))) {
+        if (!(await ctx.client.getProgram(vk))) {
           reason = `the program 0x${toHex(vk)} (${ctx.stage}) is not registered on the prover network at ${ctx.client.channel.origin}`;
           break;
         }
       }
     } catch (e) {
-      reason = `cannot reach the prover network: ${redactText((e as Error).message)}`;
+      this.readiness = undefined; // not an answer: the next call asks again
+      return `cannot reach the prover network: ${redactText((e as Error).message)}`;
     }
-    this.readiness = { at: now, reason };
+    this.readiness = { at, reason };
     return reason;
   }
 
@@ -114,7 +127,7 @@ export class NetworkBackend {
     ] as const;
     for (const [name, ctx, vk] of stages) {
       const c = ctx.client;
-      const entry: Record<string, unknown> = { rpc_url: redactText(c.channel.origin), mode: ctx.settings.variant === 'auction' ? 'auction (mainnet)' : 'reserved (base API)', vk_hash: `0x${toHex(vk)}` };
+      const entry: Record<string, unknown> = { rpc_url: redactText(c.channel.origin), mode: ctx.settings.variant !== 'auction' ? 'reserved (base API)' : c.channel.origin === new URL(MAINNET_RPC_URL).origin ? 'auction (mainnet)' : 'auction', vk_hash: `0x${toHex(vk)}` };
       try {
         const p = await c.getProgram(vk, { once: true });
         entry.registered = p !== undefined;

@@ -20,6 +20,14 @@ export type NetworkPlan = { app: Endpoint; wrapper: Endpoint; key: string | unde
 const ALTERNATIVES =
   'set APP_ZK_PROVER=network with NETWORK_PRIVATE_KEY (the Succinct Prover Network), or ZK_GPU_SERVICE_URL=<sp1-cluster network-gateway URL>, or run with --mock (MOCK=1), or relay to a proving service with the `charms` build (SVC_PROVE_API_URL)';
 
+const isHttpUrl = (u: string): boolean => {
+  try {
+    return /^https?:$/.test(new URL(u).protocol);
+  } catch {
+    return false;
+  }
+};
+
 /** Where each stage runs for this configuration, or why nothing can prove. */
 export function networkPlan(c: ProverConfig): NetworkPlan {
   const networkUrl = c.networkRpcUrl ?? MAINNET_RPC_URL;
@@ -27,6 +35,8 @@ export function networkPlan(c: ProverConfig): NetworkPlan {
   if (gpu && /\/twirp\/?$/.test(new URL(gpu, 'http://x').pathname))
     return { unavailable: `ZK_GPU_SERVICE_URL=${redactText(gpu)} looks like SP1 v5's Moongate (Twirp) GPU server, which cannot make SP1 v6 proofs; point it at an sp1-cluster network-gateway instead` };
   const needKey = c.appProver === 'network' || c.spellProver === 'network';
+  if (needKey && !isHttpUrl(networkUrl))
+    return { unavailable: `NETWORK_RPC_URL=${JSON.stringify(redactText(networkUrl))} is not an http(s) URL; set it to the Prover Network RPC (default ${MAINNET_RPC_URL}) or unset it` };
   if (needKey && !c.networkPrivateKey) return { unavailable: 'network proving needs NETWORK_PRIVATE_KEY (the Prover Network account key); it is not set' };
   let app: Endpoint;
   if (c.appProver === 'network') app = { url: networkUrl, variant: 'auction' };

@@ -1,0 +1,68 @@
+/**
+ * The errors a newcomer met in the README and the app tutorial, each one line that says what to
+ * do: a prev tx that is not a transaction, a mistyped bech32 change address (caught before any
+ * contract runs), a Cardano transaction read as Bitcoin, a missing file, an empty app name, a bad
+ * JSON body.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { charmsBin } from '../testing/cli.js';
+import { readSharedText, sharedOrSkip } from '../testing/shared.js';
+import { funding } from '../testing/fixtures.js';
+import { decodeProveRequest } from '../prover/service.js';
+import { CharmsError } from '../errors.js';
+
+const charms = (args: string[], cwd: string) =>
+  spawnSync(process.execPath, [charmsBin, ...args], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: cwd, SVC_APP_CACHE_DIR: 'off' } });
+
+const errorLine = (stderr: string) => stderr.split('\n').find((l) => l.startsWith('Error: ')) ?? stderr;
+
+test('spell check/prove: a prev tx that is not one, a mistyped bech32 change address before any contract runs', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const dir = mkdtempSync(join(tmpdir(), 'charms-newcomer-'));
+  const f = funding(readSharedText);
+  writeFileSync(join(dir, 'spell.yaml'), `version: 15\ntx:\n  ins: [${f.txid}:0]\n  outs: [{}]\n  coins: [{amount: 1000, dest: ${f.dest}}]\napp_public_inputs: {}\n`);
+  const zz = charms(['spell', 'check', '--spell', 'spell.yaml', '--prev-txs', 'zz'], dir);
+  assert.equal(zz.status, 1);
+  assert.match(errorLine(zz.stderr), /prev-txs\[0\]: "zz" is not a transaction: give the raw transaction as hex, or as \{bitcoin: <hex>\}/);
+  // the last character changed: a checksum error, named as such, and nothing proved or checked first
+  const typo = f.changeAddress.slice(0, -1) + (f.changeAddress.endsWith('q') ? 'p' : 'q');
+  const prove = charms(['spell', 'prove', '--spell', 'spell.yaml', '--prev-txs', f.hex, '--change-address', typo, '--mock'], dir);
+  assert.equal(prove.status, 1);
+  assert.match(errorLine(prove.stderr), /not a valid tb1… \(bech32\) address: its checksum or format does not match/);
+  assert.doesNotMatch(prove.stderr, /base58/);
+  assert.doesNotMatch(prove.stderr, /spell checked/, 'the change address is checked before the spell');
+  const missing = charms(['spell', 'check', '--spell', 'nope.yaml'], dir);
+  assert.equal(missing.status, 1);
+  assert.match(errorLine(missing.stderr), /cannot read spell: ENOENT: no such file or directory/);
+  assert.doesNotMatch(missing.stderr, /ENOENT: ENOENT/);
+});
+
+test('tx show-spell of a Cardano transaction without --chain cardano says to use it', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const dir = mkdtempSync(join(tmpdir(), 'charms-newcomer-'));
+  const hex = readSharedText('vectors', 'chain', '0f9b34a89b50794e36331d61e6ea7ea59fa3990fe3129fbf26fefb57f031d02a.cardano.hex').trim();
+  const r = charms(['tx', 'show-spell', '--tx', hex], dir);
+  assert.equal(r.status, 1);
+  assert.match(errorLine(r.stderr), /^Error: this looks like a Cardano transaction: use --chain cardano/);
+  const ok = charms(['tx', 'show-spell', '--tx', hex, '--chain', 'cardano'], dir);
+  assert.equal(ok.status, 0, ok.stderr);
+});
+
+test('app new "" names the empty name instead of "already exists"', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'charms-newcomer-'));
+  const r = charms(['app', 'new', ''], dir);
+  assert.equal(r.status, 1);
+  assert.match(errorLine(r.stderr), /the app name is empty/);
+});
+
+test('a bad JSON body: "Invalid JSON:" once, then where', () => {
+  assert.throws(
+    () => decodeProveRequest(new TextEncoder().encode('{not json'), 'json'),
+    (e: unknown) => e instanceof CharmsError && /^Invalid JSON: [^]*line 1 column/.test(e.message) && !/invalid JSON/.test(e.message),
+  );
+});

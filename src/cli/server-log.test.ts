@@ -1,0 +1,40 @@
+/**
+ * The start-up log of `charms server --mock` lists what applies in mock mode only, and a server
+ * that cannot listen (EADDRINUSE) ends with its error: no info line after it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { charmsBin } from '../testing/cli.js';
+
+test('charms server --mock: start-up fields of mock mode only; a second one on the same port ends with the error', async () => {
+  const env = { PATH: process.env.PATH ?? '' };
+  const child = spawn(process.execPath, [charmsBin, 'server', '--mock', '--ip', '127.0.0.1', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'], env });
+  let log = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stderr.on('data', (d: Buffer) => {
+      log += d.toString();
+      const m = /Server running on 127\.0\.0\.1:(\d+)/.exec(log);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', () => reject(new Error(`server exited: ${log}`)));
+  });
+  try {
+    const line = log.split('\n').find((l) => l.includes('Server running on'))!;
+    const fields = JSON.parse(line);
+    assert.equal(fields.mock, true);
+    for (const k of ['app_prover', 'spell_prover', 'network_key_set', 'prove_api_url', 'scrolls', 'network_rpc_url', 'gpu_service_url'])
+      assert.ok(!(k in fields), `${k} does not apply in mock mode: ${line}`);
+    assert.equal(fields.cache, 'memory');
+    // the same port again: the error is the last thing said
+    const second = spawn(process.execPath, [charmsBin, 'server', '--mock', '--ip', '127.0.0.1', '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'], env });
+    let err = '';
+    second.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((r) => second.once('exit', r));
+    assert.notEqual(code, 0);
+    const lines = err.trim().split('\n');
+    assert.match(lines.at(-1)!, /EADDRINUSE|address already in use/i, err);
+  } finally {
+    child.kill();
+  }
+});
