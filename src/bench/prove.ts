@@ -1,14 +1,13 @@
 /** `spell prove --mock` wall time for a 2-app spell (NFT supply update + token mint), and mock proof time. */
 import { nftFixture } from './nft-fixture.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median, nodeWall, timeMedian } from './measure.js';
 import { hasShared } from '../testing/shared.js';
 import { proveMock } from '../proof/mock.js';
 import { prepareApp } from '../runner/index.js';
-import { loadavg } from 'node:os';
 import { templateApp } from '../testing/fixtures.js';
 import { bigTemplateApp } from './big-app.js';
 

@@ -500,7 +500,7 @@ export function buildCardanoTx(a: CardanoBuildArgs): CardanoBuildResult {
   const versionData = versionRedeemer(spell.version);
   const redeemers: RedeemerSpec[] = [];
   const scripts = new Map<string, Uint8Array>();
-  ins.forEach((u, i) => {
+  ins.forEach((_, i) => {
     const nonToken = a.inputCharms[i]!.map(([app]) => app).filter((app) => !isTokenApp(app));
     if (nonToken.length === 0) return;
     const script = proxyScriptForApps(nonToken);

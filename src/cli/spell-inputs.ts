@@ -1,11 +1,11 @@
 /** Reads the options `spell check` and `spell prove` share into the model's SpellInputs. */
 import { resolve } from 'node:path';
 import type { CliContext, ParsedArgs } from './define.js';
-import { optFlag, optList, optString, readFileBytes, readFileText, readInput } from './io.js';
+import { optList, optString, readFileBytes, readFileText, readInput } from './io.js';
 import { parseAppSignatures, parseBeamedFrom, parsePrevTx, parsePrivateInputs, parseSpellText } from '../model/inputs.js';
 import { detectChain } from '../chains/detect.js';
 import { parseChain, type ChainTx, type SpellInputs } from '../model/request.js';
-import type { B32 } from '../model/primitives.js';
+import { txidToDisplay, type B32 } from '../model/primitives.js';
 import type { NormalizedSpell } from '../model/spell.js';
 import { vkOfBinary } from '../keys/app-key.js';
 import { CharmsError } from '../errors.js';
@@ -13,7 +13,6 @@ import { loadSettings } from '../settings/settings.js';
 import { sourceFromConfig } from '../query/sources.js';
 import { parseTx, txidHex } from '../bitcoin/tx.js';
 import { cardanoTxHash, parseCardanoTx } from '../cardano/tx.js';
-import { txidToDisplay } from '../model/primitives.js';
 import { fromHex, toHex } from '../util/bytes.js';
 
 

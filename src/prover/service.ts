@@ -6,12 +6,11 @@
 import { CharmsError } from '../errors.js';
 import { decodeCbor, encodeCbor } from '../codec/cbor.js';
 import { parseJson, toJsonCompact } from '../codec/json.js';
-import type { Value } from '../codec/value.js';
+import { ValueMap, type Value } from '../codec/value.js';
 import { chainTxToValue, proveRequestFromValue, type ChainTx, type ProveRequest } from '../model/request.js';
 import { proveSpellTx, type ProveDeps } from './prove.js';
 import { CARDANO_MOCK_NOTICE } from './prove-cardano.js';
 import { parseCardanoTx } from '../cardano/tx.js';
-import { ValueMap } from '../codec/value.js';
 import { proveRemote } from './client.js';
 import type { ProofBackend } from './backend.js';
 import { redactUrl } from '../util/redact.js';

@@ -6,8 +6,7 @@
  * unreachable, paused or not Redis, the cache steps aside and work is computed directly.
  */
 import { randomBytes } from 'node:crypto';
-import type { Logger } from './log.js';
-import { silentLogger } from './log.js';
+import { silentLogger, type Logger } from './log.js';
 import { Redis } from 'ioredis';
 import { CharmsError } from '../errors.js';
 import { redactText } from '../util/redact.js';

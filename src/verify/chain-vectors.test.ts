@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { extractAndVerifySpell, spellToJson } from './index.js';
 import { readSharedJson, readSharedText, sharedOrSkip, sharedPath } from '../testing/shared.js';
-import { parseJson } from '../codec/json.js';
-import { toJsonPretty } from '../codec/json.js';
+import { parseJson, toJsonPretty } from '../codec/json.js';
 import { fromHex } from '../util/bytes.js';
 import { CharmsError } from '../errors.js';
 
