@@ -25,7 +25,7 @@ const SCRATCH = 4096;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Skips tags in front of a typed item. */
-export function untag(v: Value): Value {
+function untag(v: Value): Value {
   while (v instanceof Tagged) v = v.value;
   return v;
 }
@@ -121,7 +121,7 @@ function utxoId(v: Value, path: string): Value {
 const app = (v: Value, path: string): Value => seq(v, path, (x, p) => (p.endsWith('[0]') ? untag(x) : b32(x, p)));
 
 /** `Data` (a ciborium `Value` via `deserialize_any`). */
-export function ciboriumData(v: Value): Value {
+function ciboriumData(v: Value): Value {
   if (v === undefined) return null;
   if (v instanceof Tagged) {
     if ((v.tag === 2n || v.tag === 3n) && v.value instanceof Uint8Array && !indefiniteByteStrings.has(v.value) && v.value.length <= 16)

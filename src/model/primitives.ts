@@ -133,7 +133,7 @@ export function utxoIdToBytes(u: UtxoId): Uint8Array {
   return out;
 }
 
-export function utxoIdFromBytes(b: Uint8Array, path: string): UtxoId {
+function utxoIdFromBytes(b: Uint8Array, path: string): UtxoId {
   if (b.length !== 36) throw invalid(path, `expected 36 bytes for a UTXO id, got ${b.length}`);
   return { txid: b.slice(0, 32), vout: new DataView(b.buffer, b.byteOffset).getUint32(32, true) };
 }

@@ -16,7 +16,6 @@ import {
   asArray,
   asBool,
   asMap,
-  asString,
   asU32,
   asUint,
   b32FromValue,
@@ -157,7 +156,7 @@ function optionalList<T>(m: ValueMap, key: string, path: string, item: (v: Value
   return asArray(v, `${path}.${key}`).map((x, i) => item(x, `${path}.${key}[${i}]`));
 }
 
-export function transactionFromValue(v: Value, hr: boolean, path = 'tx'): NormalizedTransaction {
+function transactionFromValue(v: Value, hr: boolean, path = 'tx'): NormalizedTransaction {
   const m = asMap(v, path);
   const outsV = m.get('outs');
   if (outsV === undefined) throw invalid(path, 'missing field `outs`');
@@ -179,7 +178,7 @@ export function transactionFromValue(v: Value, hr: boolean, path = 'tx'): Normal
   return tx;
 }
 
-export function transactionToValue(tx: NormalizedTransaction, hr: boolean): ValueMap {
+function transactionToValue(tx: NormalizedTransaction, hr: boolean): ValueMap {
   const m = new ValueMap();
   if (tx.ins) m.set('ins', tx.ins.map((u) => utxoIdToValue(u, hr)));
   if (tx.refs) m.set('refs', tx.refs.map((u) => utxoIdToValue(u, hr)));
@@ -233,9 +232,6 @@ export function stripForChain(s: NormalizedSpell): NormalizedSpell {
   return { ...s, tx };
 }
 
-/** Apps by index, as `outs` keys refer to them. */
-export const appsOf = (s: NormalizedSpell): App[] => s.app_public_inputs.map(([a]) => a);
-
 // ------------------------------------------------------------------------------ AppSignature
 
 export interface AppSignature {
@@ -283,4 +279,3 @@ export function beamSourceFromValue(v: Value, hr: boolean, path: string): BeamSo
   return b;
 }
 
-export { asString };

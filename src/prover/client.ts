@@ -22,7 +22,7 @@ export interface RemoteProveOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function decodeProveResponse(body: Uint8Array): ChainTx[] {
+function decodeProveResponse(body: Uint8Array): ChainTx[] {
   return asArray(decodeCbor(body), 'prove response').map((v, i) => chainTxFromValue(v, `prove response[${i}]`));
 }
 

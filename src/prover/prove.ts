@@ -26,7 +26,6 @@ import { bindBitcoinScrolls } from './scrolls-binding.js';
 import type { ProofWorkers } from './proof-workers.js';
 import { preverify } from './preverify.js';
 
-export { spellPayload };
 
 export interface ProveDeps {
   backend: ProofBackend;

@@ -34,12 +34,12 @@ import { spellQueryJson } from './shape.js';
 import type { TxSource } from './sources.js';
 import { WALLET_PAGE, WALLET_PAGE_CSP } from './wallet-page.js';
 
-export const DEFAULT_QUERY_PORT = 17785;
+const DEFAULT_QUERY_PORT = 17785;
 /** Largest PUT body: a 4 MB transaction as hex, plus room. */
-export const PUT_BODY_LIMIT = 9 * 1024 * 1024;
+const PUT_BODY_LIMIT = 9 * 1024 * 1024;
 /** Cache-Control for spells (immutable: a transaction's spell never changes) and for "no spell". */
-export const CACHE_SPELL = 'public, max-age=31536000, immutable';
-export const CACHE_NO_SPELL = 'public, max-age=3600';
+const CACHE_SPELL = 'public, max-age=31536000, immutable';
+const CACHE_NO_SPELL = 'public, max-age=3600';
 
 /** The cached marker for "no valid spell" (a JSON answer is never a single NUL byte). */
 const NO_SPELL = Uint8Array.of(0);
@@ -120,7 +120,7 @@ const noStore = (r: Res): Res => ({ ...r, headers: { ...r.headers, 'cache-contro
 const BODY_HELP = 'body must be JSON {"tx_hex": "<raw transaction hex>"}';
 
 /** The request handler (routes: `/` and `/wallet` the wallet page, `/ready`, `/spells/<txid>`). */
-export function queryHandler(o: QueryServiceOptions = {}): Handler {
+function queryHandler(o: QueryServiceOptions = {}): Handler {
   const cache = o.cache ?? new MemoryCache(10_000);
   const log = o.log ?? silentLogger;
   const mock = o.mock ?? false;

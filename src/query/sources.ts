@@ -18,7 +18,6 @@ import type { SourceConfig } from '../settings/settings.js';
 import { redactText, withoutCredentials } from '../util/redact.js';
 import { SOURCE_ANSWER_LIMIT, readCapped, rpcNodeFromConfig, shownUrl, unreachable, type BitcoinNode } from './bitcoin-node.js';
 
-export { SOURCE_ANSWER_LIMIT };
 
 export interface TxSource {
   readonly name: string;

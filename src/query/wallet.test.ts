@@ -189,7 +189,7 @@ test('wallet page in headless Chromium: NFT image and name, token amounts and ti
     assert.match(nfts[0]!.text!, /https:\/\/charms\.dev\//);
     await page.waitForFunction(() => {
       const i = document.querySelector('#nfts .card img');
-      return i && i.complete && i.naturalWidth > 0;
+      return i?.complete && i.naturalWidth > 0;
     });
     const img = await page.$eval('#nfts .card img', (i) => {
       const x = i as unknown as { src: string; naturalWidth: number; alt: string };

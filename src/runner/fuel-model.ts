@@ -14,7 +14,7 @@ import { funcTypeOf, type FuncType, type ParsedModule, type ValType } from './wa
 import type { BlockType, DecodedBody, Instr } from './wasm-code.js';
 
 /** Fuel charged per byte of a function body the first time it is called (7 translate + 2 validate). */
-export const COMPILE_FUEL_PER_BYTE = 9;
+const COMPILE_FUEL_PER_BYTE = 9;
 
 export interface FunctionFuel {
   /** Fuel for lazily compiling the function: 9 × body size. */

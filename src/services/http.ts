@@ -41,7 +41,7 @@ export type Handler = (req: Req) => Promise<Res>;
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
-export const CORS_HEADERS: Record<string, string> = {
+const CORS_HEADERS: Record<string, string> = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': '*',
   'access-control-allow-headers': '*',
@@ -73,7 +73,7 @@ export function errorResponse(e: unknown, log: Logger): Res {
 }
 
 /** Bytes of request bodies held in memory, all connections together. */
-export class BodyBudget {
+class BodyBudget {
   private used = 0;
   constructor(readonly max: number) {}
   tryTake(n: number): boolean {

@@ -10,7 +10,7 @@ import { silentLogger, type Logger } from './log.js';
 import { proveResponseNotice } from '../prover/service.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
 
-export const BODY_LIMIT = DEFAULT_LIMITS.maxBodyBytes;
+const BODY_LIMIT = DEFAULT_LIMITS.maxBodyBytes;
 
 export type ProveFn = (req: { body: Uint8Array; format: 'json' | 'cbor' }) => Promise<Uint8Array>;
 

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-export const requireAll = (): boolean => process.env.CHARMS_REQUIRE_ALL === '1';
+const requireAll = (): boolean => process.env.CHARMS_REQUIRE_ALL === '1';
 
 /** Skips `t` (or fails it under CHARMS_REQUIRE_ALL=1) because `what` is missing. */
 export function skipOrFail(t: { skip: (msg?: string) => void; diagnostic?: (msg: string) => void }, what: string): void {

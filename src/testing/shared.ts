@@ -14,7 +14,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** Repo root: dist/testing → ../.. ; src/testing → ../.. */
 export const repoRoot = resolve(here, '..', '..');
 const override = process.env.CHARMS_SHARED_DIR;
-/** Where the vectors come from: `CHARMS_SHARED_DIR`, else the repository root (its `vectors/`). */
+/**
+ * Where the vectors come from: `CHARMS_SHARED_DIR`, else the repository root (its `vectors/`).
+ * @public (kept for callers on other branches; read files through `sharedPath`)
+ */
 export const sharedDir = override ?? repoRoot;
 export const hasShared = existsSync(join(sharedDir, 'vectors'));
 

@@ -8,7 +8,7 @@ import { redactText } from '../../util/redact.js';
 import type { NetworkVariant } from './proto.js';
 
 /** The SDK's default RPC of the public (mainnet, auction) Prover Network. */
-export const MAINNET_RPC_URL = 'https://rpc.mainnet.succinct.xyz';
+const MAINNET_RPC_URL = 'https://rpc.mainnet.succinct.xyz';
 
 export interface Endpoint {
   url: string;
