@@ -16,7 +16,7 @@ import { bigTemplateApp } from './big-app.js';
 export async function run(): Promise<void> {
   const pv = new Uint8Array(700).fill(7);
   console.log(`mock Groth16 proof (BLS12-381): median ${timeMedian(10, () => proveMock(pv), 1).toFixed(1)} ms`);
-  if (!hasShared) return console.log('skipped the rest: ../shared not found');
+  if (!hasShared) return console.log('skipped the rest: test vectors not found (CHARMS_SHARED_DIR)');
   const bin = fileURLToPath(new URL('../cli/charms.js', import.meta.url));
   // where the time goes, measured in this run: Node's start, the CLI's start
   const nodeStart = median([0, 1, 2, 3, 4].map(() => nodeWall(['-e', ''])));

@@ -1,5 +1,5 @@
 /**
- * Differential suite: every real and tampered transaction in ../shared/vectors/chain gives the
+ * Differential suite: every real and tampered transaction in vectors/chain gives the
  * expected `tx show-spell` verdict and exactly the expected spell, with and without --mock.
  */
 import { test } from 'node:test';

@@ -1,7 +1,7 @@
 /**
  * The decoders under fuzz, each with its seed inputs. Seeds come from the repo (template spells,
  * WAT fixtures, the AssemblyScript template app, the fuel vectors) and, when present, from
- * `../shared` (chain transactions, ProveRequest vectors) and any extra files passed in
+ * the test vectors in `vectors/` (chain transactions, ProveRequest vectors) and any extra files passed in
  * (e.g. real app binaries for `npm run fuzz -- --wasm app.wasm`).
  */
 import { readdirSync, readFileSync } from 'node:fs';
