@@ -27,7 +27,7 @@ test('a vector test file whose vectors are missing (CHARMS_SHARED_DIR pointing a
   const file = join(repoRoot, 'dist', 'proof', 'constants.test.js');
   const env: NodeJS.ProcessEnv = { ...process.env, CHARMS_SHARED_DIR: '/nonexistent-shared', CHARMS_REQUIRE_ALL: '' };
   delete env.NODE_TEST_CONTEXT; // the child reports on stdout, not to this runner
-  const run = (extra: Record<string, string>) => spawnSync(process.execPath, ['--test', file], { encoding: 'utf8', env: { ...env, ...extra } });
+  const run = (extra: Record<string, string>) => spawnSync(process.execPath, ['--test', '--test-reporter=tap', file], { encoding: 'utf8', env: { ...env, ...extra } });
   const lax = run({});
   assert.equal(lax.status, 0, lax.stdout);
   assert.match(lax.stdout, /# skipped [1-9]/);
