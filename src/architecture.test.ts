@@ -10,6 +10,7 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { skipOrFail } from './testing/require.js';
 
 /**
  * The layers, lowest first (the one place this order is written in code; README "Architecture"
@@ -67,7 +68,7 @@ function graph(root: string): Map<string, string[]> {
 }
 
 test('imports point down the layers, never up or sideways, and production code never imports tests', (t) => {
-  if (srcDir === undefined) return t.skip('src/ not found next to dist/');
+  if (srcDir === undefined) return skipOrFail(t, 'src/ not found next to dist/');
   const layerOf = new Map<string, number>();
   LAYERS.forEach((units, i) => units.forEach((u) => layerOf.set(u, i)));
   const bad: string[] = [];
@@ -95,7 +96,7 @@ test('imports point down the layers, never up or sideways, and production code n
 });
 
 test('no import cycle between files', (t) => {
-  if (srcDir === undefined) return t.skip('src/ not found next to dist/');
+  if (srcDir === undefined) return skipOrFail(t, 'src/ not found next to dist/');
   const g = graph(srcDir);
   const state = new Map<string, 1 | 2>(); // 1 on the stack, 2 done
   const cycles: string[] = [];
@@ -114,7 +115,7 @@ test('no import cycle between files', (t) => {
 
 test('the README lists the same layers, in the same order', (t) => {
   const readme = srcDir === undefined ? undefined : join(srcDir, '../README.md');
-  if (readme === undefined || !existsSync(readme)) return t.skip('README.md not found');
+  if (readme === undefined || !existsSync(readme)) return skipOrFail(t, 'README.md not found');
   const text = readFileSync(readme, 'utf8');
   const section = text.slice(text.indexOf('## Architecture'));
   const rows = [...section.matchAll(/^\| (\d+) \| ([^|]+) \|/gm)].map((m) => [...m[2]!.matchAll(/`([a-z-]+)\/?(?:\.ts)?`/g)].map((x) => x[1]));

@@ -64,9 +64,5 @@ export class CharmsError extends Error {
   }
 }
 
-export const fail = (code: ErrorCode, message: string, cause?: unknown): never => {
-  throw new CharmsError(code, message, cause === undefined ? undefined : { cause });
-};
-
 /** The HTTP status for a thrown value: by its code; anything not a CharmsError is a 500. */
 export const httpStatus = (e: unknown): number => (e instanceof CharmsError ? HTTP_STATUS[e.code] : 500);

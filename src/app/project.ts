@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { CharmsError } from '../errors.js';
 
-export type ProjectKind = 'rust' | 'assemblyscript';
+type ProjectKind = 'rust' | 'assemblyscript';
 
-export function projectKind(dir: string): ProjectKind {
+function projectKind(dir: string): ProjectKind {
   if (existsSync(join(dir, 'asconfig.json'))) return 'assemblyscript';
   if (existsSync(join(dir, 'Cargo.toml'))) return 'rust';
   throw new CharmsError('IO', `${dir} is not an app project (no Cargo.toml or asconfig.json): run this in an app directory`);
@@ -27,7 +27,7 @@ interface CargoBinary {
  * Asks cargo (not a guess from Cargo.toml): the workspace's target directory and the name of the
  * package's binary target. Cargo keeps hyphens in binary names (`my-token` → `my-token.wasm`).
  */
-export function cargoBinary(dir: string): CargoBinary {
+function cargoBinary(dir: string): CargoBinary {
   const r = spawnSync('cargo', ['metadata', '--format-version', '1', '--no-deps', '--offline'], { cwd: dir, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT')
     throw new CharmsError('IO', 'cargo not found: install Rust (https://rustup.rs) and run `rustup target add wasm32-wasip1`');

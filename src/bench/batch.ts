@@ -46,7 +46,7 @@ async function throughput(txs: string[], mode: 'single' | 'batch', workers: numb
 }
 
 export async function run(): Promise<void> {
-  if (!hasShared) return console.log('skipped: ../shared not found');
+  if (!hasShared) return console.log('skipped: test vectors not found (CHARMS_SHARED_DIR)');
   const dir = sharedPath('vectors', 'chain');
   const good = readdirSync(dir)
     .filter((f) => f.endsWith('.bitcoin.hex'))

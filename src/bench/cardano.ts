@@ -13,7 +13,7 @@ import { median, timeRuns } from './measure.js';
 const time = (n: number, f: () => void): number[] => timeRuns(n, f, 3);
 
 export async function run(): Promise<void> {
-  if (!hasShared) return console.log('skipped: ../shared not found');
+  if (!hasShared) return console.log('skipped: test vectors not found (CHARMS_SHARED_DIR)');
   const txs: [string, string][] = [
     ['v11 361927ae', '361927aed267ef049a5b9315aa7296493b385938d73340146b0af5d4637a02cf'],
     ['v11 712fcb00', '712fcb00421d163794c22eef627c5e49f3d3f19ea95953871f90286e1bf6f66c'],

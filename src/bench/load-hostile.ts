@@ -6,7 +6,7 @@
  *  1. large bodies: LOAD_BODIES (32) concurrent 31 MiB uploads, half HTTP/1.1 and half h2c;
  *  2. slow clients: LOAD_SLOW (200) idle / partial-header / partial-body connections, which the
  *     header and body deadlines must drop;
- *  3. hostile apps (needs ../shared): LOAD_APPS (4) concurrent prove requests whose app contract
+ *  3. hostile apps (needs the test vectors): LOAD_APPS (4) concurrent prove requests whose app contract
  *     grows its memory by LOAD_APP_MEMORY_MIB (1024) and touches every page, and as many that
  *     loop forever.
  * The server runs with SVC_INFLIGHT_BODY_BYTES=128 MiB, a 2 s header and a 20 s body timeout unless the
@@ -168,7 +168,7 @@ export async function run(): Promise<void> {
     console.log(`slow clients: ${slow} idle/partial connections, ${closed.filter(Boolean).length} dropped by the server in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
     // 3. hostile apps
-    if (!hasShared) console.log('hostile apps: skipped (../shared not found)');
+    if (!hasShared) console.log('hostile apps: skipped (test vectors not found: CHARMS_SHARED_DIR)');
     else {
       const apps = num('LOAD_APPS', 4);
       const mib = num('LOAD_APP_MEMORY_MIB', 1024);

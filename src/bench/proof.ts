@@ -52,7 +52,7 @@ export async function run(): Promise<void> {
   const [mp, mv] = mock['mcl-wasm']!;
   console.log(`mock proof generation (BLS12-381): mcl-wasm median ${mp.toFixed(1)} ms vs noble (baseline) ${np.toFixed(1)} ms — ${(np / mp).toFixed(1)}× (n=${n}, better of 2 interleaved rounds; load avg ${loadavg()[0]!.toFixed(1)}; target ≤ 8 ms)`);
   console.log(`mock proof verification (strict pairing): mcl-wasm median ${mv.toFixed(1)} ms vs noble (baseline) ${nv.toFixed(1)} ms — ${(nv / mv).toFixed(1)}× (n=${n}; target ≤ 8 ms)`);
-  if (!hasShared) return console.log('skipped real-proof figures: ../shared not found');
+  if (!hasShared) return console.log('skipped real-proof figures: test vectors not found (CHARMS_SHARED_DIR)');
   const vectors: Args[] = readSharedJson<{ version: number; public_values_hex: string; proof_hex: string }[]>('vectors', 'groth16-real-btc.json').map((v) => ({
     version: Number(v.version),
     publicValues: fromHex(v.public_values_hex),

@@ -1,14 +1,13 @@
 /** `spell prove --mock` wall time for a 2-app spell (NFT supply update + token mint), and mock proof time. */
 import { nftFixture } from './nft-fixture.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median, nodeWall, timeMedian } from './measure.js';
 import { hasShared } from '../testing/shared.js';
 import { proveMock } from '../proof/mock.js';
 import { prepareApp } from '../runner/index.js';
-import { loadavg } from 'node:os';
 import { templateApp } from '../testing/fixtures.js';
 import { bigTemplateApp } from './big-app.js';
 
@@ -17,7 +16,7 @@ import { bigTemplateApp } from './big-app.js';
 export async function run(): Promise<void> {
   const pv = new Uint8Array(700).fill(7);
   console.log(`mock Groth16 proof (BLS12-381): median ${timeMedian(10, () => proveMock(pv), 1).toFixed(1)} ms`);
-  if (!hasShared) return console.log('skipped the rest: ../shared not found');
+  if (!hasShared) return console.log('skipped the rest: test vectors not found (CHARMS_SHARED_DIR)');
   const bin = fileURLToPath(new URL('../cli/charms.js', import.meta.url));
   // where the time goes, measured in this run: Node's start, the CLI's start
   const nodeStart = median([0, 1, 2, 3, 4].map(() => nodeWall(['-e', ''])));

@@ -25,7 +25,7 @@ function post(agent: http.Agent, port: number, path: string, body?: string): Pro
 }
 
 export async function run(): Promise<void> {
-  if (!hasShared) return console.log('skipped: ../shared not found');
+  if (!hasShared) return console.log('skipped: test vectors not found (CHARMS_SHARED_DIR)');
   const { f, bins, mint, spendYaml } = await nftFixture();
   const N = 400;
   // scenario B spends K mints, each its own prev tx (a verification the server has not done)

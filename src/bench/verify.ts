@@ -13,7 +13,7 @@ import { hasShared, readSharedJson, readSharedText } from '../testing/shared.js'
 
 
 export async function run(): Promise<void> {
-  if (!hasShared) return console.log('skipped: ../shared not found');
+  if (!hasShared) return console.log('skipped: test vectors not found (CHARMS_SHARED_DIR)');
   const txs: [string, string][] = [
     ['v12 OP_RETURN', readSharedJson('vectors', 'bitcoin-v12-spell-tx-decoded.json').tx_hex],
     ['v8 witness', readSharedText('vectors', 'chain', '2efcde0d11cca5c23a415de6cb917e6da5b747975911e7855eb29d0737a68873.bitcoin.hex').trim()],

@@ -40,7 +40,7 @@ const SEGWIT_MAX_LENGTH = 90;
 const LEGACY_MAX_LENGTH = 50;
 const KNOWN_HRPS = new Set(['bc', 'tb', 'bcrt']);
 
-export function witnessScript(version: number, program: Uint8Array): Uint8Array {
+function witnessScript(version: number, program: Uint8Array): Uint8Array {
   return concatBytes(Uint8Array.of(version === 0 ? 0 : 0x50 + version), pushData(program));
 }
 const p2pkh = (h: Uint8Array) => concatBytes(Uint8Array.of(0x76, 0xa9, 0x14), h, Uint8Array.of(0x88, 0xac));
@@ -124,7 +124,7 @@ export function isTagValidFor(tag: AddressNetworkTag, chain: BitcoinChainName): 
 }
 
 /** The network of a change address: the first of main, testnet4, regtest it is valid for. */
-export function networkOfTag(tag: AddressNetworkTag): BitcoinNetwork {
+function networkOfTag(tag: AddressNetworkTag): BitcoinNetwork {
   for (const n of ['main', 'testnet4', 'regtest'] as const) if (isTagValidFor(tag, n)) return n;
   throw new CharmsError('INTERNAL', 'unreachable: every address is valid for one of main, testnet4, regtest');
 }

@@ -10,7 +10,7 @@ import { CharmsError } from '../errors.js';
 import { bigEndianToBigInt, equalBytes, fromHex, reversed } from '../util/bytes.js';
 import { parseTx, txid } from './tx.js';
 
-export const FINALITY_TARGET_BITS = 0x16507000;
+const FINALITY_TARGET_BITS = 0x16507000;
 
 const bad = (m: string) => new CharmsError('INVALID_INPUT', `finality proof: ${m}`);
 const sha256d = (b: Uint8Array) => sha256(sha256(b));
@@ -46,7 +46,7 @@ function checkPow(h: Header): bigint {
 }
 
 /** Parses a BIP37 merkle block and returns its header and the matched txids (root checked). */
-export function parseMerkleBlock(b: Uint8Array): { header: Header; matched: Uint8Array[] } {
+function parseMerkleBlock(b: Uint8Array): { header: Header; matched: Uint8Array[] } {
   if (b.length < 84) throw bad('merkle block too short');
   const header = parseHeader(b.subarray(0, 80));
   const view = new DataView(b.buffer, b.byteOffset);

@@ -6,11 +6,9 @@
 import { CharmsError } from '../errors.js';
 import { concatBytes } from '../util/bytes.js';
 
-export const OP_0 = 0x00;
-export const OP_FALSE = OP_0;
-export const OP_PUSHDATA1 = 0x4c;
-export const OP_PUSHDATA2 = 0x4d;
-export const OP_PUSHDATA4 = 0x4e;
+const OP_PUSHDATA1 = 0x4c;
+const OP_PUSHDATA2 = 0x4d;
+const OP_PUSHDATA4 = 0x4e;
 export const OP_IF = 0x63;
 export const OP_ENDIF = 0x68;
 export const OP_RETURN = 0x6a;
@@ -22,7 +20,7 @@ export const OP_RETURN = 0x6a;
 export type Instruction = { op: number; push?: Uint8Array };
 
 /** rust-bitcoin `script::Error::EarlyEndOfScript`: a push runs past the end of the script. */
-export const EARLY_END_OF_SCRIPT = 'EarlyEndOfScript';
+const EARLY_END_OF_SCRIPT = 'EarlyEndOfScript';
 
 const earlyEnd = (at: number) =>
   new CharmsError('INVALID_TX', `script: push at byte ${at} runs past the end of the script`, { cause: EARLY_END_OF_SCRIPT });

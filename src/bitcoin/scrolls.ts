@@ -56,7 +56,7 @@ export function verifySignedScrollOutputs(s: SignedScrollOutputs, pubkey: Uint8A
     let script: Uint8Array;
     try {
       script = fromHex(hex, `scriptPubKey of Scrolls output #${i}`);
-    } catch (e) {
+    } catch {
       throw refuse(`signed Scrolls map: output #${i} has a scriptPubKey that is not hex`);
     }
     if (!isP2wpkh(script)) throw refuse(`signed Scrolls map: output #${i} has scriptPubKey ${hex.slice(0, 80)}, not a P2WPKH script`);

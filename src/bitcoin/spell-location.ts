@@ -13,7 +13,7 @@ import { concatBytes, concatByteList, equalBytes, utf8 } from '../util/bytes.js'
 import type { BitcoinTx, TxIn } from './tx.js';
 import { instructions, opcodeName, OP_ENDIF, OP_IF, OP_RETURN, pushData, type Instruction } from './script.js';
 
-export const SPELL_MARKER = utf8('spell');
+const SPELL_MARKER = utf8('spell');
 
 const noSpell = (msg: string) => new CharmsError('NO_SPELL', msg);
 

@@ -139,7 +139,7 @@ class Writer extends ByteWriter {
 }
 
 /** Whether consensus serialization uses the segwit form (rust-bitcoin `uses_segwit_serialization`). */
-export const usesSegwitSerialization = (tx: BitcoinTx): boolean =>
+const usesSegwitSerialization = (tx: BitcoinTx): boolean =>
   tx.inputs.length === 0 || tx.inputs.some((i) => i.witness.length > 0);
 
 /**

@@ -14,7 +14,7 @@ import { appliedProxyScript, scriptHash } from './script-template.js';
 import type { Assets } from './tx.js';
 
 /** CIP-67 label 333 (fungible token). */
-export const CIP67_FT_LABEL = fromHex('0014df10');
+const CIP67_FT_LABEL = fromHex('0014df10');
 /** CIP-67 label 222 (NFT). */
 export const CIP67_NFT_LABEL = fromHex('000de140');
 

@@ -7,10 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { encodeCbor } from '../codec/cbor.js';
+import { encodeCbor, CborWriter } from '../codec/cbor.js';
 import { Tagged, ValueMap } from '../codec/value.js';
 import { fromHex, toHex } from '../util/bytes.js';
-import { CborWriter } from '../codec/cbor.js';
 import { appFromString, utxoIdFromString, type App, type Data } from '../model/primitives.js';
 import type { NormalizedSpell } from '../model/spell.js';
 import { buildCardanoTx, cardanoFeeAddressBytes, plutusV3LanguageView, SCROLLS_VKEY_HASH_HEX, V15_REFERENCE_INPUT, type CardanoBuildArgs } from './builder.js';

@@ -13,7 +13,7 @@
  */
 import { CharmsError } from '../errors.js';
 import { decodeCbor } from '../codec/cbor.js';
-import { type Value } from '../codec/value.js';
+import type { Value } from '../codec/value.js';
 import { equalBytes } from '../util/bytes.js';
 import { appToString, type App, type Data, type UtxoId } from '../model/primitives.js';
 import type { NativeOutput, NormalizedSpell } from '../model/spell.js';
@@ -23,7 +23,7 @@ import { expectedTokens, isTokenApp } from './assets.js';
 import { proxyScriptHashForApps } from './scripts.js';
 import { outputContentValue, subtractAssets } from './content.js';
 
-export { parseInputs, parseOutputs, bodyField, type CardanoOutput } from './tx.js';
+export { parseInputs, parseOutputs, type CardanoOutput } from './tx.js';
 
 const invalid = (m: string) => new CharmsError('INVALID_SPELL', m);
 

@@ -26,7 +26,7 @@ function magnitudeBytes(n: bigint): Uint8Array {
 }
 
 /** Writes a Plutus data value (already checked with `isPlutusData`); big integers as tags 2/3. */
-export function writePlutusData(w: CborWriter, d: Value, depth = 0): void {
+function writePlutusData(w: CborWriter, d: Value, depth = 0): void {
   if (depth > MAX_DEPTH) throw new CharmsError('INVALID_INPUT', 'Plutus data nests too deeply');
   if (typeof d === 'bigint') {
     if (d >= 0n && d < U64_LIMIT) return w.int(d);

@@ -11,8 +11,6 @@ export const PROXY_SCRIPT_PREFIX_HEX =
  * of every Charms transaction on Cardano.
  */
 export const SCROLLS_VKEY_HEX = '30e99359bc028dbf5a369df63744eb2a2e0e99512d8f6bdb0124ef2f5c7cf80a';
-/** blake2b-224 of `SCROLLS_VKEY_HEX`: the required signer (and the Scrolls withdraw script's parameter). */
-export const SCROLLS_VKEY_HASH_HEX = '15bf560dabf4fe7f7ef78ac49c4fa846ebcde7009b1e886dd70d350d';
 
 /** Scrolls finality key (Ed25519) that certifies Cardano transactions as final for beaming. */
 export const FINALITY_VKEY_HEX = 'fa868875d46c5dd4da079f4e17e5f94d89b7b64f748275b7810f5ec9d9011bb9';

@@ -10,7 +10,7 @@ import { concatBytes } from '../util/bytes.js';
 import { appliedProxyScript, scriptHash } from './script-template.js';
 
 export { appliedProxyScript, scriptHash } from './script-template.js';
-export { assetNameForApp, isTokenApp, policyIdForApp } from './assets.js';
+export { assetNameForApp, policyIdForApp } from './assets.js';
 
 /** blake2b-256 of the concatenated CBOR of the apps, sorted (order-insensitive). */
 export function appsHash(apps: App[]): Uint8Array {

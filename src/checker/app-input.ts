@@ -37,7 +37,7 @@ const charmsValue = (c: Charms): ValueMap =>
 const utxoCharmsValue = ([u, c]: [UtxoId, Charms]): Value => [utxoIdToBytes(u), charmsValue(c)];
 
 /** `charms_data::Transaction` in the binary face. */
-export function transactionValue(tx: AppTransaction): ValueMap {
+function transactionValue(tx: AppTransaction): ValueMap {
   const m = new ValueMap();
   m.set('ins', tx.ins.map(utxoCharmsValue));
   m.set('refs', tx.refs.map(utxoCharmsValue));

@@ -533,7 +533,7 @@ test('apps receive the reference stdin tuple (app, tx, x, w)', async (t) => {
   assert.equal((tuple[0] as unknown[])[0], 'n');
   const tx = tuple[1] as ValueMap;
   assert.deepEqual(tx.entries.map(([k]) => k), ['ins', 'refs', 'outs', 'coin_ins', 'coin_outs', 'prev_txs', 'app_public_inputs']);
-  assert.ok((tx.get('ins') as unknown[])[0] instanceof Array);
+  assert.ok(Array.isArray((tx.get('ins') as unknown[])[0]));
   assert.equal(tuple[2], 7n);
   assert.equal(tuple[3], null);
 });

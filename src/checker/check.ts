@@ -107,7 +107,7 @@ export function utxoHashWithNonce(u: UtxoId, nonce?: bigint): Uint8Array {
  * coins without one get the default `{multiasset: {}}` (the reference also canonicalizes given
  * contents through its Cardano types; we keep them as given).
  */
-export function adjustCoinContents(spell: NormalizedSpell, chain: Chain): NormalizedSpell {
+function adjustCoinContents(spell: NormalizedSpell, chain: Chain): NormalizedSpell {
   const coins = spell.tx.coins;
   if (!coins) throw rule('coins must be present');
   if (coins.length !== spell.tx.outs.length)
@@ -126,7 +126,7 @@ export function adjustCoinContents(spell: NormalizedSpell, chain: Chain): Normal
 }
 
 /** `ensure_all_prev_txs_are_present`: the producing transactions, all of them and nothing else. */
-export function ensureAllPrevTxsArePresent(spell: NormalizedSpell, beamedFrom: Map<number, BeamSource>, prevTxids: Set<string>): void {
+function ensureAllPrevTxsArePresent(spell: NormalizedSpell, beamedFrom: Map<number, BeamSource>, prevTxids: Set<string>): void {
   const ins = spell.tx.ins;
   if (!ins) throw rule('spell.tx.ins must be present');
   const has = (u: UtxoId) => prevTxids.has(toHex(u.txid));
@@ -147,7 +147,7 @@ export function ensureAllPrevTxsArePresent(spell: NormalizedSpell, beamedFrom: M
 }
 
 /** `ensure_unique_spell_inputs`. */
-export function ensureUniqueSpellInputs(spell: NormalizedSpell): void {
+function ensureUniqueSpellInputs(spell: NormalizedSpell): void {
   const ins = spell.tx.ins;
   if (!ins) throw rule('spell.tx.ins must be present');
   const seen = new Set<string>();
@@ -159,7 +159,7 @@ export function ensureUniqueSpellInputs(spell: NormalizedSpell): void {
 }
 
 /** `ensure_no_orphan_versioned_apps`. */
-export function ensureNoOrphanVersionedApps(spell: NormalizedSpell): void {
+function ensureNoOrphanVersionedApps(spell: NormalizedSpell): void {
   const vks = new Set(appsOf(spell).map((a) => toHex(a.vk)));
   for (const [vk] of spell.versioned_apps) if (!vks.has(toHex(vk))) throw rule(`versioned_apps contains unused vk: ${toHex(vk)}`);
 }
@@ -240,7 +240,7 @@ export function validateProveRequestShape(a: SpellInputs & { mock: boolean }): P
 // ------------------------------------------------------------------------------ is_correct
 
 /** `beaming_txs_have_finality_proofs`: each beaming source transaction comes proven final. */
-export function checkBeamingFinality(prevTxs: ChainTx[], beamedFrom: Map<number, BeamSource>): void {
+function checkBeamingFinality(prevTxs: ChainTx[], beamedFrom: Map<number, BeamSource>): void {
   if (beamedFrom.size === 0) return;
   const byTxid = new Map<string, ChainTx>();
   for (const t of prevTxs) byTxid.set(toHex(chainTxid(t)), t);
@@ -260,7 +260,7 @@ export function checkBeamingFinality(prevTxs: ChainTx[], beamedFrom: Map<number,
 }
 
 /** `ensure_no_zero_amounts` (part of `well_formed`): token amounts are non-zero u64s. */
-export function ensureNoZeroAmounts(spell: NormalizedSpell): void {
+function ensureNoZeroAmounts(spell: NormalizedSpell): void {
   const apps = appsOf(spell);
   spell.tx.outs.forEach((out, o) => {
     for (const [i, d] of out) {
@@ -329,7 +329,7 @@ function spentSources(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beam
 }
 
 /** `check_input_apps_are_referenced`: spending (or burning) a charm needs its app listed. */
-export function checkInputAppsAreReferenced(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): void {
+function checkInputAppsAreReferenced(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): void {
   const referenced = new Set(appsOf(spell).map(appToString));
   for (const s of spentSources(spell, prev, beamedFrom))
     for (const [app] of s.charms)
@@ -340,7 +340,7 @@ export function checkInputAppsAreReferenced(spell: NormalizedSpell, prev: Map<st
 }
 
 /** `check_prev_versioned_apps_consistency`: one wasm hash per (vk, version) across prev spells. */
-export function checkPrevVersionedAppsConsistency(prev: Map<string, PrevSpell>): void {
+function checkPrevVersionedAppsConsistency(prev: Map<string, PrevSpell>): void {
   const seen = new Map<string, [string, Uint8Array]>();
   const ordered = [...prev.values()].sort((a, b) => compareBytes(a.txid, b.txid));
   for (const p of ordered)
@@ -357,7 +357,7 @@ export function checkPrevVersionedAppsConsistency(prev: Map<string, PrevSpell>):
 }
 
 /** `check_scroll_outputs_are_listed`. */
-export function checkScrollOutputsAreListed(spell: NormalizedSpell): void {
+function checkScrollOutputsAreListed(spell: NormalizedSpell): void {
   const n = spell.tx.outs.length;
   for (const i of spell.tx.scrolls ?? []) if (i >= n) throw rule(`\`tx.scrolls\` references output #${i} but the spell only has ${n} output(s)`);
   const apps = appsOf(spell);
@@ -374,7 +374,7 @@ function hostingChainIsBitcoin(spell: NormalizedSpell, prev: Map<string, PrevSpe
 }
 
 /** `check_app_version_continuity`, per spent input and app. */
-export function checkAppVersionContinuity(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): void {
+function checkAppVersionContinuity(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): void {
   const referencedVks = new Set(appsOf(spell).map((a) => toHex(a.vk)));
   for (const s of spentSources(spell, prev, beamedFrom))
     for (const [app] of s.charms) {
@@ -403,7 +403,7 @@ export function checkAppVersionContinuity(spell: NormalizedSpell, prev: Map<stri
 }
 
 /** `collect_version_changed_apps`: apps (by string) whose version differs from a spent charm's. */
-export function collectVersionChangedApps(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): Set<string> {
+function collectVersionChangedApps(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): Set<string> {
   const changed = new Set<string>();
   for (const s of spentSources(spell, prev, beamedFrom))
     for (const [app] of s.charms) {
@@ -415,7 +415,7 @@ export function collectVersionChangedApps(spell: NormalizedSpell, prev: Map<stri
 }
 
 /** `verify_app_binary`: the binary is the app's (simple: vk = hash; versioned: pinned hash + signature). */
-export function verifyAppBinary(app: App, wasm: Uint8Array, spell: NormalizedSpell, sigs: Map<string, AppSignature>): void {
+function verifyAppBinary(app: App, wasm: Uint8Array, spell: NormalizedSpell, sigs: Map<string, AppSignature>): void {
   const name = appToString(app);
   const hash = vkOfBinary(wasm);
   const va = versionedOf(spell, app.vk);

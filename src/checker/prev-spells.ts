@@ -207,7 +207,7 @@ function cardanoVirtualSpell(t: ChainTx, next: NormalizedSpell, mock: boolean): 
  * The virtual spell of one prerequisite transaction. `mock` allows mock spells (the reference
  * passes the next spell's `mock` flag).
  */
-export function virtualSpell(t: ChainTx, next: NormalizedSpell, mock: boolean): PrevSpell {
+function virtualSpell(t: ChainTx, next: NormalizedSpell, mock: boolean): PrevSpell {
   return t.chain === 'cardano' ? cardanoVirtualSpell(t, next, mock) : bitcoinVirtualSpell(t, mock);
 }
 

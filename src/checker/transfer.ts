@@ -33,14 +33,14 @@ export function sumTokenAmount(app: App, list: Charms[]): bigint | undefined {
   return total;
 }
 
-export function tokenAmountsBalanced(app: App, tx: AppTransaction): boolean {
+function tokenAmountsBalanced(app: App, tx: AppTransaction): boolean {
   // Both sums are computed (a tuple in the reference), inputs first.
   const i = sumTokenAmount(app, tx.ins.map(([, c]) => c));
   const o = sumTokenAmount(app, tx.outs);
   return i !== undefined && o !== undefined && i === o;
 }
 
-export function nftStatePreserved(app: App, tx: AppTransaction): boolean {
+function nftStatePreserved(app: App, tx: AppTransaction): boolean {
   const ins = valuesOf(app, tx.ins.map(([, c]) => c));
   const outs = valuesOf(app, tx.outs);
   if (ins.length !== outs.length) return false;

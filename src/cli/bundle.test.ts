@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { charmsBin } from '../testing/cli.js';
 import { sharedOrSkip } from '../testing/shared.js';
+import { skipOrFail } from '../testing/require.js';
 import { nftFixture } from '../bench/nft-fixture.js';
 import { extractAndVerifySpell } from '../verify/index.js';
 import { encodeSpellCbor } from '../model/spell.js';
@@ -38,7 +39,7 @@ const MODES: Record<string, Record<string, string>> = {
 };
 
 test('the build writes the CLI and worker bundles: module URLs rewritten, mcl-wasm decoded natively, ioredis left out', (t) => {
-  if (!hasEsbuild()) return void t.skip('esbuild is not installed: no bundles (the CLI runs from the ES modules)');
+  if (!hasEsbuild()) return skipOrFail(t, 'esbuild is not installed: no bundles (the CLI runs from the ES modules)');
   for (const f of ['cli/main.cjs', 'runner/worker.cjs', 'prover/proof-worker.cjs', 'util/bundle-worker.cjs'])
     assert.ok(existsSync(join(dist, 'bundle', f)), `dist/bundle/${f} is missing`);
   const main = readFileSync(join(dist, 'bundle', 'cli', 'main.cjs'), 'utf8');

@@ -83,7 +83,7 @@ test('`app sign` and `app verify` round-trip; a tampered binary fails', () => {
   const s = charms(['app', 'sign', '--bin', wasm], dir);
   assert.equal(s.status, 0, s.stderr);
   const sigFile = `${wasm}.sig.yaml`;
-  assert.match(readFileSync(sigFile, 'utf8'), /^[0-9a-f]{64}:\n  public_key: [0-9a-f]{64}\n  signature: [0-9a-f]{128}\n$/);
+  assert.match(readFileSync(sigFile, 'utf8'), /^[0-9a-f]{64}:\n {2}public_key: [0-9a-f]{64}\n {2}signature: [0-9a-f]{128}\n$/);
   const v = charms(['app', 'verify', '--bin', wasm], dir);
   assert.equal(v.status, 0, v.stderr);
   const json = join(dir, 'sig.json');

@@ -69,7 +69,7 @@ complete -F ${fn} -o bashdefault -o default ${bin}
 function zsh(root: CommandDef): string {
   const bin = root.name;
   const nodes = walk(root);
-  const esc = (s: string) => s.replace(/[\[\]:']/g, (c) => `\\${c}`);
+  const esc = (s: string) => s.replace(/[[\]:']/g, (c) => `\\${c}`);
   const funcs = nodes
     .map((n) => {
       const name = `_${n.path.join('__').replace(/-/g, '_')}`;

@@ -22,7 +22,7 @@ export interface OptionDef {
   hidden?: boolean;
 }
 
-export interface ArgDef {
+interface ArgDef {
   name: string;
   required?: boolean;
   variadic?: boolean;

@@ -39,7 +39,7 @@ export const readFileText = (path: string, what: string): string => new TextDeco
  * The project's settings directory: `.svc/` (ours), falling back to the reference's `.charms/`
  * when only that one exists.
  */
-export function settingsDir(cwd: string): string {
+function settingsDir(cwd: string): string {
   const ours = join(cwd, '.svc');
   const theirs = join(cwd, '.charms');
   if (!existsSync(ours) && existsSync(theirs)) return theirs;

@@ -6,8 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, posix } from 'node:path';
 import { repoRoot } from '../testing/shared.js';
 
 test('npm pack contents: bins, exports, templates and README; no sources, CI or node_modules', () => {
@@ -31,6 +31,35 @@ test('npm pack contents: bins, exports, templates and README; no sources, CI or 
   for (const f of files) assert.ok(!/^(src|\.ci|node_modules)\//.test(f) && !f.endsWith('.gitignore'), `${f} should not be in the package`);
   // tests, test helpers, fixtures and benchmarks stay out of the published package
   for (const f of files) assert.ok(!/\.test\.|^dist\/(testing|bench)\/|\/fixtures\//.test(f), `${f} is test code and should not be in the package`);
+  // and no test helper hides elsewhere: a shipped module (not an entry point) that only test code refers to is one
+  const testOnly = [...files].filter((f) => /^dist\/.*\.js$/.test(f) && !f.startsWith('dist/bundle/') && !wanted.includes(f)).map((f) => f.replace(/^dist\//, 'src/').replace(/\.js$/, '.ts')).filter((src) => {
+    const by = referrers.get(src) ?? [];
+    return by.length > 0 && by.every(isTestCode);
+  });
+  assert.deepEqual(testOnly, [], 'modules only tests use belong in src/testing/ (not shipped)');
+});
+
+const isTestCode = (src: string) => /\.test\.ts$|^src\/(testing|bench)\/|\/fixtures\//.test(src);
+
+/** src module → the src files that import it or load it (`new URL('./x.js', import.meta.url)`). */
+const referrers = (() => {
+  const by = new Map<string, string[]>();
+  const walk = (dir: string): string[] =>
+    readdirSync(join(repoRoot, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [`${dir}/${e.name}`] : []));
+  for (const file of walk('src')) {
+    const text = readFileSync(join(repoRoot, file), 'utf8');
+    for (const m of text.matchAll(/(?:from\s*|import\(\s*|new URL\(\s*)['"](\.\.?\/[^'"]+)\.js['"]/g)) {
+      const target = posix.join(posix.dirname(file), `${m[1]}.ts`);
+      by.set(target, [...(by.get(target) ?? []), file]);
+    }
+  }
+  return by;
+})();
+
+test('the test-helper check sees what it must: a module only tests load is flagged, the real ones are not', () => {
+  assert.ok((referrers.get('src/testing/prove-server-child.ts') ?? []).every(isTestCode), 'the prove-server child is loaded by tests only');
+  assert.ok(!(referrers.get('src/runner/worker.ts') ?? []).every(isTestCode), 'the runner worker is loaded by library code');
+  assert.ok(!(referrers.get('src/services/cache.ts') ?? []).every(isTestCode));
 });
 
 /** Every file path named in an `exports` map, conditional entries included. */

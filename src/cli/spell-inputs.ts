@@ -5,12 +5,11 @@ import { optDefaulted, optList, optString, readFileBytes, readFileText, readInpu
 import { parseAppSignatures, parseBeamedFrom, parsePrevTx, parsePrivateInputs, parseSpellText } from '../model/inputs.js';
 import { chainTxid, detectChain } from '../chains/detect.js';
 import { parseChain, type ChainTx, type SpellInputs } from '../model/request.js';
-import type { B32 } from '../model/primitives.js';
+import { txidToDisplay, type B32 } from '../model/primitives.js';
 import type { NormalizedSpell } from '../model/spell.js';
 import { vkOfBinary } from '../keys/app-key.js';
 import { loadSettings } from '../settings/settings.js';
 import { fetchCheckedTx, sourceFromConfig } from '../sources/tx-sources.js';
-import { txidToDisplay } from '../model/primitives.js';
 
 
 export async function readSpellInputs(a: ParsedArgs, ctx: CliContext): Promise<SpellInputs> {

@@ -57,8 +57,6 @@ export class Tagged {
   ) {}
 }
 
-export const isMap = (v: Value): v is ValueMap => v instanceof ValueMap;
-
 /** Structural equality of two values (map order matters, as in ciborium's Value). */
 export function valueEquals(a: Value, b: Value): boolean {
   if (a === b) return true;

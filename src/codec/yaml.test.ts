@@ -46,7 +46,7 @@ test('chain vectors: every verified spell round-trips JSON → YAML → JSON to 
     spells++;
     const typed = withIntegerCharmKeys(spell);
     const yaml = toYaml(typed);
-    assert.match(yaml, /^version: \d+\ntx:\n  ins:( \[\])?\n/, f);
+    assert.match(yaml, /^version: \d+\ntx:\n {2}ins:( \[\])?\n/, f);
     assert.ok(valueEquals(parseYaml(yaml), typed), `${f}: YAML round trip changed the spell`);
     assert.equal(toJsonPretty(parseYaml(yaml)), toJsonPretty(spell), f);
   }

@@ -60,7 +60,7 @@ function parseYamlInt(s: string): bigint | undefined {
   let magnitude: bigint | undefined;
   const prefix = body.slice(0, 2);
   const digits = RADIX_DIGITS[prefix];
-  if (digits !== undefined && digits.test(body.slice(2))) magnitude = BigInt(body); // BigInt reads 0x/0o/0b
+  if (digits?.test(body.slice(2))) magnitude = BigInt(body); // BigInt reads 0x/0o/0b
   else if (/^[0-9]+$/.test(body) && !digitsButNotNumber(s)) magnitude = BigInt(body);
   if (magnitude === undefined) return undefined;
   const v = negative ? -magnitude : magnitude;
@@ -169,7 +169,7 @@ class YamlReader {
     if (this.aliasDepth > 0 && ++this.expanded > MAX_ALIAS_EXPANDED_NODES)
       this.fail(`aliases expand to more than ${MAX_ALIAS_EXPANDED_NODES} values`);
     const tag = taggedAlready ? undefined : (node as { tag?: string }).tag;
-    if (tag !== undefined && tag.startsWith('!')) return this.taggedEnum(tag, node, depth);
+    if (tag?.startsWith('!')) return this.taggedEnum(tag, node, depth);
     if (isMap(node)) {
       if (depth + 1 > MAX_DEPTH) this.fail('recursion limit exceeded');
       return new ValueMap(node.items.map((p) => [this.node(p.key, depth + 1), this.node(p.value, depth + 1)]));
@@ -184,7 +184,7 @@ class YamlReader {
 
   scalar(n: ScalarLike, tag: string | undefined): Value {
     const text = n.value === null || n.value === undefined ? '' : String(n.value);
-    if (tag !== undefined && tag.startsWith(CORE_TAG)) {
+    if (tag?.startsWith(CORE_TAG)) {
       const kind = tag.slice(CORE_TAG.length);
       const typed =
         kind === 'bool'

@@ -102,7 +102,7 @@ test('charms index follows the fake Bitcoin Core over RPC and over Esplora to th
   }
 });
 
-test('charms index refuses a second indexer and a --mock index without --mock', async (t) => {
+test('charms index refuses a second indexer and a --mock index without --mock', async () => {
   const fake = await FakeBitcoind.start();
   const children: ChildProcess[] = [];
   try {

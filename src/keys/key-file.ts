@@ -30,7 +30,7 @@ const SECRET_FIELD = /"?(secret_key|private_key|secretKey|privateKey|xprv|tprv)"
  * True when the file at `path` holds a secret key (an app key file, or any JSON/YAML with a
  * secret-key field). Only the first 64 KiB are looked at: key files are small.
  */
-export function holdsKey(path: string): boolean {
+function holdsKey(path: string): boolean {
   let fd: number;
   try {
     fd = openSync(path, 'r');

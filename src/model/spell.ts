@@ -17,7 +17,6 @@ import {
   asArray,
   asBool,
   asMap,
-  asString,
   asU32,
   asUint,
   b32FromValue,
@@ -160,7 +159,7 @@ function optionalList<T>(m: ValueMap, key: string, path: string, item: (v: Value
   return asArray(v, `${path}.${key}`).map((x, i) => item(x, `${path}.${key}[${i}]`));
 }
 
-export function transactionFromValue(v: Value, hr: boolean, path = 'tx'): NormalizedTransaction {
+function transactionFromValue(v: Value, hr: boolean, path = 'tx'): NormalizedTransaction {
   const m = asMap(v, path);
   const outsV = m.get('outs');
   if (outsV === undefined) throw invalid(path, 'missing field `outs`');
@@ -182,7 +181,7 @@ export function transactionFromValue(v: Value, hr: boolean, path = 'tx'): Normal
   return tx;
 }
 
-export function transactionToValue(tx: NormalizedTransaction, hr: boolean): ValueMap {
+function transactionToValue(tx: NormalizedTransaction, hr: boolean): ValueMap {
   const m = new ValueMap();
   if (tx.ins) m.set('ins', tx.ins.map((u) => utxoIdToValue(u, hr)));
   if (tx.refs) m.set('refs', tx.refs.map((u) => utxoIdToValue(u, hr)));
@@ -373,9 +372,6 @@ export function stripForChain(s: NormalizedSpell): NormalizedSpell {
   return { ...s, tx };
 }
 
-/** Apps by index, as `outs` keys refer to them. */
-export const appsOf = (s: NormalizedSpell): App[] => s.app_public_inputs.map(([a]) => a);
-
 // ------------------------------------------------------------------------------ AppSignature
 
 export interface AppSignature {
@@ -423,4 +419,3 @@ export function beamSourceFromValue(v: Value, hr: boolean, path: string): BeamSo
   return b;
 }
 
-export { asString };

@@ -10,7 +10,8 @@ import { claimSharedMcl } from './mcl-owner.js';
 import { batchCoefficients, ProductCache, type Bn254Backend, type PreparedKey, type PreparedProof } from './bn254.js';
 import { BN254_R, invalidProof, type G1Affine, type G2Affine, type GnarkProof, type GnarkVerifyingKey } from './gnark.js';
 
-type Mcl = typeof Mcl;
+/** The mcl-wasm module object (its namespace `Mcl` names the point types). */
+type McLib = typeof Mcl;
 
 interface MclKey extends PreparedKey {
   k: (Mcl.G1 | null)[];
@@ -33,7 +34,7 @@ let loading: Promise<Bn254Backend> | undefined;
 export function loadMclBackend(): Promise<Bn254Backend> {
   loading ??= (async () => {
     if (!claimSharedMcl('bn254')) throw new CharmsError('UNSUPPORTED', 'the mcl-wasm instance of this process already serves BLS12-381 mock proofs');
-    const ns = (await import('mcl-wasm')) as Mcl & { default?: Mcl };
+    const ns = (await import('mcl-wasm')) as McLib & { default?: McLib };
     const mcl = ns.default ?? ns; // CommonJS package: Node puts module.exports on `default`
     await mcl.init(mcl.BN_SNARK1);
     // parsing checks the curve equation; the G2 subgroup check is done once, explicitly, below
@@ -44,7 +45,7 @@ export function loadMclBackend(): Promise<Bn254Backend> {
   return loading;
 }
 
-function makeBackend(mcl: Mcl): Bn254Backend {
+function makeBackend(mcl: McLib): Bn254Backend {
   const hex = (v: bigint) => v.toString(16);
   /** mcl parses "1 x y" (affine) and rejects points off the curve. */
   const g1 = (p: G1Affine, what: string): Mcl.G1 => {

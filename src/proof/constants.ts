@@ -10,7 +10,7 @@ import { fromHex } from '../util/bytes.js';
 export const CURRENT_PROTOCOL_VERSION = 15;
 
 /** Spell vk by protocol version (index = version). V15 is the current proof-wrapper program's vk. */
-export const SPELL_VKS_HEX: readonly string[] = [
+const SPELL_VKS_HEX: readonly string[] = [
   '00e9398ac819e6dd281f81db3ada3fe5159c3cc40222b5ddb0e7584ed2327c5d', // V0
   '009f38f590ebca4c08c1e97b4064f39e4cd336eea4069669c5f5170a38a1ff97', // V1
   '00bd312b6026dbe4a2c16da1e8118d4fea31587a4b572b63155252d2daf69280', // V2
@@ -101,8 +101,8 @@ export const GROTH16_VKS_HEX = {
 export type Groth16KeyName = keyof typeof GROTH16_VKS_HEX;
 
 /** SP1 recursion vk roots pinned by the v6 proof shape (protocol 12–13 and 14–15). */
-export const VK_ROOT_V12_HEX = '008cd56e10c2fe24795cff1e1d1f40d3a324528d315674da45d26afb376e8670';
-export const VK_ROOT_V14_HEX = '002f850ee998974d6cc00e50cd0814b098c05bfade466d28573240d057f25352';
+const VK_ROOT_V12_HEX = '008cd56e10c2fe24795cff1e1d1f40d3a324528d315674da45d26afb376e8670';
+const VK_ROOT_V14_HEX = '002f850ee998974d6cc00e50cd0814b098c05bfade466d28573240d057f25352';
 
 /** The mock Groth16 verifying key (arkworks compressed, BLS12-381, 440 bytes). */
 export const MOCK_GROTH16_VK_HEX = [
@@ -143,7 +143,7 @@ export const MOCK_GROTH16_PK_HEX =
     '65ce1483eb7a2ecb8a7e7662e37fcb459372ca41f703b0dc75f8ba98326174346b5e48e3f41e8359',
   ].join('');
 
-export const MOCK_SPELL_VK: Uint8Array = fromHex(MOCK_SPELL_VK_HEX);
+const MOCK_SPELL_VK: Uint8Array = fromHex(MOCK_SPELL_VK_HEX);
 
 const unsupported = (version: number): CharmsError =>
   new CharmsError('UNSUPPORTED', `unsupported spell version: ${version}`);

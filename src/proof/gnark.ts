@@ -20,7 +20,7 @@ export interface G1Affine {
   y: bigint;
 }
 /** Fp2 element c0 + c1·u (u² = −1). */
-export interface Fp2Value {
+interface Fp2Value {
   c0: bigint;
   c1: bigint;
 }

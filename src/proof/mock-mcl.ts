@@ -11,10 +11,11 @@ import { claimSharedMcl } from './mcl-owner.js';
 import { CharmsError } from '../errors.js';
 import { ArkReader, MOCK_PROOF_BYTES, mockQuotient, readMockPk, type MockCurve, type PointCodec } from './mock.js';
 
-type Mcl = typeof Mcl;
+/** The mcl-wasm module object (its namespace `Mcl` names the point types). */
+type McLib = typeof Mcl;
 
 /** A fresh copy of the mcl-wasm package (its own WebAssembly instance), leaving the shared one alone. */
-async function freshMclPackage(): Promise<Mcl> {
+async function freshMclPackage(): Promise<McLib> {
   // Import the shared instance first: once ESM has it, later `import('mcl-wasm')` (the BN254
   // backend) keep getting it. Without this, an ESM import after the cache juggling below would
   // see a half-loaded copy of the package.
@@ -26,7 +27,7 @@ async function freshMclPackage(): Promise<Mcl> {
   const saved = ours().map((k) => [k, require.cache[k]] as const);
   for (const [k] of saved) delete require.cache[k];
   try {
-    return require('mcl-wasm') as Mcl;
+    return require('mcl-wasm') as McLib;
   } finally {
     for (const k of ours()) delete require.cache[k];
     for (const [k, m] of saved) require.cache[k] = m;
@@ -35,7 +36,7 @@ async function freshMclPackage(): Promise<Mcl> {
 
 let loading: Promise<MockCurve> | undefined;
 
-const sharedMclPackage = (ns: Mcl & { default?: Mcl }): Mcl => ns.default ?? ns; // CommonJS: module.exports on `default`
+const sharedMclPackage = (ns: McLib & { default?: McLib }): McLib => ns.default ?? ns; // CommonJS: module.exports on `default`
 
 /**
  * Loads and initialises the BLS12-381 instance once (≈50–100 ms), and decodes the mock keys.
@@ -45,7 +46,7 @@ const sharedMclPackage = (ns: Mcl & { default?: Mcl }): Mcl => ns.default ?? ns;
  */
 export function loadMclMockCurve(opts: { shareInstance?: boolean } = {}): Promise<MockCurve> {
   loading ??= (async () => {
-    const mcl = opts.shareInstance && claimSharedMcl('bls12-381') ? sharedMclPackage((await import('mcl-wasm')) as Mcl & { default?: Mcl }) : await freshMclPackage();
+    const mcl = opts.shareInstance && claimSharedMcl('bls12-381') ? sharedMclPackage((await import('mcl-wasm')) as McLib & { default?: McLib }) : await freshMclPackage();
     await mcl.init(mcl.BLS12_381);
     mcl.setETHserialization(true); // ZCash compressed points, as arkworks writes them
     mcl.verifyOrderG1(true); // deserialize checks the subgroup, as ark's validating decoder
@@ -56,7 +57,7 @@ export function loadMclMockCurve(opts: { shareInstance?: boolean } = {}): Promis
   return loading;
 }
 
-function makeCurve(mcl: Mcl): MockCurve {
+function makeCurve(mcl: McLib): MockCurve {
   const codec: PointCodec<Mcl.G1, Mcl.G2> = {
     g1(b) {
       const p = new mcl.G1();

@@ -215,7 +215,7 @@ let pkCache: MockPk | undefined;
 const mockPk = (): MockPk => (pkCache ??= readMockPk(nobleCodec));
 
 /** Generator of the size-4 evaluation domain of the mock circuit (a 4th root of unity in Fr). */
-export const OMEGA4 = BigInt('0x8d51ccce760304d0ec030002760300000001000000000000');
+const OMEGA4 = BigInt('0x8d51ccce760304d0ec030002760300000001000000000000');
 
 function randomScalar(): bigint {
   const b = new Uint8Array(64); // 512 bits reduced mod r: negligible bias

@@ -16,7 +16,6 @@ import { loadMclBackend } from './bn254-mcl.js';
 import { BN254_R, parseGnarkProof, parseGnarkVerifyingKey, type GnarkVerifyingKey } from './gnark.js';
 import { MOCK_PROOF_BYTES, mockPublicValuesVariants, prepareMockKeys, verifyMockProof } from './mock.js';
 
-export { publicValuesFor } from './public-values.js';
 
 export type ProofBackendName = Bn254Backend['name'];
 

@@ -11,7 +11,6 @@ import type { ProverConfig } from '../settings/settings.js';
 import type { ProofInput } from './network/backend.js';
 import { networkPlan } from './network/plan.js';
 
-export type { ProofInput };
 
 export interface ProofBackend {
   readonly name: string;

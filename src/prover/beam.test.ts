@@ -23,7 +23,7 @@ import { utxoHashWithNonce } from '../checker/check.js';
 import { parsePrevTx } from '../model/inputs.js';
 import { detectChain } from '../chains/detect.js';
 import { fromHex, toHex } from '../util/bytes.js';
-import { ValueMap } from '../codec/value.js';
+import type { ValueMap } from '../codec/value.js';
 import { CharmsError } from '../errors.js';
 import { shutdownRunner } from '../runner/index.js';
 

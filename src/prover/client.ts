@@ -83,7 +83,7 @@ export const MAX_RELAY_HOPS = 8;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function decodeProveResponse(body: Uint8Array): ChainTx[] {
+function decodeProveResponse(body: Uint8Array): ChainTx[] {
   return asArray(decodeCbor(body), 'prove response').map((v, i) => chainTxFromValue(v, `prove response[${i}]`));
 }
 

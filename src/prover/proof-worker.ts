@@ -6,7 +6,7 @@
  * pairing libraries the thread loaded), or {id, failure} for an unexpected error.
  */
 import { parentPort } from 'node:worker_threads';
-import { CharmsError } from '../errors.js';
+import type { CharmsError } from '../errors.js';
 import { useFastProofBackend } from '../proof/init.js';
 import { verifySpellProofs, type SpellProofCheck } from '../proof/verify.js';
 import { proveMock } from '../proof/mock.js';

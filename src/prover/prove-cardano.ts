@@ -13,9 +13,9 @@ import { cardanoAddressBytes } from '../cardano/address.js';
 import { buildCardanoTx, canonicalContent, cardanoFeeAddressBytes, resolvePrevOutputs } from '../cardano/builder.js';
 import type { CardanoProtocolParams } from '../cardano/protocol-params.js';
 import { encodeSpellCbor, type NormalizedSpell } from '../model/spell.js';
-import type { ProveRequest } from '../model/request.js';
+import type { ProveRequest, ChainTx } from '../model/request.js';
 import { publicValuesFor } from '../proof/public-values.js';
-import { checkSpell } from '../checker/check.js';
+import { checkSpell, type CheckResult } from '../checker/check.js';
 import { charmsInUtxo, prevSpells } from '../checker/prev-spells.js';
 import { runApp as defaultRunApp } from '../runner/index.js';
 import type { CardanoScrollsSigner } from '../scrolls/client.js';
@@ -24,8 +24,6 @@ import { preverify } from './preverify.js';
 import type { ProofWorkers } from './proof-workers.js';
 import { refuseWhenStopping, type ProofBackend } from './backend.js';
 import type { FeeSettings } from '../bitcoin/fee-settings.js';
-import type { CheckResult } from '../checker/check.js';
-import type { ChainTx } from '../model/request.js';
 
 export interface CardanoProveDeps {
   backend: ProofBackend;

@@ -5,8 +5,8 @@
  */
 import { CharmsError } from '../errors.js';
 import { CborWriter } from '../codec/cbor.js';
-import { fromHex } from '../util/bytes.js';
-import { parseTx } from '../bitcoin/tx.js';
+import { fromHex, toHex } from '../util/bytes.js';
+import { parseTx, txid as txidOf } from '../bitcoin/tx.js';
 import { buildSpellTx } from '../bitcoin/builder.js';
 import { preflightProveRequest } from '../bitcoin/preflight.js';
 import { addressToScript } from '../bitcoin/address.js';
@@ -17,7 +17,6 @@ import type { ChainTx, ProveRequest } from '../model/request.js';
 import { publicValuesFor } from '../proof/public-values.js';
 import { checkSpell, type CheckResult } from '../checker/check.js';
 import { runApp as defaultRunApp } from '../runner/index.js';
-import { toHex } from '../util/bytes.js';
 import { refuseWhenStopping, type ProofBackend } from './backend.js';
 import { spellPayload } from './payload.js';
 import { proveCardanoSpellTx } from './prove-cardano.js';
@@ -27,7 +26,6 @@ import { bindBitcoinScrolls } from './scrolls-binding.js';
 import type { ProofWorkers } from './proof-workers.js';
 import { preverify } from './preverify.js';
 
-export { spellPayload };
 
 export interface ProveDeps {
   backend: ProofBackend;
@@ -82,8 +80,6 @@ function prevOutValues(spell: NormalizedSpell, prevTxs: ChainTx[]): bigint[] {
     return out.value;
   });
 }
-
-import { txid as txidOf } from '../bitcoin/tx.js';
 
 /**
  * Refuses a spell whose Scrolls outputs (`tx.scrolls`) still have an empty `dest`: the last guard

@@ -8,7 +8,7 @@ import type { ProofWorkers } from './proof-workers.js';
 import { LocalProveService, RelayProveService, type ProveService } from './service.js';
 import { parseCardanoProtocolParams, type CardanoProtocolParams } from '../cardano/protocol-params.js';
 
-export function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
+function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
   if (!c.feeSettingsPath) return undefined;
   let text: string;
   try {
@@ -20,7 +20,7 @@ export function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
 }
 
 /** The Cardano protocol parameters file, if configured (read and checked at start). */
-export function loadCardanoParams(c: ProverConfig): CardanoProtocolParams | undefined {
+function loadCardanoParams(c: ProverConfig): CardanoProtocolParams | undefined {
   if (!c.cardanoProtocolParamsPath) return undefined;
   let text: string;
   try {

@@ -20,6 +20,7 @@ import { appFromString, utxoIdFromString } from '../model/primitives.js';
 import type { NormalizedSpell } from '../model/spell.js';
 import { readSharedJson, readSharedText, sharedOrSkip, sharedPath } from '../testing/shared.js';
 import { h1, h2 } from '../testing/http.js';
+import { waitFor } from '../testing/wait.js';
 import { CharmsError } from '../errors.js';
 import { createLogger } from '../services/log.js';
 
@@ -361,6 +362,7 @@ test('ESPLORA_URL with credentials and a token: used as Basic auth and query, ne
 test('a source answering 100 MB is cut off at the answer limit, not read whole (Esplora and RPC, declared or streamed)', async () => {
   const total = 100 * 1024 * 1024;
   const written: number[] = [];
+  let hungUp = 0;
   const huge = http.createServer((req, res) => {
     req.resume();
     const declare = (req.url ?? '').includes('declared') || req.headers['x-declare'] === '1';
@@ -369,7 +371,10 @@ test('a source answering 100 MB is cut off at the answer limit, not read whole (
     let sent = 0;
     const i = written.push(0) - 1;
     let open = true;
-    res.on('close', () => (open = false));
+    res.on('close', () => {
+      open = false;
+      hungUp++;
+    });
     const pump = () => {
       while (open && sent < total) {
         sent += chunk.length;
@@ -399,7 +404,7 @@ test('a source answering 100 MB is cut off at the answer limit, not read whole (
         await server.close();
       }
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => hungUp === 3, 'the three answers to be cut off');
     assert.equal(written.length, 3);
     for (const w of written) assert.ok(w < 40 * 1024 * 1024, `the source got to write ${w} bytes before the service hung up`);
   } finally {
@@ -519,8 +524,7 @@ test('two services sharing Redis (CACHE_URL): one upstream call for concurrent G
   try {
     // both caches connected (a cache that met a not-yet-started Redis probes it again shortly)
     const bothReady = async () => (await Promise.all(caches.map((c) => c.ready()))).every(Boolean);
-    for (let i = 0; i < 100 && !(await bothReady()); i++) await new Promise((r) => setTimeout(r, 100));
-    assert.ok(await bothReady());
+    await waitFor(bothReady, 'both caches to connect to Redis', { intervalMs: 100 });
     const statuses = await Promise.all(Array.from({ length: 100 }, (_, i) => h1(servers[i % 2]!.port, 'GET', `/spells/${FRESH}`).then((r) => r.status)));
     assert.ok(statuses.every((s) => s === 200), String(statuses));
     assert.equal(fx.calls(), 1);

@@ -22,7 +22,7 @@ import { CharmsError, HTTP_STATUS } from '../errors.js';
 import { fromHex } from '../util/bytes.js';
 import { parseJson } from '../codec/json.js';
 import { ValueMap } from '../codec/value.js';
-import { parseTx, txidHex } from '../bitcoin/tx.js';
+import { parseTx } from '../bitcoin/tx.js';
 import { identifyTx } from '../chains/detect.js';
 import { tagTx } from '../chains/tagged.js';
 import { isNoSpell as noValidSpell, spellOrNone, type SpellVerdict, type TxInput } from '../verify/index.js';
@@ -37,12 +37,12 @@ import { enableMetrics, metricsResponse, requestObserver } from '../services/met
 import { cacheHitBytes, cacheHits, cacheMissBytes, cacheMisses } from '../util/metrics.js';
 import { WALLET_PAGE, WALLET_PAGE_CSP } from './wallet-page.js';
 
-export const DEFAULT_QUERY_PORT = 17785;
+const DEFAULT_QUERY_PORT = 17785;
 /** Largest PUT body: a 4 MB transaction as hex, plus room. */
-export const PUT_BODY_LIMIT = 9 * 1024 * 1024;
+const PUT_BODY_LIMIT = 9 * 1024 * 1024;
 /** Cache-Control for spells (immutable: a transaction's spell never changes) and for "no spell". */
-export const CACHE_SPELL = 'public, max-age=31536000, immutable';
-export const CACHE_NO_SPELL = 'public, max-age=3600';
+const CACHE_SPELL = 'public, max-age=31536000, immutable';
+const CACHE_NO_SPELL = 'public, max-age=3600';
 
 /** The cached marker for "no valid spell" (a JSON answer is never a single NUL byte). */
 const NO_SPELL = Uint8Array.of(0);

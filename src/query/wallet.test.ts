@@ -7,7 +7,7 @@ import { chromiumPath, skipOrFail } from '../testing/require.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,7 +72,7 @@ process.stderr.write('unexpected call\\n'); process.exit(1);
   // every call carried the extra arguments first
   const calls = readFileSync(join(dir, 'calls.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
   assert.deepEqual(calls[0], ['-testnet4', '-rpcwallet=w', 'listunspent', '0']);
-  assert.deepEqual(calls.slice(1).map((c) => c.slice(0, 3)), [NFT_MINT, PLAIN, CHEX, NFT_TOKEN, UNKNOWN].map((id) => ['-testnet4', '-rpcwallet=w', 'getrawtransaction']));
+  assert.deepEqual(calls.slice(1).map((c) => c.slice(0, 3)), [NFT_MINT, PLAIN, CHEX, NFT_TOKEN, UNKNOWN].map(() => ['-testnet4', '-rpcwallet=w', 'getrawtransaction']));
   assert.deepEqual(calls.slice(1).map((c) => c[3]), [NFT_MINT, PLAIN, CHEX, NFT_TOKEN, UNKNOWN]);
   assert.equal(yaml.stderr, [NFT_MINT, PLAIN, CHEX, NFT_TOKEN, UNKNOWN].map((id) => `Looking at tx ${id}...\n`).join(''));
   const mintApp = 'n/578a5bafd3ac04ef36da08cbe62100cd056fc381fd3783de6e46fc74fc7c27b2/06ff5322ce2d3d23aba044182869da09429ef22b3b1da30e247c2a3d7b75d039';
@@ -189,7 +189,7 @@ test('wallet page in headless Chromium: NFT image and name, token amounts and ti
     assert.match(nfts[0]!.text!, /https:\/\/charms\.dev\//);
     await page.waitForFunction(() => {
       const i = document.querySelector('#nfts .card img');
-      return i && i.complete && i.naturalWidth > 0;
+      return i?.complete && i.naturalWidth > 0;
     });
     const img = await page.$eval('#nfts .card img', (i) => {
       const x = i as unknown as { src: string; naturalWidth: number; alt: string };

@@ -15,7 +15,7 @@ import type { BlockType, DecodedBody, Instr } from './wasm-code.js';
 import { OP } from './opcodes.js';
 
 /** Fuel charged per byte of a function body the first time it is called (7 translate + 2 validate). */
-export const COMPILE_FUEL_PER_BYTE = 9;
+const COMPILE_FUEL_PER_BYTE = 9;
 
 export interface FunctionFuel {
   /** Fuel for lazily compiling the function: 9 × body size. */

@@ -16,12 +16,11 @@ import { RunnerPool } from './pool.js';
 import { prepareModule, type Prepared } from './prepare.js';
 
 export type { RunResult } from './execute.js';
-export type { Prepared } from './prepare.js';
 
 /** The reference's per-run fuel budget (`MAX_FUEL_PER_RUN`). */
-export const DEFAULT_FUEL_LIMIT = 1_000_000_000n;
+const DEFAULT_FUEL_LIMIT = 1_000_000_000n;
 /** Wall-clock guard per run; real apps need about a millisecond. */
-export const DEFAULT_TIMEOUT_MS = 5_000;
+const DEFAULT_TIMEOUT_MS = 5_000;
 
 /**
  * Resource caps of the runner (docs/server.md "Limits"). The reference (wasmi without a store

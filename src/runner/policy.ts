@@ -10,7 +10,7 @@ export const WASI_MODULE = 'wasi_snapshot_preview1';
 
 const i32 = 'i32' as const;
 /** The only host functions the reference links, with their exact signatures. */
-export const WASI_IMPORTS: Readonly<Record<string, FuncType>> = {
+const WASI_IMPORTS: Readonly<Record<string, FuncType>> = {
   fd_read: { params: [i32, i32, i32, i32], results: [i32] },
   fd_write: { params: [i32, i32, i32, i32], results: [i32] },
   environ_get: { params: [i32, i32], results: [i32] },
@@ -48,7 +48,7 @@ export function checkAppModule(wasm: Uint8Array): ParsedModule {
       );
   }
   const start = m.exports.find((e) => e.name === '_start');
-  if (!start || start.kind !== 'func')
+  if (start?.kind !== 'func')
     throw new CharmsError('INVALID_INPUT', 'wasm module: no exported function `_start` (the app entry point)');
   const startType = funcTypeOf(m, start.index);
   if (startType.params.length !== 0 || startType.results.length !== 0)

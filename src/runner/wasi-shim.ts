@@ -12,11 +12,11 @@ import { WASI_MODULE } from './policy.js';
 import { Wasm, type WasmImports, type WasmInstance, type WasmMemory } from './wasm-api.js';
 
 /** Upper bound on captured stderr so a chatty app cannot exhaust memory. */
-export const MAX_CAPTURED_STDERR = 4 * 1024 * 1024;
+const MAX_CAPTURED_STDERR = 4 * 1024 * 1024;
 /** Most iovecs one fd_read/fd_write takes (POSIX/WASI IOV_MAX); more is EINVAL before any work. */
-export const MAX_IOVECS = 1024;
+const MAX_IOVECS = 1024;
 /** Most bytes one random_get produces (ChaCha12 here runs at ~16 MB/s; apps ask for 16–32 bytes). */
-export const MAX_RANDOM_BYTES_PER_CALL = 64 * 1024;
+const MAX_RANDOM_BYTES_PER_CALL = 64 * 1024;
 /** WASI errno EINVAL. */
 const EINVAL = 28;
 

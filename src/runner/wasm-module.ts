@@ -13,27 +13,27 @@ export interface FuncType {
   results: ValType[];
 }
 
-export interface Import {
+interface Import {
   module: string;
   name: string;
   kind: 'func' | 'table' | 'memory' | 'global';
   typeIndex: number;
 }
 
-export interface Export {
+interface Export {
   name: string;
   kind: 'func' | 'table' | 'memory' | 'global';
   index: number;
 }
 
-export interface Global {
+interface Global {
   type: ValType;
   mutable: boolean;
   /** Constant value of a plain `t.const` initialiser (for immutable-global folding). */
   constValue?: number | bigint | undefined;
 }
 
-export interface Section {
+interface Section {
   id: number;
   /** Offset of the section id byte. */
   headerStart: number;
@@ -42,14 +42,14 @@ export interface Section {
   end: number;
 }
 
-export interface FunctionBody {
+interface FunctionBody {
   /** Content range of the code entry (locals + expression), without its size prefix. */
   start: number;
   end: number;
 }
 
 /** Limits of a memory (in 64 KiB pages) or a table (in elements). */
-export interface Limits {
+interface Limits {
   min: number;
   max?: number | undefined;
 }

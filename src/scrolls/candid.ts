@@ -12,14 +12,14 @@
  */
 import { IDL } from '@icp-sdk/core/candid';
 
-export const TextResult = IDL.Variant({ Ok: IDL.Text, Err: IDL.Text });
+const TextResult = IDL.Variant({ Ok: IDL.Text, Err: IDL.Text });
 
-export const Addresses = IDL.Record({
+const Addresses = IDL.Record({
   signature: IDL.Text,
   script_pubkeys: IDL.Vec(IDL.Tuple(IDL.Nat32, IDL.Text)),
 });
 
-export const AddressesResult = IDL.Variant({ Ok: Addresses, Err: IDL.Text });
+const AddressesResult = IDL.Variant({ Ok: Addresses, Err: IDL.Text });
 
 export interface MethodIdl {
   args: IDL.Type[];

@@ -7,7 +7,7 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { CharmsError } from '../errors.js';
 import { CborReader, encodeCbor } from '../codec/cbor.js';
-import { Tagged, ValueMap, type Value } from '../codec/value.js';
+import { Tagged, type ValueMap, type Value } from '../codec/value.js';
 import { equalBytes, toHex } from '../util/bytes.js';
 import { cardanoTxHash, parseCardanoTx } from '../cardano/tx.js';
 

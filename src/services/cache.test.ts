@@ -5,8 +5,8 @@ import { RedisCache } from './cache.js';
 import { createLogger } from './log.js';
 import { startRedis } from '../testing/redis.js';
 import { hasRedisServer, skipOrFail } from '../testing/require.js';
+import { waitFor } from '../testing/wait.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('a paused Redis (SIGSTOP) costs one command timeout, not one per request; the cache comes back after SIGCONT', async (t) => {
   if (!hasRedisServer()) return skipOrFail(t, 'redis-server not installed (CI installs it)');
@@ -26,7 +26,7 @@ test('a paused Redis (SIGSTOP) costs one command timeout, not one per request; t
     assert.equal(timeouts.length, 1, `one failure noticed, later requests skip Redis: ${timeouts.join('')}`);
     assert.equal(await cache.ready(), false);
     redis.proc.kill('SIGCONT');
-    while (!(await cache.ready())) await sleep(50);
+    await waitFor(() => cache.ready(), 'the cache to see Redis again', { intervalMs: 50 });
     assert.ok(lines.some((l) => l.includes('cache available again')));
     await cache.getOrCompute('after', compute);
     await cache.getOrCompute('after', compute);
@@ -150,7 +150,7 @@ test('Redis: a lock without TTL does not hang a request; a live holder is waited
     // a holder that keeps renewing for long: the waiter stops waiting after 500 ms and computes
     let release!: () => void;
     const slow = holder.getOrCompute('slow', () => new Promise<Uint8Array>((r) => (release = () => r(Uint8Array.of(2)))));
-    while ((await raw.exists('svc:lock:slow')) === 0) await sleep(10);
+    await waitFor(async () => (await raw.exists('svc:lock:slow')) === 1, 'the holder took the lock');
     const t0 = performance.now();
     const mine = await waiter.getOrCompute('slow', async () => Uint8Array.of(3));
     assert.deepEqual([...mine], [3]);

@@ -5,6 +5,7 @@ import http2 from 'node:http2';
 import { listenDual, type Handler, type Listening } from './http.js';
 import { limitsOf, DEFAULT_LIMITS } from '../settings/limits.js';
 import { h1, h2 } from '../testing/http.js';
+import { waitFor } from '../testing/wait.js';
 
 const echo: Handler = async (req) => {
   if (req.method === 'POST') {
@@ -25,9 +26,7 @@ function raw(port: number, first?: string | Buffer) {
   return { sock, closed, text: () => data.toString('latin1') };
 }
 
-const until = async (cond: () => boolean) => {
-  while (!cond()) await new Promise((r) => setTimeout(r, 10));
-};
+const until = (cond: () => boolean) => waitFor(cond, 'the server to reach the state the test waits for', { intervalMs: 10, timeoutMs: 20_000 });
 
 test('slow clients are dropped on both protocols: idle, partial preface, partial headers, trickled headers, partial bodies, idle keep-alive and h2 sessions', { timeout: 30_000 }, async () => {
   const server = await listenDual(echo, { host: '127.0.0.1', port: 0, limits: { headersTimeoutMs: 300, bodyTimeoutMs: 300, idleTimeoutMs: 300 } });
@@ -144,18 +143,22 @@ test('h2c: a body over the limit is refused with 413 as soon as it is declared o
 test('a global in-flight body budget: concurrent large bodies past it get 503 (retry), and the budget comes back', { timeout: 30_000 }, async () => {
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
+  let held = false;
   const server: Listening = await listenDual(
     async (req) => {
       const b = await req.body(1024 * 1024);
-      if (req.path === '/hold') await gate;
+      if (req.path === '/hold') {
+        held = true;
+        await gate;
+      }
       return { status: 200, headers: {}, body: `got ${b.length}` };
     },
     { host: '127.0.0.1', port: 0, limits: { inflightBodyBytes: 1024 * 1024 } },
   );
   try {
     const body = Buffer.alloc(800 * 1024, 0x61);
-    const held = h1(server.port, 'POST', '/hold', body);
-    await new Promise((r) => setTimeout(r, 100)); // let the first body arrive
+    const holding = h1(server.port, 'POST', '/hold', body);
+    await until(() => held); // the first body arrived whole and its handler holds it
     for (const send of [h1, h2]) {
       const busy = await send(server.port, 'POST', '/other', body);
       assert.equal(busy.status, 503);
@@ -172,7 +175,7 @@ test('a global in-flight body budget: concurrent large bodies past it get 503 (r
     });
     assert.equal(chunked, 503);
     release();
-    assert.equal((await held).status, 200);
+    assert.equal((await holding).status, 200);
     assert.equal((await h1(server.port, 'POST', '/other', body)).status, 200, 'the budget was given back');
     assert.equal((await h2(server.port, 'POST', '/other', body)).status, 200);
   } finally {

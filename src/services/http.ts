@@ -54,7 +54,7 @@ export type Handler = (req: Req) => Promise<Res>;
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
-export const CORS_HEADERS: Record<string, string> = {
+const CORS_HEADERS: Record<string, string> = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': '*',
   'access-control-allow-headers': '*',

@@ -6,7 +6,7 @@
 import { redactText } from '../util/redact.js';
 import { logLevelOf, type Env, type LogLevel } from '../settings/settings.js';
 
-export type Level = LogLevel;
+type Level = LogLevel;
 const ORDER: Record<Level, number> = { error: 0, warn: 1, info: 2, debug: 3, trace: 4 };
 const SECRET = /private_?key|secret|password|token|authorization/i;
 
@@ -17,7 +17,7 @@ export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
 }
 
-export function redact(fields: Record<string, unknown>): Record<string, unknown> {
+function redact(fields: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(fields)) out[k] = SECRET.test(k) ? '[redacted]' : typeof v === 'bigint' ? v.toString() : typeof v === 'string' ? redactText(v) : v;
   return out;

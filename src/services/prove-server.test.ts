@@ -1,10 +1,10 @@
 import http2 from 'node:http2';
 import { hasRedisServer, skipOrFail } from '../testing/require.js';
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
 import { startProveServer } from './prove-server.js';
@@ -13,6 +13,7 @@ import { Redis } from 'ioredis';
 import { startRedis } from '../testing/redis.js';
 import { CharmsError } from '../errors.js';
 import { h1, h2, type Reply } from '../testing/http.js';
+import { waitFor } from '../testing/wait.js';
 
 test('one port speaks HTTP/1.1 and h2c; JSON/CBOR negotiation; error mapping; CORS; /ready', async () => {
   let calls = 0;
@@ -147,22 +148,37 @@ test('a 33 MiB body is refused with 413 without being read whole (Content-Length
 });
 
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A Redis client for the test's own reads: gives up at once when Redis is gone (no reconnect loop). */
+const redisClient = (url: string) => {
+  const c = new Redis(url, { maxRetriesPerRequest: 0, retryStrategy: () => null, commandTimeout: 2000 });
+  c.on('error', () => {});
+  return c;
+};
 const countOf = async (url: string, key: string): Promise<number> => {
-  const c = new Redis(url, { maxRetriesPerRequest: 0 });
+  const c = redisClient(url);
   try {
     return Number((await c.get(key)) ?? '0');
   } finally {
     c.disconnect();
   }
 };
+const lockKeyOf = (body: string) => `svc:lock:${createHash('sha256').update('json:').update(body).digest('hex')}`;
 
-function startChild(url: string, counter: string, delayMs: number, leaseMs: number | 'default'): Promise<{ port: number; proc: ChildProcess }> {
-  const script = fileURLToPath(new URL('./server-child.js', import.meta.url));
+/** A prove server in a child process (src/testing/prove-server-child.ts); fails if it does not start in 20 s. */
+function startChild(url: string, counter: string, delayMs: number, leaseMs: number | 'default'): Promise<{ port: number; proc: ChildProcess; exited: Promise<void> }> {
+  const script = fileURLToPath(new URL('../testing/prove-server-child.js', import.meta.url));
   const proc = spawn(process.execPath, [script, url, counter, String(delayMs), String(leaseMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   return new Promise((resolve, reject) => {
-    proc.stdout!.once('data', (d) => resolve({ port: Number(d.toString().trim()), proc }));
-    proc.once('exit', (c) => reject(new Error(`child exited ${c}`)));
+    const timer = setTimeout(() => reject(new Error('the prove server child did not print its port within 20 s')), 20_000);
+    proc.stdout!.once('data', (d) => {
+      clearTimeout(timer);
+      resolve({ port: Number(d.toString().trim()), proc, exited });
+    });
+    proc.once('exit', (c) => {
+      clearTimeout(timer);
+      reject(new Error(`child exited ${c}`));
+    });
   });
 }
 
@@ -172,8 +188,9 @@ test('two server processes sharing Redis: 50 concurrent identical requests → o
   const children: ChildProcess[] = [];
   try {
     const a = await startChild(redis.url, 'count:A', 400, 60_000);
+    children.push(a.proc);
     const b = await startChild(redis.url, 'count:A', 400, 60_000);
-    children.push(a.proc, b.proc);
+    children.push(b.proc);
     const body = JSON.stringify({ same: 'request' });
     const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? h1 : h2)(i % 4 < 2 ? a.port : b.port, 'POST', '/spells/prove', body)));
     assert.ok(replies.every((r) => r.status === 200));
@@ -181,14 +198,14 @@ test('two server processes sharing Redis: 50 concurrent identical requests → o
     assert.equal(await countOf(redis.url, 'count:A'), 1, 'the prover ran once');
     // Redis killed mid-run: both servers keep answering (computing without the cache)
     redis.proc.kill('SIGKILL');
-    await sleep(200);
+    for (const s of [a, b]) await waitFor(async () => (await h1(s.port, 'GET', '/ready')).status === 503, '/ready to report the cache unusable');
     for (const s of [a, b]) {
       const r = await h1(s.port, 'POST', '/spells/prove', JSON.stringify({ after: 'redis died' }));
       assert.equal(r.status, 200);
       assert.equal((await h1(s.port, 'GET', '/ready')).status, 503, '/ready reports the cache is unusable');
     }
   } finally {
-    for (const c of children) c.kill('SIGTERM');
+    for (const c of children) c.kill('SIGKILL');
     redis.proc.kill('SIGKILL');
   }
 });
@@ -197,27 +214,39 @@ test('the lock holder renews its short lease while it proves: a long proof is no
   if (!hasRedisServer()) return skipOrFail(t, 'redis-server not installed (CI installs it)');
   const redis = await startRedis();
   const children: ChildProcess[] = [];
+  const c = redisClient(redis.url);
   try {
     // a 3 s proof under a 600 ms lease: without renewal the lease lapses five times over
     const a = await startChild(redis.url, 'count:R', 3000, 600);
+    children.push(a.proc);
     const b = await startChild(redis.url, 'count:R', 3000, 600);
-    children.push(a.proc, b.proc);
+    children.push(b.proc);
     const body = 'renewed-lease';
     const first = h1(a.port, 'POST', '/spells/prove', body);
-    const lockKey = `svc:lock:${createHash('sha256').update('json:').update(body).digest('hex')}`;
-    const c = new Redis(redis.url);
-    while ((await c.exists(lockKey)) === 0) await sleep(20);
-    await sleep(1500); // well past the first lease
-    const pttl = await c.pttl(lockKey);
-    assert.ok(pttl > 0 && pttl <= 600, `the lock is held with a short, renewed lease (PTTL ${pttl})`);
+    const lockKey = lockKeyOf(body);
+    await waitFor(async () => (await c.get('count:R')) === '1', 'the holder to start proving');
+    // watch the lock for well past the first lease: it is held all along, never with more than one lease left
+    const heldSince = Date.now();
+    let samples = 0;
+    await waitFor(
+      async () => {
+        const pttl = await c.pttl(lockKey);
+        assert.ok(pttl > 0 && pttl <= 600, `the lock is held with a short, renewed lease (PTTL ${pttl} after ${Date.now() - heldSince} ms)`);
+        samples++;
+        return Date.now() - heldSince > 1500;
+      },
+      'the lock to outlive two leases',
+      { intervalMs: 50 },
+    );
+    assert.ok(samples > 3);
     const second = h1(b.port, 'POST', '/spells/prove', body);
     const [r1, r2] = await Promise.all([first, second]);
     assert.equal(r1.status, 200);
     assert.equal(r2.body.toString(), r1.body.toString());
     assert.equal(await countOf(redis.url, 'count:R'), 1, 'the waiter got the holder\'s result');
-    c.disconnect();
   } finally {
-    for (const c of children) c.kill('SIGKILL');
+    c.disconnect();
+    for (const ch of children) ch.kill('SIGKILL');
     redis.proc.kill('SIGKILL');
   }
 });
@@ -226,16 +255,18 @@ test('a holder that dies mid-proof is taken over after one lease, not after the 
   if (!hasRedisServer()) return skipOrFail(t, 'redis-server not installed (CI installs it)');
   const redis = await startRedis();
   const children: ChildProcess[] = [];
+  const c = redisClient(redis.url);
   try {
     // the default lease; the dead holder's proof would have taken 10 minutes
     const slow = await startChild(redis.url, 'count:B', 600_000, 'default');
     children.push(slow.proc);
     const body = 'lock-takeover';
     void h1(slow.port, 'POST', '/spells/prove', body).catch(() => undefined);
-    const c = new Redis(redis.url);
-    const lockKey = `svc:lock:${createHash('sha256').update('json:').update(body).digest('hex')}`;
-    while ((await c.exists(lockKey)) === 0) await sleep(20);
+    const lockKey = lockKeyOf(body);
+    // the holder took the lock and started its proof (it counts before proving)
+    await waitFor(async () => (await c.get('count:B')) === '1' && (await c.exists(lockKey)) === 1, 'the holder to take the lock and start proving');
     slow.proc.kill('SIGKILL'); // the lock holder dies mid-proof
+    await slow.exited;
     const pttl = await c.pttl(lockKey);
     assert.ok(pttl > 0 && pttl <= DEFAULT_LEASE_MS, `the dead holder's lock lapses within one lease (PTTL ${pttl})`);
     const other = await startChild(redis.url, 'count:B', 100, 'default');
@@ -244,9 +275,9 @@ test('a holder that dies mid-proof is taken over after one lease, not after the 
     assert.equal(r.status, 200);
     assert.equal(await c.exists(lockKey), 0, 'the new holder released the lock');
     assert.equal(await countOf(redis.url, 'count:B'), 2);
-    c.disconnect();
   } finally {
-    for (const c of children) c.kill('SIGKILL');
+    c.disconnect();
+    for (const ch of children) ch.kill('SIGKILL');
     redis.proc.kill('SIGKILL');
   }
 });
@@ -282,4 +313,3 @@ test('RedisCache degrades to computing directly when Redis is unreachable', asyn
   await cache.close();
 });
 
-after(() => {});

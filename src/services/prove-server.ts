@@ -20,7 +20,7 @@ import { enableMetrics, metricsResponse, requestObserver } from './metrics-http.
 const PROVE_ROUTES = new Set(['/spells/prove', '/ready', '/metrics']);
 const proveRoute = (path: string): string => (PROVE_ROUTES.has(path) ? path : 'other');
 
-export const BODY_LIMIT = DEFAULT_LIMITS.maxBodyBytes;
+const BODY_LIMIT = DEFAULT_LIMITS.maxBodyBytes;
 
 export type ProveFn = (req: { body: Uint8Array; format: 'json' | 'cbor'; relayedBy?: readonly string[] }) => Promise<Uint8Array>;
 

@@ -18,7 +18,7 @@ export const SCROLLS_DEFAULTS = {
 } as const;
 
 /** The environment names of the Scrolls settings (rows of `ENV_NAMES`). */
-export const SCROLLS_ENV = {
+const SCROLLS_ENV = {
   host: ENV_NAMES.scrollsHost[0],
   cardanoCanisterId: ENV_NAMES.scrollsCardanoCanisterId[0],
   bitcoinCanisterId: ENV_NAMES.scrollsBitcoinCanisterId[0],

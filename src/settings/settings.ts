@@ -16,7 +16,6 @@ import { redactUrl } from '../util/redact.js';
 import { ENV_NAMES, envValue, truthy, type Env } from './env.js';
 import { describeScrolls, scrollsSettings, type ScrollsSettings } from './scrolls.js';
 import { limitsOf, type ServerLimits } from './limits.js';
-export { DEFAULT_LIMITS, limitsOf, type ServerLimits } from './limits.js';
 
 export { ENV_NAMES, envValue, noBundleOf, truthy, type Env } from './env.js';
 export { runnerSettingsOf, type RunnerSettings } from './runner.js';
@@ -103,7 +102,7 @@ export interface NodeClientConfig {
   args: string[];
 }
 
-export const LOG_LEVELS = ['error', 'warn', 'info', 'debug', 'trace'] as const;
+const LOG_LEVELS = ['error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface Settings {
@@ -240,7 +239,7 @@ export function logLevelOf(env: Env): LogLevel {
 /** `CHARMS_DEBUG`: a section on its own so that error reporting never fails on other settings. */
 export const debugOf = (env: Env): boolean => truthy(envValue(env, ENV_NAMES.debug));
 
-export const nodeClientOf = (env: Env): NodeClientConfig => ({
+const nodeClientOf = (env: Env): NodeClientConfig => ({
   bin: envValue(env, ENV_NAMES.nodeCli) ?? 'bitcoin-cli',
   args: (envValue(env, ENV_NAMES.nodeCliArgs) ?? '').split(/\s+/).filter(Boolean),
 });

@@ -20,7 +20,6 @@ import type { SourceConfig } from '../settings/settings.js';
 import { SOURCE_ANSWER_LIMIT, rpcNodeFromConfig, type BitcoinNode } from './bitcoin-node.js';
 import { EsploraClient } from './esplora.js';
 
-export { SOURCE_ANSWER_LIMIT };
 
 export interface TxSource {
   readonly name: string;

@@ -14,16 +14,13 @@ import {
   FulfillmentStatus,
   ProtoFields,
   ProtoWriter,
-  decodeRequestProofBody,
   encodeCancelBody,
-  encodeParams,
-  encodeProgramResponse,
   encodeRequestProofBody,
-  encodeStatus,
   type NetworkVariant,
   type ProofRequestParams,
   type RequestProofBody,
 } from '../prover/network/proto.js';
+import { decodeRequestProofBody, encodeParams, encodeProgramResponse, encodeStatus } from './proto-server.js';
 import { recoverAddress } from '../prover/network/signer.js';
 import { readZstdRawFrame } from '../prover/network/zstd.js';
 

@@ -18,7 +18,7 @@ import { concatBytes, fromHex, utf8 } from '../util/bytes.js';
 
 // ------------------------------------------------------------------------------ encodings
 
-export function leb128(n: bigint | number): Uint8Array {
+function leb128(n: bigint | number): Uint8Array {
   let v = BigInt(n);
   const out: number[] = [];
   do {
@@ -31,14 +31,14 @@ export function leb128(n: bigint | number): Uint8Array {
 }
 
 /** Candid field id: the 32-bit `idl_hash` of the name. */
-export function idlHash(name: string): number {
+function idlHash(name: string): number {
   let h = 0;
   for (const b of utf8(name)) h = (Math.imul(h, 223) + b) >>> 0;
   return h;
 }
 
 /** Representation-independent hash of a request's content (the request id). */
-export function requestId(content: ValueMap): Uint8Array {
+function requestId(content: ValueMap): Uint8Array {
   const hashValue = (v: Value): Uint8Array => {
     if (v instanceof Uint8Array) return sha256(v);
     if (typeof v === 'string') return sha256(utf8(v));
@@ -57,7 +57,7 @@ export function requestId(content: ValueMap): Uint8Array {
 const T = { text: 0x71, nat32: 0x79, vec: 0x6d, record: 0x6c, variant: 0x6b } as const;
 
 /** Decodes candid arguments made of text, nat32 and vectors of those. */
-export function decodeCandidArgs(b: Uint8Array): unknown[] {
+function decodeCandidArgs(b: Uint8Array): unknown[] {
   let p = 0;
   const byte = () => {
     if (p >= b.length) throw new Error('candid: unexpected end');
@@ -196,7 +196,7 @@ function labeled(children: [string | Uint8Array, Tree][]): Tree {
   return nodes.reduceRight<Tree | undefined>((acc, n) => (acc ? [1, n, acc] : n), undefined) ?? [0];
 }
 
-export type Outcome = { reply: Uint8Array } | { reject: { code: number; message: string } };
+type Outcome = { reply: Uint8Array } | { reject: { code: number; message: string } };
 
 function statusTree(o: Outcome): Tree {
   if ('reply' in o)
@@ -214,9 +214,9 @@ function statusTree(o: Outcome): Tree {
 
 // ----------------------------------------------------------------------------------- server
 
-export type Method = (args: unknown[]) => Outcome;
+type Method = (args: unknown[]) => Outcome;
 
-export interface RecordedCall {
+interface RecordedCall {
   path: string;
   canisterId: string;
   methodName: string;

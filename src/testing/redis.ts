@@ -17,17 +17,22 @@ export async function startRedis(): Promise<{ url: string; proc: ChildProcess; p
   const url = `redis://127.0.0.1:${port}`;
   const c = new Redis(url, { maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => null });
   c.on('error', () => {});
+  let up = false;
   try {
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 200 && !up; i++) {
       try {
         if (c.status !== 'ready') await c.connect();
-        if ((await c.ping()) === 'PONG') break;
+        up = (await c.ping()) === 'PONG';
       } catch {
         await new Promise((r) => setTimeout(r, 50));
       }
     }
   } finally {
     c.disconnect();
+  }
+  if (!up) {
+    proc.kill('SIGKILL');
+    throw new Error(`redis-server on port ${port} did not answer PING within 10 s`);
   }
   return { url, proc, port };
 }

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from './shared.js';
 import { skipOrFail } from './require.js';
@@ -27,21 +28,34 @@ test('CHARMS_REQUIRE_ALL=1 turns a missing prerequisite into a failure; without 
   }
 });
 
-test('a vector test file without ../shared: skips normally, fails under CHARMS_REQUIRE_ALL=1', () => {
+test('a vector test file whose vectors are missing (CHARMS_SHARED_DIR pointing at nothing): skips normally, fails under CHARMS_REQUIRE_ALL=1', () => {
   const file = join(repoRoot, 'dist', 'proof', 'constants.test.js');
   const env: NodeJS.ProcessEnv = { ...process.env, CHARMS_SHARED_DIR: '/nonexistent-shared', CHARMS_REQUIRE_ALL: '' };
   delete env.NODE_TEST_CONTEXT; // the child reports on stdout, not to this runner
-  const run = (extra: Record<string, string>) => spawnSync(process.execPath, ['--test', file], { encoding: 'utf8', env: { ...env, ...extra } });
+  const run = (extra: Record<string, string>) => spawnSync(process.execPath, ['--test', '--test-reporter=tap', file], { encoding: 'utf8', env: { ...env, ...extra } });
   const lax = run({});
   assert.equal(lax.status, 0, lax.stdout);
   assert.match(lax.stdout, /# skipped [1-9]/);
   const strict = run({ CHARMS_REQUIRE_ALL: '1' });
   assert.equal(strict.status, 1);
-  assert.match(strict.stdout, /CHARMS_REQUIRE_ALL=1 but \.\.\/shared not found at \/nonexistent-shared/);
+  assert.match(strict.stdout, /CHARMS_REQUIRE_ALL=1 but test vectors not found at \/nonexistent-shared\/vectors/);
 });
 
-test('.ci/run stops with a message naming what is missing when the shared vectors are absent', () => {
-  const r = spawnSync('bash', [join(repoRoot, '.ci', 'run')], { encoding: 'utf8', env: { ...process.env, CHARMS_SHARED_DIR: '/nonexistent-shared' } });
-  assert.equal(r.status, 1);
-  assert.match(r.stderr, /^ci: missing \/nonexistent-shared\/vectors: CI needs the shared specification vectors/);
+test('the vectors are in the repository, and .ci/run does not look for ../shared', () => {
+  assert.ok(existsSync(join(repoRoot, 'vectors', 'chain')) && existsSync(join(repoRoot, 'vectors', 'keys', 'vk')));
+  const ci = readFileSync(join(repoRoot, '.ci', 'run'), 'utf8');
+  assert.doesNotMatch(ci, /\.\.\/shared/);
+});
+
+test('vectors/PROVENANCE.md names every vector file, and every file it names exists', () => {
+  const root = join(repoRoot, 'vectors');
+  const files = (dir: string): string[] =>
+    readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
+  const onDisk = files('').filter((f) => f !== 'PROVENANCE.md').sort();
+  const table = readFileSync(join(root, 'PROVENANCE.md'), 'utf8');
+  const named = [...table.matchAll(/^\| `([^`]+)`/gm)].map((m) => m[1]!);
+  const covers = (f: string) => named.some((n) => n === f || (n.endsWith('/*.json') && f.startsWith(n.slice(0, -6)) && f.endsWith('.json')));
+  assert.deepEqual(onDisk.filter((f) => !covers(f)), [], 'vector files missing from PROVENANCE.md');
+  assert.deepEqual(named.filter((n) => !n.includes('*') && !existsSync(join(root, n))), [], 'PROVENANCE.md rows without a file');
+  assert.ok(onDisk.length > 100);
 });

@@ -1,12 +1,13 @@
 /**
- * Tests that need something outside the repo (../shared, a Redis server, Chromium) skip with a
- * visible notice when it is absent, unless `CHARMS_REQUIRE_ALL=1` (set by `.ci/run`): then the
- * missing prerequisite fails the test, so CI cannot pass with half the suite skipped.
+ * Tests that need something outside the repo (a Redis server, Chromium, cargo, protoc; the
+ * vectors when CHARMS_SHARED_DIR points elsewhere) skip with a visible notice when it is absent,
+ * unless `CHARMS_REQUIRE_ALL=1` (set by `.ci/run`): then the missing prerequisite fails the
+ * test, so CI cannot pass with half the suite skipped.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-export const requireAll = (): boolean => process.env.CHARMS_REQUIRE_ALL === '1';
+const requireAll = (): boolean => process.env.CHARMS_REQUIRE_ALL === '1';
 
 /** Skips `t` (or fails it under CHARMS_REQUIRE_ALL=1) because `what` is missing. */
 export function skipOrFail(

@@ -3,7 +3,7 @@
  * (Bitcoin transactions, CBOR, the WASM instrumenter, protobuf, bincode). Each codec adds its own
  * integer forms (compact size, CBOR heads, LEB128) on top and names its own errors.
  */
-import { CharmsError } from '../errors.js';
+import type { CharmsError } from '../errors.js';
 
 /** An output buffer that doubles when full. `finish()` returns a right-sized copy. */
 export class ByteWriter {

@@ -5,7 +5,7 @@
  * refuses such URLs and would echo them in its error.
  */
 
-export const REDACTED = 'REDACTED';
+const REDACTED = 'REDACTED';
 
 /** Query parameters whose values are secrets (`?key=`, `?token=`, `?api_key=`, …). */
 const SECRET_PARAM = /^(x-)?(key|api[-_]?key|apikey|token|access[-_]?token|auth|authorization|pass|passwd|password|secret|client[-_]?secret|private[-_]?key|sig|signature|jwt|session)$/i;

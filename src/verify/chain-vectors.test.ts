@@ -1,5 +1,5 @@
 /**
- * Differential suite: every real and tampered transaction in ../shared/vectors/chain gives the
+ * Differential suite: every real and tampered transaction in vectors/chain gives the
  * expected `tx show-spell` verdict and exactly the expected spell, with and without --mock.
  */
 import { test } from 'node:test';
@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { extractAndVerifySpell, spellToJson } from './index.js';
 import { readSharedJson, readSharedText, sharedOrSkip, sharedPath } from '../testing/shared.js';
-import { parseJson } from '../codec/json.js';
-import { toJsonPretty } from '../codec/json.js';
+import { parseJson, toJsonPretty } from '../codec/json.js';
 import { fromHex } from '../util/bytes.js';
 import { CharmsError } from '../errors.js';
 

@@ -15,7 +15,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
       ...i,
       mock: optFlag(a, 'mock'),
       runApp,
-      onAppStderr: (app, text) => ctx.stderr(text.endsWith('\n') || text === '' ? text : `${text}\n`),
+      onAppStderr: (_app, text) => ctx.stderr(text.endsWith('\n') || text === '' ? text : `${text}\n`),
     });
     for (const n of r.notices) ctx.stderr(`${n}\n`);
     ctx.stderr(`cycles spent: [${r.cycles.join(', ')}]\n`);

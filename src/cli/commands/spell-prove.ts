@@ -3,7 +3,7 @@ import { configureOneShotRunner } from '../one-shot-runner.js';
 import { CharmsError } from '../../errors.js';
 import { optDefaulted, optFlag, optString } from '../io.js';
 import { readSpellInputs } from '../spell-inputs.js';
-import { proveRequestToValue, type ProveRequest } from '../../model/request.js';
+import { proveRequestToValue, chainTxToValue, type ProveRequest, type ChainTx } from '../../model/request.js';
 import { utxoIdFromString } from '../../model/primitives.js';
 import { encodeCbor } from '../../codec/cbor.js';
 import { toJsonCompact } from '../../codec/json.js';
@@ -11,8 +11,6 @@ import { ENV_NAMES, envValue, loadSettings, truthy } from '../../settings/settin
 import { proveServiceFor } from '../../prover/setup.js';
 import { extractAndVerifySpell } from '../../verify/index.js';
 import { tagTx } from '../../chains/tagged.js';
-import type { ChainTx } from '../../model/request.js';
-import { chainTxToValue } from '../../model/request.js';
 import { prepareAhead, shutdownRunner } from '../../runner/index.js';
 import { CARDANO_MOCK_NOTICE } from '../../prover/prove-cardano.js';
 import { checkProverAnswer, describeAnswer } from '../../prover/answer-check.js';

@@ -31,5 +31,6 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     return 0;
   }
   ctx.stdout(optFlag(a, 'json') ? spellToJson(spell) : spellToYaml(spell)); // JSON: no trailing newline, as the reference
+  return 0;
 };
 export default run;

@@ -15,7 +15,6 @@ import type { ProveRequest } from '../../model/request.js';
 import type { NormalizedSpell } from '../../model/spell.js';
 import { toHex } from '../../util/bytes.js';
 import { redactText } from '../../util/redact.js';
-import type { ProverConfig } from '../../settings/settings.js';
 import { PROOF_WRAPPER_VK_HASH, SPELL_CHECKER_VK_HASH, proveSpellOnNetwork } from './charms.js';
 import { NetworkClient, type ClientOptions } from './client.js';
 import { charmsSettings, type ProveContext, type RequestSettings } from './request.js';

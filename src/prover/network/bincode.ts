@@ -23,7 +23,7 @@ const u32 = (n: number): Uint8Array => {
 const vec = (b: Uint8Array): Uint8Array[] => [u64(b.length), b];
 
 /** Length of bincode(`MachineVerifyingKey`), e.g. the spell checker's cached vk file. */
-export const SP1_VK_BYTES = 104;
+const SP1_VK_BYTES = 104;
 
 /** `SP1Stdin{buffer: [input], ptr: 0, proofs: []}`: stage 1's stdin. */
 export function stdinWithInput(input: Uint8Array): Uint8Array {
@@ -37,7 +37,7 @@ export function stdinWithProof(input: Uint8Array, recursionProof: Uint8Array, vk
 }
 
 /** `SP1Proof` variant tags. */
-export const ProofKind = { CORE: 0, COMPRESSED: 1, PLONK: 2, GROTH16: 3 } as const;
+const ProofKind = { CORE: 0, COMPRESSED: 1, PLONK: 2, GROTH16: 3 } as const;
 
 const bad = (what: string): CharmsError => new CharmsError('PROVER_TRANSIENT', `the prover network returned a malformed proof: ${what}`);
 

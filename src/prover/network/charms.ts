@@ -18,12 +18,11 @@ import { verifySpellProof } from '../../proof/verify.js';
 import { bigEndianToBigInt, fromHex, toHex } from '../../util/bytes.js';
 import { committedDigestDecimal, decodeGroth16Proof, spliceCompressedProof, stdinWithInput, stdinWithProof } from './bincode.js';
 import type { SignedScrollOutputs } from '../../bitcoin/scrolls.js';
-import { GrpcError } from './grpc.js';
 import { ProofMode } from './proto.js';
 import { RequestFailure, proveOnNetwork, type ProveContext } from './request.js';
 
 /** `SPELL_CHECKER_VK` (charms-proof-wrapper): the spell checker's `hash_u32`, 8 KoalaBear words. */
-export const SPELL_CHECKER_VK_WORDS: readonly number[] = [594351357, 1129065526, 1335503287, 1134438958, 1095361067, 1699468311, 1887077198, 882329457];
+const SPELL_CHECKER_VK_WORDS: readonly number[] = [594351357, 1129065526, 1335503287, 1134438958, 1095361067, 1699468311, 1887077198, 882329457];
 
 /** The network addresses programs by `vk.hash_bytes()`: the 8 words big-endian. */
 export function vkHashFromWords(words: readonly number[]): Uint8Array {
@@ -131,7 +130,7 @@ function transient(stage: string, e: unknown): CharmsError {
 }
 
 /** Decodes stage 2's proof and verifies it against the spell vk; never returns bytes that do not verify. */
-export function verifiedGroth16(proofFromNetwork: Uint8Array, version: number, publicValues: Uint8Array): Uint8Array {
+function verifiedGroth16(proofFromNetwork: Uint8Array, version: number, publicValues: Uint8Array): Uint8Array {
   const unverified = (why: string, cause?: unknown) =>
     new CharmsError('PROOF_UNVERIFIED', `the prover network returned a proof that does not verify (${why}); no transaction was built — retry the request`, cause === undefined ? undefined : { cause });
   let g;
@@ -150,4 +149,3 @@ export function verifiedGroth16(proofFromNetwork: Uint8Array, version: number, p
   return g.onChainBytes;
 }
 
-export { GrpcError };

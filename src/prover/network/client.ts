@@ -58,7 +58,7 @@ export interface RetryPolicy {
 }
 
 /** The SDK's policy (retry.rs). */
-export const SDK_RETRY: RetryPolicy = { initialMs: 1000, maxDelayMs: 120_000, totalMs: 120_000 };
+const SDK_RETRY: RetryPolicy = { initialMs: 1000, maxDelayMs: 120_000, totalMs: 120_000 };
 
 export interface ClientOptions extends ChannelOptions {
   retry?: RetryPolicy;

@@ -41,7 +41,7 @@ export class GrpcError extends Error {
 }
 
 /** The SDK's transient codes (crates/sdk/src/network/retry.rs): retried with backoff. */
-export const TRANSIENT_CODES: ReadonlySet<number> = new Set([GrpcCode.UNAVAILABLE, GrpcCode.DEADLINE_EXCEEDED, GrpcCode.INTERNAL, GrpcCode.ABORTED, GrpcCode.CANCELLED]);
+const TRANSIENT_CODES: ReadonlySet<number> = new Set([GrpcCode.UNAVAILABLE, GrpcCode.DEADLINE_EXCEEDED, GrpcCode.INTERNAL, GrpcCode.ABORTED, GrpcCode.CANCELLED]);
 
 export const isTransient = (e: unknown): boolean => e instanceof GrpcError && TRANSIENT_CODES.has(e.code);
 
@@ -55,7 +55,7 @@ export interface ChannelOptions {
 }
 
 /** Parses a gateway URL; only the origin is used (gRPC paths are absolute). */
-export function grpcOrigin(url: string): string {
+function grpcOrigin(url: string): string {
   let u: URL;
   try {
     u = new URL(url);

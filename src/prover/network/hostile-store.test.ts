@@ -20,7 +20,8 @@ import { decodeGroth16Proof } from './bincode.js';
 import { PROOF_WRAPPER_VK_HASH, SPELL_CHECKER_VK_HASH } from './charms.js';
 import { NetworkClient, type ClientOptions } from './client.js';
 import { GrpcCode, GrpcError } from './grpc.js';
-import { ProofMode, ProtoFields, decodeStatus, encodeStatus, tagsUpTo } from './proto.js';
+import { ProofMode, ProtoFields, decodeStatus, tagsUpTo } from './proto.js';
+import { encodeStatus } from '../../testing/proto-server.js';
 import { charmsSettings, proveOnNetwork, type ProveContext } from './request.js';
 import { stdinWithInput } from './bincode.js';
 import { NetworkSigner } from './signer.js';
@@ -209,8 +210,8 @@ test('artifact URLs: only public https hosts, the gateway host or listed hosts; 
       s.net.serveProof = (res) => res.writeHead(302, { location: `http://localhost:${evil.port}/x` }).end();
       await assert.rejects(s.prove(), refusedWith(/redirected to another host: refused/));
       s.net.serveProof = (res, p) => {
-        if (!res.req.url?.endsWith('?moved')) return res.writeHead(307, { location: `${res.req.url}?moved` }).end();
-        res.writeHead(200).end(p);
+        if (!res.req.url?.endsWith('?moved')) res.writeHead(307, { location: `${res.req.url}?moved` }).end();
+        else res.writeHead(200).end(p);
       };
       assert.equal((await s.prove()).length, 64, 'a redirect within the store is followed');
       // uploads too: the stdin never goes to a host the network names on loopback

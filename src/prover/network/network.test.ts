@@ -13,7 +13,7 @@ import type { ProveRequest } from '../../model/request.js';
 import { spellFromValue, type NormalizedSpell } from '../../model/spell.js';
 import { CURRENT_PROTOCOL_VERSION, spellVkFor } from '../../proof/constants.js';
 import { FakeProverNetwork, type Outcome } from '../../testing/fake-prover-network.js';
-import { hasShared, readSharedJson, sharedOrSkip } from '../../testing/shared.js';
+import { readSharedJson, sharedOrSkip } from '../../testing/shared.js';
 import { fromHex, toHex } from '../../util/bytes.js';
 import { encodeCompressedProof, encodeGroth16Proof, stdinWithInput } from './bincode.js';
 import { PROOF_WRAPPER_VK_HASH, SPELL_CHECKER_VK_BIN, SPELL_CHECKER_VK_HASH, proveSpellOnNetwork, spellProverInputCbor } from './charms.js';
@@ -252,7 +252,7 @@ function charmsScript(v: ReturnType<typeof realV12>, opts: { stage1Pv?: Uint8Arr
   return { script, seen };
 }
 
-test('two stages end to end: a real on-chain spell (v12) replayed through the fake comes out as its verified 356-byte proof', { skip: !hasShared && 'needs ../shared' }, async (t) => {
+test('two stages end to end: a real on-chain spell (v12) replayed through the fake comes out as its verified 356-byte proof', async (t) => {
   if (!sharedOrSkip(t)) return;
   const v = realV12();
   const { script, seen } = charmsScript(v);

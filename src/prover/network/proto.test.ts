@@ -8,17 +8,15 @@ import { skipOrFail } from '../../testing/require.js';
 import { toHex } from '../../util/bytes.js';
 import {
   decodeParams,
-  decodeRequestProofBody,
   decodeStatus,
   encodeCancelBody,
   encodeCreateArtifactRequest,
-  encodeParams,
   encodeRequestProofBody,
   encodeSigned,
-  encodeStatus,
   parseMessage,
   type RequestProofBody,
 } from './proto.js';
+import { decodeRequestProofBody, encodeParams, encodeStatus } from '../../testing/proto-server.js';
 
 /** The messages re-typed from SDK 6.3.0's prost code (tags as in ../shared/protocol/sp1-proving.md §1.3). */
 const PROTO = `

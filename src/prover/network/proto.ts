@@ -11,7 +11,7 @@ import { ByteWriter } from '../../util/byte-io.js';
 
 // ------------------------------------------------------------------------------- enums
 
-export const MessageFormat = { BINARY: 1, JSON: 2 } as const;
+const MessageFormat = { BINARY: 1, JSON: 2 } as const;
 export const ProofMode = { CORE: 1, COMPRESSED: 2, PLONK: 3, GROTH16: 4 } as const;
 export type ProofModeValue = (typeof ProofMode)[keyof typeof ProofMode];
 export const FulfillmentStrategy = { HOSTED: 1, RESERVED: 2, AUCTION: 3 } as const;
@@ -272,39 +272,6 @@ export function encodeRequestProofBody(b: RequestProofBody): Uint8Array {
   return w.finish();
 }
 
-export function decodeRequestProofBody(bytes: Uint8Array, variant: NetworkVariant): RequestProofBody {
-  const f = ProtoFields.parse(bytes);
-  const body: RequestProofBody = {
-    nonce: f.uint(1),
-    vkHash: f.bytes(2),
-    version: f.string(3),
-    mode: Number(f.uint(4)) as ProofModeValue,
-    strategy: Number(f.uint(5)),
-    stdinUri: f.string(6),
-    deadline: f.uint(7),
-    cycleLimit: f.uint(8),
-    gasLimit: f.uint(9),
-    minAuctionPeriod: f.uint(10),
-    whitelist: f.repeatedBytes(11),
-    stdinPrivate: variant === 'auction' ? f.bool(21) : f.bool(12),
-  };
-  if (variant === 'auction') {
-    const pvh = f.optBytes(16);
-    body.auction = {
-      domain: f.bytes(12),
-      auctioneer: f.bytes(13),
-      executor: f.bytes(14),
-      verifier: f.bytes(15),
-      ...(pvh ? { publicValuesHash: pvh } : {}),
-      baseFee: f.string(17),
-      maxPricePerPgu: f.string(18),
-      variant: Number(f.uint(19)),
-      treasury: f.bytes(20),
-    };
-  }
-  return body;
-}
-
 export const encodeCancelBody = (nonce: bigint, requestId: Uint8Array): Uint8Array => new ProtoWriter().uint(1, nonce).bytes(2, requestId).finish();
 
 /** `{1 format, 2 signature, 3 body}`: the envelope of RequestProof, CancelRequest and CreateProgram. */
@@ -344,19 +311,6 @@ export function decodeParams(b: Uint8Array): ProofRequestParams {
   };
 }
 
-export function encodeParams(p: ProofRequestParams): Uint8Array {
-  return new ProtoWriter()
-    .bytes(1, p.domain)
-    .bytes(2, p.auctioneer)
-    .bytes(3, p.executor)
-    .bytes(4, p.verifier)
-    .bytes(5, p.maxPricePerPgu)
-    .bytes(6, p.baseFee)
-    .bytes(7, p.treasury)
-    .uint(8, p.tickSize)
-    .finish();
-}
-
 export interface ProgramInfo {
   vkHash: Uint8Array;
   vk: Uint8Array;
@@ -370,11 +324,6 @@ export function decodeProgram(b: Uint8Array): ProgramInfo {
   const p = ProtoFields.parse(b, tagsUpTo(1)).message(1, tagsUpTo(6));
   const name = p.optString(4);
   return { vkHash: p.bytes(1), vk: p.bytes(2), programUri: p.string(3), ...(name !== undefined ? { name } : {}), owner: p.bytes(5), createdAt: p.uint(6) };
-}
-
-export function encodeProgramResponse(p: ProgramInfo): Uint8Array {
-  const inner = new ProtoWriter().bytes(1, p.vkHash).bytes(2, p.vk).bytes(3, p.programUri).present(4, p.name).bytes(5, p.owner).uint(6, p.createdAt).finish();
-  return new ProtoWriter().present(1, inner).finish();
 }
 
 export interface ProofStatus {
@@ -399,14 +348,3 @@ export function decodeStatus(b: Uint8Array): ProofStatus {
   return s;
 }
 
-export function encodeStatus(s: ProofStatus): Uint8Array {
-  return new ProtoWriter()
-    .uint(1, s.fulfillmentStatus)
-    .uint(2, s.executionStatus)
-    .bytes(3, s.requestTxHash)
-    .uint(4, s.deadline)
-    .present(5, s.fulfillTxHash)
-    .present(6, s.proofUri)
-    .present(7, s.publicValuesHash)
-    .finish();
-}

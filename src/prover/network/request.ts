@@ -90,7 +90,7 @@ export class RequestFailure extends Error {
 const STATUS_NAMES: Record<number, string> = Object.fromEntries(Object.entries(FulfillmentStatus).map(([k, v]) => [v, k.toLowerCase()]));
 
 /** `floor(v × 120 / 100)` rounded down to a multiple of `tick` (the SDK's price headroom). */
-export function maxPriceWithHeadroom(maxPricePerPgu: string, tickSize: bigint): string {
+function maxPriceWithHeadroom(maxPricePerPgu: string, tickSize: bigint): string {
   if (!/^\d{1,78}$/.test(maxPricePerPgu)) throw new CharmsError('UPSTREAM_FAILED', `the prover network sent a malformed max price: ${JSON.stringify(maxPricePerPgu.slice(0, 40))}`);
   const v = (BigInt(maxPricePerPgu) * 120n) / 100n;
   return (tickSize > 0n ? (v / tickSize) * tickSize : v).toString();
@@ -208,4 +208,3 @@ async function proveStage(ctx: ProveContext, vkHash: Uint8Array, stdin: Uint8Arr
   }
 }
 
-export { ProofMode };

@@ -14,7 +14,7 @@ export function eip191Digest(message: Uint8Array): Uint8Array {
 }
 
 /** The address of an uncompressed or compressed public key: keccak256(x ‖ y)[12..]. */
-export function addressOf(publicKey: Uint8Array): Uint8Array {
+function addressOf(publicKey: Uint8Array): Uint8Array {
   const uncompressed = secp256k1.Point.fromBytes(publicKey).toBytes(false);
   return keccak_256(uncompressed.subarray(1)).subarray(12);
 }

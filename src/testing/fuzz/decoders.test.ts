@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { describeFailures, fuzz } from './harness.js';
 import { fuzzTargets } from './targets.js';
 import { hasShared } from '../shared.js';
+import { skipOrFail } from '../require.js';
 import { shutdownRunner } from '../../runner/index.js';
 
 after(() => shutdownRunner());
@@ -17,7 +18,7 @@ const NEEDS_SHARED = new Set(['bitcoin-tx', 'tx-inputs', 'cardano-tx']);
 
 for (const target of fuzzTargets()) {
   test(`fuzz ${target.name}: ${ITERATIONS} mutants give answers or CharmsErrors only`, { timeout: 300_000 }, async (t) => {
-    if (NEEDS_SHARED.has(target.name) && !hasShared) return t.skip('../../shared not found: no chain transactions to mutate');
+    if (NEEDS_SHARED.has(target.name) && !hasShared) return skipOrFail(t, 'test vectors not found (CHARMS_SHARED_DIR): no chain transactions to mutate');
     const s = await fuzz(target, { iterations: ITERATIONS, seed: 0x13 });
     assert.equal(s.iterations, ITERATIONS);
     assert.equal(s.failures.length, 0, describeFailures(s));

@@ -112,7 +112,7 @@ export interface FuzzTarget {
   mutate?: (rng: Rng, input: Uint8Array, pool: readonly Uint8Array[]) => Uint8Array;
 }
 
-export interface FuzzFailure {
+interface FuzzFailure {
   index: number;
   input: Uint8Array;
   error: unknown;

@@ -1,14 +1,14 @@
 /**
  * The decoders under fuzz, each with its seed inputs. Seeds come from the repo (template spells,
  * WAT fixtures, the AssemblyScript template app, the fuel vectors) and, when present, from
- * `../shared` (chain transactions, ProveRequest vectors) and any extra files passed in
+ * the test vectors in `vectors/` (chain transactions, ProveRequest vectors) and any extra files passed in
  * (e.g. real app binaries for `npm run fuzz -- --wasm app.wasm`).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeCbor, encodeCbor } from '../../codec/cbor.js';
 import { Tagged, ValueMap } from '../../codec/value.js';
-import { parseJson } from '../../codec/json.js';
+import { parseJson, toJsonCompact } from '../../codec/json.js';
 import { parseTx } from '../../bitcoin/tx.js';
 import { spentOutpoints } from '../../indexer/block-write.js';
 import { findBitcoinSpell, fillFromBitcoinTx } from '../../bitcoin/extract.js';
@@ -18,7 +18,6 @@ import { decodeSpellAndProof } from '../../proof/spell.js';
 import { parseSpellText } from '../../model/inputs.js';
 import { decodeProveRequest } from '../../prover/service.js';
 import { proveRequestToValue } from '../../model/request.js';
-import { toJsonCompact } from '../../codec/json.js';
 import { encodeSpellCbor, spellToValue } from '../../model/spell.js';
 import { opReturnSpellPayload } from '../../bitcoin/spell-location.js';
 import { mutateCborStructure } from './cbor-mutate.js';
@@ -38,7 +37,7 @@ const SEED_TXID = 'dc78b09d767c8565c4a58a95e7ad5ee22b28fc1685535056a395dc94929cd
 const SEED_B32 = '2d4c08e7f197c8e8dce161dd63255565c22e43a9c83b04e49707b8a78223867d';
 
 /** The repo's template spells with their placeholders filled in (those that then parse). */
-export function templateSpells(): string[] {
+function templateSpells(): string[] {
   return templateSpellTexts().filter((t) => {
     try {
       parseSpellText(t);
@@ -114,7 +113,7 @@ function cborSeeds(): Uint8Array[] {
 
 /** YAML/JSON-aware text mutation: structural tokens, anchors/aliases, tags, indentation. */
 const YAML_TOKENS = ['[', ']', '{', '}', '- ', ': ', '\n', '\n  ', '  ', '&a ', '*a', '&b [*a, *a]', '!tag ', '!!int ', '!!binary ', '"', "'", '|\n ', '>\n ', '#', '---\n', '...\n', '? ', ',', '~', '0x', '1e999', '-0', '\\u0000', '\t', '%YAML 1.2\n', '<<: *a\n'];
-export function mutateText(rng: Rng, input: Uint8Array, pool: readonly Uint8Array[]): Uint8Array {
+function mutateText(rng: Rng, input: Uint8Array, pool: readonly Uint8Array[]): Uint8Array {
   if (rng.int(3) === 0) return mutateBytes(rng, input, pool);
   const s = dec.decode(input);
   let out = s;
@@ -142,7 +141,7 @@ export function mutateText(rng: Rng, input: Uint8Array, pool: readonly Uint8Arra
   return enc.encode(out);
 }
 
-export async function wasmSeeds(extra: Uint8Array[] = []): Promise<Uint8Array[]> {
+async function wasmSeeds(extra: Uint8Array[] = []): Promise<Uint8Array[]> {
   const seeds = FUEL_VECTORS.map((v) => fromHex(v.hex));
   for (const name of ['compute', 'echo-stderr', 'random-and-env', 'recursion', 'versioned', 'proc-exit', 'trap-div-zero', 'infinite-loop'])
     seeds.push(await compileWatFixture(name));
