@@ -13,7 +13,7 @@ import { equalBytes, fromHex, reversed } from '../util/bytes.js';
 import { sha256 } from '../util/sha256.js';
 import { hashToDisplayHex } from './tx.js';
 
-export const HEADER_SIZE = 80;
+const HEADER_SIZE = 80;
 
 export interface BlockHeader {
   version: number;
@@ -30,7 +30,7 @@ export interface BlockHeader {
   raw: Uint8Array;
 }
 
-export interface BlockTx {
+interface BlockTx {
   /** Position in the block (0 = coinbase). */
   index: number;
   /** Txid, display order. */
@@ -132,7 +132,7 @@ function readTx(r: Reader, bytes: Uint8Array, index: number): BlockTx {
 }
 
 /** The merkle root (internal order) of txids given in internal byte order. */
-export function merkleRoot(txids: Uint8Array[]): Uint8Array {
+function merkleRoot(txids: Uint8Array[]): Uint8Array {
   if (txids.length === 0) throw bad('a block has at least one transaction');
   let level = txids;
   while (level.length > 1) {

@@ -22,7 +22,7 @@ export const DUST_LIMIT = 300n;
 /** Bitcoin Core's MAX_STANDARD_TX_WEIGHT: nodes do not relay a heavier transaction. */
 export const MAX_STANDARD_TX_WEIGHT = 400_000;
 /** Bitcoin Core's default `maxfeerate` (0.10 BTC/kvB) in sat/vB: a higher rate is a mistake, not a fee. */
-export const DEFAULT_MAX_FEE_RATE = 10_000;
+const DEFAULT_MAX_FEE_RATE = 10_000;
 
 /** OP_0 or OP_1..OP_16 followed by one push of 2..40 bytes. */
 const isWitnessProgram = (s: Uint8Array): boolean =>

@@ -71,16 +71,9 @@ import {
 
 // The builder's names, where its callers have always found them (the constants, content parsing
 // and encoding live in constants.ts, content.ts and tx-encode.ts).
-export {
-  DEFAULT_CARDANO_FEE_ADDRESS,
-  MINT_SPEND_EX_UNITS,
-  SCROLLS_VKEY_HASH_HEX,
-  SCROLLS_WITHDRAW_SCRIPT_HASH_HEX,
-  V15_REFERENCE_INPUT,
-  WITHDRAW_EX_UNITS,
-} from './constants.js';
+export { DEFAULT_CARDANO_FEE_ADDRESS, SCROLLS_VKEY_HASH_HEX, V15_REFERENCE_INPUT } from './constants.js';
 export { canonicalContent, parseContent } from './content.js';
-export { minLovelace, plutusV3LanguageView, scriptDataHash } from './tx-encode.js';
+export { plutusV3LanguageView, scriptDataHash } from './tx-encode.js';
 
 export interface CardanoBuildArgs {
   /** The spell as proven: `ins` and `coins` (with `content`) present. */

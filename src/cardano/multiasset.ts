@@ -1,6 +1,6 @@
 /** Multi-asset maths of the Cardano builder: sums, differences and the canonical encoding. */
 import { CharmsError } from '../errors.js';
-import { CborWriter } from '../codec/cbor.js';
+import type { CborWriter } from '../codec/cbor.js';
 import { compareBytes, fromHex } from '../util/bytes.js';
 import type { Assets } from './tx.js';
 

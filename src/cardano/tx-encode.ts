@@ -20,7 +20,7 @@ export interface OutputSpec extends OutputContentParts {
   lovelace: bigint;
 }
 
-export function writeOutput(w: CborWriter, o: OutputSpec): void {
+function writeOutput(w: CborWriter, o: OutputSpec): void {
   const n = 2 + (o.datum ? 1 : 0) + (o.scriptRef ? 1 : 0);
   w.mapHeader(n);
   w.int(0);
@@ -72,7 +72,7 @@ export interface TxInputRef {
 export const inputRef = (u: UtxoId): TxInputRef => ({ hash: reversed(u.txid), index: u.vout });
 export const compareInputRefs = (a: TxInputRef, b: TxInputRef): number => compareBytes(a.hash, b.hash) || a.index - b.index;
 
-export function writeInputSet(w: CborWriter, refs: TxInputRef[]): void {
+function writeInputSet(w: CborWriter, refs: TxInputRef[]): void {
   w.head(6, 258);
   w.arrayHeader(refs.length);
   for (const r of refs) {

@@ -176,7 +176,7 @@ const binaryKey = (spell: NormalizedSpell, app: App) => toHex(versionedOf(spell,
  * The first sentence is the reference's (clients such as the Charms wallet match on it to stop
  * retrying); when no binaries were given at all, ours follows, naming the apps concerned.
  */
-export function ensureExactAppBinaries(spell: NormalizedSpell, needsRun: boolean[], binaries: Set<string>): void {
+function ensureExactAppBinaries(spell: NormalizedSpell, needsRun: boolean[], binaries: Set<string>): void {
   const running = appsOf(spell).filter((_, i) => needsRun[i]);
   const required = new Set(running.map((a) => binaryKey(spell, a)));
   if (required.size === binaries.size && [...required].every((k) => binaries.has(k))) return;
@@ -188,7 +188,7 @@ export function ensureExactAppBinaries(spell: NormalizedSpell, needsRun: boolean
 }
 
 /** `ensure_versioned_apps_have_signatures`: one signature per versioned app whose contract must run. */
-export function ensureVersionedAppsHaveSignatures(spell: NormalizedSpell, needsRun: boolean[], signatureVks: Set<string>): void {
+function ensureVersionedAppsHaveSignatures(spell: NormalizedSpell, needsRun: boolean[], signatureVks: Set<string>): void {
   const running = appsOf(spell).filter((_, i) => needsRun[i]);
   const requiredSigs = new Set(running.filter((a) => versionedOf(spell, a.vk)).map((a) => toHex(a.vk)));
   if (requiredSigs.size !== signatureVks.size || [...requiredSigs].some((k) => !signatureVks.has(k)))

@@ -20,7 +20,7 @@ import { readdirSync, statSync, accessSync, constants } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CommandDef, OptionDef } from './define.js';
 
-export const COMPLETE_SHELLS = ['bash', 'elvish', 'fish', 'powershell', 'zsh'] as const;
+const COMPLETE_SHELLS = ['bash', 'elvish', 'fish', 'powershell', 'zsh'] as const;
 type CompleteShell = (typeof COMPLETE_SHELLS)[number];
 
 interface Candidate {
@@ -73,7 +73,7 @@ function valueCandidates(o: OptionDef, prefix: string, cwd: string): Candidate[]
 }
 
 /** The candidates for `words[index]` (`words[0]` is the program name), as clap_complete's engine. */
-export function completeWords(root: CommandDef, words: string[], index: number, cwd: string): Candidate[] {
+function completeWords(root: CommandDef, words: string[], index: number, cwd: string): Candidate[] {
   let cmd = root;
   let pos = 0;
   let escaped = false;
@@ -141,7 +141,7 @@ function fishQuote(s: string): string {
 }
 
 /** The shell's registration script; `completer` is the command (words) that runs this program. */
-export function registrationScript(shell: CompleteShell, bin: string, completer: string[], varName = 'COMPLETE'): string {
+function registrationScript(shell: CompleteShell, bin: string, completer: string[], varName = 'COMPLETE'): string {
   const fn = bin.replace(/[^A-Za-z0-9_]/g, '_');
   const call = completer.map(shQuote).join(' ');
   switch (shell) {
@@ -269,7 +269,7 @@ Register-ArgumentCompleter -Native -CommandName ${shQuote(bin)} -ScriptBlock {
 }
 
 /** The candidates printed in the shell's format. */
-export function completionOutput(shell: CompleteShell, root: CommandDef, words: string[], env: NodeJS.ProcessEnv, cwd: string): string {
+function completionOutput(shell: CompleteShell, root: CommandDef, words: string[], env: NodeJS.ProcessEnv, cwd: string): string {
   const envIndex = Number.parseInt(env._CLAP_COMPLETE_INDEX ?? '', 10);
   const ifs = env._CLAP_IFS ?? '\n';
   const firstLine = (s?: string) => (s ?? '').split('\n')[0]!;
@@ -316,8 +316,8 @@ export function completeEnv(
   const stem = name.replace(/^.*\//, '').replace(/\.[^.]*$/, '');
   const shell = (stem === 'powershell_ise' ? 'powershell' : stem) as CompleteShell;
   if (!COMPLETE_SHELLS.includes(shell)) throw new Error(`unknown shell \`${stem}\`, expected one of ${COMPLETE_SHELLS.map((s) => `\`${s}\``).join(', ')}`);
-  const escape = argv.indexOf('--');
-  const words = escape >= 0 ? argv.slice(escape + 1) : [];
+  const dashes = argv.indexOf('--');
+  const words = dashes >= 0 ? argv.slice(dashes + 1) : [];
   if (words.length === 0) {
     const script = resolve(cwd, self.script);
     return registrationScript(shell, root.name, executable(script) ? [script] : [self.node, script]);

@@ -27,7 +27,7 @@
  * `? ` keys for keys over 128 bytes or multi-line, unlimited line width), fed with the scalar
  * styles serde_yaml asks for. Output has no `---` and ends with a newline.
  */
-import { Alias, Composer, Parser, isAlias, isMap, isScalar, isSeq, visit, type CST, type Document } from 'yaml';
+import { type Alias, Composer, Parser, isAlias, isMap, isScalar, isSeq, visit, type CST, type Document } from 'yaml';
 import { CharmsError } from '../errors.js';
 import { Tagged, ValueMap, type Value } from './value.js';
 import { formatFloatRyu } from './float-format.js';

@@ -16,7 +16,7 @@ import { blockWrite, type SpellCheck } from './block-write.js';
 import type { IndexStore, StoredBlock } from './store.js';
 
 export const DEFAULT_MAX_REORG_DEPTH = 100;
-export const DEFAULT_POLL_MS = 5_000;
+const DEFAULT_POLL_MS = 5_000;
 
 export interface FollowerOptions {
   startHeight: number;

@@ -9,7 +9,7 @@ import { PgDriver } from './pg-driver.js';
 import { SqliteDriver } from './sqlite-driver.js';
 import { prepareSchema, SqlStore, type Driver, type IndexStore, type OpenOptions } from './store.js';
 
-export const isPostgresUrl = (db: string): boolean => /^postgres(ql)?:\/\//i.test(db);
+const isPostgresUrl = (db: string): boolean => /^postgres(ql)?:\/\//i.test(db);
 
 export async function openIndexStore(db: string, o: Omit<OpenOptions, 'label'>): Promise<IndexStore> {
   const pg = isPostgresUrl(db);

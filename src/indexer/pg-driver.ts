@@ -16,7 +16,7 @@ const require = createRequire(import.meta.url);
 const LOCK_KEY = [0x63686172, 0] as const;
 
 /** `?` placeholders to `$1…` (our SQL texts have no `?` in literals). */
-export function numbered(sql: string): string {
+function numbered(sql: string): string {
   let n = 0;
   return sql.replace(/\?/g, () => `$${++n}`);
 }

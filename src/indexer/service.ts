@@ -17,7 +17,7 @@ import { Follower } from './follower.js';
 import { MempoolOverlay } from './mempool.js';
 import type { IndexStore } from './store.js';
 
-export const DEFAULT_INDEX_PORT = 17786;
+const DEFAULT_INDEX_PORT = 17786;
 
 export interface IndexServiceOptions {
   store: IndexStore;
@@ -53,7 +53,7 @@ export interface IndexService {
 }
 
 /** The request handler: `/v1/...` to the index API, everything else to the spell-query service. */
-export function indexServiceHandler(api: Handler, query: Handler): Handler {
+function indexServiceHandler(api: Handler, query: Handler): Handler {
   return (req) => (req.path.startsWith('/v1/') ? api(req) : query(req));
 }
 

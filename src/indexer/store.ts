@@ -86,7 +86,7 @@ export interface InputWrite {
   prevVout: number;
 }
 
-export interface SpellTxWrite {
+interface SpellTxWrite {
   txid: string;
   txIndex: number;
   version: number;

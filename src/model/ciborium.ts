@@ -72,7 +72,7 @@ function unexpected(h: CborHeader): string {
   }
 }
 
-export const invalidType = (path: string, h: CborHeader, what: string): CharmsError =>
+const invalidType = (path: string, h: CborHeader, what: string): CharmsError =>
   invalid(path, `invalid type: ${unexpected(h)}, expected ${what}`);
 
 /** Answers "is there another item?" for a sequence or map whose header said `len`. */

@@ -231,7 +231,7 @@ const utxoIdCbor = (r: CiboriumReader, p: string): UtxoId => {
 };
 
 /** `App`: `deserialize_tuple(3)`: three items read, the declared count never checked. */
-export function appFromCbor(r: CiboriumReader, path: string): App {
+function appFromCbor(r: CiboriumReader, path: string): App {
   return r.seq(
     path,
     (next) => {

@@ -32,7 +32,7 @@ export interface RemoteProveOptions {
   relayedBy?: readonly string[];
 }
 
-export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /** Why an answer was not used; never quotes it. */
 class BadAnswer extends Error {}

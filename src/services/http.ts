@@ -86,7 +86,7 @@ export function errorResponse(e: unknown, log: Logger): Res {
 }
 
 /** Bytes of request bodies held in memory, all connections together. */
-export class BodyBudget extends ByteBudget {}
+class BodyBudget extends ByteBudget {}
 
 /** Body failures the transport answers itself (status from HTTP_STATUS). */
 const BODY_FAILURES: readonly ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'REQUEST_TIMEOUT', 'SERVER_BUSY'];
@@ -145,7 +145,7 @@ type AnyReq = http.IncomingMessage | http2.Http2ServerRequest;
 type AnyRes = http.ServerResponse | http2.Http2ServerResponse;
 
 /** The answer to requests that arrive while the server drains, and to those cut at its end. */
-export const SHUTTING_DOWN = (): Res => {
+const SHUTTING_DOWN = (): Res => {
   const r = jsonError(503, 'SERVER_BUSY', 'the server is shutting down: retry in a moment (or on another server)');
   r.headers['retry-after'] = '1';
   return r;

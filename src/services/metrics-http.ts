@@ -7,9 +7,6 @@ import type { AddressInfo } from 'node:net';
 import { enableMetrics, httpDuration, httpRequests, metricsText } from '../util/metrics.js';
 import type { Listening, RequestObserver, Res } from './http.js';
 
-/** Where `/metrics` is served: on the public port (default), on another address only, or nowhere. */
-export type MetricsExposure = 'public' | 'off' | { host: string; port: number };
-
 export { enableMetrics };
 
 /** Records each answered request under `server` with a route label from `routeOf` (bounded: never the raw path). */

@@ -59,7 +59,7 @@ export async function readCappedBytes(res: Response, what: string, limit: number
 }
 
 /** The answer's text, reading at most `limit` bytes (declared or received); UPSTREAM_FAILED past it. */
-export async function readCapped(res: Response, what: string, limit: number, larger?: string): Promise<string> {
+async function readCapped(res: Response, what: string, limit: number, larger?: string): Promise<string> {
   return Buffer.from(await readCappedBytes(res, what, limit, larger)).toString('utf8');
 }
 
@@ -67,7 +67,7 @@ export async function readCapped(res: Response, what: string, limit: number, lar
 export const shownUrl = (u: string): string => redactUrl(u).replace(/\/(?=$|\?)/, '');
 
 /** The error object of a JSON-RPC answer, kept as the cause of the CharmsError it becomes. */
-export class RpcFailure extends Error {
+class RpcFailure extends Error {
   constructor(
     readonly rpcCode: number | undefined,
     message: string,

@@ -27,7 +27,7 @@ import {
 import { NodeSource, fetchCheckedTxIfKnown } from './tx-sources.js';
 
 /** A mempool list is 67 bytes per txid as JSON: room for a million transactions and more. */
-export const MEMPOOL_ANSWER_LIMIT = 96 * 1024 * 1024;
+const MEMPOOL_ANSWER_LIMIT = 96 * 1024 * 1024;
 
 /** A block as hex inside a JSON-RPC answer: twice its bytes plus the envelope. */
 const BLOCK_HEX_ANSWER_LIMIT = 2 * MAX_BLOCK_BYTES + 4096;

@@ -19,8 +19,8 @@ import { createRequire } from 'node:module';
 import { CharmsError } from '../errors.js';
 import { redactText } from '../util/redact.js';
 
-export const ZMQ_TOPICS = ['hashblock', 'sequence'] as const;
-export type ZmqTopic = (typeof ZMQ_TOPICS)[number];
+const ZMQ_TOPICS = ['hashblock', 'sequence'] as const;
+type ZmqTopic = (typeof ZMQ_TOPICS)[number];
 
 export interface ZmqHashBlock {
   hash: string;
@@ -35,7 +35,7 @@ export interface ZmqSequence {
   seq: number;
 }
 
-export type ZmqResyncReason = 'connected' | 'gap' | 'malformed';
+type ZmqResyncReason = 'connected' | 'gap' | 'malformed';
 
 export interface ZmqResync {
   reason: ZmqResyncReason;

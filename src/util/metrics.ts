@@ -57,19 +57,19 @@ export interface GaugeHandle {
   set(labels: Labels, value: number): void;
 }
 
-export function defineCounter(name: string, help: string, labelNames: readonly string[]): CounterHandle {
+function defineCounter(name: string, help: string, labelNames: readonly string[]): CounterHandle {
   let real: import('prom-client').Counter | undefined;
   define((pc, r) => void (real = new pc.Counter({ name, help, labelNames, registers: [r] })));
   return { inc: (l, n = 1) => real?.inc(l, n) };
 }
 
-export function defineHistogram(name: string, help: string, labelNames: readonly string[], buckets: number[]): HistogramHandle {
+function defineHistogram(name: string, help: string, labelNames: readonly string[], buckets: number[]): HistogramHandle {
   let real: import('prom-client').Histogram | undefined;
   define((pc, r) => void (real = new pc.Histogram({ name, help, labelNames, buckets, registers: [r] })));
   return { observe: (l, v) => real?.observe(l, v) };
 }
 
-export function defineGauge(name: string, help: string, labelNames: readonly string[]): GaugeHandle {
+function defineGauge(name: string, help: string, labelNames: readonly string[]): GaugeHandle {
   let real: import('prom-client').Gauge | undefined;
   define((pc, r) => void (real = new pc.Gauge({ name, help, labelNames, registers: [r] })));
   return { inc: (l, n = 1) => real?.inc(l, n), dec: (l, n = 1) => real?.dec(l, n), set: (l, v) => real?.set(l, v) };

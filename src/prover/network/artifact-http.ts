@@ -33,7 +33,7 @@ export interface ArtifactLimits {
 }
 
 /** Proof downloads of the whole process: 128 MiB in flight (a real stage-1 proof is ~1.2 MB). */
-export const SHARED_DOWNLOAD_BUDGET = new ByteBudget(128 * 1024 * 1024);
+const SHARED_DOWNLOAD_BUDGET = new ByteBudget(128 * 1024 * 1024);
 
 export const DEFAULT_ARTIFACT_LIMITS: Readonly<ArtifactLimits> = { stallMs: 30_000, totalMs: 5 * 60_000, budget: SHARED_DOWNLOAD_BUDGET };
 

@@ -21,7 +21,7 @@ import { charmsSettings, type ProveContext, type RequestSettings } from './reque
 import { NetworkSigner, addressHex } from './signer.js';
 
 import { MAINNET_RPC_URL, type Endpoint } from './plan.js';
-export { MAINNET_RPC_URL, networkPlan, type Endpoint, type NetworkPlan } from './plan.js';
+export { networkPlan, type Endpoint } from './plan.js';
 
 export interface ProofInput {
   /** The full spell (ins and coins kept): what stage 1 checks and commits to. */

@@ -78,7 +78,7 @@ export interface ClientOptions extends ChannelOptions {
  * The largest reply each method may send. The network's replies are tiny (a nonce, a status with
  * a proof URL, auction parameters): a padded one is refused as it arrives, before it is decoded.
  */
-export const REPLY_CAPS: Readonly<Record<string, number>> = {
+const REPLY_CAPS: Readonly<Record<string, number>> = {
   GetNonce: 4096,
   GetBalance: 4096,
   GetProofRequestStatus: 64 * 1024,

@@ -42,7 +42,7 @@ export interface RequestSettings {
 }
 
 /** Room for the proof itself, several times the real sizes. */
-export const DEFAULT_MAX_PROOF_BYTES = { compressed: 8 * 1024 * 1024, groth16: 256 * 1024 } as const;
+const DEFAULT_MAX_PROOF_BYTES = { compressed: 8 * 1024 * 1024, groth16: 256 * 1024 } as const;
 
 /** Charms' settings (src/utils/prover.rs); the timeout is the SDK's default for 16e9 gas (min(max(300, gas/2e6), 14400)). */
 export function charmsSettings(variant: NetworkVariant): RequestSettings {
