@@ -10,7 +10,7 @@
 import { CharmsError } from '../errors.js';
 import { ByteReader, ByteWriter } from '../util/byte-io.js';
 import { equalBytes, fromHex, reversed } from '../util/bytes.js';
-import { sha256 } from '../util/sha256.js';
+import { sha256, sha256Parts } from '../util/sha256.js';
 import { hashToDisplayHex } from './tx.js';
 
 const HEADER_SIZE = 80;
@@ -87,8 +87,14 @@ export function parseBlockHeader(raw: Uint8Array): BlockHeader {
   return { version, prevHash, merkleRoot, time, bits, nonce, hash: headerHash(raw), raw: raw.slice() };
 }
 
+/** A transaction's extent in the block, with its txid in internal byte order. */
+interface TxExtent {
+  tx: BlockTx;
+  id: Uint8Array;
+}
+
 /** Reads one transaction's extent at the reader's position; returns it with its txid. */
-function readTx(r: Reader, bytes: Uint8Array, index: number): BlockTx {
+function readTx(r: Reader, bytes: Uint8Array, index: number): TxExtent {
   const start = r.pos;
   r.u32le('version');
   let segwit = false;
@@ -118,17 +124,13 @@ function readTx(r: Reader, bytes: Uint8Array, index: number): BlockTx {
     }
   r.u32le('locktime');
   const end = r.pos;
-  // The txid hashes the legacy form: version, inputs and outputs, locktime (no marker, no witnesses).
-  let legacy: Uint8Array;
-  if (!segwit) legacy = bytes.subarray(start, end);
-  else {
-    const w = new ByteWriter();
-    w.bytes(bytes.subarray(start, start + 4));
-    w.bytes(bytes.subarray(bodyStart, bodyEnd));
-    w.bytes(bytes.subarray(end - 4, end));
-    legacy = w.finish();
-  }
-  return { index, txid: hashToDisplayHex(sha256d(legacy)), raw: bytes.subarray(start, end) };
+  // The txid hashes the legacy form: version, inputs and outputs, locktime (no marker, no
+  // witnesses): three slices of the block, hashed without being copied together.
+  const first = segwit
+    ? sha256Parts([bytes.subarray(start, start + 4), bytes.subarray(bodyStart, bodyEnd), bytes.subarray(end - 4, end)])
+    : sha256(bytes.subarray(start, end));
+  const id = sha256(first);
+  return { tx: { index, txid: hashToDisplayHex(id), raw: bytes.subarray(start, end) }, id };
 }
 
 /** The merkle root (internal order) of txids given in internal byte order. */
@@ -167,14 +169,16 @@ export function parseBlock(bytes: Uint8Array, expectedHash?: string): Block {
   const n = r.count(60, 'transaction');
   if (n === 0) throw bad('a block has at least one transaction');
   const txs: BlockTx[] = [];
-  for (let i = 0; i < n; i++) txs.push(readTx(r, bytes, i));
-  if (r.remaining !== 0) throw bad(`${r.remaining} trailing bytes after the last transaction`);
-  const ids = txs.map((t) => reversed(fromHex(t.txid)));
+  const ids: Uint8Array[] = [];
   const seen = new Set<string>();
-  for (const t of txs) {
-    if (seen.has(t.txid)) throw bad(`transaction ${t.txid} appears twice`);
-    seen.add(t.txid);
+  for (let i = 0; i < n; i++) {
+    const { tx, id } = readTx(r, bytes, i);
+    if (seen.has(tx.txid)) throw bad(`transaction ${tx.txid} appears twice`);
+    seen.add(tx.txid);
+    txs.push(tx);
+    ids.push(id);
   }
+  if (r.remaining !== 0) throw bad(`${r.remaining} trailing bytes after the last transaction`);
   if (!equalBytes(merkleRoot(ids), header.merkleRoot)) throw bad(`block ${header.hash}: transactions do not match the merkle root`);
   return { header, txs };
 }
@@ -190,14 +194,14 @@ export interface HeaderFields {
 
 /** Serializes a block from header fields and serialized transactions (tests, fake nodes). */
 export function serializeBlock(fields: HeaderFields, txs: Uint8Array[]): Uint8Array {
-  const blockTxs: BlockTx[] = [];
+  const ids: Uint8Array[] = [];
   const all = new ByteWriter();
   for (const t of txs) all.bytes(t);
   const joined = all.finish();
   const r = new Reader(joined);
-  for (let i = 0; i < txs.length; i++) blockTxs.push(readTx(r, joined, i));
+  for (let i = 0; i < txs.length; i++) ids.push(readTx(r, joined, i).id);
   if (r.remaining !== 0) throw bad('a transaction has trailing bytes');
-  const root = merkleRoot(blockTxs.map((t) => reversed(fromHex(t.txid))));
+  const root = merkleRoot(ids);
   const w = new ByteWriter();
   w.u32le(fields.version ?? 0x20000000);
   w.bytes(reversed(fromHex(fields.prevHash, 'previous block hash', 32)));

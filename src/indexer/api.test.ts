@@ -45,6 +45,12 @@ for (const name of ENGINES) {
       assert.equal(s.node.height, chain.height);
       assert.equal(s.index.height, chain.height);
       assert.equal(s.db.engine, name);
+      // the same figures for Prometheus
+      const metrics = (await get('/metrics')).body.toString('utf8');
+      assert.match(metrics, new RegExp(`^charms_index_height ${chain.height}$`, 'm'));
+      assert.match(metrics, new RegExp(`^charms_index_node_height ${chain.height}$`, 'm'));
+      assert.match(metrics, /^charms_index_lag_blocks 0$/m);
+      assert.match(metrics, /^charms_index_unrecoverable 0$/m);
 
       // the token output of 2efcde0d (v8): output 0 carries two apps
       const script = parseTx(tokenTx.raw).outputs[0]!.script;

@@ -41,10 +41,14 @@ export interface FollowerStatus {
   rate: number;
   etaSeconds: number | undefined;
   lastPollAt: number | undefined;
+  /** The last height this follower committed or found committed (metrics; `/v1/status` reads the store). */
+  indexHeight: number | undefined;
+  /** Reorgs rolled back since start. */
+  reorgs: number;
 }
 
 export class Follower {
-  readonly status: FollowerStatus = { node: undefined, error: undefined, unrecoverable: undefined, rate: 0, etaSeconds: undefined, lastPollAt: undefined };
+  readonly status: FollowerStatus = { node: undefined, error: undefined, unrecoverable: undefined, rate: 0, etaSeconds: undefined, lastPollAt: undefined, indexHeight: undefined, reorgs: 0 };
   private readonly maxDepth: number;
   private readonly pollMs: number;
   private readonly now: () => number;
@@ -129,10 +133,12 @@ export class Follower {
     }
     const newTip = (await this.source.hashAt(h + 1)) ?? '00'.repeat(32);
     await this.store.rollbackTo(h, { at: this.now(), depth: tip.height - h, oldTip: tip.hash, newTip });
+    this.status.reorgs++;
     return this.store.tip();
   }
 
   private progress(height: number, nodeHeight: number, final = false): void {
+    this.status.indexHeight = height;
     const t = this.now();
     if (!final) {
       this.applied.push(t);

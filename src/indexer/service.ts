@@ -10,6 +10,8 @@ import type { ServerLimits } from '../settings/limits.js';
 import type { BlockSource } from '../sources/block-source.js';
 import { ZmqSubscriber } from '../sources/zmq.js';
 import { queryHandler } from '../query/service.js';
+import { enableMetrics } from '../services/metrics-http.js';
+import { registerGauge } from '../util/metrics.js';
 import type { TxSource } from '../sources/tx-sources.js';
 import { indexApiHandler } from './api.js';
 import { librarySpellCheck, VerdictCache } from './block-write.js';
@@ -57,8 +59,26 @@ function indexServiceHandler(api: Handler, query: Handler): Handler {
   return (req) => (req.path.startsWith('/v1/') ? api(req) : query(req));
 }
 
+/** The follower the index gauges read (one index per process; the latest started). */
+let metered: Follower | undefined;
+
+/** The follower's figures as gauges read at scrape time (`GET /metrics`, docs/index.md); -1 before the first poll. */
+function registerIndexMetrics(f: Follower): void {
+  metered = f;
+  const st = () => metered?.status;
+  registerGauge('charms_index_height', 'Last block the index committed', () => st()?.indexHeight ?? -1);
+  registerGauge('charms_index_node_height', 'Best block of the followed node', () => st()?.node?.height ?? -1);
+  registerGauge('charms_index_lag_blocks', 'Node height minus index height', () => {
+    const s = st();
+    return s?.node && s.indexHeight !== undefined ? Math.max(0, s.node.height - s.indexHeight) : -1;
+  });
+  registerGauge('charms_index_reorgs', 'Reorgs rolled back since start', () => st()?.reorgs ?? 0);
+  registerGauge('charms_index_unrecoverable', '1 when a reorg deeper than the cap stopped the index', () => (st()?.unrecoverable ? 1 : 0));
+}
+
 export async function startIndexService(o: IndexServiceOptions): Promise<IndexService> {
   const log = o.log ?? silentLogger;
+  await enableMetrics(); // a server records metrics whether or not its port serves them
   const verdicts = new VerdictCache(librarySpellCheck(o.mock));
   let follower: Follower | undefined;
   let mempool: MempoolOverlay | undefined;
@@ -73,6 +93,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
       afterSync: () => pool.refresh(source),
       progress: o.progress,
     });
+    registerIndexMetrics(follower);
   }
   const api = indexApiHandler({ store: o.store, follower, mempool, source: o.source, network: o.network, version: o.version, maxLag: o.maxLag, log });
   const query = queryHandler({ source: o.txSource, mock: o.mock, log, cache: o.cache });

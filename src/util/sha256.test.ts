@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { pureSha256, sha256 } from './sha256.js';
+import { pureSha256, sha256, sha256Parts } from './sha256.js';
 import { toHex } from './bytes.js';
 
 test('sha256: the native and the pure-JS hash give the same bytes (FIPS 180 vector, sizes around the block edges, 1 MiB)', () => {
@@ -11,4 +11,11 @@ test('sha256: the native and the pure-JS hash give the same bytes (FIPS 180 vect
     assert.deepEqual(sha256(b), pureSha256(b), `${n} bytes`);
   }
   assert.ok(sha256(new Uint8Array(1)) instanceof Uint8Array && !Buffer.isBuffer(sha256(new Uint8Array(1))));
+});
+
+test('sha256Parts hashes the concatenation of its parts, empty parts and no parts included', () => {
+  const parts = [Uint8Array.of(1, 2, 3), new Uint8Array(0), new Uint8Array(1000).fill(7), Uint8Array.of(255)];
+  const all = new Uint8Array([...parts[0]!, ...parts[2]!, ...parts[3]!]);
+  assert.deepEqual(sha256Parts(parts), pureSha256(all));
+  assert.deepEqual(sha256Parts([]), pureSha256(new Uint8Array(0)));
 });
