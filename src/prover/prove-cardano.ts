@@ -96,7 +96,7 @@ export async function proveCardanoSpellTx(req: ProveRequest, deps: CardanoProveD
   build(spellPayload(spell, new Uint8Array(backend.mock ? 192 : 356)));
 
   refuseWhenStopping(deps.stopping);
-  const proof = await backend.prove(publicValuesFor(spell.version, encodeSpellCbor(spell), spell.mock), { spell, request: req });
+  const proof = await backend.prove(publicValuesFor(spell.version, encodeSpellCbor(spell), spell.mock), { spell, request: req, stopping: deps.stopping });
   const built = build(spellPayload(spell, proof));
   deps.log?.(`Cardano transaction built: fee ${built.fee} lovelace, spell output ${built.spellOutputLovelace} lovelace`);
   if (backend.mock) {

@@ -158,6 +158,7 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
     spell,
     request: req,
     ...(bound.signed ? { scrollOutputs: bound.signed } : {}),
+    ...(deps.stopping ? { stopping: deps.stopping } : {}),
   });
   const txBytes = buildSpellTx({
     ins: spell.tx.ins ?? [],

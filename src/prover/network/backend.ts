@@ -28,6 +28,8 @@ export interface ProofInput {
   spell: NormalizedSpell;
   request: ProveRequest;
   scrollOutputs?: SignedScrollOutputs;
+  /** Aborted when the server stops: no new paid request (stage 2) is sent. */
+  stopping?: AbortSignal | undefined;
 }
 
 export interface NetworkBackendOptions {
@@ -113,7 +115,7 @@ export class NetworkBackend {
 
   async prove(_publicValues: Uint8Array, input?: ProofInput): Promise<Uint8Array> {
     if (!input) throw new CharmsError('INTERNAL', 'the network backend needs the spell and the request, not only the public values');
-    return proveSpellOnNetwork(input.request, input.spell, { app: this.app, wrapper: this.wrapper }, input.scrollOutputs);
+    return proveSpellOnNetwork(input.request, input.spell, { app: this.app, wrapper: this.wrapper, stopping: input.stopping }, input.scrollOutputs);
   }
 
   /** Account, balance and program registration, for `charms-prover network status`. Never includes the key. */

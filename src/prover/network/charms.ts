@@ -94,6 +94,8 @@ export interface TwoStageOptions {
   app: ProveContext;
   /** Stage 2 (wrapper): SPELL_ZK_PROVER — the same client unless it is `network` with its own settings. */
   wrapper: ProveContext;
+  /** Aborted when the server stops: stage 2 (a new paid request) is then not sent. */
+  stopping?: AbortSignal | undefined;
 }
 
 /** Proves `spell` (full, with ins and coins) in two stages; returns the verified 356-byte Groth16 proof. */
@@ -113,6 +115,8 @@ export async function proveSpellOnNetwork(req: ProveRequest, spell: NormalizedSp
   }
   const { recursionProof } = spliceCompressedProof(stage1, publicValues);
 
+  // A stopping server pays for no new request: stage 1 is spent, stage 2 is not asked for.
+  if (opts.stopping?.aborted) throw new CharmsError('SERVER_BUSY', 'the server is shutting down: the spell checker proof (stage 1) is done, the SNARK wrapper (stage 2) was not requested; retry on another server');
   // Stage 2: every failure is transient, as in the reference.
   let stage2: Uint8Array;
   try {

@@ -294,6 +294,22 @@ test('two stages: each failure gets its answer (unexecutable 4xx, wrong stage-1 
   const { script } = charmsScript(v);
   let n = 0;
   assert.equal(await run({}, (e) => e.code === 'PROVER_TRANSIENT' && /stage 2/.test(e.message), (r) => (n++ === 0 ? script(r) : { kind: 'unfulfillable' })), 3);
+  // a server that stops between the stages pays for no stage 2
+  {
+    const stopping = new AbortController();
+    const { script: s1 } = charmsScript(v);
+    const s = await setup('auction', (r) => {
+      const out = s1(r);
+      stopping.abort(); // SIGTERM while stage 1 runs
+      return out;
+    });
+    try {
+      await assert.rejects(proveSpellOnNetwork(request(v.spell), v.spell, { app: s.ctx('stage 1'), wrapper: s.ctx('stage 2'), stopping: stopping.signal }), code('SERVER_BUSY'));
+      assert.equal(s.net.requests.length, 1, 'stage 2 not requested');
+    } finally {
+      await teardown(s);
+    }
+  }
   const mockSpell = { ...v.spell, mock: true };
   await assert.rejects(proveSpellOnNetwork(request(mockSpell), mockSpell, { app: {} as ProveContext, wrapper: {} as ProveContext }), code('INVALID_SPELL'));
 });
