@@ -2,15 +2,13 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { scriptToAddress } from '../bitcoin/address.js';
 import { parseTx } from '../bitcoin/tx.js';
-import { FakeBitcoind } from '../testing/fake-bitcoind.js';
+import { indexOverFakeNode, type IndexOverFakeNode } from '../testing/index-fake-node.js';
 import { TestEngines } from '../testing/index-stores.js';
 import { sharedOrSkip } from '../testing/shared.js';
 import { h1 } from '../testing/http.js';
 import { spendTx } from '../testing/vector-chain.js';
-import { bitcoinVectors, VECTOR_BLOCKS } from '../testing/index-vectors.js';
-import { blockSourceFromConfig, btcSourceFromConfig } from '../sources/chain-sources.js';
-import { startIndexService, type IndexService } from './service.js';
-import { chip420Meta } from './explorer-api.js';
+import { bitcoinVectors } from '../testing/index-vectors.js';
+import { chip420Meta, explorerApiHandler } from './explorer-api.js';
 import { ValueMap } from '../codec/value.js';
 
 const engines = new TestEngines();
@@ -41,38 +39,10 @@ function assertFields(v: Any, paths: string[], where: string): void {
   for (const p of paths) walk(v, p.replace(/\[\]/g, '.[]').split('.').filter(Boolean), '$');
 }
 
-interface Setup {
-  fake: FakeBitcoind;
-  svc: IndexService;
-  port: number;
-  close(): Promise<void>;
-}
-
 /** A real index (SQLite) over the fake node, followed through its Esplora facade, with Esplora as the BTC source. */
-async function setup(t: { skip: (m?: string) => void }, withBtc = true): Promise<Setup | undefined> {
+async function setup(t: { skip: (m?: string) => void }, withBtc = true): Promise<IndexOverFakeNode | undefined> {
   const e = await engines.engine('sqlite', t);
-  if (!e) return undefined;
-  const fake = await FakeBitcoind.start();
-  const v = bitcoinVectors();
-  for (const names of VECTOR_BLOCKS) fake.mine(names.filter((n) => n !== '9c048eca').map((n) => v.get(n)!.raw));
-  const cfg = { esploraUrl: fake.esploraUrl };
-  const source = blockSourceFromConfig(cfg, { network: 'regtest' })!;
-  const store = await e.open(await e.newDb());
-  const svc = await startIndexService({
-    store,
-    source,
-    btcSource: withBtc ? btcSourceFromConfig(cfg, { network: 'regtest' }) : undefined,
-    apiOnly: false,
-    mock: false,
-    network: 'regtest',
-    startHeight: 1,
-    version: 'test',
-    host: '127.0.0.1',
-    port: 0,
-    autoStart: false,
-  });
-  await svc.follower!.syncOnce();
-  return { fake, svc, port: svc.server.port, close: async () => (await svc.close(), await fake.stop()) };
+  return e && indexOverFakeNode(e, { except: ['9c048eca'], withBtc });
 }
 
 const addrOf = (raw: Uint8Array, vout: number) => scriptToAddress(parseTx(raw).outputs[vout]!.script, 'regtest')!;
@@ -264,4 +234,28 @@ test('CHIP-0420 metadata: well-typed fields only, decimals default 0', () => {
   assert.deepEqual([m.name, m.ticker, m.decimals, m.image, m.description], ['X', 'XT', 8, null, 'd']);
   assert.equal(chip420Meta(ValueMap.of({ decimals: 300n }), null).decimals, 0);
   assert.equal(chip420Meta('not a map', null).found, true);
+});
+
+test('explorer-compatible amounts are JSON numbers with exact digits beyond 2^53 and beyond u64 (sums)', async (t) => {
+  const e = await engines.engine('sqlite', t);
+  if (!e) return;
+  const store = await e.open(await e.newDb());
+  try {
+    const script = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(9)]);
+    const app = `t/${'11'.repeat(32)}/${'22'.repeat(32)}`;
+    const max = 2n ** 64n - 1n;
+    const out = (txid: string) => ({ txid, txIndex: 1, vout: 0, app, amount: max, data: null, script, sats: 1000n });
+    await store.applyBlock({ height: 1, hash: 'aa'.repeat(32), prevHash: '00'.repeat(32), time: 1, spellTxs: [], outputs: [out('01'.repeat(32)), out('02'.repeat(32))], inputs: [] });
+    const handler = explorerApiHandler({ store, network: 'regtest' });
+    const address = scriptToAddress(script, 'regtest')!;
+    const res = await handler({ method: 'GET', path: `/v1/wallet/charms/${address}`, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
+    assert.equal(res.status, 200);
+    const text = String(res.body);
+    assert.match(text, new RegExp(`"confirmed":${2n * max}[,}]`), 'the sum beyond u64, exact');
+    assert.match(text, new RegExp(`"amount":${max}[,}]`), 'a u64 amount, exact');
+    assert.match(text, new RegExp(`"total":${2n * max}[,}]`));
+    assert.match(text, new RegExp(`"available":${2n * max}[,}]`));
+  } finally {
+    await store.close();
+  }
 });

@@ -7,15 +7,13 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { scriptToAddress } from '../bitcoin/address.js';
 import { parseTx } from '../bitcoin/tx.js';
-import { FakeBitcoind } from '../testing/fake-bitcoind.js';
+import { indexOverFakeNode } from '../testing/index-fake-node.js';
 import { TestEngines } from '../testing/index-stores.js';
 import { sharedOrSkip } from '../testing/shared.js';
 import { chromiumPath, skipOrFail } from '../testing/require.js';
 import { spendTx } from '../testing/vector-chain.js';
-import { bitcoinVectors, VECTOR_BLOCKS } from '../testing/index-vectors.js';
-import { blockSourceFromConfig, btcSourceFromConfig } from '../sources/chain-sources.js';
+import { bitcoinVectors } from '../testing/index-vectors.js';
 import { startQueryServer } from '../query/service.js';
-import { startIndexService } from './service.js';
 
 // page-side code in waitForFunction callbacks (no DOM lib in this project's tsconfig)
 declare const document: any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -33,32 +31,17 @@ test('wallet page address view in Chromium over a real index: holdings, NFTs, pe
   if (!e) return;
   const { chromium } = await import('playwright-core');
   const v = bitcoinVectors();
-  const fake = await FakeBitcoind.start();
-  for (const names of VECTOR_BLOCKS) fake.mine(names.filter((n) => n !== '9c048eca').map((n) => v.get(n)!.raw));
   const chex = v.get('55777ba2')!; // out 0: 420000 CHEX, out 1: the CHEX reference NFT
   const pendingTx = v.get('9c048eca')!; // a pending receive: token 998 + NFT CHARMS-19
   const addrOf = (raw: Uint8Array, vout: number) => scriptToAddress(parseTx(raw).outputs[vout]!.script, 'regtest')!;
   const chexAddr = addrOf(chex.raw, 0);
   const nftAddr = addrOf(chex.raw, 1);
   const pendAddr = addrOf(pendingTx.raw, 0);
-  const cfg = { esploraUrl: fake.esploraUrl };
-  const svc = await startIndexService({
-    store: await e.open(await e.newDb()),
-    source: blockSourceFromConfig(cfg, { network: 'regtest' }),
-    btcSource: btcSourceFromConfig(cfg, { network: 'regtest' }),
-    apiOnly: false,
-    mock: false,
-    network: 'regtest',
-    startHeight: 1,
-    version: 'test',
-    host: '127.0.0.1',
-    port: 0,
-    autoStart: false,
-  });
+  const node = await indexOverFakeNode(e, { except: ['9c048eca'] });
+  const { fake, svc } = node;
   const query = await startQueryServer({ host: '127.0.0.1', port: 0 });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   try {
-    await svc.follower!.syncOnce();
     fake.mempoolAdd(pendingTx.raw);
     fake.mempoolAdd(spendTx([{ txid: chex.txid, vout: 0 }], { tag: 9 }).bytes); // CHEX tokens spent in the mempool
     await svc.follower!.syncOnce();
@@ -120,7 +103,6 @@ test('wallet page address view in Chromium over a real index: holdings, NFTs, pe
   } finally {
     await browser.close();
     await query.close();
-    await svc.close();
-    await fake.stop();
+    await node.close();
   }
 });
