@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { scriptToAddress } from '../bitcoin/address.js';
 import { parseTx } from '../bitcoin/tx.js';
 import { indexOverFakeNode, type IndexOverFakeNode } from '../testing/index-fake-node.js';
-import { TestEngines } from '../testing/index-stores.js';
+import { ENGINES, TestEngines } from '../testing/index-stores.js';
+import { encodeCbor } from '../codec/cbor.js';
 import { sharedOrSkip } from '../testing/shared.js';
 import { h1 } from '../testing/http.js';
 import { spendTx } from '../testing/vector-chain.js';
@@ -236,26 +237,37 @@ test('CHIP-0420 metadata: well-typed fields only, decimals default 0', () => {
   assert.equal(chip420Meta('not a map', null).found, true);
 });
 
-test('explorer-compatible amounts are JSON numbers with exact digits beyond 2^53 and beyond u64 (sums)', async (t) => {
-  const e = await engines.engine('sqlite', t);
-  if (!e) return;
-  const store = await e.open(await e.newDb());
-  try {
-    const script = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(9)]);
-    const app = `t/${'11'.repeat(32)}/${'22'.repeat(32)}`;
-    const max = 2n ** 64n - 1n;
-    const out = (txid: string) => ({ txid, txIndex: 1, vout: 0, app, amount: max, data: null, script, sats: 1000n });
-    await store.applyBlock({ height: 1, hash: 'aa'.repeat(32), prevHash: '00'.repeat(32), time: 1, spellTxs: [], outputs: [out('01'.repeat(32)), out('02'.repeat(32))], inputs: [] });
-    const handler = explorerApiHandler({ store, network: 'regtest' });
-    const address = scriptToAddress(script, 'regtest')!;
-    const res = await handler({ method: 'GET', path: `/v1/wallet/charms/${address}`, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
-    assert.equal(res.status, 200);
-    const text = String(res.body);
-    assert.match(text, new RegExp(`"confirmed":${2n * max}[,}]`), 'the sum beyond u64, exact');
-    assert.match(text, new RegExp(`"amount":${max}[,}]`), 'a u64 amount, exact');
-    assert.match(text, new RegExp(`"total":${2n * max}[,}]`));
-    assert.match(text, new RegExp(`"available":${2n * max}[,}]`));
-  } finally {
-    await store.close();
-  }
-});
+for (const name of ENGINES) {
+  test(`${name}: explorer-compatible amounts are exact beyond 2^53 and u64 (sums); reference NFT data`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const store = await e.open(await e.newDb());
+    try {
+      const script = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(9)]);
+      const app = `t/${'11'.repeat(32)}/${'22'.repeat(32)}`;
+      const max = 2n ** 64n - 1n;
+      const out = (txid: string) => ({ txid, txIndex: 1, vout: 0, app, amount: max, data: null, script, sats: 1000n });
+      const ref = `n/${'11'.repeat(32)}/${'22'.repeat(32)}`;
+      const nft = (txid: string, ticker: string) => ({ txid, txIndex: 2, vout: 0, app: ref, amount: null, data: encodeCbor(ValueMap.of({ ticker, decimals: 8n })), script, sats: 546n });
+      await store.applyBlock({ height: 1, hash: 'aa'.repeat(32), prevHash: '00'.repeat(32), time: 1, spellTxs: [], outputs: [out('01'.repeat(32)), out('02'.repeat(32)), nft('03'.repeat(32), 'OLD')], inputs: [] });
+      // the reference NFT moves on with new data: its current (unspent) data wins
+      await store.applyBlock({ height: 2, hash: 'bb'.repeat(32), prevHash: 'aa'.repeat(32), time: 2, spellTxs: [], outputs: [nft('04'.repeat(32), 'NEW')], inputs: [{ txid: '04'.repeat(32), txIndex: 2, vin: 0, prevTxid: '03'.repeat(32), prevVout: 0 }] });
+      assert.equal((await store.nftData('11'.repeat(32)))?.txid, '04'.repeat(32));
+      assert.equal((await store.nftData('11'.repeat(32), '22'.repeat(32)))?.height, 2);
+      assert.equal(await store.nftData('11'.repeat(32), '33'.repeat(32)), undefined);
+      assert.equal(await store.nftData("%' OR 1=1 --"), undefined);
+      const handler = explorerApiHandler({ store, network: 'regtest' });
+      const address = scriptToAddress(script, 'regtest')!;
+      const res = await handler({ method: 'GET', path: `/v1/wallet/charms/${address}`, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
+      assert.equal(res.status, 200);
+      const text = String(res.body);
+      assert.match(text, new RegExp(`"confirmed":${2n * max}[,}]`), 'the sum beyond u64, exact');
+      assert.match(text, new RegExp(`"amount":${max}[,}]`), 'a u64 amount, exact');
+      assert.match(text, new RegExp(`"total":${2n * max}[,}]`));
+      assert.match(text, /"symbol":"NEW".*"decimals":8/, 'CHIP-0420 metadata of the current reference NFT');
+      assert.match(text, new RegExp(`"available":${2n * max}[,}]`));
+    } finally {
+      await store.close();
+    }
+  });
+}

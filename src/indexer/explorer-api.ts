@@ -265,7 +265,13 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
 
   async function addressUtxos(address: string): Promise<AddressUtxo[] | undefined> {
     if (!btc?.addressUtxos) return undefined;
-    return btc.addressUtxos(address);
+    try {
+      return await btc.addressUtxos(address);
+    } catch (e) {
+      // an address the BTC source has never seen holds no BTC UTXO; other failures fail the request
+      if (e instanceof CharmsError && e.code === 'NOT_FOUND') return [];
+      throw e;
+    }
   }
 
   /** One `/wallet/balance` entry: BTC from the BTC source, charms from the index. */
@@ -479,9 +485,9 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
           const e = noBtc('address UTXOs');
           return { status: 503, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify({ error: btc ? `${btc.name} has no address index: configure --esplora-url for address UTXOs` : e.message, code: e.code, btc_source: 'none', address, utxos: [], count: 0 }) };
         }
-        const [utxos, tip] = await Promise.all([btc.addressUtxos(address), btc.tipTime()]);
+        const [utxos, tip] = await Promise.all([addressUtxos(address), btc.tipTime()]);
         const script = hex(addressToScript(address).script);
-        const list = utxos
+        const list = (utxos ?? [])
           .filter((u) => u.value >= min)
           .sort((a, b) => (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout))
           .map((u) => ({ txid: u.txid, vout: u.vout, value: u.value, script_pubkey: script, confirmations: u.height === undefined ? 0 : tip.height - u.height + 1, block_height: u.height ?? null, confirmed: u.height !== undefined }));
