@@ -307,7 +307,7 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
       btc_source: utxos ? utxoSource : 'none',
       btc: btcJson,
       charms: {
-        balances: h.balances.map((b) => ({ ...charmBalance(address, b), utxos: b.e.utxos.map((u) => charmUtxo(address, b.app, u.op, u.amount)) })),
+        balances: h.balances.map((b) => charmBalance(address, b)),
         count: h.balances.length,
       },
     };
