@@ -17,7 +17,7 @@ type LoadOptions = Parameters<typeof load>[0];
 type LoadResult = Awaited<ReturnType<typeof load>>;
 
 /** The load loop in a worker thread, so the client does not share the server's event loop. */
-function loadInWorker(o: LoadOptions): Promise<LoadResult> {
+export function loadInWorker(o: LoadOptions): Promise<LoadResult> {
   const code = `const { parentPort, workerData } = require('node:worker_threads');
 import(workerData.url).then((m) => m.load(workerData.o)).then((r) => parentPort.postMessage(r));`;
   const w = new Worker(code, { eval: true, workerData: { url: new URL('./load.js', import.meta.url).href, o } });

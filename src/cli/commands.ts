@@ -90,6 +90,8 @@ export function commandTree(binName: string): CommandDef {
           'Follow a Bitcoin node into an index of charm outputs (every spell verified, reorg-safe) and serve its API on one port\n' +
           '(HTTP/1.1 and h2c): GET /v1/status, /v1/addresses/<address>/balances|utxos|history, POST /v1/addresses/balances,\n' +
           'GET /v1/outputs/<txid>:<vout>, /v1/txs/<txid>, /v1/apps/<app>; plus GET/PUT /spells/<txid> and the wallet page. See docs/index.md.\n' +
+          'Explorer-compatible for the official wallet: /v1/wallet/..., /v1/transactions/<txid>, /v1/assets/reference-nft/<identity>;\n' +
+          'their plain-BTC parts (address UTXOs, fees, broadcast) come from ESPLORA_URL when set, else the node.\n' +
           '\n' +
           'Environment (options override it):\n' +
           '  INDEX_DB_URL           the database: a SQLite file path (default $XDG_DATA_HOME/charms-ts/index-<network>.sqlite) or postgres://…\n' +

@@ -50,10 +50,10 @@ export interface IndexApiOptions {
 // ------------------------------------------------------------------------------ JSON writing
 
 /** A JSON text embedded as is (charm data printed by our codec, exact big integers). */
-class RawJson {
+export class RawJson {
   constructor(readonly text: string) {}
 }
-type J = string | number | boolean | null | RawJson | J[] | { [k: string]: J | undefined };
+export type J = string | number | boolean | null | RawJson | J[] | { [k: string]: J | undefined };
 
 function write(v: J): string {
   if (v instanceof RawJson) return v.text;
@@ -66,15 +66,15 @@ function write(v: J): string {
   return JSON.stringify(v);
 }
 
-const ok = (body: J, status = 200): Res => ({ status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: write(body) });
+export const ok = (body: J, status = 200): Res => ({ status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: write(body) });
 
 const bad = (msg: string): CharmsError => new CharmsError('INVALID_INPUT', msg);
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const TXID = /^[0-9a-fA-F]{64}$/;
 
-const chainName = (network: string): BitcoinChainName =>
+export const chainName = (network: string): BitcoinChainName =>
   network === 'mainnet' || network === 'main' ? 'main' : network === 'testnet' ? 'test' : (network as BitcoinChainName);
-const addrNet = (network: string): AddrNet => (network === 'mainnet' || network === 'main' ? 'main' : network === 'regtest' ? 'regtest' : 'testnet4');
+export const addrNet = (network: string): AddrNet => (network === 'mainnet' || network === 'main' ? 'main' : network === 'regtest' ? 'regtest' : 'testnet4');
 
 function charmJson(app: string, amount: bigint | null, data: Uint8Array | null): J {
   if (amount !== null) return { app, amount: amount.toString() };

@@ -14,6 +14,8 @@ import { enableMetrics } from '../services/metrics-http.js';
 import { registerGauge } from '../util/metrics.js';
 import type { TxSource } from '../sources/tx-sources.js';
 import { indexApiHandler } from './api.js';
+import { explorerApiHandler, withExplorerApi } from './explorer-api.js';
+import type { BtcSource } from '../sources/btc-source.js';
 import { librarySpellCheck, VerdictCache } from './block-write.js';
 import { Follower } from './follower.js';
 import { MempoolOverlay } from './mempool.js';
@@ -43,6 +45,8 @@ export interface IndexServiceOptions {
   limits?: Partial<ServerLimits> | undefined;
   /** The node's ZMQ publisher: its notifications wake the follower (polling goes on). */
   zmqUrl?: string | undefined;
+  /** The plain-BTC side of the explorer-compatible API (address UTXOs, fees, broadcast); absent: says so. */
+  btcSource?: BtcSource | undefined;
   /** Start following at once (default); tests drive `follower.syncOnce()` themselves. */
   autoStart?: boolean;
 }
@@ -95,7 +99,8 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     });
     registerIndexMetrics(follower);
   }
-  const api = indexApiHandler({ store: o.store, follower, mempool, source: o.source, network: o.network, version: o.version, maxLag: o.maxLag, log });
+  const index = indexApiHandler({ store: o.store, follower, mempool, source: o.source, network: o.network, version: o.version, maxLag: o.maxLag, log });
+  const api = withExplorerApi(explorerApiHandler({ store: o.store, mempool, source: o.source, btc: o.btcSource, network: o.network, log }), index);
   const query = queryHandler({ source: o.txSource, mock: o.mock, log, cache: o.cache });
   const server = await listenDual(indexServiceHandler(api, query), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_INDEX_PORT, log, ...(o.limits ? { limits: o.limits } : {}) });
   if (o.autoStart !== false) follower?.start();

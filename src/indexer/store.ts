@@ -192,6 +192,13 @@ export interface IndexStore {
   /** A canonical text of the whole confirmed state (tests: incremental == replay). */
   dump(): Promise<string>;
   close(): Promise<void>;
+
+  // ---- for the explorer-compatible API (explorer-api.ts)
+  /**
+   * The current data of the NFT `n/<identity>/<vk>` (any vk when `vk` is absent): the unspent
+   * output holding it, else the last one that did (CHIP-0420 reference NFTs carry token metadata).
+   */
+  nftData(identity: string, vk?: string): Promise<{ app: string; data: Uint8Array; txid: string; vout: number; height: number } | undefined>;
 }
 
 // ------------------------------------------------------------------------------------ opening
@@ -511,5 +518,19 @@ export class SqlStore implements IndexStore {
 
   close(): Promise<void> {
     return this.d.close();
+  }
+
+  // ---- for the explorer-compatible API (explorer-api.ts)
+  async nftData(identity: string, vk?: string): Promise<{ app: string; data: Uint8Array; txid: string; vout: number; height: number } | undefined> {
+    if (!/^[0-9a-f]{64}$/.test(identity) || (vk !== undefined && !/^[0-9a-f]{64}$/.test(vk))) return undefined;
+    const apps = vk !== undefined ? 'a.app = ?' : 'a.app LIKE ?';
+    const r = await this.d.all(
+      `SELECT a.app, co.data, co.txid, co.vout, co.created_height FROM charm_outputs co JOIN apps a ON a.id = co.app_id
+       WHERE ${apps} AND co.data IS NOT NULL
+       ORDER BY CASE WHEN co.spent_height IS NULL THEN 0 ELSE 1 END, co.created_height DESC, co.tx_index DESC, co.vout, a.app LIMIT 1`,
+      [vk !== undefined ? `n/${identity}/${vk}` : `n/${identity}/%`],
+    );
+    const x = r[0];
+    return x && { app: x.app as string, data: new Uint8Array(x.data as Uint8Array), txid: hexOf(x.txid), vout: num(x.vout), height: num(x.created_height) };
   }
 }

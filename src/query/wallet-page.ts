@@ -8,6 +8,11 @@
  * - other charms (DEX orders, …),
  * with the per-UTXO data and the app key on demand. Plain HTML and JS, no external resources
  * besides the images the metadata points to. `?utxos=a,b,c` fills the list and loads it.
+ *
+ * Served by `charms index`, the page also has an address view (`?address=` loads one): holdings
+ * per token with the CHIP-0420 metadata of its reference NFT, NFTs, pending changes and history,
+ * read from the index's explorer-compatible `/v1/wallet/...` API. Served by `charms query-server`
+ * (no index: `/v1/status` is not there) the view stays hidden.
  */
 import { createHash } from 'node:crypto';
 
@@ -45,6 +50,18 @@ export const WALLET_PAGE = String.raw`<!doctype html>
 <body>
 <h1>Charms wallet view</h1>
 <p class="muted">Transaction ids or UTXOs (<code>txid:vout</code>), separated by spaces, commas or new lines — or the JSON printed by <code>bitcoin-cli listunspent</code> or <code>charms wallet list --json</code>. Spells are read through this server's <code>/spells/&lt;txid&gt;</code>.</p>
+<section id="addr-section" hidden>
+<h2>Address</h2>
+<p class="muted">What an address holds now, its pending changes and its history, from this index's <code>/v1</code> API (tokens with their CHIP-0420 name, ticker, image and decimals).</p>
+<p><input id="address" size="64" placeholder="address" spellcheck="false" aria-label="address"> <button id="addr-show">Show address</button> <span id="addr-status" role="status"></span></p>
+<div id="addr-errors"></div>
+<section id="addr-tokens-section" hidden><h3>Tokens</h3><div id="addr-tokens" class="grid"></div></section>
+<section id="addr-nfts-section" hidden><h3>NFTs</h3><div id="addr-nfts" class="grid"></div></section>
+<section id="addr-other-section" hidden><h3>Other charms</h3><div id="addr-other" class="grid"></div></section>
+<section id="addr-pending-section" hidden><h3>Pending changes</h3><table id="addr-pending"></table></section>
+<section id="addr-history-section" hidden><h3>History</h3><table id="addr-history"></table></section>
+<h2>Transactions and UTXOs</h2>
+</section>
 <textarea id="utxos" placeholder="txid or txid:vout, one per line" spellcheck="false"></textarea>
 <p><button id="show">Show charms</button> <span id="status" role="status"></span></p>
 <div id="errors"></div>
@@ -221,6 +238,82 @@ async function run() {
   btn.disabled = false;
 }
 $('show').addEventListener('click', () => { run().catch((e) => { $('status').textContent = 'error: ' + e.message; $('show').disabled = false; }); });
+// ---- the address view: only when this page is served by a charms index (GET /v1/status answers)
+async function servedByIndex() {
+  try {
+    const r = await fetch('/v1/status');
+    if (r.status !== 200 && r.status !== 503) return false;
+    const s = await r.json();
+    return !!(s && typeof s === 'object' && s.index);
+  } catch { return false; }
+}
+async function getJson(path) {
+  const res = await fetch(path);
+  const text = await res.text();
+  if (!res.ok) { let msg = res.status + ''; try { msg = JSON.parse(text).error || msg; } catch {} throw new Error(msg); }
+  return parseExact(text);
+}
+function holdingCard(b) {
+  const decimals = Number.isInteger(b.decimals) ? b.decimals : 0;
+  const kind = b.assetType === 'token' ? 'token' : b.assetType === 'nft' ? 'nft' : 'other';
+  const [tag, identity] = String(b.appId).split('/');
+  const img = mediaUrl(b.image, true);
+  const title = b.name || b.symbol || (kind === 'token' ? 'Token ' : kind === 'nft' ? 'NFT ' : 'Charm ' + tag + '/') + short(identity);
+  const pending = BigInt(b.unconfirmed) !== 0n || BigInt(b.mempoolSpent) !== 0n;
+  return el('div', { class: 'card', 'data-kind': kind, 'data-app': b.appId },
+    img ? el('img', { src: img, alt: String(title), loading: 'lazy', referrerpolicy: 'no-referrer' }) : (kind === 'nft' ? el('div', { class: 'noimg', 'aria-hidden': 'true', text: '◆' }) : null),
+    el('h3', { text: String(title) }),
+    kind === 'token' ? el('div', { class: 'amount' }, el('span', { class: 'value', text: formatAmount(b.confirmed, decimals) }), b.symbol ? el('span', { class: 'ticker', text: String(b.symbol) }) : null) : (b.symbol ? el('div', { class: 'ticker', text: String(b.symbol) }) : null),
+    pending ? el('div', { class: 'muted pending', text: '+' + formatAmount(b.unconfirmed, decimals) + ' pending in, −' + formatAmount(b.mempoolSpent, decimals) + ' pending out' }) : null,
+    el('div', { class: 'muted', text: b.utxos.length + ' UTXO' + (b.utxos.length === 1 ? '' : 's') + (decimals ? ' · ' + decimals + ' decimals' : '') }),
+    b.description ? el('p', { text: String(b.description) }) : null,
+    el('details', {}, el('summary', { text: 'Details' }), el('div', { class: 'muted', text: 'app ' + b.appId }),
+      el('table', {}, ...b.utxos.map((u) => el('tr', {}, el('td', {}, el('a', { class: 'muted', href: '/v1/txs/' + u.txid, text: short(u.txid) + ':' + u.vout })), el('td', { class: 'num', text: formatAmount(u.amount, decimals) }), el('td', { class: 'muted', text: u.confirmed ? 'height ' + u.blockHeight : 'pending' }))))));
+}
+async function showAddress() {
+  const address = $('address').value.trim();
+  const status = $('addr-status'), errors = $('addr-errors');
+  for (const id of ['addr-tokens', 'addr-nfts', 'addr-other', 'addr-pending', 'addr-history', 'addr-errors']) $(id).replaceChildren();
+  for (const id of ['addr-tokens', 'addr-nfts', 'addr-other', 'addr-pending', 'addr-history']) $(id + '-section').hidden = true;
+  if (!address) { status.textContent = 'enter an address'; return; }
+  $('addr-show').disabled = true;
+  status.textContent = 'loading…';
+  try {
+    const enc = encodeURIComponent(address);
+    const [charms, txs] = await Promise.all([getJson('/v1/wallet/charms/' + enc), getJson('/v1/wallet/transactions/' + enc + '?page_size=100')]);
+    const decimalsOf = new Map();
+    for (const b of charms.balances) {
+      decimalsOf.set(b.appId, Number.isInteger(b.decimals) ? b.decimals : 0);
+      const kind = b.assetType === 'token' ? 'tokens' : b.assetType === 'nft' ? 'nfts' : 'other';
+      $('addr-' + kind).append(holdingCard(b));
+      $('addr-' + kind + '-section').hidden = false;
+      const d = decimalsOf.get(b.appId), name = b.symbol || b.name || b.appId;
+      if (BigInt(b.unconfirmed) !== 0n) { $('addr-pending').append(el('tr', { 'data-app': b.appId, 'data-dir': 'in' }, el('td', { text: String(name) }), el('td', { class: 'num', text: '+' + formatAmount(b.unconfirmed, d) }), el('td', { class: 'muted', text: 'receive waiting for a block' }))); $('addr-pending-section').hidden = false; }
+      if (BigInt(b.mempoolSpent) !== 0n) { $('addr-pending').append(el('tr', { 'data-app': b.appId, 'data-dir': 'out' }, el('td', { text: String(name) }), el('td', { class: 'num', text: '−' + formatAmount(b.mempoolSpent, d) }), el('td', { class: 'muted', text: 'spent by an unconfirmed transaction' }))); $('addr-pending-section').hidden = false; }
+    }
+    for (const t of txs.transactions) {
+      const assets = (t.assets || []).map((a) => (a.symbol || a.name || short(String(a.appId).split('/')[1] || '')) + ' ' + formatAmount(a.amount, decimalsOf.has(a.appId) ? decimalsOf.get(a.appId) : 0)).join(', ');
+      $('addr-history').append(el('tr', { 'data-txid': t.txid },
+        el('td', {}, el('a', { href: '/v1/txs/' + t.txid, text: short(t.txid) })),
+        el('td', { text: t.direction === 'in' ? 'received' : 'sent' }),
+        el('td', { text: assets }),
+        el('td', { class: 'muted', text: t.block_height === null ? 'pending' : 'height ' + t.block_height + ' · ' + t.confirmations + ' conf.' })));
+      $('addr-history-section').hidden = false;
+    }
+    status.textContent = charms.balances.length + ' holding(s), ' + txs.total + ' transaction(s)';
+  } catch (e) {
+    errors.append(el('p', { class: 'error', text: address + ': ' + e.message }));
+    status.textContent = '';
+  } finally { $('addr-show').disabled = false; }
+}
+$('addr-show').addEventListener('click', () => { showAddress(); });
+servedByIndex().then((yes) => {
+  document.documentElement.setAttribute('data-index', yes ? 'yes' : 'no');
+  if (!yes) return;
+  $('addr-section').hidden = false;
+  const a = new URLSearchParams(location.search).get('address');
+  if (a) { $('address').value = a; showAddress(); }
+});
 const q = new URLSearchParams(location.search).get('utxos') || new URLSearchParams(location.search).get('txid');
 if (q) { $('utxos').value = q.split(',').join('\n'); $('show').click(); }
 </script>

@@ -8,7 +8,7 @@ import { sourceFromConfig } from '../../sources/tx-sources.js';
 import { openIndexStore } from '../../indexer/open.js';
 import { startIndexService } from '../../indexer/service.js';
 import { DEFAULT_MAX_REORG_DEPTH } from '../../indexer/follower.js';
-import { blockSourceFromConfig } from '../../sources/chain-sources.js';
+import { blockSourceFromConfig, btcSourceFromConfig } from '../../sources/chain-sources.js';
 import type { BitcoinNetwork } from '../../sources/block-source.js';
 
 const intOpt = (raw: string | undefined, name: string, min: number, max: number): number | undefined => {
@@ -76,6 +76,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
         port,
         limits: settings.limits,
         zmqUrl: idx.zmqUrl,
+        btcSource: btcSourceFromConfig(settings.querySource, { network: network as BitcoinNetwork }),
       });
       started = true;
       return {

@@ -1,0 +1,273 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { scriptToAddress } from '../bitcoin/address.js';
+import { parseTx } from '../bitcoin/tx.js';
+import { indexOverFakeNode, type IndexOverFakeNode } from '../testing/index-fake-node.js';
+import { ENGINES, TestEngines } from '../testing/index-stores.js';
+import { encodeCbor } from '../codec/cbor.js';
+import { sharedOrSkip } from '../testing/shared.js';
+import { h1 } from '../testing/http.js';
+import { spendTx } from '../testing/vector-chain.js';
+import { bitcoinVectors } from '../testing/index-vectors.js';
+import { chip420Meta, explorerApiHandler } from './explorer-api.js';
+import { ValueMap } from '../codec/value.js';
+
+const engines = new TestEngines();
+after(() => engines.close());
+
+type Any = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+const json = (b: Buffer): Any => JSON.parse(b.toString('utf8'));
+
+/**
+ * Every path must exist in `v` (`[]` = every element of a non-empty array, `|` = any of the
+ * spellings): the fields the official wallet reads (indexer.md §2), so a rename breaks this test.
+ */
+function assertFields(v: Any, paths: string[], where: string): void {
+  const walk = (x: Any, parts: string[], at: string): void => {
+    if (parts.length === 0) return;
+    const [head, ...rest] = parts as [string, ...string[]];
+    if (head === '[]') {
+      assert.ok(Array.isArray(x) && x.length > 0, `${where}: ${at} must be a non-empty array`);
+      x.forEach((e: Any, i: number) => walk(e, rest, `${at}[${i}]`));
+      return;
+    }
+    assert.ok(x !== null && typeof x === 'object' && !Array.isArray(x), `${where}: ${at} must be an object`);
+    for (const k of head.split('|')) {
+      assert.ok(Object.hasOwn(x, k), `${where}: ${at}.${k} is missing`);
+      walk(x[k], rest, `${at}.${k}`);
+    }
+  };
+  for (const p of paths) walk(v, p.replace(/\[\]/g, '.[]').split('.').filter(Boolean), '$');
+}
+
+/** A real index (SQLite) over the fake node, followed through its Esplora facade, with Esplora as the BTC source. */
+async function setup(t: { skip: (m?: string) => void }, withBtc = true): Promise<IndexOverFakeNode | undefined> {
+  const e = await engines.engine('sqlite', t);
+  return e && indexOverFakeNode(e, { except: ['9c048eca'], withBtc });
+}
+
+const addrOf = (raw: Uint8Array, vout: number) => scriptToAddress(parseTx(raw).outputs[vout]!.script, 'regtest')!;
+
+test('explorer-compatible API: every field the wallet reads, both spellings, pending receive and mempool spend', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const s = await setup(t);
+  if (!s) return;
+  const { fake, port } = s;
+  const v = bitcoinVectors();
+  const chex = v.get('55777ba2')!; // out 0: 420000 CHEX tokens, out 1: the CHEX reference NFT (CHIP-0420 data)
+  const order = v.get('2efcde0d')!; // out 0: a b/ order charm + 5e9 tokens
+  const pendingTx = v.get('9c048eca')!; // not mined: a pending receive
+  const get = (path: string) => h1(port, 'GET', path);
+  const post = (path: string, body: unknown) => h1(port, 'POST', path, JSON.stringify(body));
+  try {
+    const chexAddr = addrOf(chex.raw, 0);
+    const orderAddr = addrOf(order.raw, 0);
+    const pendAddr = addrOf(pendingTx.raw, 0);
+    const tokenApp = 't/1dc78849dc544b2d2bca6d698bb30c20f4e5894ec8d9042f1dbae5c41e997334/b22a36379c7c0b1e987f680e33b2263d94f86e2a75063d698ccf842ce6592840';
+
+    // the mempool: a verified pending receive, and a spend of a confirmed charm output
+    fake.mempoolAdd(pendingTx.raw);
+    const spend = spendTx([{ txid: order.txid, vout: 0 }], { tag: 42 });
+    fake.mempoolAdd(spend.bytes);
+    await s.svc.follower!.syncOnce();
+
+    // 1. POST /v1/wallet/balance/batch
+    const bb = await post('/v1/wallet/balance/batch?network=regtest', { addresses: [chexAddr, orderAddr, pendAddr], network: 'regtest' });
+    assert.equal(bb.status, 200, bb.body.toString());
+    const b = json(bb.body);
+    assertFields(b.results[chexAddr], [
+      'btc.utxos[].txid', 'btc.utxos[].vout', 'btc.utxos[].value', 'btc.utxos[].blockHeight', 'btc.utxos[].confirmed', 'btc.utxos[].hasCharms',
+      'charms.balances[].appId|app_id', 'charms.balances[].assetType|asset_type', 'charms.balances[].symbol', 'charms.balances[].name',
+      'charms.balances[].imageUrl|image_url|image', 'charms.balances[].description', 'charms.balances[].confirmed', 'charms.balances[].unconfirmed',
+      'charms.balances[].total', 'charms.balances[].utxos[].txid', 'charms.balances[].utxos[].vout', 'charms.balances[].utxos[].amount', 'charms.balances[].utxos[].address',
+      'address', 'network', 'monitored', 'btc.confirmed', 'btc.unconfirmed', 'btc.total', 'btc.available', 'btc.locked', 'charms.count',
+    ], 'balance/batch');
+    const chexBal = b.results[chexAddr].charms.balances.find((x: Any) => x.appId === tokenApp);
+    assert.deepEqual(
+      { name: chexBal.name, symbol: chexBal.symbol, image: chexBal.image, imageUrl: chexBal.imageUrl, image_url: chexBal.image_url, app_id: chexBal.app_id, asset_type: chexBal.asset_type, decimals: chexBal.decimals },
+      { name: 'CHEX Token', symbol: 'CHEX', image: 'https://iili.io/3cOsqaj.png', imageUrl: 'https://iili.io/3cOsqaj.png', image_url: 'https://iili.io/3cOsqaj.png', app_id: tokenApp, asset_type: 'token', decimals: 0 },
+      'CHIP-0420 metadata from the reference NFT (default decimals 0)',
+    );
+    assert.deepEqual([chexBal.confirmed, chexBal.unconfirmed, chexBal.total], [420000, 0, 420000]);
+    assert.match(bb.body.toString(), /"amount":420000[,}]/, 'amounts are JSON numbers with exact digits');
+    // BTC side from Esplora: the charm output is a BTC UTXO too, locked, with its real value (no 546 default)
+    const chexSats = Number(parseTx(chex.raw).outputs[0]!.value);
+    const btcUtxo = b.results[chexAddr].btc.utxos.find((u: Any) => u.txid === chex.txid && u.vout === 0);
+    assert.deepEqual({ value: btcUtxo.value, hasCharms: btcUtxo.hasCharms, confirmed: btcUtxo.confirmed, blockHeight: btcUtxo.blockHeight }, { value: chexSats, hasCharms: true, confirmed: true, blockHeight: 3 });
+    assert.equal(b.results[chexAddr].btc.btc_source, 'esplora');
+    assert.equal(b.results[chexAddr].charms.balances[0].utxos[0].value, chexSats);
+    // the pending receive: unconfirmed only, its UTXO listed with confirmed: false
+    for (const p of b.results[pendAddr].charms.balances) {
+      assert.equal(p.confirmed, 0);
+      assert.ok(p.unconfirmed > 0);
+      assert.equal(p.total, p.unconfirmed);
+      assert.equal(p.utxos[0].confirmed, false);
+      assert.equal(p.utxos[0].txid, pendingTx.txid);
+    }
+    // the GET form is one batch entry
+    const one = json((await get(`/v1/wallet/balance/${chexAddr}?network=regtest`)).body);
+    assert.deepEqual(one, b.results[chexAddr]);
+
+    // GET /v1/wallet/charms/{address}: mempoolSpent, available, hasOrderCharm
+    const wc = json((await get(`/v1/wallet/charms/${orderAddr}?network=regtest`)).body);
+    assertFields(wc, ['address', 'network', 'count', 'balances[].appId', 'balances[].assetType', 'balances[].symbol', 'balances[].confirmed', 'balances[].unconfirmed', 'balances[].mempoolSpent', 'balances[].available', 'balances[].total',
+      'balances[].utxos[].txid', 'balances[].utxos[].vout', 'balances[].utxos[].value', 'balances[].utxos[].address', 'balances[].utxos[].appId', 'balances[].utxos[].amount', 'balances[].utxos[].confirmed', 'balances[].utxos[].blockHeight', 'balances[].utxos[].hasOrderCharm', 'balances[].utxos[].allCharmAppIds', 'balances[].utxos[].mempoolSpent'], 'wallet/charms');
+    for (const x of wc.balances) {
+      assert.equal(x.mempoolSpent, x.confirmed, 'the whole output is spent in the mempool');
+      assert.equal(x.available, 0);
+      assert.equal(x.utxos[0].hasOrderCharm, true, 'a b/ app is on the output');
+    }
+    const tok = wc.balances.find((x: Any) => x.appId.startsWith('t/'));
+    assert.equal(tok.confirmed, 5000000000);
+    // batch/indexed
+    const bi = json((await post('/v1/wallet/charms/batch/indexed', { addresses: [orderAddr], network: 'regtest' })).body);
+    assertFields(bi.results[orderAddr], ['balances[].appId', 'balances[].name', 'balances[].decimals', 'balances[].cardano', 'balances[].mempoolSpent', 'count'], 'charms/batch/indexed');
+
+    // 2. POST /v1/wallet/transactions/batch
+    const tb = json((await post('/v1/wallet/transactions/batch', { addresses: [chexAddr, pendAddr], network: 'regtest', page_size: 100 })).body);
+    assertFields(tb.results[chexAddr], ['last_block', 'transactions[].txid', 'transactions[].direction', 'transactions[].amount', 'transactions[].fee', 'transactions[].block_height', 'transactions[].block_time', 'transactions[].confirmations', 'transactions[].charm_detected',
+      'transactions[].assets[].app_id|appId', 'transactions[].assets[].name', 'transactions[].assets[].symbol', 'transactions[].assets[].amount'], 'transactions/batch');
+    const t0 = tb.results[chexAddr].transactions[0];
+    assert.deepEqual([t0.txid, t0.direction, t0.block_height, t0.confirmations, t0.amount], [chex.txid, 'in', 3, fake.height - 3 + 1, chexSats]);
+    assert.equal(t0.assets.find((a: Any) => a.app_id === tokenApp).symbol, 'CHEX');
+    assert.equal(tb.results[chexAddr].last_block, fake.height);
+    const pt = tb.results[pendAddr].transactions[0];
+    assert.deepEqual([pt.txid, pt.direction, pt.confirmations, pt.block_height], [pendingTx.txid, 'in', 0, null]);
+    const since = json((await post('/v1/wallet/transactions/batch', { addresses: [chexAddr], since_block: fake.height })).body);
+    assert.deepEqual(since.results[chexAddr].transactions, []);
+    const wt = json((await get(`/v1/wallet/transactions/${chexAddr}?page=1&page_size=1`)).body);
+    assertFields(wt, ['address', 'network', 'page', 'page_size', 'total', 'total_pages', 'transactions[].txid', 'transactions[].address', 'transactions[].direction', 'transactions[].amount', 'transactions[].block_height', 'transactions[].block_time', 'transactions[].confirmations'], 'wallet/transactions');
+
+    // 3. GET /v1/transactions/{txid}
+    const td = json((await get(`/v1/transactions/${chex.txid}?network=regtest`)).body);
+    assertFields(td, ['charm.detected', 'assets[].app_id', 'assets[].name', 'assets[].symbol', 'assets[].amount', 'txid', 'block_height', 'status', 'confirmations', 'charm.native_data'], 'transactions/{txid}');
+    assert.equal(td.charm.detected, true);
+    assert.equal(td.charm.native_data.version, 2);
+    const pd = json((await get(`/v1/transactions/${pendingTx.txid}`)).body);
+    assert.equal(pd.status, 'pending');
+    assert.equal((await get(`/v1/transactions/${v.get('4125a400')!.txid}`)).status, 404, 'a plain transaction is not a charm transaction');
+
+    // 4. GET /v1/assets/reference-nft/{identity}
+    const rn = json((await get(`/v1/assets/reference-nft/${tokenApp.split('/')[1]}?network=regtest`)).body);
+    assertFields(rn, ['metadata', 'name', 'description', 'image', 'image_url', 'app_id', 'symbol', 'decimals'], 'reference-nft');
+    assert.equal(rn.metadata.ticker, 'CHEX');
+    assert.equal(rn.app_id, `n/${tokenApp.slice(2)}`);
+    assert.equal((await get(`/v1/assets/reference-nft/${'00'.repeat(32)}`)).status, 404);
+    assert.equal((await get(`/v1/assets/reference-nft/zz`)).status, 400);
+
+    // 5. tip with timestamp
+    const tip = json((await get('/v1/wallet/tip?network=regtest')).body);
+    assert.deepEqual({ height: tip.height, hash: tip.hash, timestamp: tip.timestamp }, { height: fake.height, hash: fake.tipHash, timestamp: fake.blockByHash(fake.tipHash)!.block.header.time });
+    assert.equal(tip.time, tip.timestamp);
+
+    // 6. utxos: Esplora's mempool-aware set; confirmations = tip − height + 1
+    const wu = json((await get(`/v1/wallet/utxos/${chexAddr}?network=regtest`)).body);
+    assertFields(wu, ['utxos[].txid', 'utxos[].vout', 'utxos[].value', 'utxos[].confirmations', 'utxos[].script_pubkey', 'utxos[].block_height', 'count'], 'wallet/utxos');
+    const u0 = wu.utxos.find((u: Any) => u.txid === chex.txid && u.vout === 0);
+    assert.deepEqual([u0.confirmations, u0.script_pubkey], [fake.height - 3 + 1, Buffer.from(parseTx(chex.raw).outputs[0]!.script).toString('hex')]);
+    const spentGone = json((await get(`/v1/wallet/utxos/${orderAddr}`)).body);
+    assert.ok(!spentGone.utxos.some((u: Any) => u.txid === order.txid && u.vout === 0), 'an output spent in the mempool is not listed');
+
+    // 7. tx, tx hex, prev-txs
+    const tx = json((await get(`/v1/wallet/tx/${chex.txid}?network=regtest`)).body);
+    assertFields(tx, ['txid', 'version', 'size', 'vsize', 'weight', 'locktime', 'hex', 'block_hash', 'block_height', 'confirmations', 'time', 'fee',
+      'inputs[].txid', 'inputs[].vout', 'inputs[].script_sig', 'inputs[].sequence', 'inputs[].witness', 'outputs[].value', 'outputs[].n', 'outputs[].script_pubkey.asm', 'outputs[].script_pubkey.hex', 'outputs[].script_pubkey.type', 'outputs[].script_pubkey.address'], 'wallet/tx');
+    assert.equal(tx.hex, Buffer.from(chex.raw).toString('hex'));
+    assert.deepEqual([tx.block_height, tx.block_hash, tx.confirmations], [3, fake.hashAt(3), fake.height - 3 + 1]);
+    assert.equal(tx.outputs[0].value, chexSats / 1e8);
+    assert.deepEqual(json((await get(`/v1/wallet/tx/${chex.txid}/hex`)).body), { txid: chex.txid, hex: tx.hex });
+    const prev = json((await post('/v1/wallet/prev-txs', { txids: [chex.txid, order.txid], network: 'regtest' })).body);
+    assert.equal(prev.transactions[order.txid], Buffer.from(order.raw).toString('hex'));
+    assert.equal((await get(`/v1/wallet/tx/${'ab'.repeat(32)}`)).status, 404);
+
+    // 8. fee estimate (BTC/kvB), 9. broadcast
+    const fee = json((await get('/v1/wallet/fee-estimate?blocks=6&network=regtest')).body);
+    assert.equal(fee.fee_rate * 100_000, 2, 'the wallet multiplies by 100 000 for sat/vB');
+    const fresh = spendTx([{ txid: 'cd'.repeat(32), vout: 1 }], { tag: 7 });
+    const bc = await post('/v1/wallet/broadcast?network=regtest', { raw_tx: fresh.hex });
+    assert.deepEqual(json(bc.body), { txid: fresh.txid });
+    assert.ok(fake.mempoolTxids().includes(fresh.txid));
+    const rej = await post('/v1/wallet/broadcast', { raw_tx: 'zz' });
+    assert.equal(rej.status, 400);
+    assert.ok(json(rej.body).error);
+
+    // 400s: wrong network, invalid addresses, batches over 50
+    assert.equal((await get(`/v1/wallet/charms/${chexAddr}?network=mainnet`)).status, 400);
+    assert.equal((await post('/v1/wallet/balance/batch', { addresses: [chexAddr], network: 'testnet4' })).status, 400);
+    assert.equal((await get('/v1/wallet/balance/notanaddress')).status, 400);
+    assert.equal((await post('/v1/wallet/balance/batch', { addresses: [chexAddr, 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq'] })).status, 400);
+    assert.equal((await post('/v1/wallet/balance/batch', { addresses: new Array(51).fill(chexAddr) })).status, 400);
+    assert.equal((await post('/v1/wallet/transactions/batch', { addresses: [chexAddr], page_size: 101 })).status, 400);
+    assert.equal((await h1(port, 'POST', '/v1/wallet/balance/batch', 'not json')).status, 400);
+    assert.equal((await get('/v1/status')).status, 200, 'our own API is still there');
+  } finally {
+    await s.close();
+  }
+});
+
+test('explorer-compatible API without a BTC source: says btc_source "none" and invents nothing', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const s = await setup(t, false);
+  if (!s) return;
+  try {
+    const v = bitcoinVectors();
+    const chex = v.get('55777ba2')!;
+    const addr = addrOf(chex.raw, 0);
+    const b = json((await h1(s.port, 'POST', '/v1/wallet/balance/batch', JSON.stringify({ addresses: [addr] }))).body).results[addr];
+    assert.equal(b.btc_source, 'none');
+    assert.deepEqual(b.btc, { btc_source: 'none', confirmed: null, unconfirmed: null, total: null, available: null, locked: null, utxos: [] });
+    assert.equal(b.charms.balances.find((x: Any) => x.appId.startsWith('t/')).utxos[0].value, Number(parseTx(chex.raw).outputs[0]!.value), 'charm output values come from the index, not 546');
+    const u = await h1(s.port, 'GET', `/v1/wallet/utxos/${addr}`);
+    assert.equal(u.status, 503);
+    assert.equal(json(u.body).btc_source, 'none');
+    assert.equal((await h1(s.port, 'GET', '/v1/wallet/fee-estimate')).status, 503);
+    assert.equal((await h1(s.port, 'POST', '/v1/wallet/broadcast', JSON.stringify({ raw_tx: '00' }))).status, 503);
+    const tip = json((await h1(s.port, 'GET', '/v1/wallet/tip')).body);
+    assert.equal(tip.btc_source, 'none');
+    assert.equal(tip.height, s.fake.height, 'the index tip');
+  } finally {
+    await s.close();
+  }
+});
+
+test('CHIP-0420 metadata: well-typed fields only, decimals default 0', () => {
+  const m = chip420Meta(ValueMap.of({ name: 'X', ticker: 'XT', decimals: 8n, image: 5n, description: 'd' }), 'n/a/b');
+  assert.deepEqual([m.name, m.ticker, m.decimals, m.image, m.description], ['X', 'XT', 8, null, 'd']);
+  assert.equal(chip420Meta(ValueMap.of({ decimals: 300n }), null).decimals, 0);
+  assert.equal(chip420Meta('not a map', null).found, true);
+});
+
+for (const name of ENGINES) {
+  test(`${name}: explorer-compatible amounts are exact beyond 2^53 and u64 (sums); reference NFT data`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const store = await e.open(await e.newDb());
+    try {
+      const script = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(9)]);
+      const app = `t/${'11'.repeat(32)}/${'22'.repeat(32)}`;
+      const max = 2n ** 64n - 1n;
+      const out = (txid: string) => ({ txid, txIndex: 1, vout: 0, app, amount: max, data: null, script, sats: 1000n });
+      const ref = `n/${'11'.repeat(32)}/${'22'.repeat(32)}`;
+      const nft = (txid: string, ticker: string) => ({ txid, txIndex: 2, vout: 0, app: ref, amount: null, data: encodeCbor(ValueMap.of({ ticker, decimals: 8n })), script, sats: 546n });
+      await store.applyBlock({ height: 1, hash: 'aa'.repeat(32), prevHash: '00'.repeat(32), time: 1, spellTxs: [], outputs: [out('01'.repeat(32)), out('02'.repeat(32)), nft('03'.repeat(32), 'OLD')], inputs: [] });
+      // the reference NFT moves on with new data: its current (unspent) data wins
+      await store.applyBlock({ height: 2, hash: 'bb'.repeat(32), prevHash: 'aa'.repeat(32), time: 2, spellTxs: [], outputs: [nft('04'.repeat(32), 'NEW')], inputs: [{ txid: '04'.repeat(32), txIndex: 2, vin: 0, prevTxid: '03'.repeat(32), prevVout: 0 }] });
+      assert.equal((await store.nftData('11'.repeat(32)))?.txid, '04'.repeat(32));
+      assert.equal((await store.nftData('11'.repeat(32), '22'.repeat(32)))?.height, 2);
+      assert.equal(await store.nftData('11'.repeat(32), '33'.repeat(32)), undefined);
+      assert.equal(await store.nftData("%' OR 1=1 --"), undefined);
+      const handler = explorerApiHandler({ store, network: 'regtest' });
+      const address = scriptToAddress(script, 'regtest')!;
+      const res = await handler({ method: 'GET', path: `/v1/wallet/charms/${address}`, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
+      assert.equal(res.status, 200);
+      const text = String(res.body);
+      assert.match(text, new RegExp(`"confirmed":${2n * max}[,}]`), 'the sum beyond u64, exact');
+      assert.match(text, new RegExp(`"amount":${max}[,}]`), 'a u64 amount, exact');
+      assert.match(text, new RegExp(`"total":${2n * max}[,}]`));
+      assert.match(text, /"symbol":"NEW".*"decimals":8/, 'CHIP-0420 metadata of the current reference NFT');
+      assert.match(text, new RegExp(`"available":${2n * max}[,}]`));
+    } finally {
+      await store.close();
+    }
+  });
+}

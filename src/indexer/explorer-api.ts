@@ -1,0 +1,669 @@
+/**
+ * The explorer-compatible API: the `/v1/wallet/...`, `/v1/transactions/{txid}` and
+ * `/v1/assets/reference-nft/{hash}` endpoints of CharmsDev/charms-explorer that the official wallet
+ * (CharmsDev/charms-wallet) calls, so that it works unchanged against `charms index`.
+ *
+ * Field names are the explorer's, plus the spellings the wallet actually reads (appId/app_id,
+ * assetType/asset_type, imageUrl/image_url/image, time/timestamp). Amounts are JSON numbers
+ * written with their exact integer digits (beyond 2^53 too). Semantics (issue 22):
+ *   confirmed     unspent confirmed charm outputs of the address
+ *   unconfirmed   verified pending receives (the mempool overlay)
+ *   mempoolSpent  confirmed charm outputs an unconfirmed transaction spends
+ *   available     confirmed − mempoolSpent;  total = confirmed + unconfirmed
+ * Plain-BTC parts (address UTXOs, fee estimate, broadcast, tip) come from the configured BtcSource;
+ * where there is none the answer says `btc_source: "none"` and carries no invented value (the
+ * explorer's 546-sat default is not copied). Invalid addresses and batches over 50 are 400s (the
+ * explorer silently truncates). Token metadata (name, ticker, image, decimals, description) comes
+ * from the token's CHIP-0420 reference NFT `n/<identity>/<vk>`; CHIP-0420's default decimals is 0.
+ */
+import { addressToScript, isAddressValidFor, scriptToAddress } from '../bitcoin/address.js';
+import { parseTx, txVsize, txWeight, hashToDisplayHex } from '../bitcoin/tx.js';
+import { decodeCbor } from '../codec/cbor.js';
+import { toJsonCompact } from '../codec/json.js';
+import { ValueMap, type Value } from '../codec/value.js';
+import { CharmsError } from '../errors.js';
+import { spellFromValue, spellToValue } from '../model/spell.js';
+import { errorResponse, type Handler, type Req, type Res } from '../services/http.js';
+import { silentLogger, type Logger } from '../services/log.js';
+import type { BlockSource } from '../sources/block-source.js';
+import type { AddressUtxo, BtcSource } from '../sources/btc-source.js';
+import { addrNet, chainName, MAX_BATCH, ok, RawJson, type J } from './api.js';
+import type { MempoolOverlay } from './mempool.js';
+import type { CharmOutputRow, CharmOutputWrite, IndexStore } from './store.js';
+
+/** Paths this module answers (the service sends them here before the index API). */
+export const EXPLORER_PATHS = /^\/v1\/(wallet\/|transactions\/|assets\/reference-nft\/)/;
+export const MAX_PREV_TXS = 10;
+const MAX_TX_PAGE = 100;
+/** History entries read for one address's paged transaction list (memory bound). */
+const MAX_HISTORY = 10_000;
+
+export interface ExplorerApiOptions {
+  store: IndexStore;
+  mempool?: MempoolOverlay | undefined;
+  /** The chain the index follows: raw transactions for `/wallet/tx/...` and `/wallet/prev-txs`. */
+  source?: BlockSource | undefined;
+  /** Plain-BTC side (UTXOs, fees, broadcast, tip time); absent → `btc_source: "none"`. */
+  btc?: BtcSource | undefined;
+  network: string;
+  log?: Logger | undefined;
+}
+
+// ------------------------------------------------------------------------------ metadata
+
+/** CHIP-0420 metadata read from a reference NFT's data (only well-typed fields). */
+export interface TokenMeta {
+  name: string | null;
+  ticker: string | null;
+  description: string | null;
+  image: string | null;
+  image_hash: string | null;
+  url: string | null;
+  decimals: number;
+  /** True when the reference NFT exists. */
+  found: boolean;
+  refApp: string | null;
+}
+
+const NO_META: TokenMeta = { name: null, ticker: null, description: null, image: null, image_hash: null, url: null, decimals: 0, found: false, refApp: null };
+const MAX_META_STRING = 256 * 1024;
+
+/** The CHIP-0420 fields of an NFT's data value; unknown or ill-typed fields are ignored. */
+export function chip420Meta(v: Value, refApp: string | null): TokenMeta {
+  if (!(v instanceof ValueMap)) return { ...NO_META, found: true, refApp };
+  const str = (k: string): string | null => {
+    const x = v.get(k);
+    return typeof x === 'string' && x.length <= MAX_META_STRING ? x : null;
+  };
+  const d = v.get('decimals');
+  const dn = typeof d === 'bigint' ? Number(d) : d;
+  return {
+    name: str('name'),
+    ticker: str('ticker'),
+    description: str('description'),
+    image: str('image'),
+    image_hash: str('image_hash'),
+    url: str('url'),
+    decimals: typeof dn === 'number' && Number.isInteger(dn) && dn >= 0 && dn <= 255 ? dn : 0,
+    found: true,
+    refApp,
+  };
+}
+
+// ------------------------------------------------------------------------------ helpers
+
+const bad = (msg: string): CharmsError => new CharmsError('INVALID_INPUT', msg);
+const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+const num = (b: bigint): RawJson => new RawJson(b.toString());
+const TXID = /^[0-9a-fA-F]{64}$/;
+const assetType = (app: string): string => (app.startsWith('t/') ? 'token' : app.startsWith('n/') ? 'nft' : 'dapp');
+const noBtc = (what: string): CharmsError => new CharmsError('UPSTREAM_UNAVAILABLE', `${what}: no BTC source configured (start charms index with --esplora-url or --rpc-url)`);
+
+/** Network names the wallet may send for ours. */
+function sameNetwork(asked: string, ours: string): boolean {
+  const n = (x: string) => (x === 'main' || x === 'bitcoin' ? 'mainnet' : x === 'test' ? 'testnet' : x);
+  return n(asked) === n(ours);
+}
+
+async function bodyJson(req: Req, what: string): Promise<Record<string, unknown>> {
+  let v: unknown;
+  try {
+    v = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(await req.body(256 * 1024)));
+  } catch (e) {
+    if (e instanceof CharmsError && e.code !== 'INVALID_INPUT') throw e;
+    throw bad(`body must be JSON ${what}`);
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw bad(`body must be JSON ${what}`);
+  return v as Record<string, unknown>;
+}
+
+interface Outpoint {
+  txid: string;
+  vout: number;
+  sats: bigint;
+  height: number | null;
+  rows: { app: string; amount: bigint | null }[];
+  mempoolSpent: boolean;
+}
+
+function outpoints(rows: (CharmOutputRow | CharmOutputWrite)[], confirmed: boolean, spender: (txid: string, vout: number) => string | undefined): Outpoint[] {
+  const out: Outpoint[] = [];
+  for (const r of rows) {
+    const last = out[out.length - 1];
+    if (last && last.txid === r.txid && last.vout === r.vout) last.rows.push({ app: r.app, amount: r.amount });
+    else
+      out.push({
+        txid: r.txid,
+        vout: r.vout,
+        sats: r.sats,
+        height: confirmed ? (r as CharmOutputRow).createdHeight : null,
+        rows: [{ app: r.app, amount: r.amount }],
+        mempoolSpent: confirmed && spender(r.txid, r.vout) !== undefined,
+      });
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------------ the handler
+
+export function explorerApiHandler(o: ExplorerApiOptions): Handler {
+  const { store, mempool, btc } = o;
+  const log = o.log ?? silentLogger;
+  const chain = chainName(o.network);
+  const net = addrNet(o.network);
+  const spender = (txid: string, vout: number) => mempool?.spender(txid, vout);
+  const btcName = btc ? btc.kind : 'none';
+  /** The source of address UTXOs: only Esplora has an address index. */
+  const utxoSource = btc?.addressUtxos ? btc.kind : 'none';
+
+  const scriptOf = (address: unknown): Uint8Array => {
+    if (typeof address !== 'string' || address.length > 120 || !isAddressValidFor(address, chain)) throw bad(`${String(address).slice(0, 120)}: not a valid ${o.network} address`);
+    return addressToScript(address).script;
+  };
+
+  const checkNetwork = (n: unknown): void => {
+    if (n === undefined || n === null) return;
+    if (typeof n !== 'string' || !sameNetwork(n, o.network)) throw bad(`network ${String(n).slice(0, 40)}: this index serves ${o.network}`);
+  };
+
+  const addressList = (body: Record<string, unknown>): string[] => {
+    const list = body.addresses;
+    if (!Array.isArray(list)) throw bad('body must be JSON {"addresses": ["<address>", ...], "network": "..."}');
+    if (list.length > MAX_BATCH) throw bad(`at most ${MAX_BATCH} addresses per request, got ${list.length}`);
+    list.forEach(scriptOf); // all checked before any work
+    return list as string[];
+  };
+
+  /** Metadata per app within one request (reference NFT lookups are shared). */
+  function metaCache(): (app: string) => Promise<TokenMeta> {
+    const cache = new Map<string, Promise<TokenMeta>>();
+    return (app) => {
+      const parts = app.split('/');
+      const key = `${parts[1]}/${parts[2]}`;
+      let p = cache.get(key);
+      if (!p) {
+        p = (async () => {
+          const nft = await store.nftData(parts[1] ?? '', parts[2] ?? '');
+          if (!nft) return NO_META;
+          try {
+            return chip420Meta(decodeCbor(nft.data), nft.app);
+          } catch {
+            return { ...NO_META, found: true, refApp: nft.app };
+          }
+        })();
+        cache.set(key, p);
+      }
+      return p;
+    };
+  }
+
+  const metaFields = (app: string, m: TokenMeta): Record<string, J> => ({
+    appId: app,
+    app_id: app,
+    assetType: assetType(app),
+    asset_type: assetType(app),
+    symbol: m.ticker,
+    ticker: m.ticker,
+    name: m.name,
+    description: m.description,
+    imageUrl: m.image,
+    image_url: m.image,
+    image: m.image,
+    decimals: m.decimals,
+  });
+
+  /** What an address holds in charms, per app (sorted), with its outputs. */
+  async function holdings(address: string, meta: (app: string) => Promise<TokenMeta>) {
+    const script = scriptOf(address);
+    const confirmed = outpoints(await store.unspentByScript(script), true, spender);
+    const pending = outpoints(mempool?.receivesOf(script) ?? [], false, spender);
+    const per = new Map<string, { confirmed: bigint; unconfirmed: bigint; mempoolSpent: bigint; utxos: { op: Outpoint; amount: bigint }[] }>();
+    for (const op of [...confirmed, ...pending])
+      for (const r of op.rows) {
+        let e = per.get(r.app);
+        if (!e) per.set(r.app, (e = { confirmed: 0n, unconfirmed: 0n, mempoolSpent: 0n, utxos: [] }));
+        const amount = r.amount ?? 1n;
+        if (op.height === null) e.unconfirmed += amount;
+        else e.confirmed += amount;
+        if (op.mempoolSpent) e.mempoolSpent += amount;
+        e.utxos.push({ op, amount });
+      }
+    const balances = [];
+    for (const [app, e] of [...per.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) balances.push({ app, e, meta: await meta(app) });
+    return { script, confirmed, pending, balances };
+  }
+
+  const charmUtxo = (address: string, app: string, op: Outpoint, amount: bigint): J => {
+    const apps = op.rows.map((r) => r.app);
+    return {
+      txid: op.txid,
+      vout: op.vout,
+      value: num(op.sats),
+      address,
+      appId: app,
+      app_id: app,
+      amount: num(amount),
+      confirmed: op.height !== null,
+      blockHeight: op.height,
+      block_height: op.height,
+      hasOrderCharm: apps.some((a) => a.startsWith('b/')),
+      allCharmAppIds: apps,
+      mempoolSpent: op.mempoolSpent,
+    };
+  };
+
+  /** One `/wallet/charms` balance entry. */
+  const charmBalance = (address: string, b: Awaited<ReturnType<typeof holdings>>['balances'][number]): Record<string, J> => ({
+    ...metaFields(b.app, b.meta),
+    confirmed: num(b.e.confirmed),
+    unconfirmed: num(b.e.unconfirmed),
+    mempoolSpent: num(b.e.mempoolSpent),
+    available: num(b.e.confirmed - b.e.mempoolSpent),
+    total: num(b.e.confirmed + b.e.unconfirmed),
+    utxos: b.e.utxos.map((u) => charmUtxo(address, b.app, u.op, u.amount)),
+  });
+
+  async function addressUtxos(address: string): Promise<AddressUtxo[] | undefined> {
+    if (!btc?.addressUtxos) return undefined;
+    try {
+      return await btc.addressUtxos(address);
+    } catch (e) {
+      // an address the BTC source has never seen holds no BTC UTXO; other failures fail the request
+      if (e instanceof CharmsError && e.code === 'NOT_FOUND') return [];
+      throw e;
+    }
+  }
+
+  /** One `/wallet/balance` entry: BTC from the BTC source, charms from the index. */
+  async function balanceEntry(address: string, meta: (app: string) => Promise<TokenMeta>): Promise<J> {
+    const h = await holdings(address, meta);
+    const charmOuts = new Set([...h.confirmed, ...h.pending].map((x) => `${x.txid}:${x.vout}`));
+    const utxos = await addressUtxos(address);
+    let btcJson: J;
+    if (!utxos) {
+      btcJson = { btc_source: 'none', confirmed: null, unconfirmed: null, total: null, available: null, locked: null, utxos: [] };
+    } else {
+      let conf = 0, unconf = 0, locked = 0;
+      const list = [...utxos].sort((a, b) => (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout));
+      for (const u of list) {
+        if (u.height === undefined) unconf += u.value;
+        else conf += u.value;
+        if (charmOuts.has(`${u.txid}:${u.vout}`)) locked += u.value;
+      }
+      btcJson = {
+        btc_source: utxoSource,
+        confirmed: conf,
+        unconfirmed: unconf,
+        total: conf + unconf,
+        available: conf + unconf - locked,
+        locked,
+        utxos: list.map((u) => ({ txid: u.txid, vout: u.vout, value: u.value, blockHeight: u.height ?? null, block_height: u.height ?? null, hasCharms: charmOuts.has(`${u.txid}:${u.vout}`), confirmed: u.height !== undefined })),
+      };
+    }
+    return {
+      address,
+      network: o.network,
+      monitored: true,
+      btc_source: utxos ? utxoSource : 'none',
+      btc: btcJson,
+      charms: {
+        balances: h.balances.map((b) => charmBalance(address, b)),
+        count: h.balances.length,
+      },
+    };
+  }
+
+  async function tipHeight(): Promise<number | undefined> {
+    return (await store.tip())?.height;
+  }
+
+  /** Charm transactions of an address, newest first (pending receives first of all). */
+  async function addressTxs(address: string, limit: number, sinceBlock?: number) {
+    const script = scriptOf(address);
+    const tip = await tipHeight();
+    const meta = metaCache();
+    const items: Record<string, J>[] = [];
+    const pendingTxs = new Map<string, CharmOutputWrite[]>();
+    for (const r of mempool?.receivesOf(script) ?? []) pendingTxs.set(r.txid, [...(pendingTxs.get(r.txid) ?? []), r]);
+    const scriptHex = hex(script);
+    const asset = async (app: string, amount: bigint, vout: number): Promise<J> => {
+      const m = await meta(app);
+      return { appId: app, app_id: app, assetType: assetType(app), asset_type: assetType(app), symbol: m.ticker, name: m.name, amount: num(amount), vout };
+    };
+    for (const [txid, outs] of [...pendingTxs.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const sats = new Map(outs.map((x) => [x.vout, x.sats]));
+      items.push({
+        txid,
+        address,
+        network: o.network,
+        direction: 'in',
+        amount: num([...sats.values()].reduce((a, b) => a + b, 0n)),
+        fee: null,
+        block_height: null,
+        block_time: null,
+        confirmations: 0,
+        status: 'pending',
+        charm_detected: true,
+        assets: await Promise.all(outs.map((x) => asset(x.app, x.amount ?? 1n, x.vout))),
+      });
+    }
+    const hist = await store.history(script, MAX_HISTORY);
+    const times = new Map<number, number | null>();
+    for (const h of hist) {
+      if (sinceBlock !== undefined && h.height <= sinceBlock) break;
+      if (items.length >= limit) break;
+      if (!times.has(h.height)) times.set(h.height, (await store.blockAt(h.height))?.time ?? null);
+      const received = h.changes.some((c) => c.received > 0n);
+      const rows = received ? (await store.outputsOf(h.txid)).filter((r) => hex(r.script) === scriptHex) : (await store.spentBy(h.txid)).filter((r) => hex(r.script) === scriptHex);
+      const sats = new Map(rows.map((r) => [`${r.txid}:${r.vout}`, r.sats]));
+      items.push({
+        txid: h.txid,
+        address,
+        network: o.network,
+        direction: received ? 'in' : 'out',
+        amount: num([...sats.values()].reduce((a, b) => a + b, 0n)),
+        fee: null,
+        block_height: h.height,
+        block_time: times.get(h.height) ?? null,
+        confirmations: tip === undefined ? null : tip - h.height + 1,
+        status: 'confirmed',
+        charm_detected: true,
+        assets: await Promise.all(rows.map((r) => asset(r.app, r.amount ?? 1n, received ? r.vout : -1))),
+      });
+    }
+    return { items, total: pendingTxs.size + hist.filter((h) => sinceBlock === undefined || h.height > sinceBlock).length, tip };
+  }
+
+  function txidArg(raw: string): string {
+    if (!TXID.test(raw)) throw bad('txid: expected 64 hex characters');
+    return raw.toLowerCase();
+  }
+
+  async function rawTx(txid: string): Promise<Uint8Array> {
+    if (!o.source) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'no node configured (--api-only without a source)');
+    const raw = await o.source.rawTx(txid);
+    if (!raw) throw new CharmsError('NOT_FOUND', `transaction ${txid} is unknown to ${o.source.name}`);
+    return raw;
+  }
+
+  const scriptType = (s: Uint8Array): string => {
+    if (s.length === 34 && s[0] === 0x51 && s[1] === 0x20) return 'witness_v1_taproot';
+    if (s.length === 22 && s[0] === 0x00 && s[1] === 0x14) return 'witness_v0_keyhash';
+    if (s.length === 34 && s[0] === 0x00 && s[1] === 0x20) return 'witness_v0_scripthash';
+    if (s.length === 25 && s[0] === 0x76 && s[1] === 0xa9 && s[2] === 0x14 && s[23] === 0x88 && s[24] === 0xac) return 'pubkeyhash';
+    if (s.length === 23 && s[0] === 0xa9 && s[1] === 0x14 && s[22] === 0x87) return 'scripthash';
+    if (s.length > 0 && s[0] === 0x6a) return 'nulldata';
+    return 'nonstandard';
+  };
+
+  /** Where the index saw a transaction confirmed (charm transactions only). */
+  async function confirmedAt(txid: string): Promise<number | undefined> {
+    const spell = await store.spellTx(txid);
+    if (spell) return spell.height;
+    const consumed = await store.spentBy(txid);
+    return consumed[0]?.spent?.height;
+  }
+
+  async function txJson(txid: string): Promise<J> {
+    const raw = await rawTx(txid);
+    const tx = parseTx(raw);
+    const height = await confirmedAt(txid);
+    const tip = await tipHeight();
+    const block = height === undefined ? undefined : await store.blockAt(height);
+    const pending = height === undefined && (mempool?.get(txid) !== undefined);
+    return {
+      txid,
+      version: tx.version,
+      locktime: tx.locktime,
+      size: raw.length,
+      vsize: txVsize(tx),
+      weight: txWeight(tx),
+      fee: null,
+      // known for charm transactions the index holds and for mempool ones; otherwise null (not invented)
+      confirmations: height !== undefined && tip !== undefined ? tip - height + 1 : pending ? 0 : null,
+      block_hash: block?.hash ?? null,
+      block_height: height ?? null,
+      time: block?.time ?? null,
+      blocktime: block?.time ?? null,
+      inputs: tx.inputs.map((i) => ({ txid: hashToDisplayHex(i.txid), vout: i.vout, script_sig: hex(i.scriptSig), sequence: i.sequence, witness: i.witness.map(hex) })),
+      outputs: tx.outputs.map((x, n) => ({
+        value: new RawJson(btcText(x.value)),
+        value_sats: num(x.value),
+        n,
+        script_pubkey: { asm: null, hex: hex(x.script), type: scriptType(x.script), address: scriptToAddress(x.script, net) ?? null },
+      })),
+      hex: hex(raw),
+    };
+  }
+
+  async function route(req: Req): Promise<Res> {
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const p = req.path;
+    checkNetwork(req.query.get('network'));
+
+    if (p === '/v1/wallet/balance/batch' || p === '/v1/wallet/charms/batch/indexed' || p === '/v1/wallet/transactions/batch') {
+      if (method !== 'POST') throw bad(`POST {"addresses": [...], "network": "..."} to ${p}`);
+      const body = await bodyJson(req, '{"addresses": [...], "network": "..."}');
+      checkNetwork(body.network);
+      const addrs = addressList(body);
+      const results: Record<string, J> = {};
+      const meta = metaCache();
+      if (p === '/v1/wallet/balance/batch') {
+        for (const a of addrs) results[a] = await balanceEntry(a, meta);
+      } else if (p === '/v1/wallet/charms/batch/indexed') {
+        for (const a of addrs) {
+          const h = await holdings(a, meta);
+          results[a] = { address: a, network: o.network, balances: h.balances.map((b) => ({ ...charmBalance(a, b), cardano: null })), count: h.balances.length };
+        }
+      } else {
+        const ps = body.page_size ?? MAX_TX_PAGE;
+        if (typeof ps !== 'number' || !Number.isInteger(ps) || ps < 1 || ps > MAX_TX_PAGE) throw bad(`page_size: expected an integer from 1 to ${MAX_TX_PAGE}`);
+        const since = body.since_block ?? undefined;
+        if (since !== undefined && (typeof since !== 'number' || !Number.isInteger(since) || since < 0)) throw bad('since_block: expected a block height');
+        for (const a of addrs) {
+          const t = await addressTxs(a, ps, since as number | undefined);
+          results[a] = { transactions: t.items, total: t.total, last_block: t.tip ?? null };
+        }
+      }
+      return ok({ results });
+    }
+
+    let m = /^\/v1\/wallet\/(balance|charms|utxos|transactions)\/([^/]+)$/.exec(p);
+    if (m && method === 'GET') {
+      const address = m[2]!;
+      scriptOf(address);
+      if (m[1] === 'balance') return ok(await balanceEntry(address, metaCache()));
+      if (m[1] === 'charms') {
+        const h = await holdings(address, metaCache());
+        return ok({ address, network: o.network, balances: h.balances.map((b) => charmBalance(address, b)), count: h.balances.length });
+      }
+      if (m[1] === 'utxos') {
+        const minRaw = req.query.get('min_value');
+        if (minRaw !== null && !/^\d{1,16}$/.test(minRaw)) throw bad('min_value: expected satoshis');
+        const min = minRaw === null ? 0 : Number(minRaw);
+        if (!btc?.addressUtxos) {
+          const e = noBtc('address UTXOs');
+          return { status: 503, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify({ error: btc ? `${btc.name} has no address index: configure --esplora-url for address UTXOs` : e.message, code: e.code, btc_source: 'none', address, utxos: [], count: 0 }) };
+        }
+        const [utxos, tip] = await Promise.all([addressUtxos(address), btc.tipTime()]);
+        const script = hex(addressToScript(address).script);
+        const list = (utxos ?? [])
+          .filter((u) => u.value >= min)
+          .sort((a, b) => (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout))
+          .map((u) => ({ txid: u.txid, vout: u.vout, value: u.value, script_pubkey: script, confirmations: u.height === undefined ? 0 : tip.height - u.height + 1, block_height: u.height ?? null, confirmed: u.height !== undefined }));
+        return ok({ address, btc_source: utxoSource, utxos: list, count: list.length });
+      }
+      const page = intParam(req.query.get('page'), 'page', 1, 1_000_000) ?? 1;
+      const size = intParam(req.query.get('page_size'), 'page_size', 1, MAX_TX_PAGE) ?? 50;
+      const t = await addressTxs(address, Math.min(page * size, MAX_HISTORY));
+      return ok({ address, network: o.network, transactions: t.items.slice((page - 1) * size, page * size), page, page_size: size, total: t.total, total_pages: Math.ceil(t.total / size) });
+    }
+
+    if (p === '/v1/wallet/tip' && method === 'GET') {
+      if (btc) {
+        const t = await btc.tipTime();
+        return ok({ height: t.height, hash: t.hash, time: t.time, timestamp: t.time, btc_source: btcName });
+      }
+      const t = await store.tip();
+      if (!t) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'the index holds no block yet');
+      return ok({ height: t.height, hash: t.hash, time: t.time, timestamp: t.time, btc_source: 'none', source: 'index' });
+    }
+
+    if (p === '/v1/wallet/fee-estimate' && method === 'GET') {
+      const blocks = intParam(req.query.get('blocks'), 'blocks', 1, 1008) ?? 6;
+      if (!btc) throw noBtc('fee estimate');
+      const f = await btc.feeEstimate(blocks);
+      if (!f) throw new CharmsError('UPSTREAM_UNAVAILABLE', `${btc.name} has no fee estimate yet for ${blocks} blocks`);
+      // the explorer's unit: BTC per kvB (the wallet multiplies by 100 000 for sat/vB)
+      return ok({ fee_rate: f.satPerVb / 100_000, blocks: f.blocks, sat_per_vb: f.satPerVb, btc_source: btcName });
+    }
+
+    if (p === '/v1/wallet/broadcast') {
+      if (method !== 'POST') throw bad('POST {"raw_tx": "<hex>"} to /v1/wallet/broadcast');
+      const body = await bodyJson(req, '{"raw_tx": "<hex>"}');
+      checkNetwork(body.network);
+      if (typeof body.raw_tx !== 'string' || !/^[0-9a-fA-F]+$/.test(body.raw_tx.trim())) throw bad('raw_tx: expected the transaction in hex');
+      if (!btc) throw noBtc('broadcast');
+      return ok({ txid: await btc.broadcast(body.raw_tx.trim()) });
+    }
+
+    if (p === '/v1/wallet/prev-txs') {
+      if (method !== 'POST') throw bad('POST {"txids": [...]} to /v1/wallet/prev-txs');
+      const body = await bodyJson(req, '{"txids": [...]}');
+      checkNetwork(body.network);
+      const ids = body.txids;
+      if (!Array.isArray(ids) || ids.some((t) => typeof t !== 'string')) throw bad('txids: expected a list of txids');
+      if (ids.length > MAX_PREV_TXS) throw bad(`at most ${MAX_PREV_TXS} txids per request, got ${ids.length}`);
+      const list = (ids as string[]).map(txidArg);
+      const transactions: Record<string, J> = {};
+      for (const t of list) transactions[t] = hex(await rawTx(t));
+      return ok({ transactions });
+    }
+
+    m = /^\/v1\/wallet\/tx\/([^/]+)(\/hex)?$/.exec(p);
+    if (m && method === 'GET') {
+      const txid = txidArg(m[1]!);
+      if (m[2]) return ok({ txid, hex: hex(await rawTx(txid)) });
+      return ok(await txJson(txid));
+    }
+
+    m = /^\/v1\/transactions\/([^/]+)$/.exec(p);
+    if (m && method === 'GET') return ok(await transactionData(txidArg(m[1]!)));
+
+    m = /^\/v1\/assets\/reference-nft\/([^/]+)$/.exec(p);
+    if (m && method === 'GET') {
+      const hash = m[1]!.toLowerCase();
+      if (!/^[0-9a-f]{64}$/.test(hash)) throw bad('hash: expected the 64-hex identity of the app');
+      const nft = await store.nftData(hash);
+      if (!nft) throw new CharmsError('NOT_FOUND', `no reference NFT n/${hash}/… in this index`);
+      let value: Value = null;
+      let text = 'null';
+      try {
+        value = decodeCbor(nft.data);
+        text = toJsonCompact(value);
+      } catch {
+        /* data our JSON printer cannot show */
+      }
+      const meta = chip420Meta(value, nft.app);
+      return ok({
+        app_id: nft.app,
+        appId: nft.app,
+        name: meta.name,
+        symbol: meta.ticker,
+        ticker: meta.ticker,
+        description: meta.description,
+        image_url: meta.image,
+        image: meta.image,
+        url: meta.url,
+        decimals: meta.decimals,
+        metadata: new RawJson(text),
+        txid: nft.txid,
+        vout: nft.vout,
+        block_height: nft.height,
+      });
+    }
+    throw new CharmsError('NOT_FOUND', `no route for ${req.method} ${p}`);
+  }
+
+  /** The explorer's TransactionData of a charm transaction (404 for others). */
+  async function transactionData(txid: string): Promise<J> {
+    const meta = metaCache();
+    const tip = await tipHeight();
+    const assetJson = async (r: { app: string; amount: bigint | null; script: Uint8Array }, role: string, vout: number): Promise<J> => {
+      const m = await meta(r.app);
+      return {
+        app_id: r.app,
+        appId: r.app,
+        name: m.name,
+        symbol: m.ticker,
+        description: m.description,
+        image_url: m.image,
+        image: m.image,
+        amount: num(r.amount ?? 1n),
+        asset_type: assetType(r.app),
+        assetType: assetType(r.app),
+        role,
+        vout,
+        address: scriptToAddress(r.script, net) ?? null,
+        verified: true,
+      };
+    };
+    const spell = await store.spellTx(txid);
+    if (spell) {
+      const [outs, consumed, block] = await Promise.all([store.outputsOf(txid), store.spentBy(txid), store.blockAt(spell.height)]);
+      const native = new RawJson(toJsonCompact(spellToValue(spellFromValue(decodeCbor(spell.spell), false), true)));
+      return {
+        txid,
+        block_height: spell.height,
+        status: 'confirmed',
+        confirmations: tip === undefined ? null : tip - spell.height + 1,
+        blockchain: 'bitcoin',
+        network: o.network,
+        updated_at: block ? new Date(block.time * 1000).toISOString() : null,
+        charm: { type: 'spell', detected: true, has_native_data: true, native_data: native, version: 'native_parser' },
+        assets: [...(await Promise.all(outs.map((r) => assetJson(r, 'output', r.vout)))), ...(await Promise.all(consumed.map((r) => assetJson(r, 'input', -1))))],
+      };
+    }
+    const pending = mempool?.get(txid);
+    if (pending && pending.outputs.length > 0)
+      return {
+        txid,
+        block_height: null,
+        status: 'pending',
+        confirmations: 0,
+        blockchain: 'bitcoin',
+        network: o.network,
+        updated_at: null,
+        charm: { type: 'spell', detected: true, has_native_data: false, native_data: null, version: 'native_parser' },
+        assets: await Promise.all(pending.outputs.map((r) => assetJson(r, 'output', r.vout))),
+      };
+    throw new CharmsError('NOT_FOUND', `transaction ${txid} carries no verified spell (in this index)`);
+  }
+
+  return async (req) => {
+    try {
+      return await route(req);
+    } catch (e) {
+      const r = errorResponse(e, log);
+      return { ...r, headers: { ...r.headers, 'cache-control': 'no-store' } };
+    }
+  };
+}
+
+/** Satoshis as a BTC decimal with 8 places, written exactly (Bitcoin Core's `value`). */
+function btcText(sats: bigint): string {
+  const s = sats.toString().padStart(9, '0');
+  return `${s.slice(0, -8)}.${s.slice(-8)}`;
+}
+
+function intParam(raw: string | null, name: string, min: number, max: number): number | undefined {
+  if (raw === null) return undefined;
+  const n = Number(raw);
+  if (!/^\d{1,10}$/.test(raw) || n < min || n > max) throw bad(`${name}: expected an integer from ${min} to ${max}`);
+  return n;
+}
+
+/** Routes the explorer-compatible paths here and everything else to `next` (the index API). */
+export function withExplorerApi(explorer: Handler, next: Handler): Handler {
+  return (req) => (EXPLORER_PATHS.test(req.path) ? explorer(req) : next(req));
+}

@@ -1,0 +1,40 @@
+/**
+ * A real charms index (SQLite) over the fake Bitcoin node, for the API and wallet-page tests: the
+ * vector blocks mined (all but `except`), followed through the node's Esplora facade, with
+ * Esplora as the BTC source unless `withBtc` is false. The follower is driven by the test
+ * (`svc.follower.syncOnce()`); one sync is done.
+ */
+import { blockSourceFromConfig, btcSourceFromConfig } from '../sources/chain-sources.js';
+import { startIndexService, type IndexService } from '../indexer/service.js';
+import { FakeBitcoind } from './fake-bitcoind.js';
+import { bitcoinVectors, VECTOR_BLOCKS } from './index-vectors.js';
+import type { TestEngine } from './index-stores.js';
+
+export interface IndexOverFakeNode {
+  fake: FakeBitcoind;
+  svc: IndexService;
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function indexOverFakeNode(e: TestEngine, o: { except?: string[]; withBtc?: boolean } = {}): Promise<IndexOverFakeNode> {
+  const fake = await FakeBitcoind.start();
+  const v = bitcoinVectors();
+  for (const names of VECTOR_BLOCKS) fake.mine(names.filter((n) => !(o.except ?? []).includes(n)).map((n) => v.get(n)!.raw));
+  const cfg = { esploraUrl: fake.esploraUrl };
+  const svc = await startIndexService({
+    store: await e.open(await e.newDb()),
+    source: blockSourceFromConfig(cfg, { network: 'regtest' }),
+    btcSource: o.withBtc === false ? undefined : btcSourceFromConfig(cfg, { network: 'regtest' }),
+    apiOnly: false,
+    mock: false,
+    network: 'regtest',
+    startHeight: 1,
+    version: 'test',
+    host: '127.0.0.1',
+    port: 0,
+    autoStart: false,
+  });
+  await svc.follower!.syncOnce();
+  return { fake, svc, port: svc.server.port, close: async () => (await svc.close(), await fake.stop()) };
+}
