@@ -27,7 +27,7 @@ import type { FollowerStatus } from './follower.js';
 import type { MempoolOverlay } from './mempool.js';
 import type { CharmOutputRow, CharmOutputWrite, IndexStore } from './store.js';
 
-const MAX_BATCH = 50;
+export const MAX_BATCH = 50;
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 500;
 /** Status answers 503 when the index is more blocks than this behind the node. */

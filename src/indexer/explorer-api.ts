@@ -32,8 +32,8 @@ import type { MempoolOverlay } from './mempool.js';
 import type { CharmOutputRow, CharmOutputWrite, IndexStore } from './store.js';
 
 /** Paths this module answers (the service sends them here before the index API). */
-export const EXPLORER_PATHS = /^\/v1\/(wallet\/|transactions\/|assets\/reference-nft\/)/;
-export const MAX_PREV_TXS = 10;
+const EXPLORER_PATHS = /^\/v1\/(wallet\/|transactions\/|assets\/reference-nft\/)/;
+const MAX_PREV_TXS = 10;
 const MAX_TX_PAGE = 100;
 /** History entries read for one address's paged transaction list (memory bound). */
 const MAX_HISTORY = 10_000;
