@@ -22,7 +22,14 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 // prom-client are for the servers only (loaded from node_modules when a server starts), and the
 // index's database clients are for `charms index` only (better-sqlite3 and zeromq load native
 // addons from their package directories): never inlined
-const external = [...Object.keys(pkg.devDependencies ?? {}), ...Object.keys(pkg.optionalDependencies ?? {}), 'ioredis', 'prom-client', 'better-sqlite3', 'pg'].flatMap((d) => [d, `${d}/*`]);
+const external = [
+  ...Object.keys(pkg.devDependencies ?? {}),
+  ...Object.keys(pkg.optionalDependencies ?? {}),
+  'ioredis',
+  'prom-client',
+  'better-sqlite3',
+  'pg',
+].flatMap((d) => [d, `${d}/*`]);
 
 /**
  * Each module keeps its own `import.meta.url` (worker scripts, templates, package.json and the

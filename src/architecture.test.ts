@@ -38,8 +38,7 @@ const LAYERS: readonly (readonly string[])[] = [
 ];
 
 /** Test-only code: may import anything; production code may not import it. */
-const isTestCode = (f: string): boolean =>
-  f.endsWith('.test.ts') || /^(testing|bench)\//.test(f) || f.split('/').includes('fixtures');
+const isTestCode = (f: string): boolean => f.endsWith('.test.ts') || /^(testing|bench)\//.test(f) || f.split('/').includes('fixtures');
 
 const here = dirname(fileURLToPath(import.meta.url)); // dist/ when run by `npm test`
 const srcDir = [resolve(here, '../src'), resolve(here)].find((d) => existsSync(join(d, 'errors.ts')));
@@ -61,7 +60,12 @@ function graph(root: string): Map<string, string[]> {
       .preProcessFile(readFileSync(abs, 'utf8'), true, true)
       .importedFiles.map((i) => i.fileName)
       .filter((s) => s.startsWith('.'))
-      .map((s) => relative(root, resolve(dirname(abs), s)).split(sep).join('/').replace(/\.js$/, '.ts'));
+      .map((s) =>
+        relative(root, resolve(dirname(abs), s))
+          .split(sep)
+          .join('/')
+          .replace(/\.js$/, '.ts'),
+      );
     g.set(from, imports);
   }
   return g;
@@ -88,8 +92,7 @@ test('imports point down the layers, never up or sideways, and production code n
       const v = unitOf(to);
       const m = layerOf.get(v);
       if (v === u) continue;
-      if (m === undefined || l === undefined || m >= l)
-        bad.push(`${from} (layer ${l} ${u}) imports ${to} (layer ${m ?? '?'} ${v})`);
+      if (m === undefined || l === undefined || m >= l) bad.push(`${from} (layer ${l} ${u}) imports ${to} (layer ${m ?? '?'} ${v})`);
     }
   }
   assert.deepEqual(bad, []);
@@ -119,5 +122,8 @@ test('the README lists the same layers, in the same order', (t) => {
   const text = readFileSync(readme, 'utf8');
   const section = text.slice(text.indexOf('## Architecture'));
   const rows = [...section.matchAll(/^\| (\d+) \| ([^|]+) \|/gm)].map((m) => [...m[2]!.matchAll(/`([a-z-]+)\/?(?:\.ts)?`/g)].map((x) => x[1]));
-  assert.deepEqual(rows, LAYERS.map((l) => [...l]));
+  assert.deepEqual(
+    rows,
+    LAYERS.map((l) => [...l]),
+  );
 });

@@ -41,7 +41,11 @@ function cargoBinary(dir: string): CargoBinary {
   const pkg = meta.packages.find((p) => existsSync(p.manifest_path) && realpathSync(p.manifest_path) === manifest);
   if (!pkg) throw new CharmsError('IO', `${dir}/Cargo.toml is a virtual manifest: run this in the app's package directory`);
   const bins = pkg.targets.filter((t) => t.kind.includes('bin'));
-  if (bins.length > 1) throw new CharmsError('IO', `package ${pkg.name} has ${bins.length} binary targets (${bins.map((b) => b.name).join(', ')}): an app has one; pass --bin <path>`);
+  if (bins.length > 1)
+    throw new CharmsError(
+      'IO',
+      `package ${pkg.name} has ${bins.length} binary targets (${bins.map((b) => b.name).join(', ')}): an app has one; pass --bin <path>`,
+    );
   return { workspaceRoot: meta.workspace_root, targetDir: meta.target_directory, binName: bins[0]?.name ?? pkg.name };
 }
 
@@ -56,8 +60,7 @@ export function releaseWasmPath(dir: string): string {
 function run(cmd: string, args: string[], dir: string, installHint: string, log: (s: string) => void): void {
   log(`running ${cmd} ${args.join(' ')}\n`);
   const r = spawnSync(cmd, args, { cwd: dir, stdio: ['ignore', process.stderr, process.stderr] });
-  if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT')
-    throw new CharmsError('IO', `${cmd} not found: ${installHint}`);
+  if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') throw new CharmsError('IO', `${cmd} not found: ${installHint}`);
   if (r.status !== 0) throw new CharmsError('IO', `${cmd} ${args.join(' ')} failed (exit ${r.status ?? r.signal})`);
 }
 

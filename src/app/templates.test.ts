@@ -50,7 +50,10 @@ test('AssemblyScript template: the README commands run as copied; mint-nft, mint
   const dir = join(root, 'toad');
   const readme = readFileSync(join(dir, 'README.md'), 'utf8');
   // every shell block, in order; `npm install` needs the registry (the compiler comes with charms-ts here)
-  const script = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).join('\n').replace(/^npm install$/m, ': npm install');
+  const script = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)]
+    .map((m) => m[1])
+    .join('\n')
+    .replace(/^npm install$/m, ': npm install');
   const env = { ...process.env, PATH: pathWithCharms() };
   const ran = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: dir, encoding: 'utf8', env });
   assert.equal(ran.status, 0, ran.stderr);
@@ -87,10 +90,24 @@ test('AssemblyScript template: the README commands run as copied; mint-nft, mint
   await new Promise<void>((r) => fake.listen(0, '127.0.0.1', r));
   try {
     const url = `http://127.0.0.1:${(fake.address() as { port: number }).port}/spells/prove`;
-    const child = spawn(process.execPath, [bin, 'spell', 'prove', '--app-bins', join(dir, 'build', 'app.wasm'), '--prev-txs', prev0, '--change-address', 'tb1p3w06fgh64axkj3uphn4t258ehweccm367vkdhkvz8qzdagjctm8qaw2xyv'], {
-      cwd: dir,
-      env: { ...process.env, MOCK: '1', SVC_PROVE_API_URL: url },
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        bin,
+        'spell',
+        'prove',
+        '--app-bins',
+        join(dir, 'build', 'app.wasm'),
+        '--prev-txs',
+        prev0,
+        '--change-address',
+        'tb1p3w06fgh64axkj3uphn4t258ehweccm367vkdhkvz8qzdagjctm8qaw2xyv',
+      ],
+      {
+        cwd: dir,
+        env: { ...process.env, MOCK: '1', SVC_PROVE_API_URL: url },
+      },
+    );
     child.stdin.end(spell);
     let out = '';
     let err = '';

@@ -34,7 +34,11 @@ async function throughput(txs: string[], mode: 'single' | 'batch', workers: numb
   const mod = fileURLToPath(new URL('../verify/index.js', import.meta.url));
   const proof = fileURLToPath(new URL('../proof/verify.js', import.meta.url));
   const ws = Array.from({ length: workers }, () => new Worker(workerSrc, { eval: true, workerData: { mod, proof, txs, mode, rounds } }));
-  const next = (w: Worker) => new Promise<void>((resolve, reject) => { w.once('message', () => resolve()); w.once('error', reject); });
+  const next = (w: Worker) =>
+    new Promise<void>((resolve, reject) => {
+      w.once('message', () => resolve());
+      w.once('error', reject);
+    });
   await Promise.all(ws.map(next)); // all warm before the clock starts
   const t0 = performance.now();
   const done = Promise.all(ws.map(next));
@@ -65,13 +69,16 @@ export async function run(): Promise<void> {
   const single: number[] = [];
   const batch: number[] = [];
   const n = 3;
-  for (let i = 0; i < n; i++) { // interleaved, so both see the same machine load
+  for (let i = 0; i < n; i++) {
+    // interleaved, so both see the same machine load
     single.push(await throughput(txs, 'single', workers, 2));
     batch.push(await throughput(txs, 'batch', workers, 2));
   }
   const s = median(single);
   const b = median(batch);
-  console.log(`real-spell verification, ${workers} worker(s), mcl-wasm, ${good.length} distinct real txs (v7–v12) cycled to ${BATCH}, load avg ${load} before:`);
+  console.log(
+    `real-spell verification, ${workers} worker(s), mcl-wasm, ${good.length} distinct real txs (v7–v12) cycled to ${BATCH}, load avg ${load} before:`,
+  );
   console.log(`  baseline one call per tx: median ${s.toFixed(0)} verifications/s (n=${n} runs of ${2 * BATCH * workers})`);
   console.log(`  verifySpells, batches of ${BATCH}: median ${b.toFixed(0)} verifications/s (n=${n}) — ${(b / s).toFixed(2)}× the baseline (target ≥ 500/s)`);
 }

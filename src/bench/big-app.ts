@@ -20,7 +20,7 @@ const filler = (i: number): string => `
         (br_if $done (i32.ge_u (local.get $k) (local.get $n)))
         (local.set $acc (i32.add (local.get $acc)
           (i32.xor (i32.load offset=${(i % 64) * 4} (i32.add (local.get $p) (i32.shl (local.get $k) (i32.const 2))))
-                   (i32.mul (local.get $k) (i32.const ${(i * 2654435761) >>> 0 | 1})))))
+                   (i32.mul (local.get $k) (i32.const ${((i * 2654435761) >>> 0) | 1})))))
         (i32.store offset=${(i % 32) * 8} (local.get $p) (i32.rotl (local.get $acc) (i32.const ${i % 31})))
         (if (i32.and (local.get $acc) (i32.const ${1 << (i % 16)}))
           (then (local.set $acc (i32.sub (local.get $acc) (i32.load8_u (local.get $p)))))

@@ -68,17 +68,25 @@ export async function run(): Promise<void> {
         const t = performance.now();
         const r = spawnSync(
           process.execPath,
-          ['--input-type=module', '-e', `const t0 = performance.now(); const m = await import(${JSON.stringify(mod)}); ${backend === 'mcl-wasm' ? 'await m.initProofBackend("mcl-wasm");' : ''} m.extractAndVerifySpell({ bitcoin: ${JSON.stringify(hex)} }, false); console.log(performance.now() - t0);`],
+          [
+            '--input-type=module',
+            '-e',
+            `const t0 = performance.now(); const m = await import(${JSON.stringify(mod)}); ${backend === 'mcl-wasm' ? 'await m.initProofBackend("mcl-wasm");' : ''} m.extractAndVerifySpell({ bitcoin: ${JSON.stringify(hex)} }, false); console.log(performance.now() - t0);`,
+          ],
           { encoding: 'utf8' },
         );
         walls.push(performance.now() - t);
         if (r.status !== 0) throw new Error(r.stderr);
         inProcess.push(Number(r.stdout.trim()));
       }
-      console.log(`  first verification in a fresh process, ${backend} (import + init + keys + extract + verify v12): ${median(inProcess).toFixed(0)} ms in process, ${median(walls).toFixed(0)} ms wall`);
+      console.log(
+        `  first verification in a fresh process, ${backend} (import + init + keys + extract + verify v12): ${median(inProcess).toFixed(0)} ms in process, ${median(walls).toFixed(0)} ms wall`,
+      );
     }
   }
   const starts: number[] = [];
   for (let i = 0; i < N; i++) starts.push(await queryServerStart());
-  console.log(`  query server start-to-ready (spawn → first 200 from /ready, mcl-wasm loaded): ${median(starts).toFixed(0)} ms wall (${(median(starts) - node).toFixed(0)} ms over node start)`);
+  console.log(
+    `  query server start-to-ready (spawn → first 200 from /ready, mcl-wasm loaded): ${median(starts).toFixed(0)} ms wall (${(median(starts) - node).toFixed(0)} ms over node start)`,
+  );
 }

@@ -39,7 +39,16 @@ export async function run(): Promise<void> {
     for (let k = 0; k < PER_BLOCK; k++) {
       const n = h * PER_BLOCK + k;
       const app = `t/${hex32(n % APPS, 'a')}/${hex32(n % APPS, 'b')}`;
-      outputs.push({ txid: hex32(n, 'c'), txIndex: k + 1, vout: 0, app, amount: BigInt(n) * 1_000_000_007n, data: null, script: p2tr((n * 7919) % SCRIPTS), sats: 546n + BigInt(k) });
+      outputs.push({
+        txid: hex32(n, 'c'),
+        txIndex: k + 1,
+        vout: 0,
+        app,
+        amount: BigInt(n) * 1_000_000_007n,
+        data: null,
+        script: p2tr((n * 7919) % SCRIPTS),
+        sats: 546n + BigInt(k),
+      });
     }
     const hash = hex32(h, 'd');
     await store.applyBlock({ height: h, hash, prevHash: prev, time: 1_700_000_000 + h, spellTxs: [], outputs, inputs: [] });
@@ -55,10 +64,18 @@ export async function run(): Promise<void> {
       { name: 'POST /v1/wallet/balance/batch (1 address)', method: 'POST', path: '/v1/wallet/balance/batch', body: JSON.stringify({ addresses: [addr] }) },
     ];
     for (const c of cases) {
-      const req = { port: svc.server.port, method: c.method, path: c.path, ...(c.body ? { body: c.body, headers: { 'content-type': 'application/json' } } : {}), concurrency: 64 };
+      const req = {
+        port: svc.server.port,
+        method: c.method,
+        path: c.path,
+        ...(c.body ? { body: c.body, headers: { 'content-type': 'application/json' } } : {}),
+        concurrency: 64,
+      };
       await loadInWorker({ ...req, requests: 2000 }); // warm-up
       const r = await loadInWorker({ ...req, requests: 20_000 });
-      console.log(`index-api: ${c.name} at c=64: ${Math.round(r.rps)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${r.errors} errors (target >= 10 000 req/s, p99 <= 10 ms)`);
+      console.log(
+        `index-api: ${c.name} at c=64: ${Math.round(r.rps)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${r.errors} errors (target >= 10 000 req/s, p99 <= 10 ms)`,
+      );
     }
   } finally {
     await svc.close();

@@ -35,7 +35,9 @@ export async function run(): Promise<void> {
     throw new Error('no transaction here may carry a spell');
   };
   const ms = timeMedian(9, () => void blockWrite(parseBlock(bytes), 1, never), 2);
-  console.log(`index: a block of 3 000 transactions without spells (${(bytes.length / 1e6).toFixed(2)} MB) checked and read: median ${ms.toFixed(1)} ms, ${Math.round(3000 / (ms / 1000))} tx/s (target <= 60 ms, >= 50 000 tx/s)`);
+  console.log(
+    `index: a block of 3 000 transactions without spells (${(bytes.length / 1e6).toFixed(2)} MB) checked and read: median ${ms.toFixed(1)} ms, ${Math.round(3000 / (ms / 1000))} tx/s (target <= 60 ms, >= 50 000 tx/s)`,
+  );
 
   const dir = mkdtempSync(join(tmpdir(), 'charms-bench-index-'));
   try {
@@ -56,5 +58,7 @@ export async function run(): Promise<void> {
   const batch = Array.from({ length: 200 }, (_, i) => spells[i % spells.length]!);
   const check = librarySpellCheck(false);
   const vms = timeMedian(3, () => void check(batch), 1);
-  console.log(`index: ${batch.length} spell transactions (${spells.length} distinct, v2..v12) verified in one batch: median ${vms.toFixed(0)} ms, ${Math.round(batch.length / (vms / 1000))} tx/s (target >= 400/s)`);
+  console.log(
+    `index: ${batch.length} spell transactions (${spells.length} distinct, v2..v12) verified in one batch: median ${vms.toFixed(0)} ms, ${Math.round(batch.length / (vms / 1000))} tx/s (target >= 400/s)`,
+  );
 }

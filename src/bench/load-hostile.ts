@@ -45,7 +45,10 @@ let stopping = false;
 
 async function startServer(env: Record<string, string>) {
   const bin = fileURLToPath(new URL('../cli/charms.js', import.meta.url));
-  const proc = spawn(process.execPath, [bin, 'server', '--mock', '--ip', '127.0.0.1', '--port', '0'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, [bin, 'server', '--mock', '--ip', '127.0.0.1', '--port', '0'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     let err = '';
     proc.stderr!.on('data', (d: Buffer) => {
@@ -67,10 +70,20 @@ async function startServer(env: Record<string, string>) {
 
 function postH1(port: number, body: Buffer | Uint8Array, contentType = 'application/json'): Promise<number> {
   return new Promise((resolve) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/spells/prove', agent: false, headers: { 'content-type': contentType, 'content-length': String(body.length) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/spells/prove',
+        agent: false,
+        headers: { 'content-type': contentType, 'content-length': String(body.length) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', () => resolve(-1));
     req.end(body);
   });
@@ -100,7 +113,10 @@ function postH2(port: number, body: Buffer): Promise<number> {
   });
 }
 
-const tally = (xs: number[]) => Object.entries(xs.reduce<Record<string, number>>((m, x) => ((m[x] = (m[x] ?? 0) + 1), m), {})).map(([k, v]) => `${v}×${k}`).join(' ');
+const tally = (xs: number[]) =>
+  Object.entries(xs.reduce<Record<string, number>>((m, x) => ((m[x] = (m[x] ?? 0) + 1), m), {}))
+    .map(([k, v]) => `${v}×${k}`)
+    .join(' ');
 
 async function hostileApp(pages: number): Promise<{ hog: Uint8Array; loop: Uint8Array }> {
   const wabt = await wabtInit();
@@ -133,39 +149,50 @@ export async function run(): Promise<void> {
   const pid = proc.pid!;
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid).rss)), 50);
-  const deadline = setTimeout(() => {
-    console.error('load: deadline reached, stopping');
-    stopping = true;
-    proc.kill('SIGKILL');
-    process.exit(1);
-  }, num('LOAD_DEADLINE_MS', 240_000));
+  const deadline = setTimeout(
+    () => {
+      console.error('load: deadline reached, stopping');
+      stopping = true;
+      proc.kill('SIGKILL');
+      process.exit(1);
+    },
+    num('LOAD_DEADLINE_MS', 240_000),
+  );
   try {
     const base = rssOf(pid).rss;
-    console.log(`server pid ${pid} port ${port}; idle RSS ${(base / MiB).toFixed(0)} MiB; in-flight body budget ${(Number(env.SVC_INFLIGHT_BODY_BYTES) / MiB).toFixed(0)} MiB`);
+    console.log(
+      `server pid ${pid} port ${port}; idle RSS ${(base / MiB).toFixed(0)} MiB; in-flight body budget ${(Number(env.SVC_INFLIGHT_BODY_BYTES) / MiB).toFixed(0)} MiB`,
+    );
 
     // 1. large bodies
     const n = num('LOAD_BODIES', 32);
     const big = Buffer.alloc(31 * MiB, 0x20); // 31 MiB of JSON whitespace: read whole, then refused as invalid
     let t = performance.now();
     const statuses = await Promise.all(Array.from({ length: n }, (_, i) => (i % 2 ? postH2(port, big) : postH1(port, big))));
-    console.log(`large bodies: ${n} × 31 MiB concurrent (h1 + h2c): ${tally(statuses)} in ${((performance.now() - t) / 1000).toFixed(1)} s; peak RSS so far ${(peak / MiB).toFixed(0)} MiB`);
+    console.log(
+      `large bodies: ${n} × 31 MiB concurrent (h1 + h2c): ${tally(statuses)} in ${((performance.now() - t) / 1000).toFixed(1)} s; peak RSS so far ${(peak / MiB).toFixed(0)} MiB`,
+    );
 
     // 2. slow clients
     const slow = num('LOAD_SLOW', 200);
     t = performance.now();
     const closed = await Promise.all(
-      Array.from({ length: slow }, (_, i) =>
-        new Promise<boolean>((resolve) => {
-          const s = net.connect(port, '127.0.0.1');
-          s.on('error', () => {});
-          s.on('close', () => resolve(true));
-          s.resume(); // read the server's answer (a 408), else the close never arrives
-          if (i % 3 === 1) s.write('POST /spells/prove HTTP/1.1\r\nHost: x\r\n');
-          else if (i % 3 === 2) s.write('POST /spells/prove HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n{');
-        }),
+      Array.from(
+        { length: slow },
+        (_, i) =>
+          new Promise<boolean>((resolve) => {
+            const s = net.connect(port, '127.0.0.1');
+            s.on('error', () => {});
+            s.on('close', () => resolve(true));
+            s.resume(); // read the server's answer (a 408), else the close never arrives
+            if (i % 3 === 1) s.write('POST /spells/prove HTTP/1.1\r\nHost: x\r\n');
+            else if (i % 3 === 2) s.write('POST /spells/prove HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n{');
+          }),
       ),
     );
-    console.log(`slow clients: ${slow} idle/partial connections, ${closed.filter(Boolean).length} dropped by the server in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    console.log(
+      `slow clients: ${slow} idle/partial connections, ${closed.filter(Boolean).length} dropped by the server in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+    );
 
     // 3. hostile apps
     if (!hasShared) console.log('hostile apps: skipped (test vectors not found: CHARMS_SHARED_DIR)');
@@ -178,16 +205,23 @@ export async function run(): Promise<void> {
       const request = (wasm: Uint8Array) => {
         const vk = Buffer.from(sha256(wasm)).toString('hex');
         const nft = `n/${identityFor(in0)}/${vk}`;
-        const req = bitcoinProveRequest(f, `version: 15\ntx:\n  ins: [${in0}]\n  outs:\n  - 0: {ticker: X, remaining: 1}\n  coins: [{amount: 1000, dest: ${f.dest}}]\napp_public_inputs:\n  ${nft}: ~\n`, [f.hex], {
-          app_private_inputs: [[appFromString(nft), in0]],
-          binaries: [[sha256(wasm), wasm]],
-        });
+        const req = bitcoinProveRequest(
+          f,
+          `version: 15\ntx:\n  ins: [${in0}]\n  outs:\n  - 0: {ticker: X, remaining: 1}\n  coins: [{amount: 1000, dest: ${f.dest}}]\napp_public_inputs:\n  ${nft}: ~\n`,
+          [f.hex],
+          {
+            app_private_inputs: [[appFromString(nft), in0]],
+            binaries: [[sha256(wasm), wasm]],
+          },
+        );
         return encodeCbor(proveRequestToValue(req, false));
       };
       const bodies = [request(hog), request(loop)];
       t = performance.now();
       const st = await Promise.all(Array.from({ length: 2 * apps }, (_, i) => postH1(port, bodies[i % 2]!, 'application/cbor')));
-      console.log(`hostile apps: ${apps} growing memory by ${mib} MiB + ${apps} looping, concurrent: ${tally(st)} in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+      console.log(
+        `hostile apps: ${apps} growing memory by ${mib} MiB + ${apps} looping, concurrent: ${tally(st)} in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+      );
     }
     const { hwm } = rssOf(pid);
     console.log(`server peak RSS: ${(Math.max(peak, hwm) / MiB).toFixed(0)} MiB (VmHWM ${(hwm / MiB).toFixed(0)} MiB); alive: ${proc.exitCode === null}`);

@@ -1,7 +1,15 @@
 /** A bounded loopback load loop: N concurrent keep-alive clients for a fixed number of requests. */
 import http from 'node:http';
 
-export async function load(o: { port: number; method: string; path: string; body?: string | Buffer; headers?: Record<string, string>; concurrency: number; requests: number }) {
+export async function load(o: {
+  port: number;
+  method: string;
+  path: string;
+  body?: string | Buffer;
+  headers?: Record<string, string>;
+  concurrency: number;
+  requests: number;
+}) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: o.concurrency });
   const lat: number[] = [];
   let next = 0;

@@ -27,7 +27,9 @@ export async function nftFixture(appOf: () => Promise<{ wasm: Uint8Array; vk: st
     const out: string[] = [];
     for (let k = 0; k < count; k++) {
       const spell = `version: 15\ntx:\n  ins: [${in0}]\n  outs:\n  - 0: {ticker: B, remaining: ${100000 + k}}\n  coins: [${coin}]\napp_public_inputs:\n  ${nft}: ~\n`;
-      const r = await proveSpellTx(bitcoinProveRequest(f, spell, [f.hex], { app_private_inputs: [[appFromString(nft), in0]], binaries: bins }), { backend: new MockBackend() });
+      const r = await proveSpellTx(bitcoinProveRequest(f, spell, [f.hex], { app_private_inputs: [[appFromString(nft), in0]], binaries: bins }), {
+        backend: new MockBackend(),
+      });
       out.push(r.txs[0]!.hex);
     }
     await shutdownRunner();

@@ -39,8 +39,15 @@ export async function run(): Promise<void> {
   const mclCurve = await loadMclMockCurve();
   const mock: Record<string, [number, number]> = {};
   const n = 21;
-  for (let round = 0; round < 2; round++) // interleaved rounds: both curves see the same load
-    for (const [name, c] of [['noble', undefined], ['mcl-wasm', mclCurve]] as const) {
+  for (
+    let round = 0;
+    round < 2;
+    round++ // interleaved rounds: both curves see the same load
+  )
+    for (const [name, c] of [
+      ['noble', undefined],
+      ['mcl-wasm', mclCurve],
+    ] as const) {
       useMockCurve(c);
       const prove = timeIt(n, () => proveMock(pv));
       const verify = timeIt(n, () => verifySpellProof({ version: 15, publicValues: pv, proof: mockProof, mock: true }));
@@ -50,8 +57,12 @@ export async function run(): Promise<void> {
   useMockCurve(undefined);
   const [np, nv] = mock.noble!;
   const [mp, mv] = mock['mcl-wasm']!;
-  console.log(`mock proof generation (BLS12-381): mcl-wasm median ${mp.toFixed(1)} ms vs noble (baseline) ${np.toFixed(1)} ms — ${(np / mp).toFixed(1)}× (n=${n}, better of 2 interleaved rounds; load avg ${loadavg()[0]!.toFixed(1)}; target ≤ 8 ms)`);
-  console.log(`mock proof verification (strict pairing): mcl-wasm median ${mv.toFixed(1)} ms vs noble (baseline) ${nv.toFixed(1)} ms — ${(nv / mv).toFixed(1)}× (n=${n}; target ≤ 8 ms)`);
+  console.log(
+    `mock proof generation (BLS12-381): mcl-wasm median ${mp.toFixed(1)} ms vs noble (baseline) ${np.toFixed(1)} ms — ${(np / mp).toFixed(1)}× (n=${n}, better of 2 interleaved rounds; load avg ${loadavg()[0]!.toFixed(1)}; target ≤ 8 ms)`,
+  );
+  console.log(
+    `mock proof verification (strict pairing): mcl-wasm median ${mv.toFixed(1)} ms vs noble (baseline) ${nv.toFixed(1)} ms — ${(nv / mv).toFixed(1)}× (n=${n}; target ≤ 8 ms)`,
+  );
   if (!hasShared) return console.log('skipped real-proof figures: test vectors not found (CHARMS_SHARED_DIR)');
   const vectors: Args[] = readSharedJson<{ version: number; public_values_hex: string; proof_hex: string }[]>('vectors', 'groth16-real-btc.json').map((v) => ({
     version: Number(v.version),
@@ -78,6 +89,8 @@ export async function run(): Promise<void> {
   const v12 = vectors.find((a) => a.version === 12) ?? vectors[0]!;
   for (const backend of ['noble', 'mcl-wasm'] as const) {
     const runs = [0, 1, 2].map(() => firstCall(v12, backend));
-    console.log(`first verification in a fresh process, ${backend} (import + init + parse keys + verify v${v12.version}): median ${median(runs).toFixed(0)} ms`);
+    console.log(
+      `first verification in a fresh process, ${backend} (import + init + parse keys + verify v${v12.version}): median ${median(runs).toFixed(0)} ms`,
+    );
   }
 }

@@ -11,8 +11,6 @@ import { prepareApp } from '../runner/index.js';
 import { templateApp } from '../testing/fixtures.js';
 import { bigTemplateApp } from './big-app.js';
 
-
-
 export async function run(): Promise<void> {
   const pv = new Uint8Array(700).fill(7);
   console.log(`mock Groth16 proof (BLS12-381): median ${timeMedian(10, () => proveMock(pv), 1).toFixed(1)} ms`);
@@ -34,7 +32,22 @@ async function proveWall(bin: string, what: string, appOf: typeof templateApp): 
   writeFileSync(join(dir, 'spell.yaml'), spendYaml(tx1!));
   let budget = 10_000_000_000n;
   const prepare = timeMedian(5, () => prepareApp(app.wasm, budget++), 1); // a new budget each time: no cache hit
-  const args = [bin, 'spell', 'prove', '--mock', '--spell', join(dir, 'spell.yaml'), '--app-bins', app.path, '--prev-txs', tx1!, '--prev-txs', f.hex, '--change-address', f.changeAddress];
+  const args = [
+    bin,
+    'spell',
+    'prove',
+    '--mock',
+    '--spell',
+    join(dir, 'spell.yaml'),
+    '--app-bins',
+    app.path,
+    '--prev-txs',
+    tx1!,
+    '--prev-txs',
+    f.hex,
+    '--change-address',
+    f.changeAddress,
+  ];
   const cacheDir = mkdtempSync(join(tmpdir(), 'bench-app-cache-'));
   const timed = (env: NodeJS.ProcessEnv): number => nodeWall(args, env);
   // interleaved, so that machine load hits all alike
@@ -42,7 +55,10 @@ async function proveWall(bin: string, what: string, appOf: typeof templateApp): 
     ['this build (bundle + V8 code cache, contracts on the main thread, prepared modules on disk)', { SVC_APP_CACHE_DIR: cacheDir }],
     ['  the same without the prepared-module cache', { SVC_APP_CACHE_DIR: 'off' }],
     ['  the same with the contracts in worker threads', { SVC_APP_CACHE_DIR: cacheDir, APP_RUN_ISOLATION: 'worker' }],
-    ['baseline: ES modules + worker threads (the code path before the bundle)', { SVC_APP_CACHE_DIR: cacheDir, APP_RUN_ISOLATION: 'worker', CHARMS_NO_BUNDLE: '1' }],
+    [
+      'baseline: ES modules + worker threads (the code path before the bundle)',
+      { SVC_APP_CACHE_DIR: cacheDir, APP_RUN_ISOLATION: 'worker', CHARMS_NO_BUNDLE: '1' },
+    ],
   ];
   const times = variants.map(() => [] as number[]);
   for (const [, env] of variants) timed(env); // fills the caches (prepared modules, code cache)

@@ -52,7 +52,11 @@ export async function run(): Promise<void> {
     setTimeout(() => (txs.has(id) ? s.end(txs.get(id)) : s.writeHead(404).end()), 20);
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  const server = await startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(`http://127.0.0.1:${(upstream.address() as { port: number }).port}`) });
+  const server = await startQueryServer({
+    host: '127.0.0.1',
+    port: 0,
+    source: new EsploraSource(`http://127.0.0.1:${(upstream.address() as { port: number }).port}`),
+  });
   try {
     const path = `/spells/${V12}`;
     const burst = await load({ port: server.port, method: 'GET', path, concurrency: 500, requests: 500 });
@@ -66,11 +70,15 @@ export async function run(): Promise<void> {
       cold.push(performance.now() - t0);
     }
     cold.sort((a, b) => a - b);
-    console.log(`uncached GET (20 ms source + parse + verify), ${cold.length} real txs: median ${cold[cold.length >> 1]!.toFixed(1)} ms, max ${cold.at(-1)!.toFixed(1)} ms`);
+    console.log(
+      `uncached GET (20 ms source + parse + verify), ${cold.length} real txs: median ${cold[cold.length >> 1]!.toFixed(1)} ms, max ${cold.at(-1)!.toFixed(1)} ms`,
+    );
 
     await loadInWorker({ port: server.port, method: 'GET', path, concurrency: 64, requests: 5000 }); // warm-up
     const r = await loadInWorker({ port: server.port, method: 'GET', path, concurrency: 64, requests: 50_000 });
-    console.log(`cached GET /spells/<txid>, c=64, HTTP/1.1 keep-alive, client in a worker thread: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, errors ${r.errors}`);
+    console.log(
+      `cached GET /spells/<txid>, c=64, HTTP/1.1 keep-alive, client in a worker thread: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, errors ${r.errors}`,
+    );
     const { etag } = await get(server.port, path);
     const n = await loadInWorker({ port: server.port, method: 'GET', path, headers: { 'if-none-match': etag }, concurrency: 64, requests: 50_000 });
     console.log(`conditional GET (304), c=64: ${n.rps.toFixed(0)} req/s, p50 ${n.p50.toFixed(2)} ms, p99 ${n.p99.toFixed(2)} ms, errors ${n.errors}`);

@@ -55,9 +55,7 @@ export async function run(): Promise<void> {
     await runApp({ wasm, stdin: tiny });
     pooled.push(performance.now() - t);
   }
-  console.log(
-    `  small run end-to-end: in-thread median ${median(inThread).toFixed(3)} ms, worker pool median ${median(pooled).toFixed(3)} ms`,
-  );
+  console.log(`  small run end-to-end: in-thread median ${median(inThread).toFixed(3)} ms, worker pool median ${median(pooled).toFixed(3)} ms`);
 
   // wall-clock stop: an infinite loop with an unreachable fuel budget and a 300 ms timeout
   const loop = await compileWatFixture('infinite-loop');

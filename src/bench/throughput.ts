@@ -15,10 +15,13 @@ import { median } from './measure.js';
 
 function post(agent: http.Agent, port: number, path: string, body?: string): Promise<number> {
   return new Promise((resolve) => {
-    const req = http.request({ host: '127.0.0.1', port, method: body === undefined ? 'GET' : 'POST', path, agent, headers: { 'content-type': 'application/json' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, method: body === undefined ? 'GET' : 'POST', path, agent, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', () => resolve(0));
     req.end(body);
   });
@@ -46,7 +49,12 @@ export async function run(): Promise<void> {
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const baseline = process.env.BENCH_BASELINE_CHARMS;
   const rates: Record<string, number[]> = {};
-  for (const [label, bin] of baseline ? [['baseline', baseline], ['this build', undefined]] : [['this build', undefined]]) {
+  for (const [label, bin] of baseline
+    ? [
+        ['baseline', baseline],
+        ['this build', undefined],
+      ]
+    : [['this build', undefined]]) {
     const { child, port } = await startCliServer(['server', '--mock', '--ip', '127.0.0.1', '--port', '0'], process.env, nodeArgs, ...(bin ? [bin] : []));
     try {
       const agent = new http.Agent({ keepAlive: true, maxSockets: 17 });

@@ -11,7 +11,6 @@ import { initProofBackend, prepareProofKeys } from '../proof/verify.js';
 import { median, timeRuns } from './measure.js';
 import { hasShared, readSharedJson, readSharedText } from '../testing/shared.js';
 
-
 export async function run(): Promise<void> {
   if (!hasShared) return console.log('skipped: test vectors not found (CHARMS_SHARED_DIR)');
   const txs: [string, string][] = [
@@ -34,7 +33,15 @@ export async function run(): Promise<void> {
   const mod = fileURLToPath(new URL('../verify/index.js', import.meta.url));
   const first: number[] = [];
   for (let i = 0; i < 3; i++) {
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', `const hex = ${JSON.stringify(txs[0]![1])}; const t0 = performance.now(); const m = await import(${JSON.stringify(mod)}); m.extractAndVerifySpell({ bitcoin: hex }, false); console.log(performance.now() - t0);`], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const hex = ${JSON.stringify(txs[0]![1])}; const t0 = performance.now(); const m = await import(${JSON.stringify(mod)}); m.extractAndVerifySpell({ bitcoin: hex }, false); console.log(performance.now() - t0);`,
+      ],
+      { encoding: 'utf8' },
+    );
     first.push(Number(r.stdout.trim()));
   }
   console.log(`first call in a fresh process (import + keys + verify): median ${median(first).toFixed(0)} ms`);
@@ -51,11 +58,18 @@ export async function run(): Promise<void> {
     });`;
   const t0 = performance.now();
   await Promise.all(
-    Array.from({ length: cores }, () => new Promise((resolve, reject) => {
-      const w = new Worker(workerSrc, { eval: true, workerData: { mod, proof: fileURLToPath(new URL('../proof/verify.js', import.meta.url)), hex: txs[0]![1], n: perWorker } });
-      w.once('message', resolve);
-      w.once('error', reject);
-    })),
+    Array.from(
+      { length: cores },
+      () =>
+        new Promise((resolve, reject) => {
+          const w = new Worker(workerSrc, {
+            eval: true,
+            workerData: { mod, proof: fileURLToPath(new URL('../proof/verify.js', import.meta.url)), hex: txs[0]![1], n: perWorker },
+          });
+          w.once('message', resolve);
+          w.once('error', reject);
+        }),
+    ),
   );
   const secs = (performance.now() - t0) / 1000;
   console.log(`throughput, ${cores} worker(s): ${((cores * perWorker) / secs).toFixed(1)} tx/s (v12 tx, includes worker start, mcl-wasm)`);

@@ -1,13 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  addressToScript,
-  decodeAddress,
-  isAddressValidFor,
-  isStandardScript,
-  isStandardScriptFor,
-  scriptToAddress,
-} from './address.js';
+import { addressToScript, decodeAddress, isAddressValidFor, isStandardScript, isStandardScriptFor, scriptToAddress } from './address.js';
 import { readSharedJson, sharedOrSkip } from '../testing/shared.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { CharmsError } from '../errors.js';
@@ -34,7 +27,11 @@ test('BIP173/BIP350 and base58 addresses of every kind and network', () => {
     // BIP350 test vectors (valid)
     ['BC1QW508D6QEJXTDG4Y5R3ZARVARY0C5XW7KV8F3T4', '0014751e76e8199196d454941c45d1b3a323f1433bd6', 'main'],
     ['tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sl5k7', '00201863143c14c5166804bd19203356da136c985678cd4d27a1b8c6329604903262', 'testnet4'],
-    ['bc1pw508d6qejxtdg4y5r3zarvary0c5xw7kw508d6qejxtdg4y5r3zarvary0c5xw7kt5nd6y', '5128751e76e8199196d454941c45d1b3a323f1433bd6751e76e8199196d454941c45d1b3a323f1433bd6', 'main'],
+    [
+      'bc1pw508d6qejxtdg4y5r3zarvary0c5xw7kw508d6qejxtdg4y5r3zarvary0c5xw7kt5nd6y',
+      '5128751e76e8199196d454941c45d1b3a323f1433bd6751e76e8199196d454941c45d1b3a323f1433bd6',
+      'main',
+    ],
     ['BC1SW50QGDZ25J', '6002751e', 'main'],
     ['bc1zw508d6qejxtdg4y5r3zarvaryvaxxpcs', '5210751e76e8199196d454941c45d1b3a323', 'main'],
     ['tb1pqqqqp399et2xygdj5xreqhjjvcmzhxw4aywxecjdzew6hylgvsesf3hn0c', '5120000000c4a5cad46221b2a187905e5266362b99d5e91c6ce24d165dab93e86433', 'testnet4'],
@@ -67,7 +64,12 @@ test('invalid addresses are INVALID_INPUT naming the defect', () => {
     ['LKDxGDJq5fF4FohAB8zJH24mDDNHDNtqsE', /base58 prefix: unknown version byte 48/],
     ['111111111111111111117K4nzc', /base58 data: 20 bytes, expected 21/],
   ];
-  for (const [addr, re] of bad) assert.throws(() => addressToScript(addr), (e: unknown) => invalidInput(e) && re.test((e as Error).message), addr);
+  for (const [addr, re] of bad)
+    assert.throws(
+      () => addressToScript(addr),
+      (e: unknown) => invalidInput(e) && re.test((e as Error).message),
+      addr,
+    );
 });
 
 test('network validity per bitcoind chain name, as rust-bitcoin is_valid_for_network', () => {
@@ -89,8 +91,26 @@ test('network validity per bitcoind chain name, as rust-bitcoin is_valid_for_net
 });
 
 test('standard scripts: what Address::from_script accepts', () => {
-  const yes = ['76a914' + '00'.repeat(20) + '88ac', 'a914' + '00'.repeat(20) + '87', '0014' + '00'.repeat(20), '0020' + '00'.repeat(32), '5120' + '00'.repeat(32), '6002751e', '5228' + '00'.repeat(40)];
-  const no = ['', '6a', '0015' + '00'.repeat(21), '0001ff', '5129' + '00'.repeat(41), '4f02aaaa', '5120' + '00'.repeat(31), '76a914' + '00'.repeat(20) + '88ad', '00'];
+  const yes = [
+    '76a914' + '00'.repeat(20) + '88ac',
+    'a914' + '00'.repeat(20) + '87',
+    '0014' + '00'.repeat(20),
+    '0020' + '00'.repeat(32),
+    '5120' + '00'.repeat(32),
+    '6002751e',
+    '5228' + '00'.repeat(40),
+  ];
+  const no = [
+    '',
+    '6a',
+    '0015' + '00'.repeat(21),
+    '0001ff',
+    '5129' + '00'.repeat(41),
+    '4f02aaaa',
+    '5120' + '00'.repeat(31),
+    '76a914' + '00'.repeat(20) + '88ad',
+    '00',
+  ];
   for (const s of yes) assert.ok(isStandardScript(fromHex(s)) && isStandardScriptFor(fromHex(s), 'regtest'), s);
   for (const s of no) assert.ok(!isStandardScript(fromHex(s)), s);
   assert.equal(scriptToAddress(fromHex('6a'), 'main'), undefined);

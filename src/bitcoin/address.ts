@@ -21,9 +21,7 @@ export type BitcoinChainName = 'main' | 'test' | 'testnet4' | 'signet' | 'regtes
 export const BITCOIN_CHAIN_NAMES: readonly BitcoinChainName[] = ['main', 'test', 'testnet4', 'signet', 'regtest'];
 
 /** What an address string says about its network: a base58 prefix kind, or a bech32 hrp. */
-export type AddressNetworkTag =
-  | { kind: 'base58'; net: 'main' | 'test' }
-  | { kind: 'segwit'; hrp: 'bc' | 'tb' | 'bcrt' };
+export type AddressNetworkTag = { kind: 'base58'; net: 'main' | 'test' } | { kind: 'segwit'; hrp: 'bc' | 'tb' | 'bcrt' };
 
 export interface DecodedAddress {
   script: Uint8Array;
@@ -93,8 +91,7 @@ export function decodeAddress(addr: string): DecodedAddress {
       addr,
       `not a valid ${hrp}1… (bech32) address: its checksum or format does not match, so a character is probably mistyped or missing; copy the address again from the wallet`,
     );
-  if (addr.length > LEGACY_MAX_LENGTH)
-    throw bad(addr, `legacy address base58 string: too long (${addr.length} characters, max ${LEGACY_MAX_LENGTH})`);
+  if (addr.length > LEGACY_MAX_LENGTH) throw bad(addr, `legacy address base58 string: too long (${addr.length} characters, max ${LEGACY_MAX_LENGTH})`);
   let raw: Uint8Array;
   try {
     raw = b58.decode(addr);

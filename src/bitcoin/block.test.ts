@@ -46,8 +46,14 @@ test('built blocks of real segwit and legacy vector transactions split back into
   const block = serializeBlock({ prevHash: GENESIS_HASH, time: 1_700_000_000 }, all);
   const b = parseBlock(block);
   assert.equal(b.header.prevHash, GENESIS_HASH);
-  assert.deepEqual(b.txs.map((x) => toHex(x.raw)), all.map(toHex));
-  assert.deepEqual(b.txs.map((x) => x.txid), all.map((x) => txidHex(parseTx(x))));
+  assert.deepEqual(
+    b.txs.map((x) => toHex(x.raw)),
+    all.map(toHex),
+  );
+  assert.deepEqual(
+    b.txs.map((x) => x.txid),
+    all.map((x) => txidHex(parseTx(x))),
+  );
   // The same transaction twice keeps a valid-looking root only through duplication: refused.
   failsUpstream(() => parseBlock(serializeBlock({ prevHash: GENESIS_HASH, time: 1 }, [coinbase, all[1]!, all[1]!])), /twice/);
 });

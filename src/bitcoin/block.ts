@@ -162,8 +162,7 @@ function merkleRoot(txids: Uint8Array[]): Uint8Array {
 export function parseBlock(bytes: Uint8Array, expectedHash?: string): Block {
   if (bytes.length < HEADER_SIZE + 1) throw bad(`${bytes.length} bytes is too short for a block`);
   const header = parseBlockHeader(bytes.subarray(0, HEADER_SIZE));
-  if (expectedHash !== undefined && header.hash !== expectedHash.toLowerCase())
-    throw bad(`asked for block ${expectedHash}, got block ${header.hash}`);
+  if (expectedHash !== undefined && header.hash !== expectedHash.toLowerCase()) throw bad(`asked for block ${expectedHash}, got block ${header.hash}`);
   const r = new Reader(bytes);
   r.pos = HEADER_SIZE;
   const n = r.count(60, 'transaction');
@@ -210,7 +209,10 @@ export function serializeBlock(fields: HeaderFields, txs: Uint8Array[]): Uint8Ar
   w.u32le(fields.bits ?? 0x207fffff);
   w.u32le(fields.nonce ?? 0);
   if (txs.length < 0xfd) w.byte(txs.length);
-  else if (txs.length <= 0xffff) w.byte(0xfd).byte(txs.length & 0xff).byte(txs.length >> 8);
+  else if (txs.length <= 0xffff)
+    w.byte(0xfd)
+      .byte(txs.length & 0xff)
+      .byte(txs.length >> 8);
   else w.byte(0xfe).u32le(txs.length);
   w.bytes(joined);
   return w.finish();

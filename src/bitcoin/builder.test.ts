@@ -31,12 +31,19 @@ test('every case of bitcoin-tx-build-vectors.json reproduces byte for byte (fee,
   // The prev tx really holds the input values the cases use.
   const prev = parseTx(fromHex(d.prev_tx_hex));
   assert.equal(txidHex(prev), d.prev_txid);
-  assert.deepEqual(prev.outputs.map((o) => o.value), d.prev_output_values.map(BigInt));
+  assert.deepEqual(
+    prev.outputs.map((o) => o.value),
+    d.prev_output_values.map(BigInt),
+  );
   let built = 0;
   for (const c of d.cases) {
     const args = caseArgs(d, c);
     if (c.error) {
-      assert.throws(() => buildSpellTx(args), (e: unknown) => e instanceof CharmsError && e.code === 'INSUFFICIENT_FUNDS' && /\d+ sats short/.test(e.message), c.name);
+      assert.throws(
+        () => buildSpellTx(args),
+        (e: unknown) => e instanceof CharmsError && e.code === 'INSUFFICIENT_FUNDS' && /\d+ sats short/.test(e.message),
+        c.name,
+      );
       continue;
     }
     const r = buildSpellTxDetailed(args);
@@ -59,7 +66,10 @@ test('the shortfall is named in sats (the reference would abort on Amount underf
   const d = readSharedJson('vectors', 'bitcoin-tx-build-vectors.json');
   const c = d.cases.find((x: any) => x.fee_rate === 91);
   // weight 3086 × 22750 sat/kwu → 70207 sats fee; 70000 in − 546 out − 70207 = −753
-  assert.throws(() => buildSpellTx(caseArgs(d, c)), (e: unknown) => e instanceof CharmsError && e.message.endsWith('fee 70207 sats; 753 sats short'));
+  assert.throws(
+    () => buildSpellTx(caseArgs(d, c)),
+    (e: unknown) => e instanceof CharmsError && e.message.endsWith('fee 70207 sats; 753 sats short'),
+  );
 });
 
 test('Charms fee output: existing payments to the fee script count; the top-up adds 300 sats', (t) => {
@@ -85,7 +95,11 @@ test('change: added iff ≥ 300 sats and not dust for its script (330 for this P
   const base = caseArgs(d, { fee_rate: 0 });
   const total = 70000n - 546n; // fee 0
   // the reference adds 300..329 sats of P2TR change too: dust, which nodes do not relay
-  for (const [inputs, changeAdded] of [[[546n + 299n, 0n], false], [[546n + 329n, 0n], false], [[546n + 330n, 0n], true]] as const) {
+  for (const [inputs, changeAdded] of [
+    [[546n + 299n, 0n], false],
+    [[546n + 329n, 0n], false],
+    [[546n + 330n, 0n], true],
+  ] as const) {
     const r = buildSpellTxDetailed({ ...base, prevOutValues: [...inputs] });
     assert.equal(r.tx.outputs.length, changeAdded ? 3 : 2);
   }
@@ -98,7 +112,10 @@ test('change: added iff ≥ 300 sats and not dust for its script (330 for this P
   assert.equal(feeForWeight(425n, 3086n), 1312n); // 1311.55 rounded up
   assert.equal(feeForWeight(500n, 3086n), 1543n);
   assert.throws(() => feeForWeight((1n << 64n) - 1n, 3086n), /overflows u64/);
-  assert.throws(() => buildSpellTx({ ...base, changeAddress: 'nope' }), (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_INPUT' && /^Invalid change address: nope$/.test(e.message));
+  assert.throws(
+    () => buildSpellTx({ ...base, changeAddress: 'nope' }),
+    (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_INPUT' && /^Invalid change address: nope$/.test(e.message),
+  );
 });
 
 test('the unsigned transaction: version 2, locktime 0, empty scriptSigs, final sequences, legacy form', (t) => {
@@ -109,7 +126,10 @@ test('the unsigned transaction: version 2, locktime 0, empty scriptSigs, final s
   assert.equal(tx.version, 2);
   assert.equal(tx.locktime, 0);
   assert.ok(tx.inputs.every((i) => i.scriptSig.length === 0 && i.sequence === 0xffffffff && i.witness.length === 0));
-  assert.deepEqual(tx.inputs.map((i) => `${toHex(reversed(i.txid))}:${i.vout}`), d.spell_ins);
+  assert.deepEqual(
+    tx.inputs.map((i) => `${toHex(reversed(i.txid))}:${i.vout}`),
+    d.spell_ins,
+  );
   assert.equal(toHex(serializeTx(tx, { witness: false })), toHex(bytes));
 });
 
@@ -131,7 +151,10 @@ test('no built transaction ever has an empty output script: 2 000 seeded random 
     }));
     try {
       const tx = parseTx(buildSpellTx({ ...base, coins }));
-      assert.ok(tx.outputs.every((o) => o.script.length > 0), `case ${i}`);
+      assert.ok(
+        tx.outputs.every((o) => o.script.length > 0),
+        `case ${i}`,
+      );
       built++;
     } catch (e) {
       assert.ok(e instanceof CharmsError, String(e));
@@ -164,9 +187,19 @@ function hostileArgs(nIns: number, nOuts: number, amount = 1000n): BuildArgs {
   };
 }
 const preflightOf = (a: BuildArgs) =>
-  preflightProveRequest({ changeAddress: a.changeAddress, mock: true, ins: a.ins, prevOutValues: a.prevOutValues, coins: a.coins, charmsFee: 0n, feeRate: a.feeRate, spellCborLenForEstimate: 200, ...(a.maxFeeRate !== undefined ? { maxFeeRate: a.maxFeeRate } : {}) });
+  preflightProveRequest({
+    changeAddress: a.changeAddress,
+    mock: true,
+    ins: a.ins,
+    prevOutValues: a.prevOutValues,
+    coins: a.coins,
+    charmsFee: 0n,
+    feeRate: a.feeRate,
+    spellCborLenForEstimate: 200,
+    ...(a.maxFeeRate !== undefined ? { maxFeeRate: a.maxFeeRate } : {}),
+  });
 
-test('dust thresholds are Bitcoin Core\'s at 3 sat/vB', () => {
+test("dust thresholds are Bitcoin Core's at 3 sat/vB", () => {
   assert.equal(dustThreshold(P2TR), 330n);
   assert.equal(dustThreshold(fromHex(`0014${'11'.repeat(20)}`)), 294n);
   assert.equal(dustThreshold(fromHex(`76a914${'11'.repeat(20)}88ac`)), 546n);
@@ -203,7 +236,7 @@ test('absurd and negative fee rates are refused; the cap is configurable', () =>
   assert.throws(() => buildSpellTx({ ...hostileArgs(1, 1), feeRate: 50, maxFeeRate: 20 }), invalid(/cap of 20/));
 });
 
-test('change below the change script\'s dust threshold goes to the fee instead of a dust output', () => {
+test("change below the change script's dust threshold goes to the fee instead of a dust output", () => {
   // P2PKH change: dust below 546, so a change of 300..545 is not added
   const a = { ...hostileArgs(1, 1), changeAddress: '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2' };
   const probe = buildSpellTxDetailed({ ...a, prevOutValues: [0n + 1000n + 10_000n] });

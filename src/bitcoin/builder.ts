@@ -48,7 +48,10 @@ export function dustThreshold(script: Uint8Array): bigint {
 export function checkFeeRate(feeRate: number, max = DEFAULT_MAX_FEE_RATE): void {
   if (!Number.isFinite(feeRate) || feeRate < 0) throw new CharmsError('INVALID_INPUT', `fee_rate must be a non-negative number of sat/vB, got ${feeRate}`);
   if (feeRate > max)
-    throw new CharmsError('INVALID_INPUT', `fee_rate ${feeRate} sat/vB is above this prover's cap of ${max} sat/vB (like Bitcoin Core's maxfeerate): a fee that high is a mistake`);
+    throw new CharmsError(
+      'INVALID_INPUT',
+      `fee_rate ${feeRate} sat/vB is above this prover's cap of ${max} sat/vB (like Bitcoin Core's maxfeerate): a fee that high is a mistake`,
+    );
 }
 
 /** Refuses coin outputs below the dust threshold of their script (the reference builds them; nodes do not relay them). */
@@ -56,14 +59,21 @@ export function checkNotDust(coins: readonly { amount: bigint; dest: Uint8Array 
   coins.forEach((c, i) => {
     if (skip.has(i)) return;
     const min = dustThreshold(c.dest);
-    if (c.amount < min) throw new CharmsError('INVALID_INPUT', `output #${i} of ${c.amount} sats is dust (below ${min} sats for its script): Bitcoin nodes do not relay the transaction`);
+    if (c.amount < min)
+      throw new CharmsError(
+        'INVALID_INPUT',
+        `output #${i} of ${c.amount} sats is dust (below ${min} sats for its script): Bitcoin nodes do not relay the transaction`,
+      );
   });
 }
 
 /** Refuses a transaction whose weight (signatures counted) passes the standard limit. */
 export function checkStandardWeight(weight: bigint | number, what: string): void {
   if (BigInt(weight) > BigInt(MAX_STANDARD_TX_WEIGHT))
-    throw new CharmsError('INVALID_INPUT', `${what} weighs ${weight} wu with signatures, over the standard limit of ${MAX_STANDARD_TX_WEIGHT}: Bitcoin nodes do not relay it; split the spell`);
+    throw new CharmsError(
+      'INVALID_INPUT',
+      `${what} weighs ${weight} wu with signatures, over the standard limit of ${MAX_STANDARD_TX_WEIGHT}: Bitcoin nodes do not relay it; split the spell`,
+    );
 }
 const CHANGE_OUTPUT_WEIGHT = 172n;
 const SIGNATURE_WEIGHT_PER_INPUT = 65n;
@@ -97,8 +107,7 @@ export function satPerKwu(feeRate: number): bigint {
 /** rust-bitcoin 0.32 `FeeRate::fee_wu`: ceil(rate × weight / 1000); the reference unwraps overflow. */
 export function feeForWeight(satPerKwu: bigint, weight: bigint): bigint {
   const product = satPerKwu * weight;
-  if (product + 999n > U64_MAX)
-    throw new CharmsError('INVALID_INPUT', `fee_rate: the fee for ${weight} wu at ${satPerKwu} sat/kwu overflows u64`);
+  if (product + 999n > U64_MAX) throw new CharmsError('INVALID_INPUT', `fee_rate: the fee for ${weight} wu at ${satPerKwu} sat/kwu overflows u64`);
   return (product + 999n) / 1000n;
 }
 
@@ -126,8 +135,7 @@ export function buildSpellTxDetailed(a: BuildArgs): BuiltSpellTx {
   }
   // An empty scriptPubKey is spendable by anyone: never build one (e.g. an unbound Scrolls output).
   const empty = a.coins.findIndex((c) => c.dest.length === 0);
-  if (empty >= 0)
-    throw new CharmsError('INVALID_INPUT', `output #${empty} has an empty script (anyone could spend it): refusing to build the transaction`);
+  if (empty >= 0) throw new CharmsError('INVALID_INPUT', `output #${empty} has an empty script (anyone could spend it): refusing to build the transaction`);
   checkFeeRate(a.feeRate, a.maxFeeRate);
   checkNotDust(a.coins);
   const outputs: TxOut[] = a.coins.map((c) => ({ value: c.amount, script: c.dest }));

@@ -23,14 +23,12 @@ export function findBitcoinSpell(tx: BitcoinTx): SpellAndProof {
 
 /** Fills `tx.ins` and `tx.coins` from the transaction per version (what the proof commits to). */
 export function fillFromBitcoinTx(spell: NormalizedSpell, tx: BitcoinTx): NormalizedSpell {
-  if (spell.tx.ins !== undefined)
-    throw new CharmsError('INVALID_SPELL', 'spell must inherit inputs from the enchanted tx');
+  if (spell.tx.ins !== undefined) throw new CharmsError('INVALID_SPELL', 'spell must inherit inputs from the enchanted tx');
   if (spell.tx.outs.length > tx.outputs.length) throw new CharmsError('INVALID_SPELL', 'spell tx outs mismatch');
   let inputs = tx.inputs.map((i) => ({ txid: i.txid, vout: i.vout }));
   if (spell.version < 10) inputs = inputs.slice(0, -1); // the old funding input is not a spell input
   const filled: NormalizedSpell = { ...spell, tx: { ...spell.tx, ins: inputs } };
-  if (spell.version > 7)
-    filled.tx.coins = tx.outputs.slice(0, spell.tx.outs.length).map((o) => ({ amount: o.value, dest: o.script }));
+  if (spell.version > 7) filled.tx.coins = tx.outputs.slice(0, spell.tx.outs.length).map((o) => ({ amount: o.value, dest: o.script }));
   return filled;
 }
 

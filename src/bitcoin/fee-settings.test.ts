@@ -29,7 +29,10 @@ test('fee = cycles × fee_rate / 10^6 (integer) + fee_base; u64 overflow is an e
   assert.equal(charmsFee(s, 2_000_000n), 2500n);
   const big = parseFeeSettings(yaml(`    main: ${BC}\n`, 'fee_rate: 18446744073709551615\nfee_base: 0\n'));
   assert.equal(charmsFee(big, 1n), 18446744073709n);
-  assert.throws(() => charmsFee(big, 2n), (e: unknown) => e instanceof CharmsError && /overflows u64/.test(e.message));
+  assert.throws(
+    () => charmsFee(big, 2n),
+    (e: unknown) => e instanceof CharmsError && /overflows u64/.test(e.message),
+  );
 });
 
 test('every bitcoind chain name with an address valid for it; lookups by change network', () => {

@@ -30,7 +30,19 @@ const U64_MAX = (1n << 64n) - 1n;
 const cfg = (msg: string, cause?: unknown) => new CharmsError('CONFIG', `fee settings: ${msg}`, cause === undefined ? undefined : { cause });
 
 const kindOf = (v: Value | undefined): string =>
-  v === null || v === undefined ? 'null' : v instanceof ValueMap ? 'a map' : Array.isArray(v) ? 'a sequence' : typeof v === 'bigint' ? 'an integer' : typeof v === 'number' ? 'a float' : typeof v === 'boolean' ? 'a boolean' : typeof v;
+  v === null || v === undefined
+    ? 'null'
+    : v instanceof ValueMap
+      ? 'a map'
+      : Array.isArray(v)
+        ? 'a sequence'
+        : typeof v === 'bigint'
+          ? 'an integer'
+          : typeof v === 'number'
+            ? 'a float'
+            : typeof v === 'boolean'
+              ? 'a boolean'
+              : typeof v;
 
 /** A YAML map with text keys and no key twice (serde rejects duplicate struct fields). */
 function stringMap(v: Value | undefined, where: string): Map<string, Value> {
@@ -47,7 +59,8 @@ function stringMap(v: Value | undefined, where: string): Map<string, Value> {
 function u64Field(top: Map<string, Value>, key: string): bigint {
   if (!top.has(key)) throw cfg(`missing field \`${key}\``);
   const x = top.get(key);
-  if (typeof x !== 'bigint' || x < 0n || x > U64_MAX) throw cfg(`${key}: expected an integer from 0 to ${U64_MAX}, found ${typeof x === 'bigint' ? x : kindOf(x)}`);
+  if (typeof x !== 'bigint' || x < 0n || x > U64_MAX)
+    throw cfg(`${key}: expected an integer from 0 to ${U64_MAX}, found ${typeof x === 'bigint' ? x : kindOf(x)}`);
   return x;
 }
 
@@ -85,8 +98,7 @@ export function parseFeeSettings(yamlText: string): FeeSettings {
     } catch (e) {
       throw cfg(`fee_addresses.bitcoin.${chain}: ${e instanceof Error ? e.message : String(e)}`, e);
     }
-    if (!isTagValidFor(decoded.tag, chain as BitcoinChainName))
-      throw cfg(`fee_addresses.bitcoin.${chain}: address ${addr} is not valid for ${chain}`);
+    if (!isTagValidFor(decoded.tag, chain as BitcoinChainName)) throw cfg(`fee_addresses.bitcoin.${chain}: address ${addr} is not valid for ${chain}`);
     bitcoin.set(chain, decoded.script);
   }
   const cardano = byChain.has('cardano') ? addressesOf('cardano') : new Map<string, string>();

@@ -38,7 +38,6 @@ export function targetFromBits(bits: number): bigint {
 /** Expected hashes to find a block at this target: 2^256 / (target + 1). */
 export const workOf = (target: bigint): bigint => (1n << 256n) / (target + 1n);
 
-
 function checkPow(h: Header): bigint {
   const target = targetFromBits(h.bits);
   if (target === 0n || bigEndianToBigInt(reversed(sha256d(h.raw))) > target) throw bad('block header does not satisfy its proof of work');

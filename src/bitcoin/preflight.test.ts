@@ -87,7 +87,10 @@ test('change address networks: main and testnet4; regtest only on a mock prover'
   assert.equal(preflightProveRequest({ ...a, changeAddress: bcrt, mock: true }).network, 'regtest');
   assert.equal(preflightProveRequest({ ...a, changeAddress: 'mipcBbFg9gMiCh81Kj8tqqdgoZub1ZJRfn', mock: false }).network, 'testnet4');
   assert.equal(preflightProveRequest({ ...a, changeAddress: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4' }).network, 'main');
-  assert.throws(() => preflightProveRequest({ ...a, changeAddress: 'nope' }), (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_INPUT');
+  assert.throws(
+    () => preflightProveRequest({ ...a, changeAddress: 'nope' }),
+    (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_INPUT',
+  );
 });
 
 test('output scripts must be address scripts (empty Scrolls dests excepted); missing prev outputs; overflow', (t) => {
@@ -104,7 +107,10 @@ test('output scripts must be address scripts (empty Scrolls dests excepted); mis
   );
   const max = (1n << 64n) - 1n;
   assert.throws(() => preflightProveRequest({ ...a, prevOutValues: [max, 1n] }), err('INVALID_INPUT', 'total input sats overflow u64'));
-  assert.throws(() => preflightProveRequest({ ...a, coins: [a.coins[0]!, { ...a.coins[0]!, amount: max }] }), err('INVALID_INPUT', 'total output sats overflow u64'));
+  assert.throws(
+    () => preflightProveRequest({ ...a, coins: [a.coins[0]!, { ...a.coins[0]!, amount: max }] }),
+    err('INVALID_INPUT', 'total output sats overflow u64'),
+  );
   assert.throws(() => preflightProveRequest({ ...a, charmsFee: max }), err('INVALID_INPUT', 'total required sats (outputs + fees) overflow u64'));
   assert.throws(() => preflightProveRequest({ ...a, feeRate: 1e19, maxFeeRate: Infinity }), err('INVALID_INPUT', 'estimated bitcoin fee overflow u64'));
 });

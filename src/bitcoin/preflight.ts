@@ -81,9 +81,7 @@ export function preflightProveRequest(a: PreflightArgs): PreflightResult {
   const network = changeAddressNetwork(a.changeAddress, a.mock);
 
   const scrolls = new Set(a.scrolls ?? []);
-  const allValid = a.coins.every(
-    (o, i) => (scrolls.has(i) && o.dest.length === 0) || isStandardScriptFor(o.dest, network),
-  );
+  const allValid = a.coins.every((o, i) => (scrolls.has(i) && o.dest.length === 0) || isStandardScriptFor(o.dest, network));
   if (!allValid) throw invalid('all output addresses must be valid for the network');
 
   let totalSatsIn = 0n;

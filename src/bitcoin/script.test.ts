@@ -32,17 +32,37 @@ test('truncated pushes fail at the point of failure (earlier instructions stay r
   for (const bad of ['4c', '4d01', '4e010000', '0201', '4c02ff', '4d0300aabb', '4e02000000aa']) {
     const it = instructions(fromHex('63' + bad));
     assert.equal(it.next().value?.op, OP_IF);
-    assert.throws(() => it.next(), (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_TX' && /runs past the end/.test(e.message), bad);
+    assert.throws(
+      () => it.next(),
+      (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_TX' && /runs past the end/.test(e.message),
+      bad,
+    );
   }
 });
 
 test('opcode names are rust-bitcoin 0.32 names', () => {
   const cases: [number, string][] = [
-    [0x00, 'OP_PUSHBYTES_0'], [0x4b, 'OP_PUSHBYTES_75'], [0x4c, 'OP_PUSHDATA1'], [0x4f, 'OP_PUSHNUM_NEG1'],
-    [0x50, 'OP_RESERVED'], [0x51, 'OP_PUSHNUM_1'], [0x60, 'OP_PUSHNUM_16'], [0x61, 'OP_NOP'], [0x63, 'OP_IF'],
-    [0x6a, 'OP_RETURN'], [0x7e, 'OP_CAT'], [0x92, 'OP_0NOTEQUAL'], [0x9f, 'OP_LESSTHAN'],
-    [0xa2, 'OP_GREATERTHANOREQUAL'], [0xac, 'OP_CHECKSIG'], [0xb1, 'OP_CLTV'], [0xb2, 'OP_CSV'],
-    [0xb9, 'OP_NOP10'], [0xba, 'OP_CHECKSIGADD'], [0xbb, 'OP_RETURN_187'], [0xfe, 'OP_RETURN_254'],
+    [0x00, 'OP_PUSHBYTES_0'],
+    [0x4b, 'OP_PUSHBYTES_75'],
+    [0x4c, 'OP_PUSHDATA1'],
+    [0x4f, 'OP_PUSHNUM_NEG1'],
+    [0x50, 'OP_RESERVED'],
+    [0x51, 'OP_PUSHNUM_1'],
+    [0x60, 'OP_PUSHNUM_16'],
+    [0x61, 'OP_NOP'],
+    [0x63, 'OP_IF'],
+    [0x6a, 'OP_RETURN'],
+    [0x7e, 'OP_CAT'],
+    [0x92, 'OP_0NOTEQUAL'],
+    [0x9f, 'OP_LESSTHAN'],
+    [0xa2, 'OP_GREATERTHANOREQUAL'],
+    [0xac, 'OP_CHECKSIG'],
+    [0xb1, 'OP_CLTV'],
+    [0xb2, 'OP_CSV'],
+    [0xb9, 'OP_NOP10'],
+    [0xba, 'OP_CHECKSIGADD'],
+    [0xbb, 'OP_RETURN_187'],
+    [0xfe, 'OP_RETURN_254'],
     [0xff, 'OP_INVALIDOPCODE'],
   ];
   for (const [op, name] of cases) assert.equal(opcodeName(op), name);

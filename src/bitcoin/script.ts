@@ -22,8 +22,7 @@ export type Instruction = { op: number; push?: Uint8Array };
 /** rust-bitcoin `script::Error::EarlyEndOfScript`: a push runs past the end of the script. */
 const EARLY_END_OF_SCRIPT = 'EarlyEndOfScript';
 
-const earlyEnd = (at: number) =>
-  new CharmsError('INVALID_TX', `script: push at byte ${at} runs past the end of the script`, { cause: EARLY_END_OF_SCRIPT });
+const earlyEnd = (at: number) => new CharmsError('INVALID_TX', `script: push at byte ${at} runs past the end of the script`, { cause: EARLY_END_OF_SCRIPT });
 
 /**
  * Lazy instruction iterator, as rust-bitcoin's `Script::instructions()`: yields instructions

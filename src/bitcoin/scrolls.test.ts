@@ -4,14 +4,26 @@ import { schnorr } from '@noble/curves/secp256k1.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { parseSpellText } from '../model/inputs.js';
-import { bindScrollOutputs, checkScrollOutputs, scrollOutputsMessage, SCROLLS_ADDRS_PUBKEY_HEX, verifySignedScrollOutputs, type SignedScrollOutputs } from './scrolls.js';
+import {
+  bindScrollOutputs,
+  checkScrollOutputs,
+  scrollOutputsMessage,
+  SCROLLS_ADDRS_PUBKEY_HEX,
+  verifySignedScrollOutputs,
+  type SignedScrollOutputs,
+} from './scrolls.js';
 
 const A = `0014${'aa'.repeat(20)}`;
 const B = `0014${'bb'.repeat(20)}`;
 
-test('the signed message is ciborium\'s CBOR of BTreeMap<u32, String>: ascending uint keys, text values', () => {
+test("the signed message is ciborium's CBOR of BTreeMap<u32, String>: ascending uint keys, text values", () => {
   // {1: A, 300: B} given out of order
-  const m = scrollOutputsMessage(new Map([[300, B], [1, A]]));
+  const m = scrollOutputsMessage(
+    new Map([
+      [300, B],
+      [1, A],
+    ]),
+  );
   const text = (s: string) => `782c${toHex(new TextEncoder().encode(s))}`; // text(44)
   assert.equal(toHex(m), `a2` + `01` + text(A) + `19012c` + text(B));
 });
@@ -31,7 +43,9 @@ test('signed map: signature, P2WPKH-only scripts, keys = tx.scrolls, dest = sign
   assert.throws(() => verifySignedScrollOutputs(sign(new Map([[1, '']])), pk), /not a P2WPKH script/);
   assert.throws(() => verifySignedScrollOutputs(sign(new Map([[1, '51']])), pk), /not a P2WPKH script/);
 
-  const spell = parseSpellText(`{"version":15,"tx":{"ins":["${'11'.repeat(32)}:0"],"outs":[{},{}],"coins":[{"amount":1000,"dest":"${B}"},{"amount":1000,"dest":""}],"scrolls":[1]},"app_public_inputs":{}}`);
+  const spell = parseSpellText(
+    `{"version":15,"tx":{"ins":["${'11'.repeat(32)}:0"],"outs":[{},{}],"coins":[{"amount":1000,"dest":"${B}"},{"amount":1000,"dest":""}],"scrolls":[1]},"app_public_inputs":{}}`,
+  );
   assert.equal(checkScrollOutputs(spell, undefined), false, 'listed but not bound');
   assert.throws(() => checkScrollOutputs(spell, good, pk), /signed scriptPubKey \(0014aa.*\) does not match tx\.coins\[1\]\.dest \(\)/);
   const bound = bindScrollOutputs(spell, good, pk);

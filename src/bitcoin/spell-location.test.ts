@@ -78,7 +78,8 @@ test('every Bitcoin chain vector: a spell is found exactly where the oracle foun
       without++;
       // The oracle's short wording is contained in (or equal to) the reference's message.
       if (expected.error === 'no control block') assert.equal(r.error, 'no control block', f);
-      if (expected.error === 'expected OP_FALSE') assert.match(r.error!, /^Condition failed: `instructions.next\(\) == Some\(Ok\(Instruction::PushBytes\(PushBytes::empty\(\)\)\)\)`/, f);
+      if (expected.error === 'expected OP_FALSE')
+        assert.match(r.error!, /^Condition failed: `instructions.next\(\) == Some\(Ok\(Instruction::PushBytes\(PushBytes::empty\(\)\)\)\)`/, f);
     }
   }
   assert.deepEqual([withSpell, without], [23, 7]);

@@ -96,20 +96,14 @@ export function witnessSpellPayload(tx: BitcoinTx): Uint8Array {
   if (!last) throw noSpell('transaction does not have inputs');
   const path = taprootScriptPath(last.witness);
   if (!path) throw noSpell('no control block');
-  if (path.control.length !== 33)
-    throw noSpell('the Taproot tree contains more than one leaf: only a single script is supported');
+  if (path.control.length !== 33) throw noSpell('the Taproot tree contains more than one leaf: only a single script is supported');
   // `taproot_leaf_script()` rejects a control block whose leaf version would be the annex prefix.
-  if ((path.control[0]! & TAPROOT_LEAF_MASK) === TAPROOT_ANNEX_PREFIX)
-    throw noSpell("no spell data in the last input's witness");
+  if ((path.control[0]! & TAPROOT_LEAF_MASK) === TAPROOT_ANNEX_PREFIX) throw noSpell("no spell data in the last input's witness");
 
   const next = stepper(path.script);
   const first = next();
   if (!(isPush(first) && first.push.length === 0))
-    throw ensureFailed(
-      'instructions.next() == Some(Ok(Instruction::PushBytes(PushBytes::empty())))',
-      debugStep(first),
-      'Some(Ok(PushBytes(PushBytes([]))))',
-    );
+    throw ensureFailed('instructions.next() == Some(Ok(Instruction::PushBytes(PushBytes::empty())))', debugStep(first), 'Some(Ok(PushBytes(PushBytes([]))))');
   const second = next();
   if (!(typeof second === 'object' && second.push === undefined && second.op === OP_IF))
     throw ensureFailed('instructions.next() == Some(Ok(Instruction::Op(OP_IF)))', debugStep(second), 'Some(Ok(Op(OP_IF)))');
@@ -127,5 +121,4 @@ export function witnessSpellPayload(tx: BitcoinTx): Uint8Array {
 }
 
 /** The OP_RETURN output script carrying a spell payload: `OP_RETURN push("spell") push(payload)`. */
-export const opReturnSpellScript = (payload: Uint8Array): Uint8Array =>
-  concatBytes(Uint8Array.of(OP_RETURN), pushData(SPELL_MARKER), pushData(payload));
+export const opReturnSpellScript = (payload: Uint8Array): Uint8Array => concatBytes(Uint8Array.of(OP_RETURN), pushData(SPELL_MARKER), pushData(payload));

@@ -18,9 +18,7 @@ test('every Bitcoin chain vector parses and re-serializes byte for byte; txids m
     const tx = parseTx(fromHex(hex));
     assert.equal(toHex(serializeTx(tx)), hex, f);
     // Tampered copies carry their own txid in expected/neg-N.json.
-    const want = f.startsWith('neg-')
-      ? readSharedJson('vectors', 'chain', 'expected', f.replace('.bitcoin.hex', '.json')).txid
-      : f.slice(0, 64);
+    const want = f.startsWith('neg-') ? readSharedJson('vectors', 'chain', 'expected', f.replace('.bitcoin.hex', '.json')).txid : f.slice(0, 64);
     assert.equal(txidHex(tx), want, f);
     n++;
   }
@@ -84,7 +82,7 @@ test('truncated, padded or malformed transactions are INVALID_TX errors, never c
       assert.ok(isInvalidTx(e), String(e));
     }
     const flipped = Uint8Array.from(b);
-    flipped[rnd() * 4 % b.length]! ^= 0xff;
+    flipped[(rnd() * 4) % b.length]! ^= 0xff;
     try {
       const tx = parseTx(flipped);
       assert.equal(toHex(serializeTx(tx)), toHex(flipped)); // whatever parses must round-trip

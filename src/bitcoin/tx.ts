@@ -128,7 +128,10 @@ export function parseTx(bytes: Uint8Array): BitcoinTx {
 class Writer extends ByteWriter {
   varint(n: number): void {
     if (n < 0xfd) this.byte(n);
-    else if (n <= 0xffff) this.byte(0xfd).byte(n & 0xff).byte(n >> 8);
+    else if (n <= 0xffff)
+      this.byte(0xfd)
+        .byte(n & 0xff)
+        .byte(n >> 8);
     else if (n <= 0xffffffff) this.byte(0xfe).u32le(n);
     else this.byte(0xff).u64le(BigInt(n));
   }
@@ -139,8 +142,7 @@ class Writer extends ByteWriter {
 }
 
 /** Whether consensus serialization uses the segwit form (rust-bitcoin `uses_segwit_serialization`). */
-const usesSegwitSerialization = (tx: BitcoinTx): boolean =>
-  tx.inputs.length === 0 || tx.inputs.some((i) => i.witness.length > 0);
+const usesSegwitSerialization = (tx: BitcoinTx): boolean => tx.inputs.length === 0 || tx.inputs.some((i) => i.witness.length > 0);
 
 /**
  * Serializes. `witness: true` (default) is the consensus form, segwit when any input has a
@@ -187,7 +189,6 @@ export const hashToDisplayHex = (hash: Uint8Array): string => toHex(reversed(has
 export const txidHex = (tx: BitcoinTx): string => hashToDisplayHex(txid(tx));
 
 /** BIP141 weight: 3 × legacy size + consensus size (rust-bitcoin `Transaction::weight`). */
-export const txWeight = (tx: BitcoinTx): number =>
-  3 * serializeTx(tx, { witness: false }).length + serializeTx(tx, { witness: true }).length;
+export const txWeight = (tx: BitcoinTx): number => 3 * serializeTx(tx, { witness: false }).length + serializeTx(tx, { witness: true }).length;
 /** Virtual size: weight / 4 rounded up. */
 export const txVsize = (tx: BitcoinTx): number => Math.ceil(txWeight(tx) / 4);

@@ -12,17 +12,32 @@ const invalidInput = (e: unknown) => e instanceof CharmsError && e.code === 'INV
 
 // CIP-19 test vectors (payment key 9493…2c8e, stake key 337b…7251, script c37b…542f, pointer (2498243, 27, 3))
 const CIP19: [string, string][] = [
-  ['addr1qx2fxv2umyhttkxyxp8x0dlpdt3k6cwng5pxj3jhsydzer3n0d3vllmyqwsx5wktcd8cc3sq835lu7drv2xwl2wywfgse35a3x', '019493315cd92eb5d8c4304e67b7e16ae36d61d34502694657811a2c8e337b62cfff6403a06a3acbc34f8c46003c69fe79a3628cefa9c47251'],
-  ['addr1z8phkx6acpnf78fuvxn0mkew3l0fd058hzquvz7w36x4gten0d3vllmyqwsx5wktcd8cc3sq835lu7drv2xwl2wywfgs9yc0hh', '11c37b1b5dc0669f1d3c61a6fddb2e8fde96be87b881c60bce8e8d542f337b62cfff6403a06a3acbc34f8c46003c69fe79a3628cefa9c47251'],
-  ['addr1yx2fxv2umyhttkxyxp8x0dlpdt3k6cwng5pxj3jhsydzerkr0vd4msrxnuwnccdxlhdjar77j6lg0wypcc9uar5d2shs2z78ve', '219493315cd92eb5d8c4304e67b7e16ae36d61d34502694657811a2c8ec37b1b5dc0669f1d3c61a6fddb2e8fde96be87b881c60bce8e8d542f'],
-  ['addr1x8phkx6acpnf78fuvxn0mkew3l0fd058hzquvz7w36x4gt7r0vd4msrxnuwnccdxlhdjar77j6lg0wypcc9uar5d2shskhj42g', '31c37b1b5dc0669f1d3c61a6fddb2e8fde96be87b881c60bce8e8d542fc37b1b5dc0669f1d3c61a6fddb2e8fde96be87b881c60bce8e8d542f'],
+  [
+    'addr1qx2fxv2umyhttkxyxp8x0dlpdt3k6cwng5pxj3jhsydzer3n0d3vllmyqwsx5wktcd8cc3sq835lu7drv2xwl2wywfgse35a3x',
+    '019493315cd92eb5d8c4304e67b7e16ae36d61d34502694657811a2c8e337b62cfff6403a06a3acbc34f8c46003c69fe79a3628cefa9c47251',
+  ],
+  [
+    'addr1z8phkx6acpnf78fuvxn0mkew3l0fd058hzquvz7w36x4gten0d3vllmyqwsx5wktcd8cc3sq835lu7drv2xwl2wywfgs9yc0hh',
+    '11c37b1b5dc0669f1d3c61a6fddb2e8fde96be87b881c60bce8e8d542f337b62cfff6403a06a3acbc34f8c46003c69fe79a3628cefa9c47251',
+  ],
+  [
+    'addr1yx2fxv2umyhttkxyxp8x0dlpdt3k6cwng5pxj3jhsydzerkr0vd4msrxnuwnccdxlhdjar77j6lg0wypcc9uar5d2shs2z78ve',
+    '219493315cd92eb5d8c4304e67b7e16ae36d61d34502694657811a2c8ec37b1b5dc0669f1d3c61a6fddb2e8fde96be87b881c60bce8e8d542f',
+  ],
+  [
+    'addr1x8phkx6acpnf78fuvxn0mkew3l0fd058hzquvz7w36x4gt7r0vd4msrxnuwnccdxlhdjar77j6lg0wypcc9uar5d2shskhj42g',
+    '31c37b1b5dc0669f1d3c61a6fddb2e8fde96be87b881c60bce8e8d542fc37b1b5dc0669f1d3c61a6fddb2e8fde96be87b881c60bce8e8d542f',
+  ],
   ['addr1gx2fxv2umyhttkxyxp8x0dlpdt3k6cwng5pxj3jhsydzer5pnz75xxcrzqf96k', '419493315cd92eb5d8c4304e67b7e16ae36d61d34502694657811a2c8e8198bd431b03'],
   ['addr128phkx6acpnf78fuvxn0mkew3l0fd058hzquvz7w36x4gtupnz75xxcrtw79hu', '51c37b1b5dc0669f1d3c61a6fddb2e8fde96be87b881c60bce8e8d542f8198bd431b03'],
   ['addr1vx2fxv2umyhttkxyxp8x0dlpdt3k6cwng5pxj3jhsydzers66hrl8', '619493315cd92eb5d8c4304e67b7e16ae36d61d34502694657811a2c8e'],
   ['addr1w8phkx6acpnf78fuvxn0mkew3l0fd058hzquvz7w36x4gtcyjy7wx', '71c37b1b5dc0669f1d3c61a6fddb2e8fde96be87b881c60bce8e8d542f'],
   ['stake1uyehkck0lajq8gr28t9uxnuvgcqrc6070x3k9r8048z8y5gh6ffgw', 'e1337b62cfff6403a06a3acbc34f8c46003c69fe79a3628cefa9c47251'],
   ['stake178phkx6acpnf78fuvxn0mkew3l0fd058hzquvz7w36x4gtcccycj5', 'f1c37b1b5dc0669f1d3c61a6fddb2e8fde96be87b881c60bce8e8d542f'],
-  ['addr_test1qz2fxv2umyhttkxyxp8x0dlpdt3k6cwng5pxj3jhsydzer3n0d3vllmyqwsx5wktcd8cc3sq835lu7drv2xwl2wywfgs68faae', '009493315cd92eb5d8c4304e67b7e16ae36d61d34502694657811a2c8e337b62cfff6403a06a3acbc34f8c46003c69fe79a3628cefa9c47251'],
+  [
+    'addr_test1qz2fxv2umyhttkxyxp8x0dlpdt3k6cwng5pxj3jhsydzer3n0d3vllmyqwsx5wktcd8cc3sq835lu7drv2xwl2wywfgs68faae',
+    '009493315cd92eb5d8c4304e67b7e16ae36d61d34502694657811a2c8e337b62cfff6403a06a3acbc34f8c46003c69fe79a3628cefa9c47251',
+  ],
   ['addr_test1gz2fxv2umyhttkxyxp8x0dlpdt3k6cwng5pxj3jhsydzer5pnz75xxcrdw5vky', '409493315cd92eb5d8c4304e67b7e16ae36d61d34502694657811a2c8e8198bd431b03'],
   ['addr_test1vz2fxv2umyhttkxyxp8x0dlpdt3k6cwng5pxj3jhsydzerspjrlsz', '609493315cd92eb5d8c4304e67b7e16ae36d61d34502694657811a2c8e'],
   ['stake_test1uqehkck0lajq8gr28t9uxnuvgcqrc6070x3k9r8048z8y5gssrtvn', 'e0337b62cfff6403a06a3acbc34f8c46003c69fe79a3628cefa9c47251'],
@@ -53,10 +68,14 @@ test('util dest --apps: the proxy address equals output 0 of the real transactio
   assert.equal(got, v.proxy_vector_from_chain.expected_output_address);
   const tx = parseCardanoTx(fromHex(readSharedJson('vectors', 'cardano-v11-tx.json').cardano));
   assert.equal(toHex(parseOutputs(tx)[0]!.address), got);
-  const finalityTx = parseCardanoTx(fromHex(readSharedText('vectors', 'chain', '712fcb00421d163794c22eef627c5e49f3d3f19ea95953871f90286e1bf6f66c.cardano.hex').trim()));
+  const finalityTx = parseCardanoTx(
+    fromHex(readSharedText('vectors', 'chain', '712fcb00421d163794c22eef627c5e49f3d3f19ea95953871f90286e1bf6f66c.cardano.hex').trim()),
+  );
   assert.equal(toHex(parseOutputs(finalityTx)[0]!.address), got);
   for (const p of v.proxy_scripts) assert.equal(toHex(cardanoProxyAddressForApps(p.apps.map((s: string) => appFromString(s)))), p.util_dest_apps);
-  const many = ['c/' + '11'.repeat(32) + '/' + '22'.repeat(32), 's/' + '33'.repeat(32) + '/' + '44'.repeat(32), ...v.proxy_vector_from_chain.apps].map((s: string) => appFromString(s));
+  const many = ['c/' + '11'.repeat(32) + '/' + '22'.repeat(32), 's/' + '33'.repeat(32) + '/' + '44'.repeat(32), ...v.proxy_vector_from_chain.apps].map(
+    (s: string) => appFromString(s),
+  );
   assert.equal(toHex(cardanoProxyAddressForApps(many)), toHex(cardanoProxyAddressForApps([...many].reverse())));
   assert.notEqual(toHex(cardanoProxyAddressForApps(many)), got);
 });

@@ -39,7 +39,10 @@ test('CIP-67 labels: 333 for tokens, 222 for NFTs; identity bytes 4..32; other t
   assert.equal(toHex(assetNameForApp(appFromString(`t/${id}/${vk}`))), '0014df10' + id.slice(8));
   assert.equal(toHex(assetNameForApp(appFromString(`n/${id}/${vk}`))), '000de140' + id.slice(8));
   for (const tag of ['c', 's', 'b'])
-    assert.throws(() => assetNameForApp(appFromString(`${tag}/${id}/${vk}`)), (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_INPUT');
+    assert.throws(
+      () => assetNameForApp(appFromString(`${tag}/${id}/${vk}`)),
+      (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_INPUT',
+    );
   assert.equal(isTokenApp(appFromString(`c/${id}/${vk}`)), false);
   // apps with the same vk share a policy
   assert.equal(toHex(policyIdForApp(appFromString(`t/${id}/${vk}`))), toHex(policyIdForApp(appFromString(`n/${'00'.repeat(32)}/${vk}`))));
@@ -55,7 +58,12 @@ test('expected CNTs: amounts for tokens, 1 for NFTs, last app wins on a name col
   const t2 = appFromString(`t/00000002${'77'.repeat(28)}/${vk}`); // same asset name as t1
   const n = appFromString(`n/${'99'.repeat(32)}/${vk}`);
   const c = appFromString(`c/${'99'.repeat(32)}/${vk}`);
-  const e = expectedTokens([[t2, 7n], [n, 'anything'], [c, 5n], [t1, 3n]]);
+  const e = expectedTokens([
+    [t2, 7n],
+    [n, 'anything'],
+    [c, 5n],
+    [t1, 3n],
+  ]);
   const policy = toHex(policyIdForApp(t1));
   assert.deepEqual([...e.keys()], [policy]);
   assert.deepEqual(
@@ -67,7 +75,10 @@ test('expected CNTs: amounts for tokens, 1 for NFTs, last app wins on a name col
   );
   assert.equal(tokenQuantity(n, null), 1n);
   for (const bad of [null, -1n, 1n << 64n, 'x', 1.5])
-    assert.throws(() => tokenQuantity(t1, bad), (err: unknown) => err instanceof CharmsError && err.code === 'INVALID_SPELL');
+    assert.throws(
+      () => tokenQuantity(t1, bad),
+      (err: unknown) => err instanceof CharmsError && err.code === 'INVALID_SPELL',
+    );
 });
 
 test('the real v11 transaction: output 1 charms would need the three USD-token CNTs of one policy', (t) => {
@@ -76,7 +87,9 @@ test('the real v11 transaction: output 1 charms would need the three USD-token C
   const outs = parseOutputs(tx);
   // its foreign tokens are not Charms CNTs
   const d = readSharedJson('vectors', 'cardano-tx-decoded.json');
-  const apps = Object.keys(d.spell.app_public_inputs).map((s) => appFromString(s)).filter(isTokenApp);
+  const apps = Object.keys(d.spell.app_public_inputs)
+    .map((s) => appFromString(s))
+    .filter(isTokenApp);
   assert.equal(apps.length, 3);
   for (const app of apps) assert.equal(outs[0]!.assets.get(toHex(policyIdForApp(app)))?.get(toHex(assetNameForApp(app))), undefined);
 });

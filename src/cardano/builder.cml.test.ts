@@ -46,10 +46,23 @@ const args = (s: NormalizedSpell, prevOutputs: CardanoOutput[], inputCharms: [Ap
 const cases: [string, CardanoBuildArgs][] = [
   [
     'mint token + NFT',
-    args(spell([new Map<number, Data>([[0, 1000n], [1, null]])], [{ amount: 2_000_000n, dest: ADDR }], [TOKEN, NFT]), [
-      { address: ADDR, lovelace: 20_000_000n, assets: new Map() },
-      { address: ADDR, lovelace: 1_000_000n, assets: new Map() },
-    ], [[], []]),
+    args(
+      spell(
+        [
+          new Map<number, Data>([
+            [0, 1000n],
+            [1, null],
+          ]),
+        ],
+        [{ amount: 2_000_000n, dest: ADDR }],
+        [TOKEN, NFT],
+      ),
+      [
+        { address: ADDR, lovelace: 20_000_000n, assets: new Map() },
+        { address: ADDR, lovelace: 1_000_000n, assets: new Map() },
+      ],
+      [[], []],
+    ),
   ],
   [
     'burn a token, keep a foreign asset, spend a proxy UTxO, datum and script ref in content',
@@ -70,7 +83,14 @@ const cases: [string, CardanoBuildArgs][] = [
         [TOKEN, SCROLL],
       ),
       [
-        { address: ADDR, lovelace: 10_000_000n, assets: new Map([[toHex(policyIdForApp(TOKEN)), new Map([[toHex(assetNameForApp(TOKEN)), 40n]])], [FOREIGN, new Map([['abcd', 5n]])]]) as Assets },
+        {
+          address: ADDR,
+          lovelace: 10_000_000n,
+          assets: new Map([
+            [toHex(policyIdForApp(TOKEN)), new Map([[toHex(assetNameForApp(TOKEN)), 40n]])],
+            [FOREIGN, new Map([['abcd', 5n]])],
+          ]) as Assets,
+        },
         { address: proxyAddressForApps([SCROLL]), lovelace: 5_000_000n, assets: new Map() },
       ],
       [[[TOKEN, 40n]], [[SCROLL, null]]],
@@ -78,18 +98,39 @@ const cases: [string, CardanoBuildArgs][] = [
   ],
   [
     'plain transfer, no mint, three inputs',
-    args(spell([new Map(), new Map()], [{ amount: 2_000_000n, dest: ADDR }, { amount: 1_500_000n, dest: ADDR }], [], [utxo('bb'), utxo('aa', 3), utxo('aa', 1)]), [
-      { address: ADDR, lovelace: 4_000_000n, assets: new Map() },
-      { address: ADDR, lovelace: 4_000_000n, assets: new Map() },
-      { address: ADDR, lovelace: 4_000_000n, assets: new Map() },
-    ], [[], [], []]),
+    args(
+      spell(
+        [new Map(), new Map()],
+        [
+          { amount: 2_000_000n, dest: ADDR },
+          { amount: 1_500_000n, dest: ADDR },
+        ],
+        [],
+        [utxo('bb'), utxo('aa', 3), utxo('aa', 1)],
+      ),
+      [
+        { address: ADDR, lovelace: 4_000_000n, assets: new Map() },
+        { address: ADDR, lovelace: 4_000_000n, assets: new Map() },
+        { address: ADDR, lovelace: 4_000_000n, assets: new Map() },
+      ],
+      [[], [], []],
+    ),
   ],
 ];
 
 /** The tx with two vkey witnesses (placeholders of the right size) as it will be submitted. */
 function withTwoWitnesses(tx: Uint8Array): Uint8Array {
   const t = parseCardanoTx(tx);
-  const ws = new ValueMap([[0n, new Tagged(258n, [[new Uint8Array(32).fill(1), new Uint8Array(64).fill(2)], [new Uint8Array(32).fill(3), new Uint8Array(64).fill(4)]])], ...t.witnessSet.entries]);
+  const ws = new ValueMap([
+    [
+      0n,
+      new Tagged(258n, [
+        [new Uint8Array(32).fill(1), new Uint8Array(64).fill(2)],
+        [new Uint8Array(32).fill(3), new Uint8Array(64).fill(4)],
+      ]),
+    ],
+    ...t.witnessSet.entries,
+  ]);
   const w = new CborWriter();
   w.arrayHeader(4);
   w.raw(t.bodyBytes);
@@ -126,8 +167,14 @@ for (const [name, a] of cases) {
     const body = JSON.parse(tx.body().to_json());
     assert.equal(body.inputs.length, a.spell.tx.ins!.length);
     assert.equal(body.outputs.length, a.spell.tx.coins!.length + 1 + (built.change !== undefined ? 1 : 0));
-    assert.deepEqual(body.collateral_inputs.map((i: { transaction_id: string; index: number }) => `${i.transaction_id}#${i.index}`), [`${'cc'.repeat(32)}#2`]);
-    assert.deepEqual(body.reference_inputs.map((i: { transaction_id: string; index: number }) => `${i.transaction_id}#${i.index}`), [`${V15_REFERENCE_INPUT.hash}#${V15_REFERENCE_INPUT.index}`]);
+    assert.deepEqual(
+      body.collateral_inputs.map((i: { transaction_id: string; index: number }) => `${i.transaction_id}#${i.index}`),
+      [`${'cc'.repeat(32)}#2`],
+    );
+    assert.deepEqual(
+      body.reference_inputs.map((i: { transaction_id: string; index: number }) => `${i.transaction_id}#${i.index}`),
+      [`${V15_REFERENCE_INPUT.hash}#${V15_REFERENCE_INPUT.index}`],
+    );
     assert.deepEqual(body.required_signers, [SCROLLS_VKEY_HASH_HEX]);
     assert.equal(tx.body().network_id().network(), 1n);
     const wd = tx.body().withdrawals();

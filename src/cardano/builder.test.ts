@@ -114,7 +114,10 @@ test('rebuilds mainnet tx 712fcb00… body byte for byte (canonical asset order)
   const theirs = parseCardanoTx(fromHex(realTxSorted(hex)));
   assert.equal(toHex(mine.bodyBytes), toHex(theirs.bodyBytes));
   // redeemers exactly as on chain; no vkey witnesses (signers add them)
-  assert.deepEqual(mine.witnessSet.entries.map(([k]) => k), [5n]);
+  assert.deepEqual(
+    mine.witnessSet.entries.map(([k]) => k),
+    [5n],
+  );
   assert.deepEqual(parseRedeemers(mine), parseRedeemers(real));
   // and the built tx reads back with the same spell
   assert.deepEqual(readPermutation(mine, 3), [0, 2, 1]);
@@ -151,23 +154,40 @@ const base = (spell: NormalizedSpell, prevOutputs: CardanoOutput[], inputCharms:
 });
 
 test('a mint: CNTs in the output, mint map, policy scripts, Mint redeemers in policy order, V15 reference input', () => {
-  const spell = spellWith([new Map<number, Data>([[0, 1000n], [1, null]])], [{ amount: 2_000_000n, dest: CHANGE }]);
-  const r = buildCardanoTx(base(spell, [
-    { address: CHANGE, lovelace: 20_000_000n, assets: new Map() },
-    { address: CHANGE, lovelace: 1_000_000n, assets: new Map() },
-  ]));
+  const spell = spellWith(
+    [
+      new Map<number, Data>([
+        [0, 1000n],
+        [1, null],
+      ]),
+    ],
+    [{ amount: 2_000_000n, dest: CHANGE }],
+  );
+  const r = buildCardanoTx(
+    base(spell, [
+      { address: CHANGE, lovelace: 20_000_000n, assets: new Map() },
+      { address: CHANGE, lovelace: 1_000_000n, assets: new Map() },
+    ]),
+  );
   const tx = parseCardanoTx(r.tx);
   const mint = bodyField(tx, 9) as ValueMap;
   const pt = toHex(policyIdForApp(TOKEN));
   const pn = toHex(policyIdForApp(NFT));
-  assert.deepEqual(mint.entries.map(([p]) => toHex(p as Uint8Array)), [pt, pn].sort());
+  assert.deepEqual(
+    mint.entries.map(([p]) => toHex(p as Uint8Array)),
+    [pt, pn].sort(),
+  );
   const outs = parseOutputs(tx);
   assert.equal(outs.length, 3); // coin, spell, change
   assert.equal(outs[0]!.assets.get(pt)!.get(toHex(assetNameForApp(TOKEN))), 1000n);
   assert.equal(outs[0]!.assets.get(pn)!.get(toHex(assetNameForApp(NFT))), 1n);
   assert.deepEqual(
     parseRedeemers(tx)!.map((x) => [x.tag, x.index]),
-    [[1, 0n], [1, 1n], [3, 0n]],
+    [
+      [1, 0n],
+      [1, 1n],
+      [3, 0n],
+    ],
   );
   assert.deepEqual(readPermutation(tx, 2), [1, 0]);
   const scripts = (tx.witnessSet.entries.find(([k]) => k === 7n)![1] as Tagged).value as Uint8Array[];
@@ -186,7 +206,10 @@ test('burning a charm token and keeping a foreign token via content; spending a 
   const pt = toHex(policyIdForApp(TOKEN));
   const nameT = toHex(assetNameForApp(TOKEN));
   const proxyAddr = proxyAddressForApps([SCROLL]);
-  const inAssets: Assets = new Map([[pt, new Map([[nameT, 40n]])], [FOREIGN, new Map([['abcd', 5n]])]]);
+  const inAssets: Assets = new Map([
+    [pt, new Map([[nameT, 40n]])],
+    [FOREIGN, new Map([['abcd', 5n]])],
+  ]);
   const r = buildCardanoTx(
     base(
       spell,
@@ -200,33 +223,64 @@ test('burning a charm token and keeping a foreign token via content; spending a 
   const tx = parseCardanoTx(r.tx);
   const mint = bodyField(tx, 9) as ValueMap;
   assert.equal(mint.entries.length, 1);
-  assert.equal(((mint.entries[0]![1] as ValueMap).entries[0]![1]), -40n);
+  assert.equal((mint.entries[0]![1] as ValueMap).entries[0]![1], -40n);
   const outs = parseOutputs(tx);
   assert.equal(outs[0]!.assets.get(FOREIGN)!.get('abcd'), 5n);
   // input aa…:1 sorts first: the proxy UTxO is spent at index 0
-  assert.deepEqual(parseRedeemers(tx)!.map((x) => [x.tag, x.index]), [[0, 0n], [1, 0n], [3, 0n]]);
+  assert.deepEqual(
+    parseRedeemers(tx)!.map((x) => [x.tag, x.index]),
+    [
+      [0, 0n],
+      [1, 0n],
+      [3, 0n],
+    ],
+  );
 });
 
 test('refuses what the reference would build wrongly: foreign token burned, funds short, below min-ADA, many policies', () => {
   const spell = spellWith([new Map()], [{ amount: 2_000_000n, dest: CHANGE }]);
   const foreign: Assets = new Map([[FOREIGN, new Map([['abcd', 5n]])]]);
   assert.throws(
-    () => buildCardanoTx(base(spell, [{ address: CHANGE, lovelace: 20_000_000n, assets: foreign }, { address: CHANGE, lovelace: 0n, assets: new Map() }])),
+    () =>
+      buildCardanoTx(
+        base(spell, [
+          { address: CHANGE, lovelace: 20_000_000n, assets: foreign },
+          { address: CHANGE, lovelace: 0n, assets: new Map() },
+        ]),
+      ),
     refuses(/kept by no output/),
   );
   assert.throws(
-    () => buildCardanoTx(base(spell, [{ address: CHANGE, lovelace: 3_000_000n, assets: new Map() }, { address: CHANGE, lovelace: 0n, assets: new Map() }])),
+    () =>
+      buildCardanoTx(
+        base(spell, [
+          { address: CHANGE, lovelace: 3_000_000n, assets: new Map() },
+          { address: CHANGE, lovelace: 0n, assets: new Map() },
+        ]),
+      ),
     refuses(/short of the outputs/),
   );
   const tiny = spellWith([new Map()], [{ amount: 100_000n, dest: CHANGE }]);
   assert.throws(
-    () => buildCardanoTx(base(tiny, [{ address: CHANGE, lovelace: 20_000_000n, assets: new Map() }, { address: CHANGE, lovelace: 0n, assets: new Map() }])),
+    () =>
+      buildCardanoTx(
+        base(tiny, [
+          { address: CHANGE, lovelace: 20_000_000n, assets: new Map() },
+          { address: CHANGE, lovelace: 0n, assets: new Map() },
+        ]),
+      ),
     refuses(/below the ledger minimum/),
   );
   const apps = [1, 2, 3, 4].map((i) => appFromString(`t/${'11'.repeat(32)}/${String(i).padStart(2, '0').repeat(32)}`));
   const many = spellWith([new Map<number, Data>(apps.map((_, i) => [i, 5n]))], [{ amount: 3_000_000n, dest: CHANGE }], apps);
   assert.throws(
-    () => buildCardanoTx(base(many, [{ address: CHANGE, lovelace: 50_000_000n, assets: new Map() }, { address: CHANGE, lovelace: 0n, assets: new Map() }])),
+    () =>
+      buildCardanoTx(
+        base(many, [
+          { address: CHANGE, lovelace: 50_000_000n, assets: new Map() },
+          { address: CHANGE, lovelace: 0n, assets: new Map() },
+        ]),
+      ),
     refuses(/fee heuristic .* below the ledger minimum/),
   );
 });
@@ -248,8 +302,14 @@ test('content: datum and script reference round-trip through the read side', () 
 });
 
 test('never builds an output to an empty or foreign-network address', () => {
-  const prev = [{ address: CHANGE, lovelace: 20_000_000n, assets: new Map() }, { address: CHANGE, lovelace: 0n, assets: new Map() }];
-  assert.throws(() => buildCardanoTx(base(spellWith([new Map()], [{ amount: 2_000_000n, dest: new Uint8Array(0) }]), prev)), refuses(/not a Cardano Shelley address/));
+  const prev = [
+    { address: CHANGE, lovelace: 20_000_000n, assets: new Map() },
+    { address: CHANGE, lovelace: 0n, assets: new Map() },
+  ];
+  assert.throws(
+    () => buildCardanoTx(base(spellWith([new Map()], [{ amount: 2_000_000n, dest: new Uint8Array(0) }]), prev)),
+    refuses(/not a Cardano Shelley address/),
+  );
   const testnet = Uint8Array.from(CHANGE);
   testnet[0] = testnet[0]! & 0xf0;
   assert.throws(() => buildCardanoTx(base(spellWith([new Map()], [{ amount: 2_000_000n, dest: testnet }]), prev)), refuses(/another network/));
@@ -264,8 +324,14 @@ test('protocol parameters from a file override the embedded ones (fees, cost mod
   assert.equal(heuristicFee(1706, p), heuristicFee(1706, P) + 200000n - 155381n);
   const reds = fromHex('8184030044830002018219c3501a01c9c380');
   assert.notEqual(toHex(scriptDataHash(reds, p)), toHex(scriptDataHash(reds, P)));
-  assert.throws(() => parseCardanoProtocolParams('{'), (e) => e instanceof CharmsError && e.code === 'INVALID_INPUT');
-  assert.throws(() => parseCardanoProtocolParams('{"txFeeFixed": 1}'), (e) => e instanceof CharmsError && /PlutusV3/.test(e.message));
+  assert.throws(
+    () => parseCardanoProtocolParams('{'),
+    (e) => e instanceof CharmsError && e.code === 'INVALID_INPUT',
+  );
+  assert.throws(
+    () => parseCardanoProtocolParams('{"txFeeFixed": 1}'),
+    (e) => e instanceof CharmsError && /PlutusV3/.test(e.message),
+  );
 });
 
 test('change above u64 is refused, not written as a CBOR bignum', () => {
@@ -273,17 +339,21 @@ test('change above u64 is refused, not written as a CBOR bignum', () => {
   const max = (1n << 64n) - 1n;
   assert.throws(
     () =>
-      buildCardanoTx(base(spell, [
-        { address: CHANGE, lovelace: max, assets: new Map() },
-        { address: CHANGE, lovelace: max, assets: new Map() },
-      ])),
+      buildCardanoTx(
+        base(spell, [
+          { address: CHANGE, lovelace: max, assets: new Map() },
+          { address: CHANGE, lovelace: max, assets: new Map() },
+        ]),
+      ),
     refuses(/change \(\d+ lovelace\) does not fit in 64 bits/),
   );
   // just below: built, and our own parser reads the change back
-  const r = buildCardanoTx(base(spell, [
-    { address: CHANGE, lovelace: max / 2n, assets: new Map() },
-    { address: CHANGE, lovelace: max / 2n, assets: new Map() },
-  ]));
+  const r = buildCardanoTx(
+    base(spell, [
+      { address: CHANGE, lovelace: max / 2n, assets: new Map() },
+      { address: CHANGE, lovelace: max / 2n, assets: new Map() },
+    ]),
+  );
   assert.equal(parseOutputs(parseCardanoTx(r.tx)).at(-1)!.lovelace, r.change);
 });
 

@@ -180,7 +180,9 @@ export function buildCardanoTx(a: CardanoBuildArgs): CardanoBuildResult {
   // mainnet-only in the reference, whose Scrolls canister checks the mainnet fee address).
   if ((a.feeAddress[0]! & 0x0f) !== networkId) throw refuse('the change address and the fee address (the spell output) are on different networks');
   if (networkId !== 1 && !a.referenceInput)
-    throw refuse('the change address is a testnet address: Cardano spells are mainnet-only (the protocol-version reference input and the Scrolls canister exist on mainnet)');
+    throw refuse(
+      'the change address is a testnet address: Cardano spells are mainnet-only (the protocol-version reference input and the Scrolls canister exist on mainnet)',
+    );
   const policyScripts = attachablePolicies(apps, a.inputCharms);
   const outputs = coinOutputs(spell, coins, apps, networkId, p);
   const spellLovelace = addSpellOutput(outputs, a, p);
@@ -238,15 +240,23 @@ function attachablePolicies(apps: App[], inputCharms: [App, Data][][]): Map<stri
 }
 
 /** Outputs: content + CNTs of the charms (none if beamed out), each checked. */
-function coinOutputs(spell: NormalizedSpell, coins: NonNullable<NormalizedSpell['tx']['coins']>, apps: App[], networkId: number, p: CardanoProtocolParams): OutputSpec[] {
+function coinOutputs(
+  spell: NormalizedSpell,
+  coins: NonNullable<NormalizedSpell['tx']['coins']>,
+  apps: App[],
+  networkId: number,
+  p: CardanoProtocolParams,
+): OutputSpec[] {
   const outputs: OutputSpec[] = coins.map((c, i) => {
     const parts = parseContent(c.content, `coins[${i}].content`);
     const beamed = spell.tx.beamed_outs?.has(i) ?? false;
-    const charms = beamed ? [] : [...spell.tx.outs[i]!.entries()].map(([k, d]): [App, Data] => {
-      const app = apps[k];
-      if (app === undefined) throw refuse(`outs[${i}] refers to app #${k}, which the spell does not list`);
-      return [app, d];
-    });
+    const charms = beamed
+      ? []
+      : [...spell.tx.outs[i]!.entries()].map(([k, d]): [App, Data] => {
+          const app = apps[k];
+          if (app === undefined) throw refuse(`outs[${i}] refers to app #${k}, which the spell does not list`);
+          return [app, d];
+        });
     const assets: Assets = new Map();
     addAll(assets, parts.assets);
     addAll(assets, expectedTokens(charms));
@@ -293,8 +303,7 @@ function mintMap(outputs: OutputSpec[], prevOuts: CardanoOutput[], nIns: number,
           : `output native token ${pol}.${n} (${q}) is not in the inputs and is no Charms token of this spell, so it cannot be minted`,
       );
     }
-    for (const [n, q] of m)
-      if (q > (1n << 63n) - 1n || q < -(1n << 63n)) throw refuse(`mint quantity of ${pol}.${n} does not fit in 64 bits`);
+    for (const [n, q] of m) if (q > (1n << 63n) - 1n || q < -(1n << 63n)) throw refuse(`mint quantity of ${pol}.${n} does not fit in 64 bits`);
   }
   return mint;
 }
@@ -342,8 +351,7 @@ function addChange(outputs: OutputSpec[], prevOuts: CardanoOutput[], fee: bigint
   const totalIn = prevOuts.reduce((s, o) => s + o.lovelace, 0n);
   const totalOut = outputs.reduce((s, o) => s + o.lovelace, 0n);
   const rest = totalIn - totalOut - fee;
-  if (rest < 0n)
-    throw refuse(`the inputs hold ${totalIn} lovelace, short of the outputs (${totalOut}) plus the fee (${fee}) by ${-rest}: add an input`);
+  if (rest < 0n) throw refuse(`the inputs hold ${totalIn} lovelace, short of the outputs (${totalOut}) plus the fee (${fee}) by ${-rest}: add an input`);
   // the ledger's Coin is a u64: a larger change would be written as a CBOR bignum no node accepts
   if (rest > U64_MAX) throw refuse(`the change (${rest} lovelace) does not fit in 64 bits: the inputs hold more than a transaction can carry`);
   let change: bigint | undefined;

@@ -110,7 +110,11 @@ test('Aiken phase two: the token policy (mint, burn) and the proxy spend script 
   const evaluated = UPLC.eval_phase_two_raw(built.tx, ins, outs, costModels, 10_000_000_000n, 14_000_000n, 1596059091000n, 4492800n, 1000);
   const reds = evaluated.map((r) => decodeCbor(r) as unknown[]);
   // spend (proxy), mint (token: 20 more than the inputs), reward (stand-in validator)
-  assert.deepEqual(reds.map((r) => [r[0], r[1]]).sort(), [[0n, 0n], [1n, 0n], [3n, 0n]]);
+  assert.deepEqual(reds.map((r) => [r[0], r[1]]).sort(), [
+    [0n, 0n],
+    [1n, 0n],
+    [3n, 0n],
+  ]);
   for (const r of reds) {
     const [mem, steps] = r[3] as bigint[];
     if (r[0] !== 3n) {

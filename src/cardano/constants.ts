@@ -11,8 +11,7 @@ export const SCROLLS_WITHDRAW_SCRIPT_HASH_HEX = '29764648940a3b7208bc99a246bc96a
 /** Hash of the Scrolls Ed25519 key: the required signer the validator checks for. */
 export const SCROLLS_VKEY_HASH_HEX = '15bf560dabf4fe7f7ef78ac49c4fa846ebcde7009b1e886dd70d350d';
 /** The reference's default Cardano fee address (mainnet). */
-export const DEFAULT_CARDANO_FEE_ADDRESS =
-  'addr1qyp2t40fprytezw5nnlj6qjxn82ck3yhkvdy3ze9muqzvj2x2862gdndh8y3vc3yja94sf98cyyu2qsjhy8y5949w37qyt3lnt';
+export const DEFAULT_CARDANO_FEE_ADDRESS = 'addr1qyp2t40fprytezw5nnlj6qjxn82ck3yhkvdy3ze9muqzvj2x2862gdndh8y3vc3yja94sf98cyyu2qsjhy8y5949w37qyt3lnt';
 
 /** Fixed ex-units of mint/spend redeemers and of the withdraw redeemer (the reference's). */
 export const MINT_SPEND_EX_UNITS = { mem: 250_000n, steps: 150_000_000n } as const;

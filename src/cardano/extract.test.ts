@@ -40,7 +40,12 @@ test('every Cardano chain vector gives the expected verdict, version and exact s
     const tx = parseCardanoTx(fromHex(hex));
     for (const mock of [false, true]) {
       const mf = `${id}.mock.json`;
-      const exp = readSharedJson<Expected>('vectors', 'chain', 'expected', mock && existsSync(sharedPath('vectors', 'chain', 'expected', mf)) ? mf : `${id}.json`);
+      const exp = readSharedJson<Expected>(
+        'vectors',
+        'chain',
+        'expected',
+        mock && existsSync(sharedPath('vectors', 'chain', 'expected', mf)) ? mf : `${id}.json`,
+      );
       assert.equal(toHex(cardanoTxHash(tx)), exp.txid, `${id} txid`);
       // has_spell: a (spell, proof) pair is found and decodes
       let version: number | null = null;
@@ -81,7 +86,10 @@ test('specific rejection reasons match the reference (no spell output, no redeem
   assert.throws(run('eccae11ca6a14d28871961311e1cd3d5e75e5ca246c9ca3ced908d7f3fdb33c9', true), errCode('NO_SPELL', /no spell output/));
   assert.throws(run('bc9a36a4dee10d681684d924ace6fcb52974885bafcf17b6f970a83a212b06b2', false), errCode('INVALID_SPELL', /no redeemers/));
   assert.throws(run('2ac8d998633263244c43b06930098f1e9fa6ea942a8952501f8736fafa9d3778', false), errCode('PROOF_INVALID', /mock/));
-  assert.throws(run('2ac8d998633263244c43b06930098f1e9fa6ea942a8952501f8736fafa9d3778', true), errCode('INVALID_SPELL', /withdraw redeemer with input permutation/));
+  assert.throws(
+    run('2ac8d998633263244c43b06930098f1e9fa6ea942a8952501f8736fafa9d3778', true),
+    errCode('INVALID_SPELL', /withdraw redeemer with input permutation/),
+  );
   assert.throws(run('neg-6', false), errCode('PROOF_INVALID'));
 });
 
@@ -97,7 +105,10 @@ test('cardano-v11-tx.json: the decoded spell, inputs, permutation, outputs and p
   assert.equal(outs.length, d.outputs.length);
   outs.forEach((o, i) => assert.equal(toHex(o.address), d.outputs[i].address));
   const spell = extractAndVerifyCardano(bytes, false);
-  assert.deepEqual(spell.tx.ins!.map(utxoIdToString), d.withdraw_redeemer_permutation.map((p: number) => d.tx_inputs_in_cbor_order[p]));
+  assert.deepEqual(
+    spell.tx.ins!.map(utxoIdToString),
+    d.withdraw_redeemer_permutation.map((p: number) => d.tx_inputs_in_cbor_order[p]),
+  );
   assert.equal(spellToJson(spell), toJsonPretty(parseJson(JSON.stringify(d.spell))));
   // the public values the proof commits to, byte for byte (independent of the proof verifier)
   assert.equal(toHex(publicValuesFor(spell.version, encodeSpellCbor(spell), false)), d.public_values_hex);
@@ -155,7 +166,7 @@ test('any flipped byte in the spell datum (spell or proof) makes verification fa
     flips++;
   }
   assert.ok(flips > 300, `${flips} flips`);
-  assert.ok(nullToUndefined >= 1, "at least one Data null was flipped to undefined and accepted");
+  assert.ok(nullToUndefined >= 1, 'at least one Data null was flipped to undefined and accepted');
 });
 
 /** Re-encodes the v11 tx with its withdraw-redeemer permutation replaced. */
@@ -172,7 +183,14 @@ function withPermutation(perm: number[]): Uint8Array {
 test('the input permutation must be a bijection (documented divergence: the reference accepts repeats)', (t) => {
   if (!sharedOrSkip(t)) return;
   // re-encoding does not change the body (definite-length re-encoding aside, the rules run before the proof)
-  for (const perm of [[0, 2, 0], [0, 0, 0], [0, 2], [0, 2, 1, 1], [0, 2, 3], [2, 2, 1]])
+  for (const perm of [
+    [0, 2, 0],
+    [0, 0, 0],
+    [0, 2],
+    [0, 2, 1, 1],
+    [0, 2, 3],
+    [2, 2, 1],
+  ])
     assert.throws(() => extractAndVerifyCardano(withPermutation(perm), true), errCode('INVALID_SPELL', /not a permutation/), perm.join(','));
   // a bijection in the wrong order is well-formed but the proof does not cover it
   assert.throws(() => extractAndVerifyCardano(withPermutation([1, 0, 2]), false), errCode('PROOF_INVALID'));
@@ -228,7 +246,14 @@ test('rules: proxy address for non-token charms, exact CNT amounts, beamed outpu
 
   // output 1 is beamed out, so its token charms need no CNTs; un-beamed, they are missing
   m = v11Mutable();
-  assert.throws(() => fillMutated(m, (s) => { const { beamed_outs: _, ...tx } = s.tx; return { ...s, tx }; }), errCode('INVALID_SPELL', /short of its charms|expected/));
+  assert.throws(
+    () =>
+      fillMutated(m, (s) => {
+        const { beamed_outs: _, ...tx } = s.tx;
+        return { ...s, tx };
+      }),
+    errCode('INVALID_SPELL', /short of its charms|expected/),
+  );
 });
 
 test('rules: CNTs of charms are taken out of content; excess or missing amounts are rejected', async (t) => {
@@ -236,8 +261,11 @@ test('rules: CNTs of charms are taken out of content; excess or missing amounts 
   const { expectedTokens } = await import('./assets.js');
   const base = fillMutated(v11Mutable());
   const apps = base.app_public_inputs.map(([a]) => a);
-  const unbeam = (s: NormalizedSpell): NormalizedSpell => { const { beamed_outs: _, ...tx } = s.tx; return { ...s, tx }; };
-  const charms1 = [...base.tx.outs[1]!.entries()].map(([k, d]) => [apps[k]!, d] as [typeof apps[0], Value]);
+  const unbeam = (s: NormalizedSpell): NormalizedSpell => {
+    const { beamed_outs: _, ...tx } = s.tx;
+    return { ...s, tx };
+  };
+  const charms1 = [...base.tx.outs[1]!.entries()].map(([k, d]) => [apps[k]!, d] as [(typeof apps)[0], Value]);
   const exp = expectedTokens(charms1);
   assert.equal(exp.size, 1); // three t/ apps sharing one vk → one policy, three asset names
   const [policy, names] = [...exp][0]!;
@@ -288,7 +316,10 @@ test('content: datum (hash and inline, detailed schema with sorted keys) and scr
   (m.outs[1] as ValueMap).entries.push([2n, [0n, new Uint8Array(32).fill(0xdd)]]);
   const s = fillMutated(m);
   const c0 = s.tx.coins![0]!.content as ValueMap;
-  assert.deepEqual(c0.entries.map(([k]) => k), ['multiasset', 'datum', 'script_ref']);
+  assert.deepEqual(
+    c0.entries.map(([k]) => k),
+    ['multiasset', 'datum', 'script_ref'],
+  );
   const json = toJsonCompact(c0.get('datum')!);
   assert.equal(
     json.replace(/1\.8446744073709552e\+?19|18446744073709552000(\.0)?/, 'BIG'),
@@ -314,16 +345,35 @@ test('spell search: only the last two outputs; outs must be fewer than tx output
   assert.equal(findCardanoSpell(parseCardanoTx(encodeCbor(v11Mutable().v))).spell.version, 11);
   // one plain output appended: the spell is third from the end → not found
   let m = v11Mutable();
-  const plain = new ValueMap([[0n, fromHex('61' + '22'.repeat(28))], [1n, 1000000n]]);
+  const plain = new ValueMap([
+    [0n, fromHex('61' + '22'.repeat(28))],
+    [1n, 1000000n],
+  ]);
   m.outs.push(plain);
   assert.throws(() => findCardanoSpell(parseCardanoTx(encodeCbor(m.v))), errCode('NO_SPELL'));
   // change replaced by an output whose inline datum is not bytes: skipped, the spell is found
   m = v11Mutable();
-  m.outs.splice(3, 1, new ValueMap([[0n, fromHex('61' + '22'.repeat(28))], [1n, 1000000n], [2n, [1n, new Tagged(24n, encodeCbor(new Tagged(121n, [])))]]]));
+  m.outs.splice(
+    3,
+    1,
+    new ValueMap([
+      [0n, fromHex('61' + '22'.repeat(28))],
+      [1n, 1000000n],
+      [2n, [1n, new Tagged(24n, encodeCbor(new Tagged(121n, [])))]],
+    ]),
+  );
   assert.equal(findCardanoSpell(parseCardanoTx(encodeCbor(m.v))).spell.version, 11);
   // an inline datum that is not Plutus data makes the transaction invalid (as CML's parser does)
   m = v11Mutable();
-  m.outs.splice(3, 1, new ValueMap([[0n, fromHex('61' + '22'.repeat(28))], [1n, 1000000n], [2n, [1n, new Tagged(24n, encodeCbor('text'))]]]));
+  m.outs.splice(
+    3,
+    1,
+    new ValueMap([
+      [0n, fromHex('61' + '22'.repeat(28))],
+      [1n, 1000000n],
+      [2n, [1n, new Tagged(24n, encodeCbor('text'))]],
+    ]),
+  );
   assert.throws(() => parseOutputs(parseCardanoTx(encodeCbor(m.v))), errCode('INVALID_TX'));
   // outs.len() must be < outputs (strict; the spell output is itself an output)
   m = v11Mutable();

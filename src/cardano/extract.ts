@@ -70,8 +70,7 @@ export function inputPermutation(tx: CardanoTx, nInputs: number): number[] {
     if (x >= nInputs || seen.has(x)) break;
     seen.add(x);
   }
-  if (p.length !== nInputs || seen.size !== nInputs)
-    throw invalid(`input permutation [${p.join(', ')}] is not a permutation of the ${nInputs} inputs`);
+  if (p.length !== nInputs || seen.size !== nInputs) throw invalid(`input permutation [${p.join(', ')}] is not a permutation of the ${nInputs} inputs`);
   return p;
 }
 
@@ -96,8 +95,7 @@ function checkOutputAddress(i: number, address: Uint8Array, charms: [App, Data][
   const paymentScript = (type & 1) === 1 ? address.subarray(1, 29) : undefined;
   const nonToken = charms.map(([a]) => a).filter((a) => !isTokenApp(a));
   const atProxy = paymentScript !== undefined && equalBytes(paymentScript, proxyScriptHashForApps(nonToken));
-  if (nonToken.length > 0 && !atProxy)
-    throw invalid(`output #${i}: charms of ${nonToken.map(appToString).join(', ')} must sit at their proxy script address`);
+  if (nonToken.length > 0 && !atProxy) throw invalid(`output #${i}: charms of ${nonToken.map(appToString).join(', ')} must sit at their proxy script address`);
   if (nonToken.length === 0 && atProxy) throw invalid(`output #${i}: sits at the proxy script address of no apps`);
 }
 

@@ -29,11 +29,12 @@ export function isPlutusData(v: Value, depth = 0): boolean {
     if (v.tag === 2n || v.tag === 3n) return isBoundedBytes(v.value);
     if (isConstrTag(v.tag)) return Array.isArray(v.value) && v.value.every((x) => isPlutusData(x, depth + 1));
     if (v.tag === 102n)
-      return Array.isArray(v.value) && v.value.length === 2 && isUint(v.value[0]) && Array.isArray(v.value[1]) && v.value[1].every((x) => isPlutusData(x, depth + 1));
+      return (
+        Array.isArray(v.value) && v.value.length === 2 && isUint(v.value[0]) && Array.isArray(v.value[1]) && v.value[1].every((x) => isPlutusData(x, depth + 1))
+      );
   }
   return false;
 }
-
 
 const I64_MIN = -(1n << 63n);
 const U64_LIMIT = 1n << 64n;

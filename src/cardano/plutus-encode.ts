@@ -86,8 +86,7 @@ export function plutusDataFromDetailedJson(j: Value, path = 'datum', depth = 0):
   const ctor = j.get('constructor');
   if (ctor !== undefined) {
     const fields = j.get('fields');
-    if (typeof ctor !== 'bigint' || ctor < 0n || ctor >= U64_LIMIT || !Array.isArray(fields) || j.entries.length !== 2)
-      throw badJson(path, 'bad constructor');
+    if (typeof ctor !== 'bigint' || ctor < 0n || ctor >= U64_LIMIT || !Array.isArray(fields) || j.entries.length !== 2) throw badJson(path, 'bad constructor');
     const fs = fields.map((f, i) => plutusDataFromDetailedJson(f, `${path}.fields[${i}]`, depth + 1));
     if (ctor < 7n) return new Tagged(121n + ctor, fs);
     if (ctor < 128n) return new Tagged(1280n + ctor - 7n, fs);

@@ -180,13 +180,54 @@ test('the field rules CML applies, one case each: we agree with CML and with the
     ['reference input with a byte-string index', setBody(18n, [[b(32), b(1)]]), false],
     ['reference input [hash32, uint]', setBody(18n, [[b(32), 3n]]), true],
     ['required signer of 27 bytes', setBody(14n, [b(27)]), false],
-    ['mint of any int, zero included', setBody(9n, M([[b(28), M([[b(3), 0n], [b(4), -(1n << 64n)]])]])), true],
+    [
+      'mint of any int, zero included',
+      setBody(
+        9n,
+        M([
+          [
+            b(28),
+            M([
+              [b(3), 0n],
+              [b(4), -(1n << 64n)],
+            ]),
+          ],
+        ]),
+      ),
+      true,
+    ],
     ['mint asset name of 33 bytes', setBody(9n, M([[b(28), M([[b(33), 1n]])]])), false],
     ['proposal with a non-reward return address', setBody(20n, [[0n, reward(0x61), [6n], ['u', b(32)]]]), false],
     ['info proposal', setBody(20n, [[0n, reward(0xe1), [6n], ['u', b(32)]]]), true],
-    ['vote with a 3-item action id', setBody(19n, M([[[0n, b(28)], M([[[b(32), 0n, 0n], [1n, null]]])]])), false],
+    [
+      'vote with a 3-item action id',
+      setBody(
+        19n,
+        M([
+          [
+            [0n, b(28)],
+            M([
+              [
+                [b(32), 0n, 0n],
+                [1n, null],
+              ],
+            ]),
+          ],
+        ]),
+      ),
+      false,
+    ],
     ['vkey witness with a 63-byte signature', setWitness(0n, [[b(32), b(63)]]), false],
-    ['native scripts of every kind', setWitness(1n, [[0n, b(28)], [1n, [[4n, 5n]]], [2n, []], [3n, 1n, [[5n, 9n]]]]), true],
+    [
+      'native scripts of every kind',
+      setWitness(1n, [
+        [0n, b(28)],
+        [1n, [[4n, 5n]]],
+        [2n, []],
+        [3n, 1n, [[5n, 9n]]],
+      ]),
+      true,
+    ],
     ['native script kind 6', setWitness(1n, [[6n, 1n]]), false],
     ['native script list with a set tag', setWitness(1n, [[1n, new Tagged(258n, [])]]), false],
     ['bootstrap witness attributes not a map', setWitness(2n, [[b(32), b(64), b(32), Uint8Array.of(0x80)]]), false],
@@ -196,7 +237,18 @@ test('the field rules CML applies, one case each: we agree with CML and with the
     ['plutus datum: 64 bytes', setWitness(4n, [b(64)]), true],
     ['metadata text of 65 bytes', (tx) => void (tx[3] = M([[1n, 'x'.repeat(65)]])), false],
     ['Alonzo auxiliary data with an unknown key', (tx) => void (tx[3] = new Tagged(259n, M([[9n, 0n]]))), false],
-    ['Alonzo auxiliary data', (tx) => void (tx[3] = new Tagged(259n, M([[0n, M([[1n, 'x']])], [1n, [[4n, 1n]]]]))), true],
+    [
+      'Alonzo auxiliary data',
+      (tx) =>
+        void (tx[3] = new Tagged(
+          259n,
+          M([
+            [0n, M([[1n, 'x']])],
+            [1n, [[4n, 1n]]],
+          ]),
+        )),
+      true,
+    ],
   ];
   for (const [name, f, expected] of cases) {
     const bytes = edit(f);

@@ -35,7 +35,15 @@ test('both redeemer encodings are read: the legacy array and the Conway map (sam
   const entry = ws.entries.find(([k]) => k === 5n)!;
   const wasArray = Array.isArray(entry[1]);
   entry[1] = wasArray
-    ? new ValueMap((entry[1] as Value[][]).map((r) => [[r[0]!, r[1]!], [r[2]!, r[3]!]] as [Value, Value]))
+    ? new ValueMap(
+        (entry[1] as Value[][]).map(
+          (r) =>
+            [
+              [r[0]!, r[1]!],
+              [r[2]!, r[3]!],
+            ] as [Value, Value],
+        ),
+      )
     : (entry[1] as ValueMap).entries.map(([k, x]) => [...(k as Value[]), ...(x as Value[])]);
   const other = encodeCbor(v);
   assert.equal(toHex(cardanoTxHash(parseCardanoTx(other))), toHex(cardanoTxHash(parseCardanoTx(bytes))));
@@ -46,8 +54,24 @@ test('both redeemer encodings are read: the legacy array and the Conway map (sam
 });
 
 test('garbage and mutated transactions give CharmsErrors, never crashes', (t) => {
-  for (const hex of ['', '00', '80', '84', '84a0a0f5f6', '84a0a0f5f600', '83a0a0f6', '02000000' + 'ff'.repeat(40), '84a100f6a0f5f6', '84a10080a0f5f6', '84a2008001f6a0f5f6'])
-    assert.throws(() => extractAndVerifyCardano(fromHex(hex), true), (e: unknown) => e instanceof CharmsError, hex);
+  for (const hex of [
+    '',
+    '00',
+    '80',
+    '84',
+    '84a0a0f5f6',
+    '84a0a0f5f600',
+    '83a0a0f6',
+    '02000000' + 'ff'.repeat(40),
+    '84a100f6a0f5f6',
+    '84a10080a0f5f6',
+    '84a2008001f6a0f5f6',
+  ])
+    assert.throws(
+      () => extractAndVerifyCardano(fromHex(hex), true),
+      (e: unknown) => e instanceof CharmsError,
+      hex,
+    );
   if (!sharedOrSkip(t)) return;
   const tx = fromHex(readSharedText('vectors', 'chain', '361927aed267ef049a5b9315aa7296493b385938d73340146b0af5d4637a02cf.cardano.hex').trim());
   // deterministic pseudo-random single-byte mutations and truncations of everything but the

@@ -44,8 +44,7 @@ export interface Redeemer {
   data: Value;
 }
 
-const bad = (m: string, cause?: unknown) =>
-  new CharmsError('INVALID_TX', `invalid Cardano transaction: ${m}`, cause === undefined ? undefined : { cause });
+const bad = (m: string, cause?: unknown) => new CharmsError('INVALID_TX', `invalid Cardano transaction: ${m}`, cause === undefined ? undefined : { cause });
 
 const U64_MAX = (1n << 64n) - 1n;
 const isUint = (v: Value | undefined, max = U64_MAX): v is bigint => typeof v === 'bigint' && v >= 0n && v <= max;
@@ -111,20 +110,31 @@ function bodyFieldTypes(body: ValueMap): void {
   for (const [k, v] of body.entries) {
     const key = Number(k);
     const inner = BODY_SETS.has(k as bigint) && v instanceof Tagged ? v.value : v;
-    const ok =
-      [2, 3, 8, 17, 21, 22].includes(key) ? isUint(inner)
-      : [7, 11].includes(key) ? isBytes(inner, 32)
-      : key === 13 || key === 18 ? Array.isArray(inner) && inner.every(isTxInput)
-      : key === 14 ? Array.isArray(inner) && inner.every((h) => isBytes(h, 28))
-      : key === 9 ? isMint(inner)
-      : key === 20 ? Array.isArray(inner) && inner.every(isProposal)
-      : key === 4 ? Array.isArray(inner) && inner.every(isCertificate)
-      : BODY_SETS.has(k as bigint) || key === 1 ? Array.isArray(inner)
-      : key === 5 ? isWithdrawals(inner)
-      : key === 19 ? isVotes(inner)
-      : key === 16 ? (parseOutput(inner, 'collateral return'), true)
-      : key === 15 ? isUint(inner, 0xffn)
-      : true;
+    const ok = [2, 3, 8, 17, 21, 22].includes(key)
+      ? isUint(inner)
+      : [7, 11].includes(key)
+        ? isBytes(inner, 32)
+        : key === 13 || key === 18
+          ? Array.isArray(inner) && inner.every(isTxInput)
+          : key === 14
+            ? Array.isArray(inner) && inner.every((h) => isBytes(h, 28))
+            : key === 9
+              ? isMint(inner)
+              : key === 20
+                ? Array.isArray(inner) && inner.every(isProposal)
+                : key === 4
+                  ? Array.isArray(inner) && inner.every(isCertificate)
+                  : BODY_SETS.has(k as bigint) || key === 1
+                    ? Array.isArray(inner)
+                    : key === 5
+                      ? isWithdrawals(inner)
+                      : key === 19
+                        ? isVotes(inner)
+                        : key === 16
+                          ? (parseOutput(inner, 'collateral return'), true)
+                          : key === 15
+                            ? isUint(inner, 0xffn)
+                            : true;
     if (!ok) throw bad(`body key ${key} has the wrong type`);
   }
 }
@@ -189,20 +199,42 @@ function isAuxiliaryData(v: Value): boolean {
 /** `mint = {+ policy_id => {+ asset_name => nonzero int64}}` as CML reads it (zero and empty maps pass). */
 const isMint = (v: Value | undefined): boolean =>
   v instanceof ValueMap &&
-  v.entries.every(([p, a]) => isBytes(p, 28) && a instanceof ValueMap && a.entries.every(([n, q]) => n instanceof Uint8Array && n.length <= 32 && typeof q === 'bigint'));
+  v.entries.every(
+    ([p, a]) => isBytes(p, 28) && a instanceof ValueMap && a.entries.every(([n, q]) => n instanceof Uint8Array && n.length <= 32 && typeof q === 'bigint'),
+  );
 
 const isAnchor = (a: Value | undefined): boolean => Array.isArray(a) && a.length === 2 && typeof a[0] === 'string' && isBytes(a[1], 32);
 /** `proposal_procedure = [deposit, reward_account, gov_action, anchor]` (the action's own fields are not typed further). */
 const isProposal = (p: Value): boolean =>
-  Array.isArray(p) && p.length === 4 && isUint(p[0]) && isBytes(p[1]) && (p[1][0]! >> 4 === 14 || p[1][0]! >> 4 === 15) && validateShelleyAddress(p[1]) && Array.isArray(p[2]) && isAnchor(p[3]);
+  Array.isArray(p) &&
+  p.length === 4 &&
+  isUint(p[0]) &&
+  isBytes(p[1]) &&
+  (p[1][0]! >> 4 === 14 || p[1][0]! >> 4 === 15) &&
+  validateShelleyAddress(p[1]) &&
+  Array.isArray(p[2]) &&
+  isAnchor(p[3]);
 /** `voting_procedures = {+ voter => {+ gov_action_id => [vote, anchor / null]}}` */
 const isVotes = (v: Value | undefined): boolean =>
   v instanceof ValueMap &&
   v.entries.every(
     ([voter, m]) =>
-      Array.isArray(voter) && voter.length === 2 && isUint(voter[0], 4n) && isBytes(voter[1], 28) &&
+      Array.isArray(voter) &&
+      voter.length === 2 &&
+      isUint(voter[0], 4n) &&
+      isBytes(voter[1], 28) &&
       m instanceof ValueMap &&
-      m.entries.every(([id, p]) => Array.isArray(id) && id.length === 2 && isBytes(id[0], 32) && isUint(id[1], 0xffffn) && Array.isArray(p) && p.length === 2 && isUint(p[0], 2n) && (p[1] === null || isAnchor(p[1]))),
+      m.entries.every(
+        ([id, p]) =>
+          Array.isArray(id) &&
+          id.length === 2 &&
+          isBytes(id[0], 32) &&
+          isUint(id[1], 0xffffn) &&
+          Array.isArray(p) &&
+          p.length === 2 &&
+          isUint(p[0], 2n) &&
+          (p[1] === null || isAnchor(p[1])),
+      ),
   );
 /** A certificate: `[kind, ...]` (the kinds' own fields are not typed further). */
 const isCertificate = (c: Value): boolean => Array.isArray(c) && isUint(c[0], 18n);

@@ -19,7 +19,6 @@ import { nativeOutputToValue, type BeamSource, type Charms, type NativeOutput, t
 import { chainTxToValue, type ChainTx } from '../model/request.js';
 import { charmsHeldBy, charmsOf, type PrevSpell } from './prev-spells.js';
 
-
 export interface AppTransaction {
   ins: [UtxoId, Charms][];
   refs: [UtxoId, Charms][];
@@ -31,8 +30,7 @@ export interface AppTransaction {
   appPublicInputs: [App, Data][];
 }
 
-const charmsValue = (c: Charms): ValueMap =>
-  new ValueMap([...c].sort((a, b) => compareApps(a[0], b[0])).map(([a, d]) => [appToValue(a, false), d]));
+const charmsValue = (c: Charms): ValueMap => new ValueMap([...c].sort((a, b) => compareApps(a[0], b[0])).map(([a, d]) => [appToValue(a, false), d]));
 
 const utxoCharmsValue = ([u, c]: [UtxoId, Charms]): Value => [utxoIdToBytes(u), charmsValue(c)];
 
@@ -42,14 +40,19 @@ function transactionValue(tx: AppTransaction): ValueMap {
   m.set('ins', tx.ins.map(utxoCharmsValue));
   m.set('refs', tx.refs.map(utxoCharmsValue));
   m.set('outs', tx.outs.map(charmsValue));
-  if (tx.coinIns) m.set('coin_ins', tx.coinIns.map((o) => nativeOutputToValue(o, false)));
-  if (tx.coinOuts) m.set('coin_outs', tx.coinOuts.map((o) => nativeOutputToValue(o, false)));
+  if (tx.coinIns)
+    m.set(
+      'coin_ins',
+      tx.coinIns.map((o) => nativeOutputToValue(o, false)),
+    );
+  if (tx.coinOuts)
+    m.set(
+      'coin_outs',
+      tx.coinOuts.map((o) => nativeOutputToValue(o, false)),
+    );
   const byId = new Map<string, [Uint8Array, ChainTx]>();
   for (const [id, t] of tx.prevTxs) byId.set(toHex(id), [id, t]); // BTreeMap: one entry per txid, last wins
-  m.set(
-    'prev_txs',
-    new ValueMap([...byId.values()].sort((a, b) => compareBytes(a[0], b[0])).map(([id, t]) => [id, chainTxToValue(t)])),
-  );
+  m.set('prev_txs', new ValueMap([...byId.values()].sort((a, b) => compareBytes(a[0], b[0])).map(([id, t]) => [id, chainTxToValue(t)])));
   m.set('app_public_inputs', charmsValue(tx.appPublicInputs));
   return m;
 }
@@ -70,11 +73,7 @@ export function appStdin(app: App, tx: AppTransaction, x: Data, w: Data): Uint8A
  * beamed input: its beaming source's); `coin_ins` are the spent outputs' coins (for a beamed input,
  * the destination UTXO's own coin); `coin_outs` the spell's `coins`.
  */
-export function appTransaction(
-  spell: NormalizedSpell,
-  prev: Map<string, PrevSpell>,
-  beamedFrom: Map<number, BeamSource>,
-): AppTransaction {
+export function appTransaction(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): AppTransaction {
   const ins = spell.tx.ins;
   if (!ins) throw new CharmsError('INVALID_SPELL', 'spell.tx.ins must be present');
   const beamSourceOf = new Map<string, UtxoId>();
@@ -87,7 +86,8 @@ export function appTransaction(
   const coinIn = (u: UtxoId, i: number): NativeOutput => {
     const p = prev.get(toHex(u.txid));
     const c = p?.spell.tx.coins?.[u.vout];
-    if (!p || !c) throw new CharmsError('INVALID_SPELL', `input #${i} ${utxoIdToString(u)} is not created by the given prev_txs (its transaction has no such output)`);
+    if (!p || !c)
+      throw new CharmsError('INVALID_SPELL', `input #${i} ${utxoIdToString(u)} is not created by the given prev_txs (its transaction has no such output)`);
     if (p.unrenderedCoins?.has(u.vout))
       throw new CharmsError(
         'UNSUPPORTED',

@@ -28,7 +28,9 @@ after(() => shutdownRunner());
 const V12 = '283559062cb6b651eb4a5f557ba4f67efa9aae55ba2278d4f10f35cbefaa84a5'; // outs 0, 3: BRO 116e9 and 942e8
 const PLAIN = '4125a400a51213b256b3b8087717e429712787d943e65f045063f4ea011bfe36'; // no spell
 const CARDANO_PLAIN = '974cd8137ec7bd73cebcd27d3c532db11b532a803731d236d36b75870130381e'; // no spell
-const BRO = appFromString('t/3d7fe7e4cea6121947af73d70e5119bebd8aa5b7edfe74bfaf6e779a1847bd9b/c975d4e0c292fb95efbda5c13312d6ac1d8b5aeff7f0f1e5578645a2da70ff5f');
+const BRO = appFromString(
+  't/3d7fe7e4cea6121947af73d70e5119bebd8aa5b7edfe74bfaf6e779a1847bd9b/c975d4e0c292fb95efbda5c13312d6ac1d8b5aeff7f0f1e5578645a2da70ff5f',
+);
 const DEST = fromHex('00144f01bcd75f71938618c6d617ace82114542cbb76');
 
 const chainTx = (txid: string, chain: 'bitcoin' | 'cardano' = 'bitcoin'): ChainTx => ({
@@ -100,8 +102,14 @@ test('prev spells: the real v12 tx yields its BRO charms and all its outputs as 
   const prev = prevSpells([chainTx(V12), chainTx(PLAIN)], next, false);
   const v12 = prev.get(toHex(txidFromDisplay(V12)))!;
   assert.equal(v12.verified, true);
-  assert.deepEqual(charmsInUtxo(v12.spell, 0)?.map(([a, d]) => [appToString(a), d]), [[appToString(BRO), 11600000000n]]);
-  assert.deepEqual(charmsInUtxo(v12.spell, 3)?.map(([, d]) => d), [94200000000n]);
+  assert.deepEqual(
+    charmsInUtxo(v12.spell, 0)?.map(([a, d]) => [appToString(a), d]),
+    [[appToString(BRO), 11600000000n]],
+  );
+  assert.deepEqual(
+    charmsInUtxo(v12.spell, 3)?.map(([, d]) => d),
+    [94200000000n],
+  );
   assert.equal(charmsInUtxo(v12.spell, 1), undefined);
   assert.equal(v12.spell.tx.coins!.length, v12.numOuts, 'coins = all outputs, the OP_RETURN and change included');
   assert.ok(v12.numOuts > v12.spell.tx.outs.length);
@@ -226,7 +234,13 @@ test('beaming rules (no finality fixture exists, so on hand-made prev spells): h
     versioned_apps: [],
     mock: false,
   };
-  const destSpell: NormalizedSpell = { version: 15, tx: { ins: [], outs: [], coins: [coin(1n), coin(2n)] }, app_public_inputs: [], versioned_apps: [], mock: false };
+  const destSpell: NormalizedSpell = {
+    version: 15,
+    tx: { ins: [], outs: [], coins: [coin(1n), coin(2n)] },
+    app_public_inputs: [],
+    versioned_apps: [],
+    mock: false,
+  };
   const prev = new Map([
     [toHex(src.txid), mkPrev(src.txid, srcSpell, 1)],
     [toHex(dest.txid), mkPrev(dest.txid, destSpell, 2)],
@@ -236,10 +250,16 @@ test('beaming rules (no finality fixture exists, so on hand-made prev spells): h
   assert.throws(() => wellFormed(spell, prev, new Map([[0, { utxo: src, nonce: 8n }]])), /input #0: beaming source a{64}:0 was not beamed to b{64}:1/);
   assert.throws(() => wellFormed(spell, prev, new Map([[0, { utxo: src }]])), /was not beamed to/);
   // the beamed-out source cannot itself be spent
-  assert.throws(() => wellFormed(spellOf({ ins: [`${'aa'.repeat(32)}:0`], outs: [], apps: [] }), prev, new Map()), /is not created by the given prev_txs \(or was beamed out\)/);
+  assert.throws(
+    () => wellFormed(spellOf({ ins: [`${'aa'.repeat(32)}:0`], outs: [], apps: [] }), prev, new Map()),
+    /is not created by the given prev_txs \(or was beamed out\)/,
+  );
   // the app sees the source's charms on the destination input, and the destination's own coin
   const tx = appTransaction(spell, prev, new Map([[0, { utxo: src, nonce: 7n }]]));
-  assert.deepEqual(tx.ins[0]![1].map(([, d]) => d), [9n]);
+  assert.deepEqual(
+    tx.ins[0]![1].map(([, d]) => d),
+    [9n],
+  );
   assert.equal(tx.coinIns![0]!.amount, 2n);
 });
 
@@ -297,7 +317,10 @@ test('the stdin handed to an app: CBOR [app, tx, x, w] with the reference field 
   assert.equal(top[2], 'mint');
   assert.ok(top[3] instanceof ValueMap && top[3].get('secret') === 7n);
   const tx = top[1] as ValueMap;
-  assert.deepEqual(tx.entries.map(([k]) => k), ['ins', 'refs', 'outs', 'coin_ins', 'coin_outs', 'prev_txs', 'app_public_inputs']);
+  assert.deepEqual(
+    tx.entries.map(([k]) => k),
+    ['ins', 'refs', 'outs', 'coin_ins', 'coin_outs', 'prev_txs', 'app_public_inputs'],
+  );
   const ins = tx.get('ins') as Value[][];
   assert.deepEqual(ins[0]![0], utxoIdToBytes(u(`${PLAIN}:0`)));
   assert.deepEqual((ins[0]![1] as ValueMap).entries, []);
@@ -311,7 +334,10 @@ test('the stdin handed to an app: CBOR [app, tx, x, w] with the reference field 
   assert.deepEqual(coinIns[0]!.get('dest'), Array.from(plain.spell.tx.coins![0]!.dest, BigInt), 'dest as an array of uints');
   assert.equal(coinIns[0]!.has('content'), false);
   const coinOuts = tx.get('coin_outs') as ValueMap[];
-  assert.deepEqual(coinOuts.map((c) => c.get('amount')), [1000n, 1000n]);
+  assert.deepEqual(
+    coinOuts.map((c) => c.get('amount')),
+    [1000n, 1000n],
+  );
   const prevTxs = tx.get('prev_txs') as ValueMap;
   assert.deepEqual(prevTxs.entries[0]![0], txidFromDisplay(PLAIN), 'txid bytes, internal order');
   assert.ok(prevTxs.entries[0]![1] instanceof ValueMap);
@@ -328,7 +354,9 @@ test('a contract that rejects gives APP_FAILED naming the app and carrying its s
   await rejects(
     checkSpell(args(spell, [chainTx(PLAIN)], { binaries: [[app.vk, FAKE_WASM]], runApp: rec.run, onAppStderr: (_a, s) => seen.push(s) })),
     'APP_FAILED',
-    new RegExp(`app contract for ${appToString(app)} rejected the transaction \\(error running wasm: unreachable; stderr: condition does not hold: minting allowed\\)`),
+    new RegExp(
+      `app contract for ${appToString(app)} rejected the transaction \\(error running wasm: unreachable; stderr: condition does not hold: minting allowed\\)`,
+    ),
   );
   assert.deepEqual(seen, ['condition does not hold: minting allowed\n']);
   // a binary that is not the app's
@@ -363,11 +391,22 @@ test('versioned apps: binary pinned by wasm_hash, signed by the key whose hash i
     'INVALID_SPELL',
     /BIP-340 Schnorr signature verification failed for t\//,
   );
-  const orphan = { ...spell, versioned_apps: [...spell.versioned_apps, [sha256(utf8('nobody')), { version: 1, wasm_hash: wasmHash }]] as NormalizedSpell['versioned_apps'] };
-  await rejects(checkSpell(args(orphan, [chainTx(PLAIN)], { binaries, app_signatures: [[app.vk, sig]], runApp: rec.run })), 'INVALID_SPELL', /versioned_apps contains unused vk: /);
+  const orphan = {
+    ...spell,
+    versioned_apps: [...spell.versioned_apps, [sha256(utf8('nobody')), { version: 1, wasm_hash: wasmHash }]] as NormalizedSpell['versioned_apps'],
+  };
+  await rejects(
+    checkSpell(args(orphan, [chainTx(PLAIN)], { binaries, app_signatures: [[app.vk, sig]], runApp: rec.run })),
+    'INVALID_SPELL',
+    /versioned_apps contains unused vk: /,
+  );
   // a simple app (vk = binary hash) cannot be declared versioned when its spent charms were simple
   const bro = spellOf({ ins: [`${V12}:0`], outs: [[[0, 11600000000n]]], apps: [[BRO, null]], versioned: [[BRO.vk, { version: 1, wasm_hash: wasmHash }]] });
-  await rejects(checkSpell(args(bro, [chainTx(V12)])), 'INVALID_SPELL', /treated this app as simple \(no `versioned_apps` entry\); the spending spell cannot retroactively declare it versioned/);
+  await rejects(
+    checkSpell(args(bro, [chainTx(V12)])),
+    'INVALID_SPELL',
+    /treated this app as simple \(no `versioned_apps` entry\); the spending spell cannot retroactively declare it versioned/,
+  );
 });
 
 test('Scrolls: a scroll charm must sit in a listed output; listed outputs on Bitcoin are reported unbound', async (t) => {
@@ -381,11 +420,15 @@ test('Scrolls: a scroll charm must sit in a listed output; listed outputs on Bit
     /output #0 carries a SCROLL-tagged charm but is not listed in `tx\.scrolls`/,
   );
   await rejects(
-    checkSpell(args(spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 1n]]], apps: [[app, null]], scrolls: [0, 3] }), [chainTx(PLAIN)], { binaries, runApp: rec.run })),
+    checkSpell(
+      args(spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 1n]]], apps: [[app, null]], scrolls: [0, 3] }), [chainTx(PLAIN)], { binaries, runApp: rec.run }),
+    ),
     'INVALID_SPELL',
     /`tx\.scrolls` references output #3 but the spell only has 1 output/,
   );
-  const r = await checkSpell(args(spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 1n]]], apps: [[app, null]], scrolls: [0] }), [chainTx(PLAIN)], { binaries, runApp: rec.run }));
+  const r = await checkSpell(
+    args(spellOf({ ins: [`${PLAIN}:0`], outs: [[[0, 1n]]], apps: [[app, null]], scrolls: [0] }), [chainTx(PLAIN)], { binaries, runApp: rec.run }),
+  );
   assert.equal(r.scrollsBound, false);
   assert.match(r.notices[0]!, /Scrolls outputs whose scriptPubKeys are not yet bound/);
 });
@@ -403,7 +446,7 @@ test('Cardano: a plain prev tx gives coin_ins with default content; missing outp
   const coinIn = (tx.get('coin_ins') as ValueMap[])[0]!;
   assert.equal(coinIn.get('amount'), 20000000n);
   assert.deepEqual(((coinIn.get('content') as ValueMap).get('multiasset') as ValueMap).entries, []);
-  assert.equal((((tx.get('prev_txs') as ValueMap).entries[0]![1]) as ValueMap).entries[0]![0], 'cardano');
+  assert.equal(((tx.get('prev_txs') as ValueMap).entries[0]![1] as ValueMap).entries[0]![0], 'cardano');
   // Bitcoin coins must not carry content
   const bad = spellOf({ ins: [`${PLAIN}:0`], outs: [[]], apps: [] });
   bad.tx.coins = [{ ...coin(), content: 1n }];
@@ -466,7 +509,11 @@ test('real runner: a WAT app that accepts only when its private input is `true`'
   const ok = await checkSpell({ ...base, app_private_inputs: [[app, true]] });
   assert.equal(ok.cycles.length, 1);
   assert.ok(ok.cycles[0]! > 0n, 'metered');
-  await rejects(checkSpell({ ...base, app_private_inputs: [[app, false]] }), 'APP_FAILED', /app contract for t\/.*rejected the transaction.*stderr: w is not true/);
+  await rejects(
+    checkSpell({ ...base, app_private_inputs: [[app, false]] }),
+    'APP_FAILED',
+    /app contract for t\/.*rejected the transaction.*stderr: w is not true/,
+  );
 });
 
 // ---------------------------------------------------------------- rule tests from YAML spells
@@ -506,7 +553,10 @@ test('spell rules are named: version, token amounts, app indexes, inputs, beamin
   const other = readSharedText('vectors', 'chain', '4125a400a51213b256b3b8087717e429712787d943e65f045063f4ea011bfe36.bitcoin.hex').trim();
   await expectRule(
     args(base(`  ins: [${f.txid}:0]\n  outs: [{}]\n  coins: [${coin}]`), {
-      prev_txs: [{ chain: 'bitcoin', hex: f.hex }, { chain: 'bitcoin', hex: other }],
+      prev_txs: [
+        { chain: 'bitcoin', hex: f.hex },
+        { chain: 'bitcoin', hex: other },
+      ],
       tx_ins_beamed_source_utxos: new Map([[0, { utxo: utxoIdFromString('4125a400a51213b256b3b8087717e429712787d943e65f045063f4ea011bfe36:0') }]]),
     }),
     /needs a valid finality proof/,
@@ -525,14 +575,29 @@ test('apps receive the reference stdin tuple (app, tx, x, w)', async (t) => {
   const app = `n/${'11'.repeat(32)}/${Buffer.from(vk).toString('hex')}`;
   let stdin: Uint8Array | undefined;
   const spy: RunApp = async (a) => ((stdin = a.stdin), { ok: true, cycles: 42n, stderr: '' });
-  const spell = parseSpellText(`version: 15\ntx:\n  ins: [${f.txid}:0]\n  outs: [{0: {name: x}}]\n  coins: [{amount: 1000, dest: ${f.dest}}]\napp_public_inputs:\n  ${app}: 7\n`);
-  const r = await checkSpell({ spell, prev_txs: [{ chain: 'bitcoin', hex: f.hex }], app_private_inputs: [], tx_ins_beamed_source_utxos: new Map(), binaries: [[vk, wasm]], app_signatures: [], chain: 'bitcoin', mock: false, runApp: spy });
+  const spell = parseSpellText(
+    `version: 15\ntx:\n  ins: [${f.txid}:0]\n  outs: [{0: {name: x}}]\n  coins: [{amount: 1000, dest: ${f.dest}}]\napp_public_inputs:\n  ${app}: 7\n`,
+  );
+  const r = await checkSpell({
+    spell,
+    prev_txs: [{ chain: 'bitcoin', hex: f.hex }],
+    app_private_inputs: [],
+    tx_ins_beamed_source_utxos: new Map(),
+    binaries: [[vk, wasm]],
+    app_signatures: [],
+    chain: 'bitcoin',
+    mock: false,
+    runApp: spy,
+  });
   assert.deepEqual(r.cycles, [42n]);
   const tuple = decodeCbor(stdin!) as unknown[];
   assert.equal(tuple.length, 4);
   assert.equal((tuple[0] as unknown[])[0], 'n');
   const tx = tuple[1] as ValueMap;
-  assert.deepEqual(tx.entries.map(([k]) => k), ['ins', 'refs', 'outs', 'coin_ins', 'coin_outs', 'prev_txs', 'app_public_inputs']);
+  assert.deepEqual(
+    tx.entries.map(([k]) => k),
+    ['ins', 'refs', 'outs', 'coin_ins', 'coin_outs', 'prev_txs', 'app_public_inputs'],
+  );
   assert.ok(Array.isArray((tx.get('ins') as unknown[])[0]));
   assert.equal(tuple[2], 7n);
   assert.equal(tuple[3], null);
@@ -550,7 +615,9 @@ const BEAM_NONCE = 8885959633213070619n;
 /** The Bitcoin transaction creating the placeholder UTXO (txid e7d468ff…): outputs of 300 and 1600 sats. */
 const BEAM_DEST_TX =
   '02000000000101716fdc9322d80bf1590bf11c808bc636dab249020e1baa9f29086e03f65c8c300200000000fdffffff022c01000000000000160014c82fdb303eb4298ee85c57aae0d065c0fc3879ca4006000000000000160014a916a1a21d6466f7fcabf9bd8778d8b9210a175d02473044022018bd3ac06fff40c6a84927a59944a0a1195960951d26d773b1b95bfb9fd1aed70220770e66005e1d248d6e8e4a4742beaabe97cd6eb8348a934f3df78d34a96d5d88012103795a0a445d83475154abb64108396d40d5d3e1f167083d2657b468baa628a6729e5d0e00';
-const EBTC = appFromString('t/0796f63ed48144b4ec69fb794fbc2290ae63acf945fb035d5474648b50ee43b6/fd0cac892e457454be0212fa7d9a0e1517d5bd6a33aa7c66a1f10f55e375c290');
+const EBTC = appFromString(
+  't/0796f63ed48144b4ec69fb794fbc2290ae63acf945fb035d5474648b50ee43b6/fd0cac892e457454be0212fa7d9a0e1517d5bd6a33aa7c66a1f10f55e375c290',
+);
 
 test('UTXO hash with nonce matches the beamed_outs entry of the real Cardano spell 0f9b34a8…', (t) => {
   if (!sharedOrSkip(t)) return;
@@ -570,13 +637,40 @@ test('a beamed-receive spell with the real Cardano finality signature is accepte
   assert.equal(source.chain, 'cardano');
   const dest: ChainTx = { chain: 'bitcoin', hex: BEAM_DEST_TX };
   // the receiving spell takes the beamed eBTC 999 and BRO 1 onto one Bitcoin output: a simple transfer
-  const spell = spellOf({ ins: [BEAM_DEST], outs: [[[0, 999n], [1, 1n]]], apps: [[EBTC, null], [BRO, null]] });
+  const spell = spellOf({
+    ins: [BEAM_DEST],
+    outs: [
+      [
+        [0, 999n],
+        [1, 1n],
+      ],
+    ],
+    apps: [
+      [EBTC, null],
+      [BRO, null],
+    ],
+  });
   const beamedFrom = new Map([[0, { utxo: u(`${BEAM_SOURCE}:0`), nonce: BEAM_NONCE }]]);
   const r = await checkSpell(args(spell, [source, dest], { tx_ins_beamed_source_utxos: beamedFrom }));
   assert.deepEqual(r.cycles, [0n, 0n]);
   // the same spell fails with a wrong nonce, more charms than beamed, or no finality signature
-  await assert.rejects(checkSpell(args(spell, [source, dest], { tx_ins_beamed_source_utxos: new Map([[0, { utxo: u(`${BEAM_SOURCE}:0`), nonce: BEAM_NONCE + 1n }]]) })), /was not beamed to e7d468ff/);
-  const greedy = spellOf({ ins: [BEAM_DEST], outs: [[[0, 1000n], [1, 1n]]], apps: [[EBTC, null], [BRO, null]] });
+  await assert.rejects(
+    checkSpell(args(spell, [source, dest], { tx_ins_beamed_source_utxos: new Map([[0, { utxo: u(`${BEAM_SOURCE}:0`), nonce: BEAM_NONCE + 1n }]]) })),
+    /was not beamed to e7d468ff/,
+  );
+  const greedy = spellOf({
+    ins: [BEAM_DEST],
+    outs: [
+      [
+        [0, 1000n],
+        [1, 1n],
+      ],
+    ],
+    apps: [
+      [EBTC, null],
+      [BRO, null],
+    ],
+  });
   await assert.rejects(checkSpell(args(greedy, [source, dest], { tx_ins_beamed_source_utxos: beamedFrom })), /not a simple transfer for: \[t\/0796f63e/);
   const unsigned: ChainTx = { chain: 'cardano', hex: source.hex };
   await assert.rejects(checkSpell(args(spell, [unsigned, dest], { tx_ins_beamed_source_utxos: beamedFrom })), /needs a valid finality proof/);

@@ -8,24 +8,8 @@
 import { CharmsError } from '../errors.js';
 import { sha256 } from '../util/sha256.js';
 import { compareBytes, equalBytes, fromHex, toHex } from '../util/bytes.js';
-import {
-  appToString,
-  txidToDisplay,
-  utxoIdToBytes,
-  utxoIdToString,
-  type App,
-  type B32,
-  type Data,
-  type UtxoId,
-} from '../model/primitives.js';
-import {
-  CURRENT_VERSION,
-  type AppSignature,
-  type BeamSource,
-  type NativeOutput,
-  type NormalizedSpell,
-  type VersionedApp,
-} from '../model/spell.js';
+import { appToString, txidToDisplay, utxoIdToBytes, utxoIdToString, type App, type B32, type Data, type UtxoId } from '../model/primitives.js';
+import { CURRENT_VERSION, type AppSignature, type BeamSource, type NativeOutput, type NormalizedSpell, type VersionedApp } from '../model/spell.js';
 import { ValueMap } from '../codec/value.js';
 import type { Chain, ChainTx, SpellInputs } from '../model/request.js';
 import { vkOfBinary, vkOfPublicKey, verifyBinarySignature } from '../keys/app-key.js';
@@ -40,13 +24,7 @@ import { checkScrollOutputs, type SignedScrollOutputs } from '../bitcoin/scrolls
 import type { RunResult } from '../runner/index.js';
 export type { RunResult };
 /** The app runner (src/runner `runApp`), injected so tests can fake it. */
-export type RunApp = (args: {
-  wasm: Uint8Array;
-  stdin: Uint8Array;
-  expectedVersion?: number;
-  fuelLimit?: bigint;
-  timeoutMs?: number;
-}) => Promise<RunResult>;
+export type RunApp = (args: { wasm: Uint8Array; stdin: Uint8Array; expectedVersion?: number; fuelLimit?: bigint; timeoutMs?: number }) => Promise<RunResult>;
 
 /** A spell's inputs (the one bundle, model/request.ts) plus how to check them. */
 export interface CheckArgs extends SpellInputs {
@@ -84,10 +62,13 @@ const conditionFailed = (cond: string) => (msg: string) => rule(`Condition faile
 const wf = conditionFailed('well_formed(spell, &prev_spells, tx_ins_beamed_source_utxos)');
 const isEmpty = (d: Data | undefined) => d === undefined || d === null;
 const appsOf = (spell: NormalizedSpell): App[] => spell.app_public_inputs.map(([a]) => a);
-const versionedOf = (spell: NormalizedSpell, vk: B32): VersionedApp | undefined =>
-  spell.versioned_apps.find(([k]) => equalBytes(k, vk))?.[1];
+const versionedOf = (spell: NormalizedSpell, vk: B32): VersionedApp | undefined => spell.versioned_apps.find(([k]) => equalBytes(k, vk))?.[1];
 const beamedOutHash = (spell: NormalizedSpell, i: number): B32 | undefined => spell.tx.beamed_outs?.get(i);
-const showTxids = (s: Iterable<string>) => [...s].sort().map((h) => txidToDisplay(fromHex(h))).join(', ');
+const showTxids = (s: Iterable<string>) =>
+  [...s]
+    .sort()
+    .map((h) => txidToDisplay(fromHex(h)))
+    .join(', ');
 const showSet = (s: Iterable<string>) => `{${[...s].sort().join(', ')}}`;
 
 /** `utxo_id_hash_with_nonce`: SHA-256(utxo id bytes ‖ nonce u64 LE if any). */
@@ -110,8 +91,7 @@ export function utxoHashWithNonce(u: UtxoId, nonce?: bigint): Uint8Array {
 function adjustCoinContents(spell: NormalizedSpell, chain: Chain): NormalizedSpell {
   const coins = spell.tx.coins;
   if (!coins) throw rule('coins must be present');
-  if (coins.length !== spell.tx.outs.length)
-    throw rule(`coins length (${coins.length}) must match outs length (${spell.tx.outs.length})`);
+  if (coins.length !== spell.tx.outs.length) throw rule(`coins length (${coins.length}) must match outs length (${spell.tx.outs.length})`);
   if (chain === 'bitcoin') {
     coins.forEach((c, i) => {
       if (c.content !== undefined) throw rule(`coins[${i}].content must be None for Bitcoin`);
@@ -119,9 +99,7 @@ function adjustCoinContents(spell: NormalizedSpell, chain: Chain): NormalizedSpe
     return spell;
   }
   if (coins.every((c) => c.content !== undefined)) return spell;
-  const filled: NativeOutput[] = coins.map((c) =>
-    c.content !== undefined ? c : { ...c, content: new ValueMap([['multiasset', new ValueMap()]]) },
-  );
+  const filled: NativeOutput[] = coins.map((c) => (c.content !== undefined ? c : { ...c, content: new ValueMap([['multiasset', new ValueMap()]]) }));
   return { ...spell, tx: { ...spell.tx, coins: filled } };
 }
 
@@ -136,8 +114,7 @@ function ensureAllPrevTxsArePresent(spell: NormalizedSpell, beamedFrom: Map<numb
   if (missingRef) throw rule(`prev_txs MUST contain transactions creating ref UTXOs (missing the one of ${utxoIdToString(missingRef)})`);
   for (const [i, b] of beamedFrom) {
     const u = ins[i];
-    if (!u || !has(u) || !has(b.utxo))
-      throw rule(`prev_txs MUST contain transactions creating beaming source and destination UTXOs (input #${i})`);
+    if (!u || !has(u) || !has(b.utxo)) throw rule(`prev_txs MUST contain transactions creating beaming source and destination UTXOs (input #${i})`);
   }
   const required = new Set([...ins, ...(spell.tx.refs ?? []), ...[...beamedFrom.values()].map((b) => b.utxo)].map((u) => toHex(u.txid)));
   if (required.size !== prevTxids.size || [...required].some((t) => !prevTxids.has(t)))
@@ -275,8 +252,7 @@ function ensureNoZeroAmounts(spell: NormalizedSpell): void {
 
 /** `well_formed`, each condition with its own message after the reference's (`Condition failed: …`). */
 export function wellFormed(spell: NormalizedSpell, prev: Map<string, PrevSpell>, beamedFrom: Map<number, BeamSource>): void {
-  if (spell.version !== CURRENT_VERSION)
-    throw wf(`spell version ${spell.version} is not the current protocol version ${CURRENT_VERSION}`);
+  if (spell.version !== CURRENT_VERSION) throw wf(`spell version ${spell.version} is not the current protocol version ${CURRENT_VERSION}`);
   ensureNoZeroAmounts(spell);
   const ins = spell.tx.ins;
   if (!ins) throw wf('spell.tx.ins must be present');
@@ -285,8 +261,7 @@ export function wellFormed(spell: NormalizedSpell, prev: Map<string, PrevSpell>,
     const p = prev.get(toHex(u.txid));
     return !!p && u.vout <= p.numOuts && !beamedOutHash(p.spell, u.vout);
   };
-  for (const [i, u] of ins.entries())
-    if (!created(u)) throw wf(`input #${i} ${utxoIdToString(u)} is not created by the given prev_txs (or was beamed out)`);
+  for (const [i, u] of ins.entries()) if (!created(u)) throw wf(`input #${i} ${utxoIdToString(u)} is not created by the given prev_txs (or was beamed out)`);
   for (const [i, u] of (spell.tx.refs ?? []).entries())
     if (!created(u)) throw wf(`ref #${i} ${utxoIdToString(u)} is not created by the given prev_txs (or was beamed out)`);
   for (const [i, b] of beamedFrom) {
@@ -383,7 +358,9 @@ function checkAppVersionContinuity(spell: NormalizedSpell, prev: Map<string, Pre
       const curVa = versionedOf(spell, app.vk);
       if (!prevVa) {
         if (curVa)
-          throw rule(`${where}: the spent charm is from a previous spell that treated this app as simple (no \`versioned_apps\` entry); the spending spell cannot retroactively declare it versioned`);
+          throw rule(
+            `${where}: the spent charm is from a previous spell that treated this app as simple (no \`versioned_apps\` entry); the spending spell cannot retroactively declare it versioned`,
+          );
         continue;
       }
       if (!referencedVks.has(toHex(app.vk))) continue;
@@ -391,8 +368,7 @@ function checkAppVersionContinuity(spell: NormalizedSpell, prev: Map<string, Pre
         throw rule(
           `input #${s.i} (${utxoIdToString(s.src)}): spent charm with versioned app ${appToString(app)} is referenced in the spending spell, but the spending spell does not declare it in \`versioned_apps\``,
         );
-      if (prevVa.version === 0 && curVa.version !== 0)
-        throw rule(`${where}: spent version is 0, spending spell version must also be 0 (got ${curVa.version})`);
+      if (prevVa.version === 0 && curVa.version !== 0) throw rule(`${where}: spent version is 0, spending spell version must also be 0 (got ${curVa.version})`);
       if (prevVa.version !== 0 && curVa.version !== 0 && curVa.version < prevVa.version)
         throw rule(`${where}: spending version (${curVa.version}) must be 0, equal to, or higher than the spent version (${prevVa.version})`);
       if (curVa.version === prevVa.version && !equalBytes(curVa.wasm_hash, prevVa.wasm_hash))
@@ -518,4 +494,3 @@ async function checkSpellRules(a: CheckArgs): Promise<CheckResult> {
   }
   return { cycles, notices, scrollsBound, spell };
 }
-

@@ -120,7 +120,6 @@ export interface PrevSpell {
   unrenderedCoins?: Set<number>;
 }
 
-
 const emptySpell = (ins: UtxoId[], coins: NativeOutput[]): NormalizedSpell => ({
   version: CURRENT_VERSION,
   tx: { ins, outs: [], coins },
@@ -137,7 +136,14 @@ function bitcoinVirtualSpell(t: ChainTx, mock: boolean): PrevSpell {
   const base = { txid, numOuts: tx.outputs.length, tx: t };
   const spell = verifiedSpellOf('bitcoin', bytes, mock);
   if (spell) return { ...base, spell: { ...spell, tx: { ...spell.tx, coins } }, verified: true };
-  return { ...base, spell: emptySpell(tx.inputs.map((i) => ({ txid: i.txid, vout: i.vout })), coins), verified: false };
+  return {
+    ...base,
+    spell: emptySpell(
+      tx.inputs.map((i) => ({ txid: i.txid, vout: i.vout })),
+      coins,
+    ),
+    verified: false,
+  };
 }
 
 // ------------------------------------------------------------------------------ Cardano

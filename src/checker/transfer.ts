@@ -14,8 +14,7 @@ const U64_LIMIT = 1n << 64n;
 /** Is `d` what `Data::value::<u64>()` accepts: a CBOR unsigned integer below 2^64. */
 export const isU64 = (d: Data): d is bigint => typeof d === 'bigint' && d >= 0n && d < U64_LIMIT;
 
-const valuesOf = (app: App, list: Charms[]): Data[] =>
-  list.flatMap((c) => c.filter(([a]) => appEquals(a, app)).map(([, d]) => d));
+const valuesOf = (app: App, list: Charms[]): Data[] => list.flatMap((c) => c.filter(([a]) => appEquals(a, app)).map(([, d]) => d));
 
 /**
  * `sum_token_amount`: the sum of the app's amounts, or `undefined` where the reference returns an
@@ -35,13 +34,19 @@ export function sumTokenAmount(app: App, list: Charms[]): bigint | undefined {
 
 function tokenAmountsBalanced(app: App, tx: AppTransaction): boolean {
   // Both sums are computed (a tuple in the reference), inputs first.
-  const i = sumTokenAmount(app, tx.ins.map(([, c]) => c));
+  const i = sumTokenAmount(
+    app,
+    tx.ins.map(([, c]) => c),
+  );
   const o = sumTokenAmount(app, tx.outs);
   return i !== undefined && o !== undefined && i === o;
 }
 
 function nftStatePreserved(app: App, tx: AppTransaction): boolean {
-  const ins = valuesOf(app, tx.ins.map(([, c]) => c));
+  const ins = valuesOf(
+    app,
+    tx.ins.map(([, c]) => c),
+  );
   const outs = valuesOf(app, tx.outs);
   if (ins.length !== outs.length) return false;
   const used = outs.map(() => false);

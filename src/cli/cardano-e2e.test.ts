@@ -30,25 +30,65 @@ const ADDR_HEX = toHex(cardanoAddressBytes(ADDR));
 test('CLI: mint on Cardano in mock mode, spend it through the server, show-spell --chain cardano --mock verifies both', async () => {
   const app = await templateApp();
   const dir = mkdtempSync(join(tmpdir(), 'charms-cardano-'));
-  const fund = cardanoFundingTx([
-    { address: cardanoAddressBytes(ADDR), lovelace: 40_000_000n },
-    { address: cardanoAddressBytes(ADDR), lovelace: 5_000_000n },
-    { address: cardanoAddressBytes(ADDR), lovelace: 20_000_000n },
-  ], 3);
+  const fund = cardanoFundingTx(
+    [
+      { address: cardanoAddressBytes(ADDR), lovelace: 40_000_000n },
+      { address: cardanoAddressBytes(ADDR), lovelace: 5_000_000n },
+      { address: cardanoAddressBytes(ADDR), lovelace: 20_000_000n },
+    ],
+    3,
+  );
   const fundHex = toHex(fund);
   const fundId = toHex(cardanoTxHash(parseCardanoTx(fund)));
   const in0 = `${fundId}:0`;
   const nft = `n/${identityFor(in0)}/${app.vk}`;
-  writeFileSync(join(dir, 'mint.yaml'), `version: 15\ntx:\n  ins: [${in0}]\n  outs:\n  - 0: {ticker: TOAD, remaining: 100000}\n  coins: [{amount: 2000000, dest: ${ADDR_HEX}}]\napp_public_inputs:\n  ${nft}: ~\n`);
+  writeFileSync(
+    join(dir, 'mint.yaml'),
+    `version: 15\ntx:\n  ins: [${in0}]\n  outs:\n  - 0: {ticker: TOAD, remaining: 100000}\n  coins: [{amount: 2000000, dest: ${ADDR_HEX}}]\napp_public_inputs:\n  ${nft}: ~\n`,
+  );
   writeFileSync(join(dir, 'private.yaml'), `${nft}: "${in0}"\n`);
-  
+
   const common = ['--chain', 'cardano', '--change-address', ADDR];
 
-  const noColl = charms(['spell', 'prove', '--mock', '--spell', 'mint.yaml', '--private-inputs', 'private.yaml', '--app-bins', app.path, '--prev-txs', `!cardano ${fundHex}`, ...common], { cwd: dir });
+  const noColl = charms(
+    [
+      'spell',
+      'prove',
+      '--mock',
+      '--spell',
+      'mint.yaml',
+      '--private-inputs',
+      'private.yaml',
+      '--app-bins',
+      app.path,
+      '--prev-txs',
+      `!cardano ${fundHex}`,
+      ...common,
+    ],
+    { cwd: dir },
+  );
   assert.equal(noColl.status, 1);
   assert.match(noColl.stderr, /Collateral UTXO is required/);
 
-  const mint = charms(['spell', 'prove', '--mock', '--spell', 'mint.yaml', '--private-inputs', 'private.yaml', '--app-bins', app.path, '--prev-txs', `!cardano ${fundHex}`, '--collateral', `${fundId}:1`, ...common], { cwd: dir });
+  const mint = charms(
+    [
+      'spell',
+      'prove',
+      '--mock',
+      '--spell',
+      'mint.yaml',
+      '--private-inputs',
+      'private.yaml',
+      '--app-bins',
+      app.path,
+      '--prev-txs',
+      `!cardano ${fundHex}`,
+      '--collateral',
+      `${fundId}:1`,
+      ...common,
+    ],
+    { cwd: dir },
+  );
   assert.equal(mint.status, 0, mint.stderr);
   const env1 = JSON.parse(mint.stdout);
   assert.deepEqual(Object.keys(env1).sort(), ['cborHex', 'description', 'type']);
@@ -65,12 +105,30 @@ test('CLI: mint on Cardano in mock mode, spend it through the server, show-spell
   // spend through a mock server
   const { child: server, port } = await startCliServer(['server', '--mock', '--ip', '127.0.0.1', '--port', '0']);
   children.push(server);
-  writeFileSync(join(dir, 'spend.yaml'), `version: 15\ntx:\n  ins: [${tx1Id}:0, ${fundId}:2]\n  outs:\n  - 0: {ticker: TOAD, remaining: 100000}\n  coins: [{amount: 3000000, dest: ${ADDR_HEX}}]\napp_public_inputs:\n  ${nft}: ~\n`);
-  
-  const spend = charms(['spell', 'prove', '--spell', 'spend.yaml', '--prev-txs', `!cardano ${env1.cborHex}`, '--prev-txs', `!cardano ${fundHex}`, '--collateral-utxo', `${fundId}:1`, ...common], {
-    cwd: dir,
-    env: { SVC_PROVE_API_URL: `http://127.0.0.1:${port}/spells/prove` },
-  });
+  writeFileSync(
+    join(dir, 'spend.yaml'),
+    `version: 15\ntx:\n  ins: [${tx1Id}:0, ${fundId}:2]\n  outs:\n  - 0: {ticker: TOAD, remaining: 100000}\n  coins: [{amount: 3000000, dest: ${ADDR_HEX}}]\napp_public_inputs:\n  ${nft}: ~\n`,
+  );
+
+  const spend = charms(
+    [
+      'spell',
+      'prove',
+      '--spell',
+      'spend.yaml',
+      '--prev-txs',
+      `!cardano ${env1.cborHex}`,
+      '--prev-txs',
+      `!cardano ${fundHex}`,
+      '--collateral-utxo',
+      `${fundId}:1`,
+      ...common,
+    ],
+    {
+      cwd: dir,
+      env: { SVC_PROVE_API_URL: `http://127.0.0.1:${port}/spells/prove` },
+    },
+  );
   assert.equal(spend.status, 0, spend.stderr);
   assert.ok(spend.stderr.includes(CARDANO_MOCK_NOTICE), spend.stderr);
   const env2 = JSON.parse(spend.stdout);

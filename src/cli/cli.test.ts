@@ -15,9 +15,7 @@ const bin = fileURLToPath(new URL('./charms.js', import.meta.url));
 const charms = (args: string[], cwd?: string) =>
   spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8', env: { ...process.env, CHARMS_DEBUG: '' } });
 
-const allNames = (c: CommandDef): string[] => [
-  ...(c.subcommands ?? []).filter((s) => !s.hidden).flatMap((s) => [s.name, ...allNames(s)]),
-];
+const allNames = (c: CommandDef): string[] => [...(c.subcommands ?? []).filter((s) => !s.hidden).flatMap((s) => [s.name, ...allNames(s)])];
 
 test('completions for every shell name every visible subcommand', () => {
   const root = commandTree('charms');
@@ -238,7 +236,10 @@ comp charms completions f
 test('COMPLETE=zsh and COMPLETE=fish registrations work in real zsh and fish', (t) => {
   if (!hasShell('zsh') || !hasShell('fish')) return skipOrFail(t, 'zsh or fish not installed (apt-get install zsh fish)');
   const { env } = charmsOnPath();
-  const fish = spawnSync('fish', ['--no-config', '-c', 'COMPLETE=fish charms | source; complete -C "charms sp"; complete -C "charms tx show-spell --chain "'], { encoding: 'utf8', env });
+  const fish = spawnSync('fish', ['--no-config', '-c', 'COMPLETE=fish charms | source; complete -C "charms sp"; complete -C "charms tx show-spell --chain "'], {
+    encoding: 'utf8',
+    env,
+  });
   assert.equal(fish.status, 0, fish.stderr);
   assert.deepEqual(fish.stdout.trim().split('\n'), ['spell\tWork with spells', 'bitcoin', 'cardano']);
   // zsh: the registered completer, called as the completion system would, hands `_describe` the candidates
@@ -285,9 +286,11 @@ test('exit codes and parsing as clap: no subcommand, bad values, -o=cbor, usage 
     assert.match(r.stderr, re);
   }
   const root = commandTree('charms');
-  for (const ok of ['2', '2.5', '1e1', '.5', 'inf']) assert.equal(parseArgv(root, ['spell', 'prove', '--change-address', 'x', '--fee-rate', ok]).parsed.opts['fee-rate'], ok);
+  for (const ok of ['2', '2.5', '1e1', '.5', 'inf'])
+    assert.equal(parseArgv(root, ['spell', 'prove', '--change-address', 'x', '--fee-rate', ok]).parsed.opts['fee-rate'], ok);
   // -o=cbor and -ocbor, as clap
-  for (const o of ['-o=cbor', '-ocbor']) assert.equal(parseArgv(root, ['spell', 'prove', '--change-address', 'x', '--payload', o]).parsed.opts['output'], 'cbor');
+  for (const o of ['-o=cbor', '-ocbor'])
+    assert.equal(parseArgv(root, ['spell', 'prove', '--change-address', 'x', '--payload', o]).parsed.opts['output'], 'cbor');
   // usage lines name the required options
   assert.match(charms(['tx', 'show-spell', '--help']).stdout, /^Usage: charms tx show-spell \[OPTIONS\] --tx <TX>$/m);
   assert.match(charms(['spell', 'prove', '--help']).stdout, /^Usage: charms spell prove \[OPTIONS\] --change-address <CHANGE_ADDRESS>$/m);

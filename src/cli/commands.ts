@@ -70,7 +70,7 @@ export function commandTree(binName: string): CommandDef {
           'Transaction source (options override the environment):\n' +
           '  ESPLORA_URL            Esplora-compatible API base, e.g. https://mempool.space/testnet4/api (GET <base>/tx/<txid>/hex)\n' +
           '  BITCOIN_RPC_URL        Bitcoin Core JSON-RPC URL, e.g. http://127.0.0.1:48332 (getrawtransaction; needs -txindex)\n' +
-          '  BITCOIN_RPC_COOKIE     path of bitcoind\'s .cookie file, or\n' +
+          "  BITCOIN_RPC_COOKIE     path of bitcoind's .cookie file, or\n" +
           '  BITCOIN_RPC_USER, BITCOIN_RPC_PASSWORD   RPC credentials\n' +
           'Without a source only PUT works. Cache: in-process LRU, or Redis with CACHE_URL=redis://…; LOG_LEVEL sets the log level.',
         options: [
@@ -97,7 +97,7 @@ export function commandTree(binName: string): CommandDef {
           '  INDEX_DB_URL           the database: a SQLite file path (default $XDG_DATA_HOME/charms-ts/index-<network>.sqlite) or postgres://…\n' +
           '  BITCOIN_RPC_URL        Bitcoin Core JSON-RPC URL (+ BITCOIN_RPC_COOKIE, or BITCOIN_RPC_USER and BITCOIN_RPC_PASSWORD)\n' +
           '  ESPLORA_URL            Esplora-compatible API base, instead of a node\n' +
-          '  BITCOIN_ZMQ_URL        the node\'s ZMQ publisher (hashblock, sequence): faster than polling, which always continues',
+          "  BITCOIN_ZMQ_URL        the node's ZMQ publisher (hashblock, sequence): faster than polling, which always continues",
         options: [
           { name: 'ip', value: 'IP', default: '0.0.0.0', help: 'IP address to listen on' },
           { name: 'port', value: 'PORT', default: '17786', help: 'Port to listen on' },
@@ -134,7 +134,15 @@ export function commandTree(binName: string): CommandDef {
               { name: 'fee-rate', value: 'FEE_RATE', type: 'f64', default: '2.0', help: 'Bitcoin fee rate in sats/vB (>= 1.0)' },
               { name: 'collateral-utxo', aliases: ['collateral'], value: 'UTXO', help: 'Collateral UTXO txid:vout (required for Cardano)' },
               { name: 'payload', help: 'Print the ProveRequest instead of proving' },
-              { name: 'output', short: 'o', value: 'FORMAT', choices: ['json', 'cbor'], default: 'json', requires: 'payload', help: 'Payload format (requires --payload)' },
+              {
+                name: 'output',
+                short: 'o',
+                value: 'FORMAT',
+                choices: ['json', 'cbor'],
+                default: 'json',
+                requires: 'payload',
+                help: 'Payload format (requires --payload)',
+              },
               mockOpt('Prove locally in mock mode instead of calling the proving service'),
             ],
             run: lazy(() => import('./commands/spell-prove.js')),

@@ -78,7 +78,8 @@ function completeWords(root: CommandDef, words: string[], index: number, cwd: st
   let pos = 0;
   let escaped = false;
   let pending: OptionDef | undefined;
-  const findLong = (c: CommandDef, name: string) => visibleOpts(c, c === root).find((o) => o.name === name) ?? c.options?.find((o) => o.aliases?.includes(name));
+  const findLong = (c: CommandDef, name: string) =>
+    visibleOpts(c, c === root).find((o) => o.name === name) ?? c.options?.find((o) => o.aliases?.includes(name));
   const findShort = (c: CommandDef, s: string) => visibleOpts(c, c === root).find((o) => o.short === s);
   for (let i = 1; i < index && i < words.length; i++) {
     const w = words[i]!;
@@ -304,13 +305,7 @@ function executable(path: string): boolean {
  * undefined when the variable is unset, empty or `0` (then the program runs as usual). Throws for
  * an unknown shell.
  */
-export function completeEnv(
-  root: CommandDef,
-  argv: string[],
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-  self: { script: string; node: string },
-): string | undefined {
+export function completeEnv(root: CommandDef, argv: string[], env: NodeJS.ProcessEnv, cwd: string, self: { script: string; node: string }): string | undefined {
   const name = env.COMPLETE;
   if (name === undefined || name === '' || name === '0') return undefined;
   const stem = name.replace(/^.*\//, '').replace(/\.[^.]*$/, '');

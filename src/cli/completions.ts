@@ -19,11 +19,7 @@ function walk(cmd: CommandDef, path: string[] = []): Node[] {
 
 const visibleSubs = (c: CommandDef) => (c.subcommands ?? []).filter((s) => !s.hidden);
 const visibleOpts = (c: CommandDef) => (c.options ?? []).filter((o) => !o.hidden);
-const flags = (o: OptionDef): string[] => [
-  `--${o.name}`,
-  ...(o.aliases ?? []).map((a) => `--${a}`),
-  ...(o.short ? [`-${o.short}`] : []),
-];
+const flags = (o: OptionDef): string[] => [`--${o.name}`, ...(o.aliases ?? []).map((a) => `--${a}`), ...(o.short ? [`-${o.short}`] : [])];
 const sq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 function bash(root: CommandDef): string {
@@ -111,9 +107,12 @@ function fish(root: CommandDef): string {
       chain.length === 0
         ? `__fish_use_subcommand`
         : `__fish_seen_subcommand_from ${chain[chain.length - 1]}` +
-          (visibleSubs(n.cmd).length ? `; and not __fish_seen_subcommand_from ${visibleSubs(n.cmd).map((s) => s.name).join(' ')}` : '');
-    for (const s of visibleSubs(n.cmd))
-      lines.push(`complete -c ${bin} -n ${sq(cond)} -f -a ${s.name} -d ${sq(s.about)}`);
+          (visibleSubs(n.cmd).length
+            ? `; and not __fish_seen_subcommand_from ${visibleSubs(n.cmd)
+                .map((s) => s.name)
+                .join(' ')}`
+            : '');
+    for (const s of visibleSubs(n.cmd)) lines.push(`complete -c ${bin} -n ${sq(cond)} -f -a ${s.name} -d ${sq(s.about)}`);
     for (const o of visibleOpts(n.cmd)) {
       let l = `complete -c ${bin} -n ${sq(cond)} -l ${o.name}`;
       if (o.short) l += ` -s ${o.short}`;
@@ -131,7 +130,9 @@ function powershell(root: CommandDef): string {
   const cases = walk(root)
     .map((n) => {
       const items = [
-        ...visibleSubs(n.cmd).map((s) => `[CompletionResult]::new('${s.name}', '${s.name}', [CompletionResultType]::ParameterValue, '${s.about.replace(/'/g, "''")}')`),
+        ...visibleSubs(n.cmd).map(
+          (s) => `[CompletionResult]::new('${s.name}', '${s.name}', [CompletionResultType]::ParameterValue, '${s.about.replace(/'/g, "''")}')`,
+        ),
         ...visibleOpts(n.cmd).flatMap((o) =>
           flags(o).map((f) => `[CompletionResult]::new('${f}', '${f}', [CompletionResultType]::ParameterName, '${o.help.replace(/'/g, "''")}')`),
         ),

@@ -77,7 +77,9 @@ test('app new (both templates); the AssemblyScript app builds, prints its vk, an
   const vars = { in_utxo_0: in0, app_id: identityFor(in0), app_vk: vk, dest_0: f.dest, amount_0: '1000' };
   writeFileSync(join(appDir, 'mint.yaml'), fill(readFileSync(join(appDir, 'spells/mint-nft.yaml'), 'utf8'), vars));
   writeFileSync(join(appDir, 'mint-private.yaml'), fill(readFileSync(join(appDir, 'spells/mint-nft-private.yaml'), 'utf8'), vars));
-  const check = charms(['spell', 'check', '--spell', 'mint.yaml', '--private-inputs', 'mint-private.yaml', '--app-bins', wasmPath, '--prev-txs', f.hex], { cwd: appDir });
+  const check = charms(['spell', 'check', '--spell', 'mint.yaml', '--private-inputs', 'mint-private.yaml', '--app-bins', wasmPath, '--prev-txs', f.hex], {
+    cwd: appDir,
+  });
   assert.equal(check.status, 0, check.stderr);
   assert.match(check.stderr, /cycles spent: \[\d+\]\n$/);
   // without the private input the contract explains its rejection on stderr
@@ -87,7 +89,24 @@ test('app new (both templates); the AssemblyScript app builds, prints its vk, an
   assert.match(reject.stderr, /Error: all apps should run successfully/);
 
   // prove the mint locally in mock mode
-  const proved = charms(['spell', 'prove', '--mock', '--spell', 'mint.yaml', '--private-inputs', 'mint-private.yaml', '--app-bins', wasmPath, '--prev-txs', f.hex, '--change-address', f.changeAddress], { cwd: appDir });
+  const proved = charms(
+    [
+      'spell',
+      'prove',
+      '--mock',
+      '--spell',
+      'mint.yaml',
+      '--private-inputs',
+      'mint-private.yaml',
+      '--app-bins',
+      wasmPath,
+      '--prev-txs',
+      f.hex,
+      '--change-address',
+      f.changeAddress,
+    ],
+    { cwd: appDir },
+  );
   assert.equal(proved.status, 0, proved.stderr);
   const [{ bitcoin: tx1 }] = JSON.parse(proved.stdout);
   const shown = charms(['tx', 'show-spell', '--mock', '--json', '--tx', tx1]);
@@ -95,9 +114,15 @@ test('app new (both templates); the AssemblyScript app builds, prints its vk, an
   assert.equal(charms(['tx', 'show-spell', '--tx', tx1]).stderr, 'No spell found in the transaction\n', 'a mock spell is not valid without --mock');
 
   // the payload is the ProveRequest; fee rate below 1.0 is refused
-  const payload = charms(['spell', 'prove', '--payload', '--spell', 'mint.yaml', '--app-bins', wasmPath, '--prev-txs', f.hex, '--change-address', f.changeAddress], { cwd: appDir });
+  const payload = charms(
+    ['spell', 'prove', '--payload', '--spell', 'mint.yaml', '--app-bins', wasmPath, '--prev-txs', f.hex, '--change-address', f.changeAddress],
+    { cwd: appDir },
+  );
   assert.equal(JSON.parse(payload.stdout).chain, 'bitcoin');
-  assert.match(charms(['spell', 'prove', '--fee-rate', '0.5', '--spell', 'mint.yaml', '--change-address', f.changeAddress], { cwd: appDir }).stderr, /fee rate must be >= 1.0/);
+  assert.match(
+    charms(['spell', 'prove', '--fee-rate', '0.5', '--spell', 'mint.yaml', '--change-address', f.changeAddress], { cwd: appDir }).stderr,
+    /fee rate must be >= 1.0/,
+  );
 
   // spend the NFT through a mock proving server (the CLI sends CBOR to SVC_PROVE_API_URL)
   const { child: server, port } = await startCliServer(['server', '--mock', '--ip', '127.0.0.1', '--port', '0']);
@@ -143,7 +168,10 @@ test('a Bitcoin spell with a Scrolls output: spell check warns "not yet bound" (
   assert.equal(prove.status, 1);
   assert.equal(prove.stdout, '');
   // the mock-mode notice, then the one-line error
-  const errors = prove.stderr.trim().split('\n').filter((l) => l.startsWith('Error:'));
+  const errors = prove.stderr
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('Error:'));
   assert.equal(errors.length, 1, prove.stderr);
   assert.match(errors[0]!, /^Error: Scrolls output\(s\) #1: mock mode cannot bind Scrolls outputs.*real prover server/);
 });

@@ -25,7 +25,10 @@ test('spell check/prove: a prev tx that is not one, a mistyped bech32 change add
   if (!sharedOrSkip(t)) return;
   const dir = mkdtempSync(join(tmpdir(), 'charms-newcomer-'));
   const f = funding(readSharedText);
-  writeFileSync(join(dir, 'spell.yaml'), `version: 15\ntx:\n  ins: [${f.txid}:0]\n  outs: [{}]\n  coins: [{amount: 1000, dest: ${f.dest}}]\napp_public_inputs: {}\n`);
+  writeFileSync(
+    join(dir, 'spell.yaml'),
+    `version: 15\ntx:\n  ins: [${f.txid}:0]\n  outs: [{}]\n  coins: [{amount: 1000, dest: ${f.dest}}]\napp_public_inputs: {}\n`,
+  );
   const zz = charms(['spell', 'check', '--spell', 'spell.yaml', '--prev-txs', 'zz'], dir);
   assert.equal(zz.status, 1);
   assert.match(errorLine(zz.stderr), /prev-txs\[0\]: "zz" is not a transaction: give the raw transaction as hex, or as \{bitcoin: <hex>\}/);

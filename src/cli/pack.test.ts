@@ -23,7 +23,8 @@ test('npm pack contents: bins, exports, templates and README; no sources, CI or 
     'scripts/link-bins.mjs',
   ];
   for (const t of ['rust', 'assemblyscript'])
-    for (const f of ['gitignore', 'README.md', 'spells/mint-nft.yaml', 'spells/mint-nft-private.yaml', 'spells/mint-token.yaml', 'spells/send.yaml']) wanted.push(`templates/${t}/${f}`);
+    for (const f of ['gitignore', 'README.md', 'spells/mint-nft.yaml', 'spells/mint-nft-private.yaml', 'spells/mint-token.yaml', 'spells/send.yaml'])
+      wanted.push(`templates/${t}/${f}`);
   // the bundles the CLI starts from, without the code caches this machine wrote (V8- and flag-specific)
   if (existsSync(join(repoRoot, 'dist', 'bundle'))) wanted.push('dist/bundle/cli/main.cjs', 'dist/bundle/runner/worker.cjs', 'scripts/bundle.mjs');
   for (const f of files) assert.ok(!f.endsWith('.v8cache'), `${f}: a code cache should not be in the package`);
@@ -32,10 +33,13 @@ test('npm pack contents: bins, exports, templates and README; no sources, CI or 
   // tests, test helpers, fixtures and benchmarks stay out of the published package
   for (const f of files) assert.ok(!/\.test\.|^dist\/(testing|bench)\/|\/fixtures\//.test(f), `${f} is test code and should not be in the package`);
   // and no test helper hides elsewhere: a shipped module (not an entry point) that only test code refers to is one
-  const testOnly = [...files].filter((f) => /^dist\/.*\.js$/.test(f) && !f.startsWith('dist/bundle/') && !wanted.includes(f)).map((f) => f.replace(/^dist\//, 'src/').replace(/\.js$/, '.ts')).filter((src) => {
-    const by = referrers.get(src) ?? [];
-    return by.length > 0 && by.every(isTestCode);
-  });
+  const testOnly = [...files]
+    .filter((f) => /^dist\/.*\.js$/.test(f) && !f.startsWith('dist/bundle/') && !wanted.includes(f))
+    .map((f) => f.replace(/^dist\//, 'src/').replace(/\.js$/, '.ts'))
+    .filter((src) => {
+      const by = referrers.get(src) ?? [];
+      return by.length > 0 && by.every(isTestCode);
+    });
   assert.deepEqual(testOnly, [], 'modules only tests use belong in src/testing/ (not shipped)');
 });
 
@@ -45,7 +49,9 @@ const isTestCode = (src: string) => /\.test\.ts$|^src\/(testing|bench)\/|\/fixtu
 const referrers = (() => {
   const by = new Map<string, string[]>();
   const walk = (dir: string): string[] =>
-    readdirSync(join(repoRoot, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [`${dir}/${e.name}`] : []));
+    readdirSync(join(repoRoot, dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(`${dir}/${e.name}`) : e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [`${dir}/${e.name}`] : [],
+    );
   for (const file of walk('src')) {
     const text = readFileSync(join(repoRoot, file), 'utf8');
     for (const m of text.matchAll(/(?:from\s*|import\(\s*|new URL\(\s*)['"](\.\.?\/[^'"]+)\.js['"]/g)) {

@@ -115,8 +115,7 @@ export function parseArgv(root: CommandDef, argv: string[]): Resolved {
         if (i + 1 >= argv.length) throw usage(`a value is required for '--${opt.name} <${opt.value}>'`);
         val = argv[++i]!;
       }
-      if (opt.choices && !opt.choices.includes(val))
-        throw usage(`invalid value '${val}' for '--${opt.name}': possible values: ${opt.choices.join(', ')}`);
+      if (opt.choices && !opt.choices.includes(val)) throw usage(`invalid value '${val}' for '--${opt.name}': possible values: ${opt.choices.join(', ')}`);
       checkType(opt, val);
       if (opt.repeatable) {
         const prev = parsed.opts[opt.name];
@@ -161,13 +160,7 @@ export function helpText(path: CommandDef[]): string {
   // clap's usage line: [OPTIONS] for the optional ones, then each required option, then positionals
   const required = opts.filter((o) => o.required).map(optUsage);
   const argsUsage = (cmd.args ?? []).map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`) + (a.variadic ? '...' : ''));
-  const usageParts = [
-    full,
-    ...(opts.some((o) => !o.required) ? ['[OPTIONS]'] : []),
-    ...required,
-    ...(cmd.subcommands ? ['<COMMAND>'] : []),
-    ...argsUsage,
-  ];
+  const usageParts = [full, ...(opts.some((o) => !o.required) ? ['[OPTIONS]'] : []), ...required, ...(cmd.subcommands ? ['<COMMAND>'] : []), ...argsUsage];
   lines.push(`Usage: ${usageParts.join(' ')}`);
   const subs = (cmd.subcommands ?? []).filter((s) => !s.hidden);
   if (subs.length) {

@@ -44,7 +44,10 @@ export async function serve(a: ParsedArgs, settings: Settings, start: (d: ServeD
   const log = createLogger(settings.logLevel);
   const proofBackend = await useFastProofBackend((m) => log.warn(m), { mockProofs: settings.mock });
   log.debug('proof backend', { backend: proofBackend });
-  const cache = createCache(settings.cacheUrl, log, { memoryBytes: settings.limits.cacheBytes, ...(settings.cacheSecret ? { secret: settings.cacheSecret } : {}) });
+  const cache = createCache(settings.cacheUrl, log, {
+    memoryBytes: settings.limits.cacheBytes,
+    ...(settings.cacheSecret ? { secret: settings.cacheSecret } : {}),
+  });
   const stopping = new AbortController();
   let started: Started;
   try {
@@ -56,7 +59,11 @@ export async function serve(a: ParsedArgs, settings: Settings, start: (d: ServeD
   const { server, banner, fields } = started;
   const m = settings.metrics;
   const metricsServer = typeof m === 'object' ? await startMetricsServer(m.host, m.port) : undefined;
-  log.info(banner, { ...fields, metrics: typeof m === 'object' ? `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${metricsServer!.port}/metrics` : m === 'public' ? '/metrics' : 'off' });
+  log.info(banner, {
+    ...fields,
+    metrics:
+      typeof m === 'object' ? `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${metricsServer!.port}/metrics` : m === 'public' ? '/metrics' : 'off',
+  });
   const signal = await untilSignal();
   const drainMs = settings.limits.drainTimeoutMs;
   log.info('shutting down: draining requests in progress', { signal, drainMs });

@@ -27,7 +27,10 @@ test('charms server --mock: start-up fields of mock mode only; a second one on t
       assert.ok(!(k in fields), `${k} does not apply in mock mode: ${line}`);
     assert.equal(fields.cache, 'memory');
     // the same port again: the error is the last thing said
-    const second = spawn(process.execPath, [charmsBin, 'server', '--mock', '--ip', '127.0.0.1', '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'], env });
+    const second = spawn(process.execPath, [charmsBin, 'server', '--mock', '--ip', '127.0.0.1', '--port', String(port)], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env,
+    });
     let err = '';
     second.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise<number | null>((r) => second.once('exit', r));

@@ -11,7 +11,6 @@ import { vkOfBinary } from '../keys/app-key.js';
 import { loadSettings } from '../settings/settings.js';
 import { fetchCheckedTx, sourceFromConfig } from '../sources/tx-sources.js';
 
-
 export async function readSpellInputs(a: ParsedArgs, ctx: CliContext): Promise<SpellInputs> {
   const file = (o: string, what: string) => {
     const p = optString(a, o);

@@ -55,7 +55,10 @@ test('`wallet list --json` lists the charms of every verifying transaction, skip
     env: { ...process.env, BITCOIN_CLI: process.execPath, BITCOIN_CLI_ARGS: fake, CHARMS_DEBUG: '' },
   });
   assert.equal(r.status, 0, r.stderr);
-  const docs = r.stdout.split(/\n(?=\{)/).filter((s) => s.trim()).map((s) => JSON.parse(s) as { utxo_id: string; charms: object });
+  const docs = r.stdout
+    .split(/\n(?=\{)/)
+    .filter((s) => s.trim())
+    .map((s) => JSON.parse(s) as { utxo_id: string; charms: object });
   assert.equal(docs.length, expected);
   for (const d of docs) assert.ok(Object.keys(d.charms).length > 0, d.utxo_id);
   assert.equal(r.stderr.match(/Looking at tx/g)?.length, txs.length);

@@ -26,7 +26,12 @@ test('checkCborShape: declared lengths past the input are refused at their head,
 });
 
 test('checkCborShape accepts what the encoder writes, definite and indefinite', () => {
-  const v = ValueMap.of({ status: 'replied', certificate: randomBytes(300), tree: [1n, [2n, randomBytes(3), [3n, new Uint8Array()]]], t: new Tagged(55799n, [true, null, -5n, 1.5]) });
+  const v = ValueMap.of({
+    status: 'replied',
+    certificate: randomBytes(300),
+    tree: [1n, [2n, randomBytes(3), [3n, new Uint8Array()]]],
+    t: new Tagged(55799n, [true, null, -5n, 1.5]),
+  });
   checkCborShape(encodeCbor(v), LIMITS);
   checkCborShape(Uint8Array.of(0x9f, 0x01, 0x9f, 0xff, 0xbf, 0x61, 0x61, 0x02, 0xff, 0xff), LIMITS);
   checkCborShape(Uint8Array.of(0x5f, 0x41, 0x00, 0x41, 0x01, 0xff), LIMITS);

@@ -32,8 +32,7 @@ test('floats take the shortest width that round-trips (ciborium)', () => {
   assert.equal(hex(65504), 'f97bff');
   assert.equal(hex(2 ** -24), 'f90001');
   assert.equal(hex(Infinity), 'f97c00');
-  for (const x of [2.0, 1.5, 100000.0, 0.1, -3.25, 1e300, 2 ** -24, 65504, 1 / 3])
-    assert.equal(decodeCbor(encodeCbor(x)), x);
+  for (const x of [2.0, 1.5, 100000.0, 0.1, -3.25, 1e300, 2 ** -24, 65504, 1 / 3]) assert.equal(decodeCbor(encodeCbor(x)), x);
 });
 
 test('maps keep their entry order; text, bytes, tags, simple values', () => {
@@ -59,7 +58,11 @@ test('decoder accepts indefinite lengths and rejects malformed input with Charms
   assert.deepEqual(decodeCbor(fromHex('9f0102ff')), [1n, 2n]);
   assert.deepEqual(decodeCbor(fromHex('5f42010241 03ff'.replace(/ /g, ''))), new Uint8Array([1, 2, 3]));
   for (const bad of ['', '18', '5a0000ffff', 'ff', '1c', '62c328', '0000', '9b00000000ffffffff']) {
-    assert.throws(() => decodeCbor(fromHex(bad)), (e: unknown) => e instanceof CharmsError && e.code === 'CBOR_DECODE', bad);
+    assert.throws(
+      () => decodeCbor(fromHex(bad)),
+      (e: unknown) => e instanceof CharmsError && e.code === 'CBOR_DECODE',
+      bad,
+    );
   }
   assert.equal(decodeCbor(fromHex('0000'), { allowTrailing: true }), 0n);
 });
@@ -83,7 +86,10 @@ test('an indefinite-length string of 150 000 chunks decodes without exhausting t
 test('nesting is bounded: 100 000 nested arrays and tags are a CBOR_DECODE error, not a stack overflow', () => {
   for (const head of [0x81, 0x9f, 0xc1, 0xa1]) {
     const bytes = new Uint8Array(100_000).fill(head);
-    assert.throws(() => decodeCbor(bytes), (e: unknown) => e instanceof CharmsError && e.code === 'CBOR_DECODE');
+    assert.throws(
+      () => decodeCbor(bytes),
+      (e: unknown) => e instanceof CharmsError && e.code === 'CBOR_DECODE',
+    );
   }
 });
 

@@ -264,8 +264,7 @@ export class CborReader extends ByteReader {
         this.pos += 8;
         break;
       case 31:
-        if (major === 0 || major === 1 || major === 6)
-          throw err('indefinite length not allowed for this major type', this.pos - 1);
+        if (major === 0 || major === 1 || major === 6) throw err('indefinite length not allowed for this major type', this.pos - 1);
         return { major, arg: null, info };
       default:
         throw err(`reserved additional info ${info}`, this.pos - 1);
@@ -275,8 +274,7 @@ export class CborReader extends ByteReader {
 
   /** A length that must fit the remaining input (guards against huge allocations). */
   private length(arg: bigint, unit: number): number {
-    if (arg > BigInt(this.bytes.length - this.pos) / BigInt(unit) + 1n)
-      throw err(`length ${arg} exceeds the input`, this.pos);
+    if (arg > BigInt(this.bytes.length - this.pos) / BigInt(unit) + 1n) throw err(`length ${arg} exceeds the input`, this.pos);
     return Number(arg);
   }
 

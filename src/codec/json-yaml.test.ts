@@ -19,7 +19,17 @@ test('show-spell v12: JSON and YAML print byte for byte as the reference', (t) =
 });
 
 test('serde_json float and string formatting', () => {
-  const cases: [number, string][] = [[2, '2.0'], [0.1, '0.1'], [1e16, '1e16'], [1e15, '1000000000000000.0'], [1.5e-7, '1.5e-7'], [1e-5, '0.00001'], [1e-6, '1e-6'], [-3.25, '-3.25'], [123456.789, '123456.789']];
+  const cases: [number, string][] = [
+    [2, '2.0'],
+    [0.1, '0.1'],
+    [1e16, '1e16'],
+    [1e15, '1000000000000000.0'],
+    [1.5e-7, '1.5e-7'],
+    [1e-5, '0.00001'],
+    [1e-6, '1e-6'],
+    [-3.25, '-3.25'],
+    [123456.789, '123456.789'],
+  ];
   for (const [v, s] of cases) assert.equal(formatFloatRyu(v), s);
   assert.equal(toJsonCompact(['a"b\\c\n\u0001é', 1n, 1.5, null, true]), '["a\\"b\\\\c\\n\\u0001é",1,1.5,null,true]');
   assert.equal(toJsonCompact(new ValueMap([[1n, 'x']])), '{"1":"x"}');
@@ -29,9 +39,17 @@ test('serde_json float and string formatting', () => {
 
 test('lossless JSON: big integers, float vs int, key order, errors with position', () => {
   const v = parseJson('{"b": 18446744073709551615, "1": 2.0, "a": -1}') as ValueMap;
-  assert.deepEqual(v.entries, [['b', 18446744073709551615n], ['1', 2], ['a', -1n]]);
+  assert.deepEqual(v.entries, [
+    ['b', 18446744073709551615n],
+    ['1', 2],
+    ['a', -1n],
+  ]);
   for (const bad of ['{', '[1,]', '{"a" 1}', '01', '"\u0001"', '1 2', 'nul']) {
-    assert.throws(() => parseJson(bad), (e: unknown) => e instanceof CharmsError && /line \d+ column \d+/.test(e.message), bad);
+    assert.throws(
+      () => parseJson(bad),
+      (e: unknown) => e instanceof CharmsError && /line \d+ column \d+/.test(e.message),
+      bad,
+    );
   }
 });
 
@@ -57,7 +75,42 @@ function rng(seed: number) {
   };
 }
 
-const TRICKY = ['yes', 'no', '0', '-', ': ', '#', ' lead', 'trail ', 'ünïcödé ✓', '', 'null', '~', '1e3', '0x10', '.inf', 'a: b', '- x', "it's", 'multi\nline', 'tab\there', '[x]', '{y}', '@at', '`tick`', '%p', '*star', '&amp', '!bang', '|pipe', '>gt', "'q'", '"dq"', 'k'.repeat(140), 'word '.repeat(30).trim()];
+const TRICKY = [
+  'yes',
+  'no',
+  '0',
+  '-',
+  ': ',
+  '#',
+  ' lead',
+  'trail ',
+  'ünïcödé ✓',
+  '',
+  'null',
+  '~',
+  '1e3',
+  '0x10',
+  '.inf',
+  'a: b',
+  '- x',
+  "it's",
+  'multi\nline',
+  'tab\there',
+  '[x]',
+  '{y}',
+  '@at',
+  '`tick`',
+  '%p',
+  '*star',
+  '&amp',
+  '!bang',
+  '|pipe',
+  '>gt',
+  "'q'",
+  '"dq"',
+  'k'.repeat(140),
+  'word '.repeat(30).trim(),
+];
 
 function randomValue(r: () => number, depth: number): Value {
   const k = r();
@@ -84,7 +137,11 @@ function randomValue(r: () => number, depth: number): Value {
 }
 
 const stringKeys = (v: Value): Value =>
-  v instanceof ValueMap ? new ValueMap(v.entries.map(([k, x]) => [typeof k === 'bigint' ? String(k) : k, stringKeys(x)])) : Array.isArray(v) ? v.map(stringKeys) : v;
+  v instanceof ValueMap
+    ? new ValueMap(v.entries.map(([k, x]) => [typeof k === 'bigint' ? String(k) : k, stringKeys(x)]))
+    : Array.isArray(v)
+      ? v.map(stringKeys)
+      : v;
 
 test('property: random values round-trip through YAML and JSON unchanged', () => {
   const r = rng(20261122);

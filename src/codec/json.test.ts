@@ -84,7 +84,14 @@ test('strings escape only quote, backslash and control characters', () => {
 });
 
 test('map keys follow serde_json: strings, integers, bools and finite floats; others fail', () => {
-  const m = new ValueMap([['s', 1n], [0n, 2n], [-7n, 3n], [true, 4n], [1.5, 5n], [18446744073709551616n, 6n]]);
+  const m = new ValueMap([
+    ['s', 1n],
+    [0n, 2n],
+    [-7n, 3n],
+    [true, 4n],
+    [1.5, 5n],
+    [18446744073709551616n, 6n],
+  ]);
   assert.equal(toJsonCompact(m), '{"s":1,"0":2,"-7":3,"true":4,"1.5":5,"18446744073709551616":6}');
   assert.throws(() => toJsonCompact(new ValueMap([[NaN, 1n]])), isInvalidInput(/float key must be finite/));
   for (const k of [null, ['a'], new ValueMap(), new Uint8Array([1]), new Tagged(1n, 'x')] as Value[])
@@ -136,7 +143,7 @@ test('parsing is lossless: bigints of any size, float vs integer, key order, dup
     ['z', -0],
     ['f', 0.0005],
   ]);
-  assert.ok(Object.is((v.entries[5]![1] as number), -0), 'serde_json reads -0 as the float -0.0');
+  assert.ok(Object.is(v.entries[5]![1] as number, -0), 'serde_json reads -0 as the float -0.0');
   assert.deepEqual(parseJson(' \t\r\n[ 1 ]\n'), [1n]);
   assert.deepEqual(parseJson('[true,false,null,"\\u00e9\\ud83d\\ude00\\/"]'), [true, false, null, 'é😀/']);
 });

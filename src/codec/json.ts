@@ -82,8 +82,7 @@ class JsonParser {
     const m = NUMBER.exec(this.text);
     const next = this.text.charCodeAt(this.pos + (m ? m[0].length : 0));
     // `01`, `1.`, `1e`, `-`: the grammar stops early and a digit, `.` or exponent follows
-    if (!m || (next >= 0x30 && next <= 0x39) || next === 0x2e || next === 0x65 || next === 0x45)
-      this.fail('invalid number', this.pos + (m ? m[0].length : 0));
+    if (!m || (next >= 0x30 && next <= 0x39) || next === 0x2e || next === 0x65 || next === 0x45) this.fail('invalid number', this.pos + (m ? m[0].length : 0));
     const text = m[0];
     const start = this.pos;
     this.pos += text.length;

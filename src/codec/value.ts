@@ -9,17 +9,7 @@
  * - `Uint8Array` is a CBOR byte string (never produced from JSON/YAML);
  * - `undefined` is CBOR `undefined` (f7), `null` is CBOR null (f6).
  */
-export type Value =
-  | bigint
-  | number
-  | string
-  | boolean
-  | null
-  | undefined
-  | Uint8Array
-  | Value[]
-  | ValueMap
-  | Tagged;
+export type Value = bigint | number | string | boolean | null | undefined | Uint8Array | Value[] | ValueMap | Tagged;
 
 export class ValueMap {
   /** Indexes of entries whose key was a chunked (indefinite-length) string in the CBOR input. */
@@ -61,15 +51,10 @@ export class Tagged {
 export function valueEquals(a: Value, b: Value): boolean {
   if (a === b) return true;
   if (typeof a === 'number' && typeof b === 'number') return Object.is(a, b) || a === b;
-  if (a instanceof Uint8Array && b instanceof Uint8Array)
-    return a.length === b.length && a.every((x, i) => x === b[i]);
-  if (Array.isArray(a) && Array.isArray(b))
-    return a.length === b.length && a.every((x, i) => valueEquals(x, b[i]));
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return a.length === b.length && a.every((x, i) => x === b[i]);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => valueEquals(x, b[i]));
   if (a instanceof ValueMap && b instanceof ValueMap)
-    return (
-      a.entries.length === b.entries.length &&
-      a.entries.every(([k, v], i) => valueEquals(k, b.entries[i]![0]) && valueEquals(v, b.entries[i]![1]))
-    );
+    return a.entries.length === b.entries.length && a.entries.every(([k, v], i) => valueEquals(k, b.entries[i]![0]) && valueEquals(v, b.entries[i]![1]));
   if (a instanceof Tagged && b instanceof Tagged) return a.tag === b.tag && valueEquals(a.value, b.value);
   return false;
 }

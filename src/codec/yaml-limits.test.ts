@@ -42,7 +42,12 @@ test('parsing deeply nested YAML twice in one process does not abort Node (child
 
 test('billion laughs: alias expansion is bounded (count and expanded size)', () => {
   const lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
-  for (let i = 1; i <= 9; i++) lines.push(`a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]`);
+  for (let i = 1; i <= 9; i++)
+    lines.push(
+      `a${i}: &a${i} [${Array(10)
+        .fill(`*a${i - 1}`)
+        .join(', ')}]`,
+    );
   const laughs = lines.join('\n');
   assert.ok(laughs.length < 800);
   assert.throws(() => parseYaml(laughs), refused(/alias/));

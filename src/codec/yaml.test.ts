@@ -19,9 +19,7 @@ function withIntegerCharmKeys(spell: Value): Value {
   const intKeys = (m: Value): Value => (m instanceof M ? new M(m.entries.map(([k, v]) => [typeof k === 'string' && /^\d+$/.test(k) ? BigInt(k) : k, v])) : m);
   const s = spell as ValueMap;
   const tx = s.get('tx') as ValueMap;
-  const newTx = new M(
-    tx.entries.map(([k, v]) => [k, k === 'outs' ? (v as Value[]).map(intKeys) : k === 'beamed_outs' ? intKeys(v) : v]),
-  );
+  const newTx = new M(tx.entries.map(([k, v]) => [k, k === 'outs' ? (v as Value[]).map(intKeys) : k === 'beamed_outs' ? intKeys(v) : v]));
   return new M(s.entries.map(([k, v]) => [k, k === 'tx' ? newTx : v]));
 }
 
@@ -63,7 +61,34 @@ const K128 = 'k'.repeat(128);
 const LIBYAML_CASES: [string, Value, string][] = [
   [
     'plain and quoted strings',
-    M.of({ a: 'plain text', b: 'yes', c: 'on', d: '0', e: '010', f: '-1.5', g: '1e3', h: '0x10', i: '.inf', j: 'nan', k: '~', l: 'null', m: 'True', n: '', o: '- x', p: 'a: b', q: 'a:', r: '#x', s: 'a #b', t: 'a#b', u: ' lead', v: 'trail ', w: "it's", x: '"dq"', y: '---', z: '...x' }),
+    M.of({
+      a: 'plain text',
+      b: 'yes',
+      c: 'on',
+      d: '0',
+      e: '010',
+      f: '-1.5',
+      g: '1e3',
+      h: '0x10',
+      i: '.inf',
+      j: 'nan',
+      k: '~',
+      l: 'null',
+      m: 'True',
+      n: '',
+      o: '- x',
+      p: 'a: b',
+      q: 'a:',
+      r: '#x',
+      s: 'a #b',
+      t: 'a#b',
+      u: ' lead',
+      v: 'trail ',
+      w: "it's",
+      x: '"dq"',
+      y: '---',
+      z: '...x',
+    }),
     "a: plain text\nb: yes\nc: on\nd: '0'\ne: '010'\nf: '-1.5'\ng: '1e3'\nh: '0x10'\ni: '.inf'\nj: nan\nk: '~'\nl: 'null'\nm: 'True'\nn: ''\no: '- x'\np: 'a: b'\nq: 'a:'\nr: '#x'\ns: 'a #b'\nt: a#b\nu: ' lead'\nv: 'trail '\nw: it's\nx: '\"dq\"'\ny: '---'\nz: '...x'\n",
   ],
   [
@@ -78,7 +103,18 @@ const LIBYAML_CASES: [string, Value, string][] = [
   ],
   [
     'multi-line strings',
-    M.of({ a: 'line1\nline2', b: 'end\n', c: 'two\n\n', d: '\n', e: ' lead\nx', f: '\nlead break', g: 'trail \nx', h: 'x\n y', i: 'a\n\n\nb', j: ['one\ntwo', 'x'] }),
+    M.of({
+      a: 'line1\nline2',
+      b: 'end\n',
+      c: 'two\n\n',
+      d: '\n',
+      e: ' lead\nx',
+      f: '\nlead break',
+      g: 'trail \nx',
+      h: 'x\n y',
+      i: 'a\n\n\nb',
+      j: ['one\ntwo', 'x'],
+    }),
     'a: |-\n  line1\n  line2\nb: |\n  end\nc: |+\n  two\n\nd: |2+\n\ne: |2-\n   lead\n  x\nf: |2-\n\n  lead break\ng: "trail \\nx"\nh: |-\n  x\n   y\ni: |-\n  a\n\n\n  b\nj:\n- |-\n  one\n  two\n- x\n',
   ],
   [
@@ -192,14 +228,36 @@ test('parseYaml resolves plain scalars as serde_yaml 0.9', () => {
     assert.ok(valueEquals(got!, expected) || (Number.isNaN(got) && Number.isNaN(expected)), `${text}: got ${String(got)}`);
   }
   // quoted and block scalars are always strings; keys resolve like values
-  assert.ok(valueEquals(parseYaml(`a: '1'\nb: "true"\nc: |\n  null\n1: x\n0x2: y\n'3': z`), new M([['a', '1'], ['b', 'true'], ['c', 'null\n'], [1n, 'x'], [2n, 'y'], ['3', 'z']])));
+  assert.ok(
+    valueEquals(
+      parseYaml(`a: '1'\nb: "true"\nc: |\n  null\n1: x\n0x2: y\n'3': z`),
+      new M([
+        ['a', '1'],
+        ['b', 'true'],
+        ['c', 'null\n'],
+        [1n, 'x'],
+        [2n, 'y'],
+        ['3', 'z'],
+      ]),
+    ),
+  );
   assert.equal(parseYaml(''), null);
   assert.equal(parseYaml('# only a comment\n'), null);
-  assert.ok(valueEquals(parseYaml('a:\nb: ""'), new M([['a', null], ['b', '']])));
+  assert.ok(
+    valueEquals(
+      parseYaml('a:\nb: ""'),
+      new M([
+        ['a', null],
+        ['b', ''],
+      ]),
+    ),
+  );
 });
 
 test('parseYaml: core tags force a type, local tags are externally tagged enum variants', () => {
-  assert.ok(valueEquals(parseYaml(`a: !!int "5"\nb: !!str 5\nc: !!float '1'\nd: !!bool "true"\ne: !!null '~'`), M.of({ a: 5n, b: '5', c: 1, d: true, e: null })));
+  assert.ok(
+    valueEquals(parseYaml(`a: !!int "5"\nb: !!str 5\nc: !!float '1'\nd: !!bool "true"\ne: !!null '~'`), M.of({ a: 5n, b: '5', c: 1, d: true, e: null })),
+  );
   assert.throws(() => parseYaml('a: !!int x'), isInvalidInput(/expected an integer/));
   assert.ok(valueEquals(parseYaml('!bitcoin 0200ab'), new M([['bitcoin', '0200ab']])));
   assert.ok(valueEquals(parseYaml("- !bitcoin '0200'\n- !bitcoin 0200"), [new M([['bitcoin', '0200']]), new M([['bitcoin', '0200']])]));
@@ -210,7 +268,17 @@ test('parseYaml: core tags force a type, local tags are externally tagged enum v
 });
 
 test('parseYaml keeps map order and duplicate keys, expands aliases, and refuses several documents', () => {
-  assert.ok(valueEquals(parseYaml('b: 1\n1: 2\na: 3\nb: 4'), new M([['b', 1n], [1n, 2n], ['a', 3n], ['b', 4n]])));
+  assert.ok(
+    valueEquals(
+      parseYaml('b: 1\n1: 2\na: 3\nb: 4'),
+      new M([
+        ['b', 1n],
+        [1n, 2n],
+        ['a', 3n],
+        ['b', 4n],
+      ]),
+    ),
+  );
   assert.ok(valueEquals(parseYaml('- &x {a: [1, 2.0]}\n- *x'), [M.of({ a: [1n, 2] }), M.of({ a: [1n, 2] })]));
   assert.ok(valueEquals(parseYaml('<<: {a: 1}'), new M([['<<', M.of({ a: 1n })]])), 'serde_yaml 0.9 does not merge `<<`');
   assert.throws(() => parseYaml('a: 1\n---\nb: 2'), isInvalidInput(/more than one document/));
@@ -232,10 +300,67 @@ function prng(seed: number): () => number {
 }
 
 const TRICKY = [
-  'yes', 'no', 'on', '0', '-', ': ', '#', ' lead', 'trail ', 'ünïcödé ✓ 😀', '', 'null', '~', '1e3', '0x10', '.inf', '-.inf', '.nan', 'nan',
-  'true', 'False', '010', '+1', '-0', '1.', 'a: b', 'a:', '- x', '? x', "it's", '"dq"', '[x]', '{y}', '@at', '`t`', '%p', '*s', '&a', '!b',
-  '|p', '>g', '---', '...', 'a #b', 'multi\nline', 'end\n', 'two\n\n', '\n', ' lead\nx', 'trail \nx', 'x\n y', 'tab\there', 'cr\rx',
-  'nel\u0085', 'bom\ufeff', 'bell\u0007', 'k'.repeat(140), 'é'.repeat(70), 'word '.repeat(40).trim(), '\\back', 'x'.repeat(300),
+  'yes',
+  'no',
+  'on',
+  '0',
+  '-',
+  ': ',
+  '#',
+  ' lead',
+  'trail ',
+  'ünïcödé ✓ 😀',
+  '',
+  'null',
+  '~',
+  '1e3',
+  '0x10',
+  '.inf',
+  '-.inf',
+  '.nan',
+  'nan',
+  'true',
+  'False',
+  '010',
+  '+1',
+  '-0',
+  '1.',
+  'a: b',
+  'a:',
+  '- x',
+  '? x',
+  "it's",
+  '"dq"',
+  '[x]',
+  '{y}',
+  '@at',
+  '`t`',
+  '%p',
+  '*s',
+  '&a',
+  '!b',
+  '|p',
+  '>g',
+  '---',
+  '...',
+  'a #b',
+  'multi\nline',
+  'end\n',
+  'two\n\n',
+  '\n',
+  ' lead\nx',
+  'trail \nx',
+  'x\n y',
+  'tab\there',
+  'cr\rx',
+  'nel\u0085',
+  'bom\ufeff',
+  'bell\u0007',
+  'k'.repeat(140),
+  'é'.repeat(70),
+  'word '.repeat(40).trim(),
+  '\\back',
+  'x'.repeat(300),
 ];
 
 function randomScalar(r: () => number): Value {
@@ -263,10 +388,22 @@ function randomValue(r: () => number, depth: number): Value {
 
 /** What the value looks like after JSON: integer keys become strings (serde_json's rule). */
 const jsonView = (v: Value): Value =>
-  v instanceof M ? new M(v.entries.map(([k, x]) => [typeof k === 'bigint' ? String(k) : k, jsonView(x)])) : Array.isArray(v) ? v.map(jsonView) : typeof v === 'number' && !Number.isFinite(v) ? null : v;
+  v instanceof M
+    ? new M(v.entries.map(([k, x]) => [typeof k === 'bigint' ? String(k) : k, jsonView(x)]))
+    : Array.isArray(v)
+      ? v.map(jsonView)
+      : typeof v === 'number' && !Number.isFinite(v)
+        ? null
+        : v;
 
 const sameValue = (a: Value, b: Value): boolean =>
-  typeof a === 'number' && typeof b === 'number' && Number.isNaN(a) ? Number.isNaN(b) : Array.isArray(a) && Array.isArray(b) ? a.length === b.length && a.every((x, i) => sameValue(x, b[i]!)) : a instanceof M && b instanceof M ? a.size === b.size && a.entries.every(([k, x], i) => sameValue(k, b.entries[i]![0]) && sameValue(x, b.entries[i]![1])) : valueEquals(a, b);
+  typeof a === 'number' && typeof b === 'number' && Number.isNaN(a)
+    ? Number.isNaN(b)
+    : Array.isArray(a) && Array.isArray(b)
+      ? a.length === b.length && a.every((x, i) => sameValue(x, b[i]!))
+      : a instanceof M && b instanceof M
+        ? a.size === b.size && a.entries.every(([k, x], i) => sameValue(k, b.entries[i]![0]) && sameValue(x, b.entries[i]![1]))
+        : valueEquals(a, b);
 
 test('property: random values round-trip toYaml → parseYaml and toJsonPretty → parseJson unchanged', () => {
   const r = prng(20260315);

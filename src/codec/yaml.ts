@@ -60,7 +60,8 @@ function parseYamlInt(s: string): bigint | undefined {
   let magnitude: bigint | undefined;
   const prefix = body.slice(0, 2);
   const digits = RADIX_DIGITS[prefix];
-  if (digits?.test(body.slice(2))) magnitude = BigInt(body); // BigInt reads 0x/0o/0b
+  if (digits?.test(body.slice(2)))
+    magnitude = BigInt(body); // BigInt reads 0x/0o/0b
   else if (/^[0-9]+$/.test(body) && !digitsButNotNumber(s)) magnitude = BigInt(body);
   if (magnitude === undefined) return undefined;
   const v = negative ? -magnitude : magnitude;
@@ -166,8 +167,7 @@ class YamlReader {
     if (depth > MAX_DEPTH) this.fail('recursion limit exceeded');
     if (node === null || node === undefined) return null;
     if (isAlias(node)) return this.alias(node as Alias, depth, taggedAlready);
-    if (this.aliasDepth > 0 && ++this.expanded > MAX_ALIAS_EXPANDED_NODES)
-      this.fail(`aliases expand to more than ${MAX_ALIAS_EXPANDED_NODES} values`);
+    if (this.aliasDepth > 0 && ++this.expanded > MAX_ALIAS_EXPANDED_NODES) this.fail(`aliases expand to more than ${MAX_ALIAS_EXPANDED_NODES} values`);
     const tag = taggedAlready ? undefined : (node as { tag?: string }).tag;
     if (tag?.startsWith('!')) return this.taggedEnum(tag, node, depth);
     if (isMap(node)) {
@@ -198,7 +198,8 @@ class YamlReader {
                   ? null
                   : undefined
                 : text; // !!str, !!binary, …: the text itself
-      if (typed === undefined) this.fail(`invalid value: string ${JSON.stringify(text)}, expected ${kind === 'int' ? 'an integer' : `a ${kind === 'bool' ? 'boolean' : kind}`}`);
+      if (typed === undefined)
+        this.fail(`invalid value: string ${JSON.stringify(text)}, expected ${kind === 'int' ? 'an integer' : `a ${kind === 'bool' ? 'boolean' : kind}`}`);
       return typed;
     }
     if (tag !== undefined) return text; // verbatim non-core tags
@@ -238,8 +239,7 @@ export function parseYaml(text: string): Value {
   if (depth > MAX_DEPTH + 1) throw new CharmsError('INVALID_INPUT', 'invalid YAML: recursion limit exceeded');
   const docs = Array.from(new Composer({ schema: 'failsafe', uniqueKeys: false }).compose(tokens)) as Document[];
   if (docs.length === 0) return null;
-  if (docs.length > 1)
-    throw new CharmsError('INVALID_INPUT', 'invalid YAML: deserializing from YAML containing more than one document is not supported');
+  if (docs.length > 1) throw new CharmsError('INVALID_INPUT', 'invalid YAML: deserializing from YAML containing more than one document is not supported');
   const doc = docs[0]!;
   const err = doc.errors[0];
   if (err !== undefined) {
@@ -299,11 +299,7 @@ const isBreak = (c: number): boolean => c === 0x0a || c === 0x0d || c === 0x85 |
 const isBlankz = (c: number): boolean => Number.isNaN(c) || c === 0 || c === 0x20 || c === 0x09 || isBreak(c);
 /** libyaml IS_PRINTABLE (unsafe-libyaml counts U+10000… as printable). */
 const isPrintable = (c: number): boolean =>
-  c === 0x0a ||
-  (c >= 0x20 && c <= 0x7e) ||
-  (c >= 0xa0 && c <= 0xd7ff) ||
-  (c >= 0xe000 && c <= 0xfffd && c !== 0xfeff) ||
-  (c >= 0x10000 && c <= 0x10ffff);
+  c === 0x0a || (c >= 0x20 && c <= 0x7e) || (c >= 0xa0 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd && c !== 0xfeff) || (c >= 0x10000 && c <= 0x10ffff);
 
 const FIRST_CHAR_INDICATORS = new Set('#,[]{}&*!|>\'"%@`');
 
@@ -325,8 +321,7 @@ function utf8Length(cps: number[]): number {
 /** libyaml `yaml_emitter_analyze_scalar`, block context only (flow collections are always empty here). */
 function analyzeScalar(cps: number[]): ScalarAnalysis {
   const byteLength = utf8Length(cps);
-  if (cps.length === 0)
-    return { multiline: false, blockPlainAllowed: true, singleQuotedAllowed: true, blockAllowed: false, byteLength };
+  if (cps.length === 0) return { multiline: false, blockPlainAllowed: true, singleQuotedAllowed: true, blockAllowed: false, byteLength };
   let blockIndicators = false;
   let lineBreaks = false;
   let special = false;

@@ -16,7 +16,19 @@ const json = (b: Buffer) => JSON.parse(b.toString('utf8'));
 
 async function service(e: TestEngine, chain: ReturnType<typeof vectorChain>, maxReorgDepth = 100): Promise<IndexService> {
   const store = await e.open(await e.newDb());
-  const svc = await startIndexService({ store, source: chain, apiOnly: false, mock: false, network: 'regtest', startHeight: 1, maxReorgDepth, version: 'test', host: '127.0.0.1', port: 0, autoStart: false });
+  const svc = await startIndexService({
+    store,
+    source: chain,
+    apiOnly: false,
+    mock: false,
+    network: 'regtest',
+    startHeight: 1,
+    maxReorgDepth,
+    version: 'test',
+    host: '127.0.0.1',
+    port: 0,
+    autoStart: false,
+  });
   await svc.follower!.syncOnce();
   await svc.follower!.syncOnce(); // the mempool refresh after a settled tip
   return svc;
@@ -119,7 +131,11 @@ for (const name of ENGINES) {
       chain.mempoolAdd(burnTx(tokenTx.txid, 0, 9));
       await svc.follower!.syncOnce();
       const after = json((await get(`/v1/addresses/${addr}/balances`)).body);
-      assert.deepEqual(after.balances.map((b: { confirmed: string }) => b.confirmed), bal.balances.map((b: { confirmed: string }) => b.confirmed), 'confirmed never moves with the mempool');
+      assert.deepEqual(
+        after.balances.map((b: { confirmed: string }) => b.confirmed),
+        bal.balances.map((b: { confirmed: string }) => b.confirmed),
+        'confirmed never moves with the mempool',
+      );
       assert.ok(after.balances.every((b: { unconfirmed_out: string; confirmed: string }) => b.unconfirmed_out === b.confirmed));
 
       assert.equal((await get('/spells/' + tokenTx.txid)).status, 503, 'the spell-query routes are served too (no tx source here)');
@@ -140,7 +156,13 @@ for (const name of ENGINES) {
     try {
       const tokenTx = v.get('28355906')!;
       const addr = scriptToAddress(parseTx(tokenTx.raw).outputs[0]!.script, 'regtest')!;
-      for (const path of [`/v1/addresses/${addr}/balances`, `/v1/addresses/${addr}/utxos`, `/v1/addresses/${addr}/history`, `/v1/txs/${tokenTx.txid}`, `/v1/outputs/${tokenTx.txid}:0`]) {
+      for (const path of [
+        `/v1/addresses/${addr}/balances`,
+        `/v1/addresses/${addr}/utxos`,
+        `/v1/addresses/${addr}/history`,
+        `/v1/txs/${tokenTx.txid}`,
+        `/v1/outputs/${tokenTx.txid}:0`,
+      ]) {
         const [x, y] = [await h1(a.server.port, 'GET', path), await h1(b.server.port, 'GET', path)];
         assert.equal(x.status, 200, path);
         assert.equal(x.body.toString(), y.body.toString(), path);

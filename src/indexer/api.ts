@@ -88,7 +88,9 @@ function charmJson(app: string, amount: bigint | null, data: Uint8Array | null):
 }
 
 /** Groups rows of one output list (sorted by txid, vout, app) into outputs with their charms. */
-function groupOutputs<T extends { txid: string; vout: number; app: string; amount: bigint | null; data: Uint8Array | null }>(rows: T[]): { first: T; charms: J[] }[] {
+function groupOutputs<T extends { txid: string; vout: number; app: string; amount: bigint | null; data: Uint8Array | null }>(
+  rows: T[],
+): { first: T; charms: J[] }[] {
   const out: { first: T; charms: J[] }[] = [];
   for (const r of rows) {
     const last = out[out.length - 1];
@@ -158,7 +160,15 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       address,
       balances: [...per.entries()]
         .sort(([a], [b]) => (a < b ? -1 : 1))
-        .map(([app, e]) => ({ app, tag: app.split('/')[0]!, fungible: e.fungible, confirmed: e.confirmed.toString(), unconfirmed_in: e.inn.toString(), unconfirmed_out: e.out.toString(), utxos: e.utxos })),
+        .map(([app, e]) => ({
+          app,
+          tag: app.split('/')[0]!,
+          fungible: e.fungible,
+          confirmed: e.confirmed.toString(),
+          unconfirmed_in: e.inn.toString(),
+          unconfirmed_out: e.out.toString(),
+          utxos: e.utxos,
+        })),
     };
   }
 
@@ -270,7 +280,12 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       const last = page[page.length - 1];
       return ok({
         address,
-        items: page.map((h) => ({ txid: h.txid, height: h.height, tx_index: h.txIndex, changes: h.changes.map((c) => ({ app: c.app, received: c.received.toString(), sent: c.sent.toString() })) })),
+        items: page.map((h) => ({
+          txid: h.txid,
+          height: h.height,
+          tx_index: h.txIndex,
+          changes: h.changes.map((c) => ({ app: c.app, received: c.received.toString(), sent: c.sent.toString() })),
+        })),
         next_cursor: items.length > limit && last ? `${last.height}-${last.txIndex}` : null,
       });
     }
@@ -298,12 +313,40 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       const consumedJson = groupOutputs(consumed).map((g) => ({ txid: g.first.txid, vout: g.first.vout, vin: g.first.spent!.vin, charms: g.charms }));
       if (spell) {
         const spellJson = new RawJson(toJsonCompact(spellToValue(spellFromValue(decodeCbor(spell.spell), false), true)));
-        return ok({ txid, confirmed: true, height: spell.height, tx_index: spell.txIndex, version: spell.version, verified: true, spell: spellJson, outputs: groupOutputs(outs).map((g) => outputJson(g.first, g.charms)), consumed: consumedJson });
+        return ok({
+          txid,
+          confirmed: true,
+          height: spell.height,
+          tx_index: spell.txIndex,
+          version: spell.version,
+          verified: true,
+          spell: spellJson,
+          outputs: groupOutputs(outs).map((g) => outputJson(g.first, g.charms)),
+          consumed: consumedJson,
+        });
       }
-      if (consumed.length > 0) return ok({ txid, confirmed: true, height: consumed[0]!.spent!.height, verified: false, spell: null, burned: true, outputs: [], consumed: consumedJson });
+      if (consumed.length > 0)
+        return ok({
+          txid,
+          confirmed: true,
+          height: consumed[0]!.spent!.height,
+          verified: false,
+          spell: null,
+          burned: true,
+          outputs: [],
+          consumed: consumedJson,
+        });
       const pending = mempool?.get(txid);
       if (pending && pending.outputs.length > 0)
-        return ok({ txid, confirmed: false, height: null, verified: true, spell: null, outputs: groupOutputs(pending.outputs).map((g) => pendingJson(g.first, g.charms)), consumed: [] });
+        return ok({
+          txid,
+          confirmed: false,
+          height: null,
+          verified: true,
+          spell: null,
+          outputs: groupOutputs(pending.outputs).map((g) => pendingJson(g.first, g.charms)),
+          consumed: [],
+        });
       throw new CharmsError('NOT_FOUND', `transaction ${txid} neither carries a verified spell nor spends charms (in this index)`);
     }
 

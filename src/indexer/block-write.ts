@@ -38,9 +38,9 @@ export function spentOutpoints(raw: Uint8Array): { txid: string; vout: number }[
   const varint = (): number => {
     need(1);
     const f = b[p]!;
-    if (f < 0xfd) return (p += 1), f;
-    if (f === 0xfd) return need(3), (p += 3), b.readUInt16LE(p - 2);
-    if (f === 0xfe) return need(5), (p += 5), b.readUInt32LE(p - 4);
+    if (f < 0xfd) return ((p += 1), f);
+    if (f === 0xfd) return (need(3), (p += 3), b.readUInt16LE(p - 2));
+    if (f === 0xfe) return (need(5), (p += 5), b.readUInt32LE(p - 4));
     throw new CharmsError('INVALID_TX', 'invalid Bitcoin transaction: input count or script length too large');
   };
   need(2);
@@ -50,7 +50,9 @@ export function spentOutpoints(raw: Uint8Array): { txid: string; vout: number }[
   const out: { txid: string; vout: number }[] = [];
   for (let i = 0; i < n; i++) {
     need(36);
-    const txid = Buffer.from(b.subarray(p, p + 32)).reverse().toString('hex');
+    const txid = Buffer.from(b.subarray(p, p + 32))
+      .reverse()
+      .toString('hex');
     const vout = b.readUInt32LE(p + 32);
     p += 36;
     p += varint(); // scriptSig
@@ -68,7 +70,10 @@ export type SpellCheck = (raws: Uint8Array[]) => (NormalizedSpell | undefined)[]
 export const librarySpellCheck =
   (mock: boolean): SpellCheck =>
   (raws) =>
-    verifySpells(raws.map((r) => ({ bitcoin: r })), mock).map((v) => (v.ok ? v.spell : undefined));
+    verifySpells(
+      raws.map((r) => ({ bitcoin: r })),
+      mock,
+    ).map((v) => (v.ok ? v.spell : undefined));
 
 /**
  * A verdict cache in front of a SpellCheck, keyed by the SHA-256 of the whole transaction (a txid

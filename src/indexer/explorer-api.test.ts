@@ -75,17 +75,62 @@ test('explorer-compatible API: every field the wallet reads, both spellings, pen
     const bb = await post('/v1/wallet/balance/batch?network=regtest', { addresses: [chexAddr, orderAddr, pendAddr], network: 'regtest' });
     assert.equal(bb.status, 200, bb.body.toString());
     const b = json(bb.body);
-    assertFields(b.results[chexAddr], [
-      'btc.utxos[].txid', 'btc.utxos[].vout', 'btc.utxos[].value', 'btc.utxos[].blockHeight', 'btc.utxos[].confirmed', 'btc.utxos[].hasCharms',
-      'charms.balances[].appId|app_id', 'charms.balances[].assetType|asset_type', 'charms.balances[].symbol', 'charms.balances[].name',
-      'charms.balances[].imageUrl|image_url|image', 'charms.balances[].description', 'charms.balances[].confirmed', 'charms.balances[].unconfirmed',
-      'charms.balances[].total', 'charms.balances[].utxos[].txid', 'charms.balances[].utxos[].vout', 'charms.balances[].utxos[].amount', 'charms.balances[].utxos[].address',
-      'address', 'network', 'monitored', 'btc.confirmed', 'btc.unconfirmed', 'btc.total', 'btc.available', 'btc.locked', 'charms.count',
-    ], 'balance/batch');
+    assertFields(
+      b.results[chexAddr],
+      [
+        'btc.utxos[].txid',
+        'btc.utxos[].vout',
+        'btc.utxos[].value',
+        'btc.utxos[].blockHeight',
+        'btc.utxos[].confirmed',
+        'btc.utxos[].hasCharms',
+        'charms.balances[].appId|app_id',
+        'charms.balances[].assetType|asset_type',
+        'charms.balances[].symbol',
+        'charms.balances[].name',
+        'charms.balances[].imageUrl|image_url|image',
+        'charms.balances[].description',
+        'charms.balances[].confirmed',
+        'charms.balances[].unconfirmed',
+        'charms.balances[].total',
+        'charms.balances[].utxos[].txid',
+        'charms.balances[].utxos[].vout',
+        'charms.balances[].utxos[].amount',
+        'charms.balances[].utxos[].address',
+        'address',
+        'network',
+        'monitored',
+        'btc.confirmed',
+        'btc.unconfirmed',
+        'btc.total',
+        'btc.available',
+        'btc.locked',
+        'charms.count',
+      ],
+      'balance/batch',
+    );
     const chexBal = b.results[chexAddr].charms.balances.find((x: Any) => x.appId === tokenApp);
     assert.deepEqual(
-      { name: chexBal.name, symbol: chexBal.symbol, image: chexBal.image, imageUrl: chexBal.imageUrl, image_url: chexBal.image_url, app_id: chexBal.app_id, asset_type: chexBal.asset_type, decimals: chexBal.decimals },
-      { name: 'CHEX Token', symbol: 'CHEX', image: 'https://iili.io/3cOsqaj.png', imageUrl: 'https://iili.io/3cOsqaj.png', image_url: 'https://iili.io/3cOsqaj.png', app_id: tokenApp, asset_type: 'token', decimals: 0 },
+      {
+        name: chexBal.name,
+        symbol: chexBal.symbol,
+        image: chexBal.image,
+        imageUrl: chexBal.imageUrl,
+        image_url: chexBal.image_url,
+        app_id: chexBal.app_id,
+        asset_type: chexBal.asset_type,
+        decimals: chexBal.decimals,
+      },
+      {
+        name: 'CHEX Token',
+        symbol: 'CHEX',
+        image: 'https://iili.io/3cOsqaj.png',
+        imageUrl: 'https://iili.io/3cOsqaj.png',
+        image_url: 'https://iili.io/3cOsqaj.png',
+        app_id: tokenApp,
+        asset_type: 'token',
+        decimals: 0,
+      },
       'CHIP-0420 metadata from the reference NFT (default decimals 0)',
     );
     assert.deepEqual([chexBal.confirmed, chexBal.unconfirmed, chexBal.total], [420000, 0, 420000]);
@@ -93,7 +138,10 @@ test('explorer-compatible API: every field the wallet reads, both spellings, pen
     // BTC side from Esplora: the charm output is a BTC UTXO too, locked, with its real value (no 546 default)
     const chexSats = Number(parseTx(chex.raw).outputs[0]!.value);
     const btcUtxo = b.results[chexAddr].btc.utxos.find((u: Any) => u.txid === chex.txid && u.vout === 0);
-    assert.deepEqual({ value: btcUtxo.value, hasCharms: btcUtxo.hasCharms, confirmed: btcUtxo.confirmed, blockHeight: btcUtxo.blockHeight }, { value: chexSats, hasCharms: true, confirmed: true, blockHeight: 3 });
+    assert.deepEqual(
+      { value: btcUtxo.value, hasCharms: btcUtxo.hasCharms, confirmed: btcUtxo.confirmed, blockHeight: btcUtxo.blockHeight },
+      { value: chexSats, hasCharms: true, confirmed: true, blockHeight: 3 },
+    );
     assert.equal(b.results[chexAddr].btc.btc_source, 'esplora');
     assert.equal(b.results[chexAddr].charms.balances[0].utxos[0].value, chexSats);
     // the pending receive: unconfirmed only, its UTXO listed with confirmed: false
@@ -110,8 +158,34 @@ test('explorer-compatible API: every field the wallet reads, both spellings, pen
 
     // GET /v1/wallet/charms/{address}: mempoolSpent, available, hasOrderCharm
     const wc = json((await get(`/v1/wallet/charms/${orderAddr}?network=regtest`)).body);
-    assertFields(wc, ['address', 'network', 'count', 'balances[].appId', 'balances[].assetType', 'balances[].symbol', 'balances[].confirmed', 'balances[].unconfirmed', 'balances[].mempoolSpent', 'balances[].available', 'balances[].total',
-      'balances[].utxos[].txid', 'balances[].utxos[].vout', 'balances[].utxos[].value', 'balances[].utxos[].address', 'balances[].utxos[].appId', 'balances[].utxos[].amount', 'balances[].utxos[].confirmed', 'balances[].utxos[].blockHeight', 'balances[].utxos[].hasOrderCharm', 'balances[].utxos[].allCharmAppIds', 'balances[].utxos[].mempoolSpent'], 'wallet/charms');
+    assertFields(
+      wc,
+      [
+        'address',
+        'network',
+        'count',
+        'balances[].appId',
+        'balances[].assetType',
+        'balances[].symbol',
+        'balances[].confirmed',
+        'balances[].unconfirmed',
+        'balances[].mempoolSpent',
+        'balances[].available',
+        'balances[].total',
+        'balances[].utxos[].txid',
+        'balances[].utxos[].vout',
+        'balances[].utxos[].value',
+        'balances[].utxos[].address',
+        'balances[].utxos[].appId',
+        'balances[].utxos[].amount',
+        'balances[].utxos[].confirmed',
+        'balances[].utxos[].blockHeight',
+        'balances[].utxos[].hasOrderCharm',
+        'balances[].utxos[].allCharmAppIds',
+        'balances[].utxos[].mempoolSpent',
+      ],
+      'wallet/charms',
+    );
     for (const x of wc.balances) {
       assert.equal(x.mempoolSpent, x.confirmed, 'the whole output is spent in the mempool');
       assert.equal(x.available, 0);
@@ -121,12 +195,33 @@ test('explorer-compatible API: every field the wallet reads, both spellings, pen
     assert.equal(tok.confirmed, 5000000000);
     // batch/indexed
     const bi = json((await post('/v1/wallet/charms/batch/indexed', { addresses: [orderAddr], network: 'regtest' })).body);
-    assertFields(bi.results[orderAddr], ['balances[].appId', 'balances[].name', 'balances[].decimals', 'balances[].cardano', 'balances[].mempoolSpent', 'count'], 'charms/batch/indexed');
+    assertFields(
+      bi.results[orderAddr],
+      ['balances[].appId', 'balances[].name', 'balances[].decimals', 'balances[].cardano', 'balances[].mempoolSpent', 'count'],
+      'charms/batch/indexed',
+    );
 
     // 2. POST /v1/wallet/transactions/batch
     const tb = json((await post('/v1/wallet/transactions/batch', { addresses: [chexAddr, pendAddr], network: 'regtest', page_size: 100 })).body);
-    assertFields(tb.results[chexAddr], ['last_block', 'transactions[].txid', 'transactions[].direction', 'transactions[].amount', 'transactions[].fee', 'transactions[].block_height', 'transactions[].block_time', 'transactions[].confirmations', 'transactions[].charm_detected',
-      'transactions[].assets[].app_id|appId', 'transactions[].assets[].name', 'transactions[].assets[].symbol', 'transactions[].assets[].amount'], 'transactions/batch');
+    assertFields(
+      tb.results[chexAddr],
+      [
+        'last_block',
+        'transactions[].txid',
+        'transactions[].direction',
+        'transactions[].amount',
+        'transactions[].fee',
+        'transactions[].block_height',
+        'transactions[].block_time',
+        'transactions[].confirmations',
+        'transactions[].charm_detected',
+        'transactions[].assets[].app_id|appId',
+        'transactions[].assets[].name',
+        'transactions[].assets[].symbol',
+        'transactions[].assets[].amount',
+      ],
+      'transactions/batch',
+    );
     const t0 = tb.results[chexAddr].transactions[0];
     assert.deepEqual([t0.txid, t0.direction, t0.block_height, t0.confirmations, t0.amount], [chex.txid, 'in', 3, fake.height - 3 + 1, chexSats]);
     assert.equal(t0.assets.find((a: Any) => a.app_id === tokenApp).symbol, 'CHEX');
@@ -136,11 +231,44 @@ test('explorer-compatible API: every field the wallet reads, both spellings, pen
     const since = json((await post('/v1/wallet/transactions/batch', { addresses: [chexAddr], since_block: fake.height })).body);
     assert.deepEqual(since.results[chexAddr].transactions, []);
     const wt = json((await get(`/v1/wallet/transactions/${chexAddr}?page=1&page_size=1`)).body);
-    assertFields(wt, ['address', 'network', 'page', 'page_size', 'total', 'total_pages', 'transactions[].txid', 'transactions[].address', 'transactions[].direction', 'transactions[].amount', 'transactions[].block_height', 'transactions[].block_time', 'transactions[].confirmations'], 'wallet/transactions');
+    assertFields(
+      wt,
+      [
+        'address',
+        'network',
+        'page',
+        'page_size',
+        'total',
+        'total_pages',
+        'transactions[].txid',
+        'transactions[].address',
+        'transactions[].direction',
+        'transactions[].amount',
+        'transactions[].block_height',
+        'transactions[].block_time',
+        'transactions[].confirmations',
+      ],
+      'wallet/transactions',
+    );
 
     // 3. GET /v1/transactions/{txid}
     const td = json((await get(`/v1/transactions/${chex.txid}?network=regtest`)).body);
-    assertFields(td, ['charm.detected', 'assets[].app_id', 'assets[].name', 'assets[].symbol', 'assets[].amount', 'txid', 'block_height', 'status', 'confirmations', 'charm.native_data'], 'transactions/{txid}');
+    assertFields(
+      td,
+      [
+        'charm.detected',
+        'assets[].app_id',
+        'assets[].name',
+        'assets[].symbol',
+        'assets[].amount',
+        'txid',
+        'block_height',
+        'status',
+        'confirmations',
+        'charm.native_data',
+      ],
+      'transactions/{txid}',
+    );
     assert.equal(td.charm.detected, true);
     assert.equal(td.charm.native_data.version, 2);
     const pd = json((await get(`/v1/transactions/${pendingTx.txid}`)).body);
@@ -157,12 +285,19 @@ test('explorer-compatible API: every field the wallet reads, both spellings, pen
 
     // 5. tip with timestamp
     const tip = json((await get('/v1/wallet/tip?network=regtest')).body);
-    assert.deepEqual({ height: tip.height, hash: tip.hash, timestamp: tip.timestamp }, { height: fake.height, hash: fake.tipHash, timestamp: fake.blockByHash(fake.tipHash)!.block.header.time });
+    assert.deepEqual(
+      { height: tip.height, hash: tip.hash, timestamp: tip.timestamp },
+      { height: fake.height, hash: fake.tipHash, timestamp: fake.blockByHash(fake.tipHash)!.block.header.time },
+    );
     assert.equal(tip.time, tip.timestamp);
 
     // 6. utxos: Esplora's mempool-aware set; confirmations = tip − height + 1
     const wu = json((await get(`/v1/wallet/utxos/${chexAddr}?network=regtest`)).body);
-    assertFields(wu, ['utxos[].txid', 'utxos[].vout', 'utxos[].value', 'utxos[].confirmations', 'utxos[].script_pubkey', 'utxos[].block_height', 'count'], 'wallet/utxos');
+    assertFields(
+      wu,
+      ['utxos[].txid', 'utxos[].vout', 'utxos[].value', 'utxos[].confirmations', 'utxos[].script_pubkey', 'utxos[].block_height', 'count'],
+      'wallet/utxos',
+    );
     const u0 = wu.utxos.find((u: Any) => u.txid === chex.txid && u.vout === 0);
     assert.deepEqual([u0.confirmations, u0.script_pubkey], [fake.height - 3 + 1, Buffer.from(parseTx(chex.raw).outputs[0]!.script).toString('hex')]);
     const spentGone = json((await get(`/v1/wallet/utxos/${orderAddr}`)).body);
@@ -170,8 +305,35 @@ test('explorer-compatible API: every field the wallet reads, both spellings, pen
 
     // 7. tx, tx hex, prev-txs
     const tx = json((await get(`/v1/wallet/tx/${chex.txid}?network=regtest`)).body);
-    assertFields(tx, ['txid', 'version', 'size', 'vsize', 'weight', 'locktime', 'hex', 'block_hash', 'block_height', 'confirmations', 'time', 'fee',
-      'inputs[].txid', 'inputs[].vout', 'inputs[].script_sig', 'inputs[].sequence', 'inputs[].witness', 'outputs[].value', 'outputs[].n', 'outputs[].script_pubkey.asm', 'outputs[].script_pubkey.hex', 'outputs[].script_pubkey.type', 'outputs[].script_pubkey.address'], 'wallet/tx');
+    assertFields(
+      tx,
+      [
+        'txid',
+        'version',
+        'size',
+        'vsize',
+        'weight',
+        'locktime',
+        'hex',
+        'block_hash',
+        'block_height',
+        'confirmations',
+        'time',
+        'fee',
+        'inputs[].txid',
+        'inputs[].vout',
+        'inputs[].script_sig',
+        'inputs[].sequence',
+        'inputs[].witness',
+        'outputs[].value',
+        'outputs[].n',
+        'outputs[].script_pubkey.asm',
+        'outputs[].script_pubkey.hex',
+        'outputs[].script_pubkey.type',
+        'outputs[].script_pubkey.address',
+      ],
+      'wallet/tx',
+    );
     assert.equal(tx.hex, Buffer.from(chex.raw).toString('hex'));
     assert.deepEqual([tx.block_height, tx.block_hash, tx.confirmations], [3, fake.hashAt(3), fake.height - 3 + 1]);
     assert.equal(tx.outputs[0].value, chexSats / 1e8);
@@ -216,7 +378,11 @@ test('explorer-compatible API without a BTC source: says btc_source "none" and i
     const b = json((await h1(s.port, 'POST', '/v1/wallet/balance/batch', JSON.stringify({ addresses: [addr] }))).body).results[addr];
     assert.equal(b.btc_source, 'none');
     assert.deepEqual(b.btc, { btc_source: 'none', confirmed: null, unconfirmed: null, total: null, available: null, locked: null, utxos: [] });
-    assert.equal(b.charms.balances.find((x: Any) => x.appId.startsWith('t/')).utxos[0].value, Number(parseTx(chex.raw).outputs[0]!.value), 'charm output values come from the index, not 546');
+    assert.equal(
+      b.charms.balances.find((x: Any) => x.appId.startsWith('t/')).utxos[0].value,
+      Number(parseTx(chex.raw).outputs[0]!.value),
+      'charm output values come from the index, not 546',
+    );
     const u = await h1(s.port, 'GET', `/v1/wallet/utxos/${addr}`);
     assert.equal(u.status, 503);
     assert.equal(json(u.body).btc_source, 'none');
@@ -248,17 +414,48 @@ for (const name of ENGINES) {
       const max = 2n ** 64n - 1n;
       const out = (txid: string) => ({ txid, txIndex: 1, vout: 0, app, amount: max, data: null, script, sats: 1000n });
       const ref = `n/${'11'.repeat(32)}/${'22'.repeat(32)}`;
-      const nft = (txid: string, ticker: string) => ({ txid, txIndex: 2, vout: 0, app: ref, amount: null, data: encodeCbor(ValueMap.of({ ticker, decimals: 8n })), script, sats: 546n });
-      await store.applyBlock({ height: 1, hash: 'aa'.repeat(32), prevHash: '00'.repeat(32), time: 1, spellTxs: [], outputs: [out('01'.repeat(32)), out('02'.repeat(32)), nft('03'.repeat(32), 'OLD')], inputs: [] });
+      const nft = (txid: string, ticker: string) => ({
+        txid,
+        txIndex: 2,
+        vout: 0,
+        app: ref,
+        amount: null,
+        data: encodeCbor(ValueMap.of({ ticker, decimals: 8n })),
+        script,
+        sats: 546n,
+      });
+      await store.applyBlock({
+        height: 1,
+        hash: 'aa'.repeat(32),
+        prevHash: '00'.repeat(32),
+        time: 1,
+        spellTxs: [],
+        outputs: [out('01'.repeat(32)), out('02'.repeat(32)), nft('03'.repeat(32), 'OLD')],
+        inputs: [],
+      });
       // the reference NFT moves on with new data: its current (unspent) data wins
-      await store.applyBlock({ height: 2, hash: 'bb'.repeat(32), prevHash: 'aa'.repeat(32), time: 2, spellTxs: [], outputs: [nft('04'.repeat(32), 'NEW')], inputs: [{ txid: '04'.repeat(32), txIndex: 2, vin: 0, prevTxid: '03'.repeat(32), prevVout: 0 }] });
+      await store.applyBlock({
+        height: 2,
+        hash: 'bb'.repeat(32),
+        prevHash: 'aa'.repeat(32),
+        time: 2,
+        spellTxs: [],
+        outputs: [nft('04'.repeat(32), 'NEW')],
+        inputs: [{ txid: '04'.repeat(32), txIndex: 2, vin: 0, prevTxid: '03'.repeat(32), prevVout: 0 }],
+      });
       assert.equal((await store.nftData('11'.repeat(32)))?.txid, '04'.repeat(32));
       assert.equal((await store.nftData('11'.repeat(32), '22'.repeat(32)))?.height, 2);
       assert.equal(await store.nftData('11'.repeat(32), '33'.repeat(32)), undefined);
       assert.equal(await store.nftData("%' OR 1=1 --"), undefined);
       const handler = explorerApiHandler({ store, network: 'regtest' });
       const address = scriptToAddress(script, 'regtest')!;
-      const res = await handler({ method: 'GET', path: `/v1/wallet/charms/${address}`, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
+      const res = await handler({
+        method: 'GET',
+        path: `/v1/wallet/charms/${address}`,
+        query: new URLSearchParams(),
+        headers: {},
+        body: async () => new Uint8Array(),
+      });
       assert.equal(res.status, 200);
       const text = String(res.body);
       assert.match(text, new RegExp(`"confirmed":${2n * max}[,}]`), 'the sum beyond u64, exact');

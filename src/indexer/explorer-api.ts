@@ -97,7 +97,8 @@ const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const num = (b: bigint): RawJson => new RawJson(b.toString());
 const TXID = /^[0-9a-fA-F]{64}$/;
 const assetType = (app: string): string => (app.startsWith('t/') ? 'token' : app.startsWith('n/') ? 'nft' : 'dapp');
-const noBtc = (what: string): CharmsError => new CharmsError('UPSTREAM_UNAVAILABLE', `${what}: no BTC source configured (start charms index with --esplora-url or --rpc-url)`);
+const noBtc = (what: string): CharmsError =>
+  new CharmsError('UPSTREAM_UNAVAILABLE', `${what}: no BTC source configured (start charms index with --esplora-url or --rpc-url)`);
 
 /** Network names the wallet may send for ours. */
 function sameNetwork(asked: string, ours: string): boolean {
@@ -157,7 +158,8 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
   const utxoSource = btc?.addressUtxos ? btc.kind : 'none';
 
   const scriptOf = (address: unknown): Uint8Array => {
-    if (typeof address !== 'string' || address.length > 120 || !isAddressValidFor(address, chain)) throw bad(`${String(address).slice(0, 120)}: not a valid ${o.network} address`);
+    if (typeof address !== 'string' || address.length > 120 || !isAddressValidFor(address, chain))
+      throw bad(`${String(address).slice(0, 120)}: not a valid ${o.network} address`);
     return addressToScript(address).script;
   };
 
@@ -283,7 +285,9 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
     if (!utxos) {
       btcJson = { btc_source: 'none', confirmed: null, unconfirmed: null, total: null, available: null, locked: null, utxos: [] };
     } else {
-      let conf = 0, unconf = 0, locked = 0;
+      let conf = 0,
+        unconf = 0,
+        locked = 0;
       const list = [...utxos].sort((a, b) => (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout));
       for (const u of list) {
         if (u.height === undefined) unconf += u.value;
@@ -297,7 +301,15 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
         total: conf + unconf,
         available: conf + unconf - locked,
         locked,
-        utxos: list.map((u) => ({ txid: u.txid, vout: u.vout, value: u.value, blockHeight: u.height ?? null, block_height: u.height ?? null, hasCharms: charmOuts.has(`${u.txid}:${u.vout}`), confirmed: u.height !== undefined })),
+        utxos: list.map((u) => ({
+          txid: u.txid,
+          vout: u.vout,
+          value: u.value,
+          blockHeight: u.height ?? null,
+          block_height: u.height ?? null,
+          hasCharms: charmOuts.has(`${u.txid}:${u.vout}`),
+          confirmed: u.height !== undefined,
+        })),
       };
     }
     return {
@@ -354,7 +366,9 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
       if (items.length >= limit) break;
       if (!times.has(h.height)) times.set(h.height, (await store.blockAt(h.height))?.time ?? null);
       const received = h.changes.some((c) => c.received > 0n);
-      const rows = received ? (await store.outputsOf(h.txid)).filter((r) => hex(r.script) === scriptHex) : (await store.spentBy(h.txid)).filter((r) => hex(r.script) === scriptHex);
+      const rows = received
+        ? (await store.outputsOf(h.txid)).filter((r) => hex(r.script) === scriptHex)
+        : (await store.spentBy(h.txid)).filter((r) => hex(r.script) === scriptHex);
       const sats = new Map(rows.map((r) => [`${r.txid}:${r.vout}`, r.sats]));
       items.push({
         txid: h.txid,
@@ -410,7 +424,7 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
     const height = await confirmedAt(txid);
     const tip = await tipHeight();
     const block = height === undefined ? undefined : await store.blockAt(height);
-    const pending = height === undefined && (mempool?.get(txid) !== undefined);
+    const pending = height === undefined && mempool?.get(txid) !== undefined;
     return {
       txid,
       version: tx.version,
@@ -425,7 +439,13 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
       block_height: height ?? null,
       time: block?.time ?? null,
       blocktime: block?.time ?? null,
-      inputs: tx.inputs.map((i) => ({ txid: hashToDisplayHex(i.txid), vout: i.vout, script_sig: hex(i.scriptSig), sequence: i.sequence, witness: i.witness.map(hex) })),
+      inputs: tx.inputs.map((i) => ({
+        txid: hashToDisplayHex(i.txid),
+        vout: i.vout,
+        script_sig: hex(i.scriptSig),
+        sequence: i.sequence,
+        witness: i.witness.map(hex),
+      })),
       outputs: tx.outputs.map((x, n) => ({
         value: new RawJson(btcText(x.value)),
         value_sats: num(x.value),
@@ -453,7 +473,12 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
       } else if (p === '/v1/wallet/charms/batch/indexed') {
         for (const a of addrs) {
           const h = await holdings(a, meta);
-          results[a] = { address: a, network: o.network, balances: h.balances.map((b) => ({ ...charmBalance(a, b), cardano: null })), count: h.balances.length };
+          results[a] = {
+            address: a,
+            network: o.network,
+            balances: h.balances.map((b) => ({ ...charmBalance(a, b), cardano: null })),
+            count: h.balances.length,
+          };
         }
       } else {
         const ps = body.page_size ?? MAX_TX_PAGE;
@@ -483,20 +508,47 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
         const min = minRaw === null ? 0 : Number(minRaw);
         if (!btc?.addressUtxos) {
           const e = noBtc('address UTXOs');
-          return { status: 503, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify({ error: btc ? `${btc.name} has no address index: configure --esplora-url for address UTXOs` : e.message, code: e.code, btc_source: 'none', address, utxos: [], count: 0 }) };
+          return {
+            status: 503,
+            headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+            body: JSON.stringify({
+              error: btc ? `${btc.name} has no address index: configure --esplora-url for address UTXOs` : e.message,
+              code: e.code,
+              btc_source: 'none',
+              address,
+              utxos: [],
+              count: 0,
+            }),
+          };
         }
         const [utxos, tip] = await Promise.all([addressUtxos(address), btc.tipTime()]);
         const script = hex(addressToScript(address).script);
         const list = (utxos ?? [])
           .filter((u) => u.value >= min)
           .sort((a, b) => (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout))
-          .map((u) => ({ txid: u.txid, vout: u.vout, value: u.value, script_pubkey: script, confirmations: u.height === undefined ? 0 : tip.height - u.height + 1, block_height: u.height ?? null, confirmed: u.height !== undefined }));
+          .map((u) => ({
+            txid: u.txid,
+            vout: u.vout,
+            value: u.value,
+            script_pubkey: script,
+            confirmations: u.height === undefined ? 0 : tip.height - u.height + 1,
+            block_height: u.height ?? null,
+            confirmed: u.height !== undefined,
+          }));
         return ok({ address, btc_source: utxoSource, utxos: list, count: list.length });
       }
       const page = intParam(req.query.get('page'), 'page', 1, 1_000_000) ?? 1;
       const size = intParam(req.query.get('page_size'), 'page_size', 1, MAX_TX_PAGE) ?? 50;
       const t = await addressTxs(address, Math.min(page * size, MAX_HISTORY));
-      return ok({ address, network: o.network, transactions: t.items.slice((page - 1) * size, page * size), page, page_size: size, total: t.total, total_pages: Math.ceil(t.total / size) });
+      return ok({
+        address,
+        network: o.network,
+        transactions: t.items.slice((page - 1) * size, page * size),
+        page,
+        page_size: size,
+        total: t.total,
+        total_pages: Math.ceil(t.total / size),
+      });
     }
 
     if (p === '/v1/wallet/tip' && method === 'GET') {
@@ -621,7 +673,10 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
         network: o.network,
         updated_at: block ? new Date(block.time * 1000).toISOString() : null,
         charm: { type: 'spell', detected: true, has_native_data: true, native_data: native, version: 'native_parser' },
-        assets: [...(await Promise.all(outs.map((r) => assetJson(r, 'output', r.vout)))), ...(await Promise.all(consumed.map((r) => assetJson(r, 'input', -1))))],
+        assets: [
+          ...(await Promise.all(outs.map((r) => assetJson(r, 'output', r.vout)))),
+          ...(await Promise.all(consumed.map((r) => assetJson(r, 'input', -1)))),
+        ],
       };
     }
     const pending = mempool?.get(txid);

@@ -46,7 +46,10 @@ for (const name of ENGINES) {
       // the six synthetic v15 txs (dummy proofs) are rejected; 8d70833a's beamed output 0 holds nothing
       assert.equal(await store.spellTx(v.get('88690370')!.txid), undefined);
       const beam = v.get('8d70833a')!.txid;
-      assert.deepEqual((await store.outputsOf(beam)).map((r) => r.vout), [1]);
+      assert.deepEqual(
+        (await store.outputsOf(beam)).map((r) => r.vout),
+        [1],
+      );
       assert.equal(await store.spellTx(v.get('74ea380c')!.txid), undefined, 'a mock spell is not indexed without --mock');
     } finally {
       await store.close();

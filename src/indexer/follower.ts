@@ -48,7 +48,16 @@ export interface FollowerStatus {
 }
 
 export class Follower {
-  readonly status: FollowerStatus = { node: undefined, error: undefined, unrecoverable: undefined, rate: 0, etaSeconds: undefined, lastPollAt: undefined, indexHeight: undefined, reorgs: 0 };
+  readonly status: FollowerStatus = {
+    node: undefined,
+    error: undefined,
+    unrecoverable: undefined,
+    rate: 0,
+    etaSeconds: undefined,
+    lastPollAt: undefined,
+    indexHeight: undefined,
+    reorgs: 0,
+  };
   private readonly maxDepth: number;
   private readonly pollMs: number;
   private readonly now: () => number;
@@ -106,7 +115,10 @@ export class Follower {
       const block = await this.source.block(hash);
       if (tip && block.header.prevHash !== tip.hash) {
         if ((await this.source.hashAt(tip.height)) === tip.hash)
-          throw new CharmsError('UPSTREAM_FAILED', `${this.source.name}: block ${next} ${hash} does not link to block ${tip.height} ${tip.hash} that it names as best`);
+          throw new CharmsError(
+            'UPSTREAM_FAILED',
+            `${this.source.name}: block ${next} ${hash} does not link to block ${tip.height} ${tip.hash} that it names as best`,
+          );
         tip = await this.reorg(tip);
         continue;
       }
@@ -124,7 +136,10 @@ export class Follower {
       const depth = tip.height - h;
       if (depth > this.maxDepth) {
         this.status.unrecoverable = { forkHeight: h, depth, at: this.now() };
-        throw new CharmsError('UPSTREAM_FAILED', `reorg deeper than --max-reorg-depth ${this.maxDepth} below block ${tip.height}: the index stopped; reindex (delete the database or use a new --db)`);
+        throw new CharmsError(
+          'UPSTREAM_FAILED',
+          `reorg deeper than --max-reorg-depth ${this.maxDepth} below block ${tip.height}: the index stopped; reindex (delete the database or use a new --db)`,
+        );
       }
       const ours = await this.store.blockAt(h);
       if (!ours) break; // below the first indexed block: everything we have is gone

@@ -138,7 +138,18 @@ test('charms index with --zmq-url applies a new block on the notification, witho
   try {
     fake.mine([]);
     // polling once an hour: only ZMQ can bring the next block in time
-    const idx = await startIndex(['--rpc-url', fake.rpcUrl, '--rpc-cookie', fake.cookieFile!, '--db', tmpDb(), '--zmq-url', fake.zmqUrl!, '--poll-interval', '3600']);
+    const idx = await startIndex([
+      '--rpc-url',
+      fake.rpcUrl,
+      '--rpc-cookie',
+      fake.cookieFile!,
+      '--db',
+      tmpDb(),
+      '--zmq-url',
+      fake.zmqUrl!,
+      '--poll-interval',
+      '3600',
+    ]);
     children.push(idx.child);
     await untilHeight(idx.port, 1);
     await fake.zmqSubscribed('hashblock');

@@ -34,11 +34,13 @@ export class PgDriver implements Driver {
     private readonly writer: PgTypes.Client | undefined,
   ) {
     const w = writer;
-    this.txs = w && new TxQueue({
-      begin: async () => void (await w.query('BEGIN')),
-      commit: async () => void (await w.query('COMMIT')),
-      rollback: async () => void (await w.query('ROLLBACK').catch(() => {})),
-    });
+    this.txs =
+      w &&
+      new TxQueue({
+        begin: async () => void (await w.query('BEGIN')),
+        commit: async () => void (await w.query('COMMIT')),
+        rollback: async () => void (await w.query('ROLLBACK').catch(() => {})),
+      });
   }
 
   static async open(url: string, mode: 'writer' | 'reader'): Promise<PgDriver> {
@@ -65,7 +67,10 @@ export class PgDriver implements Driver {
       await writer.connect();
       const r = await writer.query('SELECT pg_try_advisory_lock($1, $2) AS ok', [...LOCK_KEY]);
       if (r.rows[0]?.ok !== true)
-        throw new CharmsError('CONFIG', `PostgreSQL at ${redactUrl(url)}: another indexer is writing this index (it holds the advisory lock); run one indexer per database, and --api-only for more API instances`);
+        throw new CharmsError(
+          'CONFIG',
+          `PostgreSQL at ${redactUrl(url)}: another indexer is writing this index (it holds the advisory lock); run one indexer per database, and --api-only for more API instances`,
+        );
     } catch (e) {
       await writer.end().catch(() => {});
       await pool.end();

@@ -102,7 +102,12 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
   const index = indexApiHandler({ store: o.store, follower, mempool, source: o.source, network: o.network, version: o.version, maxLag: o.maxLag, log });
   const api = withExplorerApi(explorerApiHandler({ store: o.store, mempool, source: o.source, btc: o.btcSource, network: o.network, log }), index);
   const query = queryHandler({ source: o.txSource, mock: o.mock, log, cache: o.cache });
-  const server = await listenDual(indexServiceHandler(api, query), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_INDEX_PORT, log, ...(o.limits ? { limits: o.limits } : {}) });
+  const server = await listenDual(indexServiceHandler(api, query), {
+    host: o.host ?? '0.0.0.0',
+    port: o.port ?? DEFAULT_INDEX_PORT,
+    log,
+    ...(o.limits ? { limits: o.limits } : {}),
+  });
   if (o.autoStart !== false) follower?.start();
   let zmq: ZmqSubscriber | undefined;
   if (follower && o.zmqUrl) {

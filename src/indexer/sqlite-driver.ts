@@ -21,7 +21,11 @@ function loadBetterSqlite(): typeof BetterSqlite3 {
   try {
     return require('better-sqlite3') as typeof BetterSqlite3;
   } catch (e) {
-    throw new CharmsError('CONFIG', 'the SQLite engine (better-sqlite3) cannot be loaded: reinstall charms-ts (it builds a native module), or use a postgres:// --db', { cause: e });
+    throw new CharmsError(
+      'CONFIG',
+      'the SQLite engine (better-sqlite3) cannot be loaded: reinstall charms-ts (it builds a native module), or use a postgres:// --db',
+      { cause: e },
+    );
   }
 }
 
@@ -48,11 +52,13 @@ export class SqliteDriver implements Driver {
     private readonly lock: Database | undefined,
   ) {
     const w = writer?.db;
-    this.txs = w && new TxQueue({
-      begin: async () => void w.exec('BEGIN IMMEDIATE'),
-      commit: async () => void w.exec('COMMIT'),
-      rollback: async () => void (w.inTransaction && w.exec('ROLLBACK')),
-    });
+    this.txs =
+      w &&
+      new TxQueue({
+        begin: async () => void w.exec('BEGIN IMMEDIATE'),
+        commit: async () => void w.exec('COMMIT'),
+        rollback: async () => void (w.inTransaction && w.exec('ROLLBACK')),
+      });
   }
 
   /** Opens `path`; as the writer, takes the lock first (CONFIG error when another indexer holds it). */
@@ -78,7 +84,11 @@ export class SqliteDriver implements Driver {
       lock.exec(`DELETE FROM holder; INSERT INTO holder VALUES (${process.pid})`);
     } catch (e) {
       lock.close();
-      throw new CharmsError('CONFIG', `${path}: another indexer is writing this index (it holds ${path}.lock); run one indexer per database, and --api-only for more API instances`, { cause: e });
+      throw new CharmsError(
+        'CONFIG',
+        `${path}: another indexer is writing this index (it holds ${path}.lock); run one indexer per database, and --api-only for more API instances`,
+        { cause: e },
+      );
     }
     const w = new Db(path);
     w.pragma('journal_mode = WAL');

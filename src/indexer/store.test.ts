@@ -68,11 +68,21 @@ for (const name of ENGINES) {
         [
           [2, 2, [[APP_N, 0n, 1n]]],
           [2, 1, [[APP_T, 0n, U64_MAX]]],
-          [1, 1, [[APP_N, 1n, 0n], [APP_T, 2n * U64_MAX, 0n]]],
+          [
+            1,
+            1,
+            [
+              [APP_N, 1n, 0n],
+              [APP_T, 2n * U64_MAX, 0n],
+            ],
+          ],
         ],
         'history sums exceed u64 exactly',
       );
-      assert.deepEqual((await s.history(ALICE, 1, { height: 2, txIndex: 2 })).map((x) => x.txIndex), [1]);
+      assert.deepEqual(
+        (await s.history(ALICE, 1, { height: 2, txIndex: 2 })).map((x) => x.txIndex),
+        [1],
+      );
       // the tip must extend
       await assert.rejects(s.applyBlock({ ...block2, height: 3, hash: h(0x103), prevHash: h(0x999) }), /does not extend/);
 

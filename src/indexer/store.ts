@@ -225,10 +225,16 @@ const num = (v: unknown): number => Number(v);
 export async function prepareSchema(d: Driver, o: OpenOptions): Promise<IndexMeta> {
   const version = await schemaVersion(d);
   if (version > SCHEMA_VERSION)
-    throw new CharmsError('CONFIG', `${o.label}: the index was built by a newer charms-ts (schema ${version}, this one knows ${SCHEMA_VERSION}); upgrade charms-ts or index into a new database`);
+    throw new CharmsError(
+      'CONFIG',
+      `${o.label}: the index was built by a newer charms-ts (schema ${version}, this one knows ${SCHEMA_VERSION}); upgrade charms-ts or index into a new database`,
+    );
   if (version < SCHEMA_VERSION) {
     if (o.mode === 'reader')
-      throw new CharmsError('CONFIG', `${o.label}: the index has schema ${version}, this charms-ts needs ${SCHEMA_VERSION}; start the indexer (not --api-only) once to migrate it`);
+      throw new CharmsError(
+        'CONFIG',
+        `${o.label}: the index has schema ${version}, this charms-ts needs ${SCHEMA_VERSION}; start the indexer (not --api-only) once to migrate it`,
+      );
     for (let v = version; v < SCHEMA_VERSION; v++)
       await d.transaction(async (tx) => {
         await tx.exec(ddlFor(d.engine, MIGRATIONS[v]!));
@@ -253,8 +259,7 @@ export async function prepareSchema(d: Driver, o: OpenOptions): Promise<IndexMet
     mock: m.get('mock') === '1',
     startHeight: Number(m.get('start_height') ?? 0),
   };
-  if (meta.network !== o.network)
-    throw new CharmsError('CONFIG', `${o.label}: the index is of network ${meta.network}, not ${o.network}; use another --db`);
+  if (meta.network !== o.network) throw new CharmsError('CONFIG', `${o.label}: the index is of network ${meta.network}, not ${o.network}; use another --db`);
   if (meta.mock && !o.mock)
     throw new CharmsError('CONFIG', `${o.label}: the index was built with --mock (it holds mock charms); start with --mock, or index into a new database`);
   if (!meta.mock && o.mock)
@@ -359,9 +364,21 @@ export class SqlStore implements IndexStore {
           if (num(top[0].height) !== b.height - 1 || hexOf(top[0].hash) !== b.prevHash)
             throw new CharmsError('INTERNAL', `block ${b.height} ${b.hash} does not extend the index tip ${num(top[0].height)} ${hexOf(top[0].hash)}`);
         }
-        await tx.run('INSERT INTO blocks (height, hash, prev_hash, time, spell_txs) VALUES (?, ?, ?, ?, ?)', [b.height, bytes(b.hash), bytes(b.prevHash), b.time, b.spellTxs.length]);
+        await tx.run('INSERT INTO blocks (height, hash, prev_hash, time, spell_txs) VALUES (?, ?, ?, ?, ?)', [
+          b.height,
+          bytes(b.hash),
+          bytes(b.prevHash),
+          b.time,
+          b.spellTxs.length,
+        ]);
         for (const s of b.spellTxs)
-          await tx.run('INSERT INTO spell_txs (txid, height, tx_index, version, spell) VALUES (?, ?, ?, ?, ?)', [bytes(s.txid), b.height, s.txIndex, s.version, Buffer.from(s.spell)]);
+          await tx.run('INSERT INTO spell_txs (txid, height, tx_index, version, spell) VALUES (?, ?, ?, ?, ?)', [
+            bytes(s.txid),
+            b.height,
+            s.txIndex,
+            s.version,
+            Buffer.from(s.spell),
+          ]);
         // history: (script id, tx index, app id) → received, sent
         const hist = new Map<string, { scriptId: number; txIndex: number; txid: string; appId: number; received: bigint; sent: bigint }>();
         const note = (scriptId: number, txIndex: number, txid: string, appId: number, received: bigint, sent: bigint) => {
@@ -373,12 +390,32 @@ export class SqlStore implements IndexStore {
         };
         for (const o of b.outputs) {
           const tag = o.app.split('/')[0]!;
-          const appId = await this.idOf('app', o.app, () => tx.run('INSERT INTO apps (app, tag) VALUES (?, ?) ON CONFLICT (app) DO NOTHING', [o.app, tag]), () => tx.all('SELECT id FROM apps WHERE app = ?', [o.app]));
+          const appId = await this.idOf(
+            'app',
+            o.app,
+            () => tx.run('INSERT INTO apps (app, tag) VALUES (?, ?) ON CONFLICT (app) DO NOTHING', [o.app, tag]),
+            () => tx.all('SELECT id FROM apps WHERE app = ?', [o.app]),
+          );
           const sk = Buffer.from(o.script).toString('hex');
-          const scriptId = await this.idOf('script', sk, () => tx.run('INSERT INTO scripts (script) VALUES (?) ON CONFLICT (script) DO NOTHING', [Buffer.from(o.script)]), () => tx.all('SELECT id FROM scripts WHERE script = ?', [Buffer.from(o.script)]));
+          const scriptId = await this.idOf(
+            'script',
+            sk,
+            () => tx.run('INSERT INTO scripts (script) VALUES (?) ON CONFLICT (script) DO NOTHING', [Buffer.from(o.script)]),
+            () => tx.all('SELECT id FROM scripts WHERE script = ?', [Buffer.from(o.script)]),
+          );
           await tx.run(
             'INSERT INTO charm_outputs (txid, vout, app_id, script_id, amount, data, btc_value, created_height, tx_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-            [bytes(o.txid), o.vout, appId, scriptId, o.amount === null ? null : o.amount.toString(), o.data === null ? null : Buffer.from(o.data), o.sats.toString(), b.height, o.txIndex],
+            [
+              bytes(o.txid),
+              o.vout,
+              appId,
+              scriptId,
+              o.amount === null ? null : o.amount.toString(),
+              o.data === null ? null : Buffer.from(o.data),
+              o.sats.toString(),
+              b.height,
+              o.txIndex,
+            ],
           );
           const key = `${o.txid}:${o.vout}`;
           unspent.add(key);
@@ -422,7 +459,13 @@ export class SqlStore implements IndexStore {
         await tx.run('DELETE FROM script_history WHERE height > ?', [forkHeight]);
         await tx.run('DELETE FROM spell_txs WHERE height > ?', [forkHeight]);
         await tx.run('DELETE FROM blocks WHERE height > ?', [forkHeight]);
-        await tx.run('INSERT INTO reorgs (at, fork_height, depth, old_tip, new_tip) VALUES (?, ?, ?, ?, ?)', [reorg.at, forkHeight, reorg.depth, bytes(reorg.oldTip), bytes(reorg.newTip)]);
+        await tx.run('INSERT INTO reorgs (at, fork_height, depth, old_tip, new_tip) VALUES (?, ?, ?, ?, ?)', [
+          reorg.at,
+          forkHeight,
+          reorg.depth,
+          bytes(reorg.oldTip),
+          bytes(reorg.newTip),
+        ]);
       });
     } finally {
       this.unspent = undefined;
@@ -437,12 +480,17 @@ export class SqlStore implements IndexStore {
   }
 
   async unspentByScript(script: Uint8Array): Promise<CharmOutputRow[]> {
-    const r = await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL ${OUTPUT_ORDER}`, [Buffer.from(script)]);
+    const r = await this.d.all(
+      `SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL ${OUTPUT_ORDER}`,
+      [Buffer.from(script)],
+    );
     return r.map(outputRow);
   }
 
   async output(txid: string, vout: number): Promise<CharmOutputRow[]> {
-    return (await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.txid = ? AND co.vout = ? ${OUTPUT_ORDER}`, [bytes(txid), vout])).map(outputRow);
+    return (await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.txid = ? AND co.vout = ? ${OUTPUT_ORDER}`, [bytes(txid), vout])).map(
+      outputRow,
+    );
   }
 
   async outputsOf(txid: string): Promise<CharmOutputRow[]> {

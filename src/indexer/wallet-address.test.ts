@@ -20,7 +20,16 @@ declare const document: any; // eslint-disable-line @typescript-eslint/no-explic
 
 const engines = new TestEngines();
 after(() => engines.close());
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const CHEX_IMAGE = 'https://iili.io/3cOsqaj.png';
 
 test('wallet page address view in Chromium over a real index: holdings, NFTs, pending changes, history; hidden without an index', async (t) => {
@@ -56,13 +65,25 @@ test('wallet page address view in Chromium over a real index: holdings, NFTs, pe
     page.on('pageerror', (x) => pageErrors.push(x.message));
     page.on('console', (m) => void (m.type() === 'error' && !/Failed to load resource/.test(m.text()) && pageErrors.push(m.text())));
     const base = `http://127.0.0.1:${svc.server.port}`;
-    const loaded = () => page.waitForFunction(() => /holding\(s\)|: /.test(document.getElementById('addr-status').textContent + document.getElementById('addr-errors').textContent), undefined, { timeout: 20_000 });
+    const loaded = () =>
+      page.waitForFunction(
+        () => /holding\(s\)|: /.test(document.getElementById('addr-status').textContent + document.getElementById('addr-errors').textContent),
+        undefined,
+        { timeout: 20_000 },
+      );
 
     // the CHEX holder: token with CHIP-0420 name, ticker and image; pending out; history
     await page.goto(`${base}/wallet?address=${chexAddr}`);
     await loaded();
     assert.equal(await page.isVisible('#addr-section'), true);
-    const tokens = await page.$$eval('#addr-tokens .card', (els) => els.map((x) => ({ title: x.querySelector('h3')?.textContent, amount: x.querySelector('.amount')?.textContent, img: x.querySelector('img')?.getAttribute('src'), pending: x.querySelector('.pending')?.textContent ?? null })));
+    const tokens = await page.$$eval('#addr-tokens .card', (els) =>
+      els.map((x) => ({
+        title: x.querySelector('h3')?.textContent,
+        amount: x.querySelector('.amount')?.textContent,
+        img: x.querySelector('img')?.getAttribute('src'),
+        pending: x.querySelector('.pending')?.textContent ?? null,
+      })),
+    );
     assert.deepEqual(tokens, [{ title: 'CHEX Token', amount: '420,000CHEX', img: CHEX_IMAGE, pending: '+0 pending in, −420,000 pending out' }]);
     const pendingRows = await page.$$eval('#addr-pending tr', (els) => els.map((x) => `${x.getAttribute('data-dir')} ${x.querySelector('.num')?.textContent}`));
     assert.deepEqual(pendingRows, ['out −420,000']);
@@ -74,13 +95,19 @@ test('wallet page address view in Chromium over a real index: holdings, NFTs, pe
     // the reference NFT's holder: an NFT card with its image and name
     await page.goto(`${base}/wallet?address=${nftAddr}`);
     await loaded();
-    const nfts = await page.$$eval('#addr-nfts .card', (els) => els.map((x) => ({ title: x.querySelector('h3')?.textContent, img: x.querySelector('img')?.getAttribute('src') })));
+    const nfts = await page.$$eval('#addr-nfts .card', (els) =>
+      els.map((x) => ({ title: x.querySelector('h3')?.textContent, img: x.querySelector('img')?.getAttribute('src') })),
+    );
     assert.deepEqual(nfts, [{ title: 'CHEX Token', img: CHEX_IMAGE }]);
 
     // a pending receive only: pending in, history shows it as pending
     await page.fill('#address', pendAddr);
     await page.click('#addr-show');
-    await page.waitForFunction((a) => document.getElementById('addr-status').textContent.includes('holding') && document.getElementById('address').value === a, pendAddr, { timeout: 20_000 });
+    await page.waitForFunction(
+      (a) => document.getElementById('addr-status').textContent.includes('holding') && document.getElementById('address').value === a,
+      pendAddr,
+      { timeout: 20_000 },
+    );
     const pin = await page.$$eval('#addr-pending tr', (els) => els.map((x) => x.getAttribute('data-dir')));
     assert.ok(pin.length > 0 && pin.every((d) => d === 'in'), JSON.stringify(pin));
     assert.match((await page.textContent('#addr-history')) ?? '', /pending/);
@@ -98,7 +125,10 @@ test('wallet page address view in Chromium over a real index: holdings, NFTs, pe
     // the page marks the end of its index probe on <html data-index>
     await page.waitForFunction(() => document.documentElement.getAttribute('data-index') === 'no', undefined, { timeout: 20_000 });
     assert.equal(await page.isVisible('#addr-section'), false);
-    assert.deepEqual(offLoopback.filter((u) => u !== CHEX_IMAGE), []);
+    assert.deepEqual(
+      offLoopback.filter((u) => u !== CHEX_IMAGE),
+      [],
+    );
     assert.deepEqual(pageErrors, []);
   } finally {
     await browser.close();

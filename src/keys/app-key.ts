@@ -69,8 +69,7 @@ export function verifyBinarySignature(sig: AppSignature, wasm: Uint8Array): bool
 export function checkAppSignature(vk: Uint8Array, sig: AppSignature, wasm: Uint8Array): void {
   if (!equalBytes(vkOfPublicKey(sig.public_key), vk))
     throw new CharmsError('INVALID_INPUT', `app signature for vk ${toHex(vk)}: SHA-256(public_key) does not equal the vk`);
-  if (!verifyBinarySignature(sig, wasm))
-    throw new CharmsError('INVALID_INPUT', `app signature for vk ${toHex(vk)}: signature does not verify for this binary`);
+  if (!verifyBinarySignature(sig, wasm)) throw new CharmsError('INVALID_INPUT', `app signature for vk ${toHex(vk)}: signature does not verify for this binary`);
 }
 
 /** A public key file: 64 hex characters (optional 0x), or an app-key JSON file. */

@@ -51,7 +51,6 @@ function holdsKey(path: string): boolean {
  * holds a key: losing a secret key to a typo in `--out` cannot be undone.
  */
 export function writeOutputFile(path: string, text: string): void {
-  if (holdsKey(path))
-    throw new CharmsError('IO', `${path} holds a secret key: refusing to overwrite it (choose another --out path)`);
+  if (holdsKey(path)) throw new CharmsError('IO', `${path} holds a secret key: refusing to overwrite it (choose another --out path)`);
   writeFileSync(path, text);
 }

@@ -137,8 +137,7 @@ test('ciborium rules on a real Cardano spell (v11): each accepted encoding still
 });
 
 test('what ciborium refuses is refused: chunked field names, repeated fields, null bool, chunked UTXO ids, huge bignums', () => {
-  const spell = (fields: [Uint8Array, Uint8Array][]) =>
-    concatBytes(Uint8Array.of(0x82, 0xa0 + fields.length), ...fields.flat(), Uint8Array.of(0x80));
+  const spell = (fields: [Uint8Array, Uint8Array][]) => concatBytes(Uint8Array.of(0x82, 0xa0 + fields.length), ...fields.flat(), Uint8Array.of(0x80));
   const text = (s: string) => encodeCbor(s);
   const base: [Uint8Array, Uint8Array][] = [
     [text('version'), encodeCbor(15n)],
@@ -149,7 +148,10 @@ test('what ciborium refuses is refused: chunked field names, repeated fields, nu
   assert.equal(decodeSpellAndProof(spell(base)).spell.version, 15);
   // a field name as a chunked text string (7f 63 "ver" 64 "sion" ff)
   const chunked = concatBytes(Uint8Array.of(0x7f), text('ver'), text('sion'), Uint8Array.of(0xff));
-  assert.throws(() => decodeSpellAndProof(spell([[chunked, encodeCbor(15n)], ...base.slice(1)])), (e: unknown) => e instanceof CharmsError && /field name: invalid type: .*expected str or bytes/.test(e.message));
+  assert.throws(
+    () => decodeSpellAndProof(spell([[chunked, encodeCbor(15n)], ...base.slice(1)])),
+    (e: unknown) => e instanceof CharmsError && /field name: invalid type: .*expected str or bytes/.test(e.message),
+  );
   // a chunked byte-string field name too
   const chunkedBytes = concatBytes(Uint8Array.of(0x5f), encodeCbor(utf8('ver')), encodeCbor(utf8('sion')), Uint8Array.of(0xff));
   assert.throws(() => decodeSpellAndProof(spell([[chunkedBytes, encodeCbor(15n)], ...base.slice(1)])), /expected str or bytes/);
@@ -159,17 +161,24 @@ test('what ciborium refuses is refused: chunked field names, repeated fields, nu
   assert.equal(decodeSpellAndProof(spell([...base, [encodeCbor(Uint8Array.of(0xff, 0xfe)), encodeCbor(1n)]])).spell.version, 15);
   // mock: null is not a bool; versioned_apps: null is not a map
   assert.throws(() => decodeSpellAndProof(spell([...base, [text('mock'), Uint8Array.of(0xf6)]])), /mock: invalid type: null, expected a boolean/);
-  assert.throws(() => decodeSpellAndProof(spell([...base, [text('versioned_apps'), Uint8Array.of(0xf6)]])), /versioned_apps: invalid type: null, expected a map/);
+  assert.throws(
+    () => decodeSpellAndProof(spell([...base, [text('versioned_apps'), Uint8Array.of(0xf6)]])),
+    /versioned_apps: invalid type: null, expected a map/,
+  );
   // a refs UTXO id as a chunked byte string, or as an array of ints, is refused
   const utxo = new Uint8Array(36).fill(7);
-  const refs = (item: Uint8Array) => [text('tx'), concatBytes(Uint8Array.of(0xa2), text('outs'), Uint8Array.of(0x80), text('refs'), Uint8Array.of(0x81), item)] as [Uint8Array, Uint8Array];
+  const refs = (item: Uint8Array) =>
+    [text('tx'), concatBytes(Uint8Array.of(0xa2), text('outs'), Uint8Array.of(0x80), text('refs'), Uint8Array.of(0x81), item)] as [Uint8Array, Uint8Array];
   assert.equal(decodeSpellAndProof(spell([base[0]!, refs(encodeCbor(utxo)), base[2]!])).spell.tx.refs?.length, 1);
   const chunkedUtxo = concatBytes(Uint8Array.of(0x5f), encodeCbor(utxo.subarray(0, 20)), encodeCbor(utxo.subarray(20)), Uint8Array.of(0xff));
   assert.throws(() => decodeSpellAndProof(spell([base[0]!, refs(chunkedUtxo), base[2]!])), /UTXO id as a definite byte string/);
   assert.throws(() => decodeSpellAndProof(spell([base[0]!, refs(encodeCbor(Array.from(utxo, BigInt))), base[2]!])), /UTXO id as a definite byte string/);
   // version as a bignum (tag 2, leading zeros skipped) is an integer; beyond 16 bytes it is refused
   assert.equal(decodeSpellAndProof(spell([[text('version'), encodeCbor(new Tagged(2n, Uint8Array.of(0, 0, 15)))], ...base.slice(1)])).spell.version, 15);
-  assert.throws(() => decodeSpellAndProof(spell([[text('version'), encodeCbor(new Tagged(2n, new Uint8Array(17).fill(1)))], ...base.slice(1)])), /bigint too large/);
+  assert.throws(
+    () => decodeSpellAndProof(spell([[text('version'), encodeCbor(new Tagged(2n, new Uint8Array(17).fill(1)))], ...base.slice(1)])),
+    /bigint too large/,
+  );
 });
 
 test('Data keeps its tags, but a small bignum is an integer and undefined is null (ciborium Value)', () => {
@@ -222,10 +231,13 @@ test('items after the (spell, proof) pair are never read, as ciborium: real spel
   // fewer than two items is refused (serde: invalid length)
   const spellItem = encodeCbor((decodeCbor(payload) as Value[])[0]!);
   for (const short of [concatBytes(Uint8Array.of(0x81), spellItem), concatBytes(Uint8Array.of(0x9f), spellItem, Uint8Array.of(0xff)), Uint8Array.of(0x80)])
-    assert.throws(() => decodeSpellAndProof(short), (e: unknown) => e instanceof CharmsError && e.code === 'CBOR_DECODE');
+    assert.throws(
+      () => decodeSpellAndProof(short),
+      (e: unknown) => e instanceof CharmsError && e.code === 'CBOR_DECODE',
+    );
 });
 
-test('B32 as serde reads [u8; 32] (the reference\'s B32 visitor): exactly 32 bytes, as an array of u8 or a byte string', (t) => {
+test("B32 as serde reads [u8; 32] (the reference's B32 visitor): exactly 32 bytes, as an array of u8 or a byte string", (t) => {
   if (!sharedOrSkip(t)) return;
   const payload = opReturnSpellPayload(parseTx(fromHex(chainHex(BTC_V12, 'bitcoin'))));
   const pair = decodeCbor(payload) as Value[];
@@ -246,7 +258,11 @@ test('B32 as serde reads [u8; 32] (the reference\'s B32 visitor): exactly 32 byt
   // 31 or 33: invalid length, as the visitor's `invalid_length`
   for (const bad of [bytes.subarray(0, 31), concatBytes(bytes, Uint8Array.of(7))])
     for (const form of [bad, Array.from(bad, (b) => BigInt(b))])
-      assert.throws(() => decodeSpellAndProof(withVk(form)), (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_INPUT' && /invalid length (31|33), expected (exactly )?32 elements/.test(e.message), `${bad.length} bytes`);
+      assert.throws(
+        () => decodeSpellAndProof(withVk(form)),
+        (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_INPUT' && /invalid length (31|33), expected (exactly )?32 elements/.test(e.message),
+        `${bad.length} bytes`,
+      );
 });
 
 /**
@@ -280,7 +296,20 @@ function appKeyVariants(payload: Uint8Array): { name: string; bytes: Uint8Array;
     { name: 'tag as two characters', bytes: splice(b(0x83, 0x62), tagChar, tagChar, identity, vk), accepted: false },
     { name: 'tag with a CBOR tag in front', bytes: splice(b(0x83, 0xd8, 0x20), tag, identity, vk), accepted: true },
     { name: 'identity as an indefinite array with its break', bytes: splice(b(0x83), tag, b(0x9f), identity.subarray(2), b(0xff), vk), accepted: true },
-    { name: 'identity as a chunked byte string', bytes: splice(b(0x83), tag, b(0x5f, 0x50), Uint8Array.from((key[1] as bigint[]).slice(0, 16), Number), b(0x50), Uint8Array.from((key[1] as bigint[]).slice(16), Number), b(0xff), vk), accepted: true },
+    {
+      name: 'identity as a chunked byte string',
+      bytes: splice(
+        b(0x83),
+        tag,
+        b(0x5f, 0x50),
+        Uint8Array.from((key[1] as bigint[]).slice(0, 16), Number),
+        b(0x50),
+        Uint8Array.from((key[1] as bigint[]).slice(16), Number),
+        b(0xff),
+        vk,
+      ),
+      accepted: true,
+    },
     { name: 'the whole key as a byte string', bytes: splice(b(0x43), tagChar.subarray(0, 1), b(1, 2)), accepted: false },
   ];
 }
@@ -313,7 +342,9 @@ function realSpellTxs(): { id: string; chain: 'bitcoin' | 'cardano'; tx: Uint8Ar
 
 test('app keys as the reference reads them, on every real spell of both chains: the declared count is not checked, a left break and a chunked or non-char tag are refused', (t) => {
   if (!sharedOrSkip(t)) return;
-  const bases = realSpellTxs().filter((x) => ((decodeCbor(x.payload, { allowTrailing: true }) as Value[])[0] as ValueMap).get('app_public_inputs') instanceof ValueMap);
+  const bases = realSpellTxs().filter(
+    (x) => ((decodeCbor(x.payload, { allowTrailing: true }) as Value[])[0] as ValueMap).get('app_public_inputs') instanceof ValueMap,
+  );
   assert.ok(bases.filter((x) => x.chain === 'bitcoin').length >= 3 && bases.filter((x) => x.chain === 'cardano').length >= 3, `${bases.length} real spells`);
   for (const base of bases) {
     for (const v of appKeyVariants(base.payload)) {
@@ -330,7 +361,12 @@ test('app keys as the reference reads them, on every real spell of both chains: 
         );
       // the payload alone gives the same verdict
       if (v.accepted) assert.doesNotThrow(() => decodeSpellAndProof(v.bytes), what);
-      else assert.throws(() => decodeSpellAndProof(v.bytes), (e: unknown) => e instanceof CharmsError && /invalid type|missing field|expected/.test(e.message), what);
+      else
+        assert.throws(
+          () => decodeSpellAndProof(v.bytes),
+          (e: unknown) => e instanceof CharmsError && /invalid type|missing field|expected/.test(e.message),
+          what,
+        );
     }
   }
 });
@@ -339,7 +375,10 @@ test('app keys as the reference reads them, on every real spell of both chains: 
 const payloadWith = (fields: [Uint8Array, Uint8Array][], proof: Uint8Array = Uint8Array.of(0x80)) =>
   concatBytes(Uint8Array.of(0x82, 0xa0 + fields.length), ...fields.flatMap(([k, v]) => [k, v]), proof);
 const text = (s: string) => encodeCbor(s);
-const outsWithData = (data: Uint8Array): [Uint8Array, Uint8Array] => [text('tx'), concatBytes(Uint8Array.of(0xa1), text('outs'), Uint8Array.of(0x81, 0xa1, 0x00), data)];
+const outsWithData = (data: Uint8Array): [Uint8Array, Uint8Array] => [
+  text('tx'),
+  concatBytes(Uint8Array.of(0xa1), text('outs'), Uint8Array.of(0x81, 0xa1, 0x00), data),
+];
 const BASE: [Uint8Array, Uint8Array][] = [
   [text('version'), encodeCbor(15n)],
   [text('tx'), encodeCbor(ValueMap.of({ outs: [] }))],
@@ -349,7 +388,12 @@ const dataOf = (payload: Uint8Array): Value => decodeSpellAndProof(payload).spel
 
 test('the CBOR layer as ciborium-ll: tags 2/3 on integers, indefinite markers, nested chunks, simple values', () => {
   const h = (s: string) => fromHex(s.replace(/ /g, ''));
-  const refused = (p: Uint8Array, re: RegExp, what: string) => assert.throws(() => decodeSpellAndProof(p), (e: unknown) => e instanceof CharmsError && re.test(e.message), what);
+  const refused = (p: Uint8Array, re: RegExp, what: string) =>
+    assert.throws(
+      () => decodeSpellAndProof(p),
+      (e: unknown) => e instanceof CharmsError && re.test(e.message),
+      what,
+    );
   // a tag 2/3 in front of a plain integer: a typed integer wants a byte string there; Data keeps the tag
   refused(payloadWith([[text('version'), h('c2 0f')], ...BASE.slice(1)]), /expected bytes/, 'tag 2 on a plain integer (version)');
   assert.deepEqual(encodeCbor(dataOf(payloadWith([BASE[0]!, outsWithData(h('c2 05')), BASE[2]!]))), h('c2 05'));
@@ -360,7 +404,11 @@ test('the CBOR layer as ciborium-ll: tags 2/3 on integers, indefinite markers, n
   assert.equal(dataOf(payloadWith([BASE[0]!, outsWithData(concatBytes(h('c3 50 7f'), new Uint8Array(15).fill(0xff))), BASE[2]!])), -(1n << 127n));
   // the indefinite-length marker on major types 0, 1 and 6 is a syntax error
   for (const m of ['1f', '3f', 'df 0f'])
-    assert.throws(() => decodeSpellAndProof(payloadWith([[text('version'), h(m)], ...BASE.slice(1)])), (e: unknown) => e instanceof CharmsError && e.code === 'CBOR_DECODE', m);
+    assert.throws(
+      () => decodeSpellAndProof(payloadWith([[text('version'), h(m)], ...BASE.slice(1)])),
+      (e: unknown) => e instanceof CharmsError && e.code === 'CBOR_DECODE',
+      m,
+    );
   // nested indefinite chunks inside an indefinite byte string are flattened (ciborium-ll's Segments)
   assert.deepEqual(dataOf(payloadWith([BASE[0]!, outsWithData(h('5f 5f 41 01 ff 41 02 5f ff ff')), BASE[2]!])), Uint8Array.of(1, 2));
   assert.deepEqual(decodeSpellAndProof(payloadWith(BASE, h('5f 5f 42 01 02 ff ff'))).proof, Uint8Array.of(1, 2));
@@ -375,11 +423,18 @@ test('the CBOR layer as ciborium-ll: tags 2/3 on integers, indefinite markers, n
     refused(payloadWith([...BASE, [text('unknown'), h(s)]]), /expected (known simple value|non-break)/, `simple ${s} in an ignored field`);
   assert.equal(decodeSpellAndProof(payloadWith([...BASE, [text('unknown'), h('d8 20 82 f9 3c00 5f 41 00 ff')]])).spell.version, 15);
   // a tag in front of null is not None: an Option field then reads a tagged null as its type
-  refused(payloadWith([[text('tx'), concatBytes(h('a2'), text('outs'), h('80'), text('refs'), h('c6 f6'))], BASE[0]!, BASE[2]!]), /expected array/, 'tagged null');
-  assert.equal(decodeSpellAndProof(payloadWith([[text('tx'), concatBytes(h('a2'), text('outs'), h('80'), text('refs'), h('f7'))], BASE[0]!, BASE[2]!])).spell.tx.refs, undefined);
+  refused(
+    payloadWith([[text('tx'), concatBytes(h('a2'), text('outs'), h('80'), text('refs'), h('c6 f6'))], BASE[0]!, BASE[2]!]),
+    /expected array/,
+    'tagged null',
+  );
+  assert.equal(
+    decodeSpellAndProof(payloadWith([[text('tx'), concatBytes(h('a2'), text('outs'), h('80'), text('refs'), h('f7'))], BASE[0]!, BASE[2]!])).spell.tx.refs,
+    undefined,
+  );
 });
 
-test('ciborium\'s recursion limit: 256 containers from the top, the (spell, proof) pair included', () => {
+test("ciborium's recursion limit: 256 containers from the top, the (spell, proof) pair included", () => {
   // pair, spell, tx, outs, charms map: 5 levels; Data may add 251 more
   const deep = (n: number) => concatBytes(new Uint8Array(n).fill(0x81), Uint8Array.of(0x00));
   assert.doesNotThrow(() => decodeSpellAndProof(payloadWith([BASE[0]!, outsWithData(deep(251)), BASE[2]!])));

@@ -72,8 +72,7 @@ function unexpected(h: CborHeader): string {
   }
 }
 
-const invalidType = (path: string, h: CborHeader, what: string): CharmsError =>
-  invalid(path, `invalid type: ${unexpected(h)}, expected ${what}`);
+const invalidType = (path: string, h: CborHeader, what: string): CharmsError => invalid(path, `invalid type: ${unexpected(h)}, expected ${what}`);
 
 /** Answers "is there another item?" for a sequence or map whose header said `len`. */
 export type Access = () => boolean;
@@ -303,7 +302,13 @@ export class CiboriumReader {
 
   /** A `Vec<u8>`: an array of u8 or a byte string. */
   byteVec(path: string): Uint8Array {
-    return Uint8Array.from(this.vec(path, (p) => Number(this.uint(p, 8)), (b) => b));
+    return Uint8Array.from(
+      this.vec(
+        path,
+        (p) => Number(this.uint(p, 8)),
+        (b) => b,
+      ),
+    );
   }
 
   /** `[u8; 32]` as the reference's B32 visitor reads it: 32 items, then no 33rd. */

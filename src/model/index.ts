@@ -28,5 +28,15 @@ export {
   type AppSignature,
   type BeamSource,
 } from './spell.js';
-export { parseChain, chainTxFromValue, chainTxToValue, proveRequestFromValue, proveRequestToValue, type Chain, type ChainTx, type ProveRequest, type SpellInputs } from './request.js';
+export {
+  parseChain,
+  chainTxFromValue,
+  chainTxToValue,
+  proveRequestFromValue,
+  proveRequestToValue,
+  type Chain,
+  type ChainTx,
+  type ProveRequest,
+  type SpellInputs,
+} from './request.js';
 export { parseSpellText, parsePrivateInputs, parseBeamedFrom, parseAppSignatures, parsePrevTx } from './inputs.js';

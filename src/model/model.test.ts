@@ -6,15 +6,7 @@ import { parseYaml, toYaml } from '../codec/yaml.js';
 import { ValueMap, valueEquals, type Value } from '../codec/value.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { readSharedJson, sharedOrSkip, readSharedText } from '../testing/shared.js';
-import {
-  appFromValue,
-  appToValue,
-  appFromString,
-  b32FromValue,
-  b32ToValue,
-  utxoIdFromValue,
-  utxoIdToValue,
-} from './primitives.js';
+import { appFromValue, appToValue, appFromString, b32FromValue, b32ToValue, utxoIdFromValue, utxoIdToValue } from './primitives.js';
 import {
   appSignatureFromValue,
   appSignatureToValue,
@@ -125,8 +117,13 @@ test('bad fields are named in one-line errors', () => {
 /** Property: random spells round-trip YAML → model → CBOR → model → YAML unchanged. */
 test('property: random spells round-trip YAML → model → CBOR → model → YAML', () => {
   let seed = 42;
-  const r = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
-  const hex = (n: number) => Array.from({ length: n }, () => Math.floor(r() * 256).toString(16).padStart(2, '0')).join('');
+  const r = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const hex = (n: number) =>
+    Array.from({ length: n }, () =>
+      Math.floor(r() * 256)
+        .toString(16)
+        .padStart(2, '0'),
+    ).join('');
   const data = (d: number): Value => {
     const k = r();
     if (d > 2 || k < 0.4) return k < 0.1 ? null : k < 0.25 ? BigInt(Math.floor(r() * 1e9)) : `s${Math.floor(r() * 100)}`;
@@ -135,7 +132,9 @@ test('property: random spells round-trip YAML → model → CBOR → model → Y
   };
   for (let i = 0; i < 200; i++) {
     const nApps = 1 + Math.floor(r() * 3);
-    const apps = Array.from({ length: nApps }, () => `${['n', 't', 'c'][Math.floor(r() * 3)]}/${hex(32)}/${hex(32)}`).sort((a, b) => (appFromString(a).tag.codePointAt(0)! - appFromString(b).tag.codePointAt(0)! || (a < b ? -1 : 1)));
+    const apps = Array.from({ length: nApps }, () => `${['n', 't', 'c'][Math.floor(r() * 3)]}/${hex(32)}/${hex(32)}`).sort(
+      (a, b) => appFromString(a).tag.codePointAt(0)! - appFromString(b).tag.codePointAt(0)! || (a < b ? -1 : 1),
+    );
     const uniq = [...new Set(apps)];
     const outs = Array.from({ length: Math.floor(r() * 3) }, () => {
       const m = new ValueMap();
@@ -147,9 +146,17 @@ test('property: random spells round-trip YAML → model → CBOR → model → Y
     const tx = new ValueMap([['ins', [`${hex(32)}:${Math.floor(r() * 5)}`]]]);
     if (r() < 0.3) tx.set('refs', []);
     tx.set('outs', outs);
-    if (r() < 0.5) tx.set('coins', outs.map(() => ValueMap.of({ amount: BigInt(Math.floor(r() * 1e5)), dest: hex(34) })));
+    if (r() < 0.5)
+      tx.set(
+        'coins',
+        outs.map(() => ValueMap.of({ amount: BigInt(Math.floor(r() * 1e5)), dest: hex(34) })),
+      );
     if (r() < 0.3) tx.set('scrolls', [0n]);
-    const spellV = new ValueMap([['version', 15n], ['tx', tx], ['app_public_inputs', new ValueMap(uniq.map((a) => [a, data(0)]))]]);
+    const spellV = new ValueMap([
+      ['version', 15n],
+      ['tx', tx],
+      ['app_public_inputs', new ValueMap(uniq.map((a) => [a, data(0)]))],
+    ]);
     if (r() < 0.2) spellV.set('mock', true);
     const yaml = toYaml(spellV);
     const s1 = spellFromValue(parseYaml(yaml), true);

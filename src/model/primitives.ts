@@ -39,8 +39,7 @@ const describe = (v: Value): string => {
   return typeof v;
 };
 
-export const expected = (path: string, what: string, got: Value): CharmsError =>
-  invalid(path, `invalid type: ${describe(got)}, expected ${what}`);
+export const expected = (path: string, what: string, got: Value): CharmsError => invalid(path, `invalid type: ${describe(got)}, expected ${what}`);
 
 // ------------------------------------------------------------------------------ scalars
 
@@ -87,8 +86,7 @@ export function bytesFromBinary(v: Value, path: string, len?: number): Uint8Arra
     out = new Uint8Array(v.length);
     for (let i = 0; i < v.length; i++) out[i] = Number(asUint(v[i]!, `${path}[${i}]`, 8));
   } else throw expected(path, len ? `an array of ${len} bytes` : 'a byte array', v);
-  if (len !== undefined && out.length !== len)
-    throw invalid(path, `invalid length ${out.length}, expected ${len} bytes`);
+  if (len !== undefined && out.length !== len) throw invalid(path, `invalid length ${out.length}, expected ${len} bytes`);
   return out;
 }
 
@@ -96,15 +94,13 @@ export const bytesToBinary = (b: Uint8Array): Value => Array.from(b, (x) => BigI
 
 export function hexFromHr(v: Value, path: string, len?: number): Uint8Array {
   const s = asString(v, path);
-  if (len !== undefined && s.length !== len * 2)
-    throw invalid(path, `expected ${len * 2} hex characters, got ${s.length}`);
+  if (len !== undefined && s.length !== len * 2) throw invalid(path, `expected ${len * 2} hex characters, got ${s.length}`);
   return fromHex(s, path);
 }
 
 // ------------------------------------------------------------------------------ B32
 
-export const b32FromValue = (v: Value, hr: boolean, path: string): B32 =>
-  hr ? hexFromHr(v, path, 32) : bytesFromBinary(v, path, 32);
+export const b32FromValue = (v: Value, hr: boolean, path: string): B32 => (hr ? hexFromHr(v, path, 32) : bytesFromBinary(v, path, 32));
 
 export const b32ToValue = (b: B32, hr: boolean): Value => (hr ? toHex(b) : bytesToBinary(b));
 
@@ -185,8 +181,7 @@ export function compareApps(a: App, b: App): number {
 
 export const appEquals = (a: App, b: App): boolean => compareApps(a, b) === 0;
 
-export const appToValue = (a: App, hr: boolean): Value =>
-  hr ? appToString(a) : [a.tag, bytesToBinary(a.identity), bytesToBinary(a.vk)];
+export const appToValue = (a: App, hr: boolean): Value => (hr ? appToString(a) : [a.tag, bytesToBinary(a.identity), bytesToBinary(a.vk)]);
 
 export function appFromValue(v: Value, hr: boolean, path: string): App {
   if (hr) return appFromString(asString(v, path), path);
@@ -201,12 +196,7 @@ export function appFromValue(v: Value, hr: boolean, path: string): App {
  * A `BTreeMap<App, T>` read with the reference's `sorted_app_map` rule: keys must arrive in
  * strictly increasing App order.
  */
-export function sortedAppMapFromValue<T>(
-  v: Value,
-  hr: boolean,
-  path: string,
-  item: (v: Value, path: string) => T,
-): [App, T][] {
+export function sortedAppMapFromValue<T>(v: Value, hr: boolean, path: string, item: (v: Value, path: string) => T): [App, T][] {
   const m = asMap(v, path);
   const out: [App, T][] = [];
   let prevKey: Value | undefined;
@@ -214,10 +204,7 @@ export function sortedAppMapFromValue<T>(
     const app = appFromValue(k, hr, `${path} key`);
     if (out.length > 0 && compareApps(out[out.length - 1]![0], app) >= 0) {
       const show = (kv: Value, a: App) => (typeof kv === 'string' ? kv : appToString(a));
-      throw invalid(
-        path,
-        `app keys must be in sorted order, but '${show(k, app)}' comes after '${show(prevKey!, out[out.length - 1]![0])}'`,
-      );
+      throw invalid(path, `app keys must be in sorted order, but '${show(k, app)}' comes after '${show(prevKey!, out[out.length - 1]![0])}'`);
     }
     prevKey = k;
     out.push([app, item(x, `${path}.${typeof k === 'string' ? k : appToString(app)}`)]);
@@ -228,8 +215,7 @@ export function sortedAppMapFromValue<T>(
 /** Sorts entries by App (for maps we build ourselves), rejecting duplicates. */
 export function sortAppEntries<T>(entries: [App, T][], path: string): [App, T][] {
   const out = [...entries].sort((a, b) => compareApps(a[0], b[0]));
-  for (let i = 1; i < out.length; i++)
-    if (compareApps(out[i - 1]![0], out[i]![0]) === 0) throw invalid(path, `duplicate app ${appToString(out[i]![0])}`);
+  for (let i = 1; i < out.length; i++) if (compareApps(out[i - 1]![0], out[i]![0]) === 0) throw invalid(path, `duplicate app ${appToString(out[i]![0])}`);
   return out;
 }
 

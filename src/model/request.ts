@@ -53,9 +53,7 @@ export function parseChain(s: string, path = 'chain'): Chain {
 }
 
 /** A transaction tagged with its chain; the inner forms stay hex text in both faces. */
-export type ChainTx =
-  | { chain: 'bitcoin'; hex: string; proof?: { proof: string; headers: string[] } }
-  | { chain: 'cardano'; hex: string; signature?: string };
+export type ChainTx = { chain: 'bitcoin'; hex: string; proof?: { proof: string; headers: string[] } } | { chain: 'cardano'; hex: string; signature?: string };
 
 export function chainTxToValue(t: ChainTx): Value {
   let inner: Value = t.hex;
@@ -148,13 +146,25 @@ export function proveRequestToValue(r: ProveRequest, hr: boolean): ValueMap {
   const m = new ValueMap();
   m.set('spell', hr ? toHex(encodeCbor(spellToValue(r.spell, false))) : spellToValue(r.spell, false));
   if (r.app_private_inputs.length > 0)
-    m.set('app_private_inputs', appMapToValue(r.app_private_inputs, hr, (d) => (hr ? toHex(encodeCbor(d)) : d)));
+    m.set(
+      'app_private_inputs',
+      appMapToValue(r.app_private_inputs, hr, (d) => (hr ? toHex(encodeCbor(d)) : d)),
+    );
   if (r.tx_ins_beamed_source_utxos.size > 0)
-    m.set('tx_ins_beamed_source_utxos', u32MapToValue(r.tx_ins_beamed_source_utxos, (b) => beamSourceToValue(b, hr)));
+    m.set(
+      'tx_ins_beamed_source_utxos',
+      u32MapToValue(r.tx_ins_beamed_source_utxos, (b) => beamSourceToValue(b, hr)),
+    );
   if (r.binaries.length > 0)
-    m.set('binaries', b32MapToValue(r.binaries, hr, (b) => (hr ? base64.encode(b) : bytesToBinary(b))));
+    m.set(
+      'binaries',
+      b32MapToValue(r.binaries, hr, (b) => (hr ? base64.encode(b) : bytesToBinary(b))),
+    );
   if (r.app_signatures.length > 0)
-    m.set('app_signatures', b32MapToValue(r.app_signatures, hr, (s) => appSignatureToValue(s, hr)));
+    m.set(
+      'app_signatures',
+      b32MapToValue(r.app_signatures, hr, (s) => appSignatureToValue(s, hr)),
+    );
   if (r.prev_txs.length > 0) m.set('prev_txs', r.prev_txs.map(chainTxToValue));
   m.set('change_address', r.change_address);
   m.set('fee_rate', r.fee_rate);

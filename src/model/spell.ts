@@ -150,8 +150,7 @@ export const b32MapToValue = <T>(entries: [B32, T][], hr: boolean, item: (x: T) 
 
 // ------------------------------------------------------------------------------ transaction
 
-const charmsFromValue = (v: Value, hr: boolean, path: string): NormalizedCharms =>
-  u32MapFromValue(v, hr, path, (x) => x);
+const charmsFromValue = (v: Value, hr: boolean, path: string): NormalizedCharms => u32MapFromValue(v, hr, path, (x) => x);
 
 function optionalList<T>(m: ValueMap, key: string, path: string, item: (v: Value, p: string) => T): T[] | undefined {
   const v = m.get(key);
@@ -171,8 +170,7 @@ function transactionFromValue(v: Value, hr: boolean, path = 'tx'): NormalizedTra
   const refs = optionalList(m, 'refs', path, (x, p) => utxoIdFromValue(x, hr, p));
   if (refs) tx.refs = refs;
   const beamed = m.get('beamed_outs');
-  if (beamed !== undefined && beamed !== null)
-    tx.beamed_outs = u32MapFromValue(beamed, hr, `${path}.beamed_outs`, (x, p) => b32FromValue(x, hr, p));
+  if (beamed !== undefined && beamed !== null) tx.beamed_outs = u32MapFromValue(beamed, hr, `${path}.beamed_outs`, (x, p) => b32FromValue(x, hr, p));
   const coins = optionalList(m, 'coins', path, (x, p) => nativeOutputFromValue(x, hr, p));
   if (coins) tx.coins = coins;
   const scrolls = optionalList(m, 'scrolls', path, (x, p) => asU32(x, p));
@@ -183,12 +181,35 @@ function transactionFromValue(v: Value, hr: boolean, path = 'tx'): NormalizedTra
 
 function transactionToValue(tx: NormalizedTransaction, hr: boolean): ValueMap {
   const m = new ValueMap();
-  if (tx.ins) m.set('ins', tx.ins.map((u) => utxoIdToValue(u, hr)));
-  if (tx.refs) m.set('refs', tx.refs.map((u) => utxoIdToValue(u, hr)));
-  m.set('outs', tx.outs.map((c) => u32MapToValue(c, (x) => x)));
-  if (tx.beamed_outs) m.set('beamed_outs', u32MapToValue(tx.beamed_outs, (b) => b32ToValue(b, hr)));
-  if (tx.coins) m.set('coins', tx.coins.map((c) => nativeOutputToValue(c, hr)));
-  if (tx.scrolls) m.set('scrolls', tx.scrolls.map((n) => BigInt(n)));
+  if (tx.ins)
+    m.set(
+      'ins',
+      tx.ins.map((u) => utxoIdToValue(u, hr)),
+    );
+  if (tx.refs)
+    m.set(
+      'refs',
+      tx.refs.map((u) => utxoIdToValue(u, hr)),
+    );
+  m.set(
+    'outs',
+    tx.outs.map((c) => u32MapToValue(c, (x) => x)),
+  );
+  if (tx.beamed_outs)
+    m.set(
+      'beamed_outs',
+      u32MapToValue(tx.beamed_outs, (b) => b32ToValue(b, hr)),
+    );
+  if (tx.coins)
+    m.set(
+      'coins',
+      tx.coins.map((c) => nativeOutputToValue(c, hr)),
+    );
+  if (tx.scrolls)
+    m.set(
+      'scrolls',
+      tx.scrolls.map((n) => BigInt(n)),
+    );
   return m;
 }
 
@@ -210,8 +231,7 @@ export function spellFromValue(v: Value, hr: boolean, path = 'spell'): Normalize
     version: asU32(version, `${path}.version`),
     tx: transactionFromValue(tx, hr, `${path}.tx`),
     app_public_inputs: sortedAppMapFromValue(api, hr, `${path}.app_public_inputs`, (x) => x),
-    versioned_apps:
-      va === undefined || va === null ? [] : b32MapFromValue(va, hr, `${path}.versioned_apps`, (x, p) => versionedAppFromValue(x, hr, p)),
+    versioned_apps: va === undefined || va === null ? [] : b32MapFromValue(va, hr, `${path}.versioned_apps`, (x, p) => versionedAppFromValue(x, hr, p)),
     mock: mock === undefined || mock === null ? false : asBool(mock, `${path}.mock`),
   };
 }
@@ -250,14 +270,21 @@ function appFromCbor(r: CiboriumReader, path: string): App {
 }
 
 /** An item that cannot be read from a byte string's `u8` (a struct, a map, a `UtxoId`). */
-const notAByte = (what: string) => (b: number, p: string): never => {
-  throw invalid(p, `invalid type: integer \`${b}\`, expected ${what}`);
-};
+const notAByte =
+  (what: string) =>
+  (b: number, p: string): never => {
+    throw invalid(p, `invalid type: integer \`${b}\`, expected ${what}`);
+  };
 
 /** A `BTreeMap<u32, T>`: sorted, a repeated key keeps the last value. */
 function u32MapFromCbor<T>(r: CiboriumReader, path: string, item: (p: string) => T): Map<number, T> {
   const out = new Map<number, T>();
-  for (const [k, x] of r.map(path, (p) => r.u32(p), (p) => item(p))) out.set(k, x);
+  for (const [k, x] of r.map(
+    path,
+    (p) => r.u32(p),
+    (p) => item(p),
+  ))
+    out.set(k, x);
   return new Map([...out.entries()].sort((a, b) => a[0] - b[0]));
 }
 
@@ -289,15 +316,45 @@ function transactionFromCbor(r: CiboriumReader, path: string): NormalizedTransac
   r.struct(
     path,
     {
-      ins: (p) => set('ins', r.option(() => utxoIds(p))),
-      refs: (p) => set('refs', r.option(() => utxoIds(p))),
-      outs: (p) => set('outs', r.vec(p, (q) => u32MapFromCbor(r, q, (x) => r.any(x)), notAByte('a map'))),
-      beamed_outs: (p) => set('beamed_outs', r.option(() => u32MapFromCbor(r, p, (x) => r.b32(x)))),
-      coins: (p) => set('coins', r.option(() => r.vec(p, (q) => nativeOutputFromCbor(r, q), notAByte('struct NativeOutput')))),
+      ins: (p) =>
+        set(
+          'ins',
+          r.option(() => utxoIds(p)),
+        ),
+      refs: (p) =>
+        set(
+          'refs',
+          r.option(() => utxoIds(p)),
+        ),
+      outs: (p) =>
+        set(
+          'outs',
+          r.vec(p, (q) => u32MapFromCbor(r, q, (x) => r.any(x)), notAByte('a map')),
+        ),
+      beamed_outs: (p) =>
+        set(
+          'beamed_outs',
+          r.option(() => u32MapFromCbor(r, p, (x) => r.b32(x))),
+        ),
+      coins: (p) =>
+        set(
+          'coins',
+          r.option(() => r.vec(p, (q) => nativeOutputFromCbor(r, q), notAByte('struct NativeOutput'))),
+        ),
       scrolls: (p) =>
         set(
           'scrolls',
-          r.option(() => [...new Set(r.vec(p, (q) => r.u32(q), (b) => b))].sort((a, b) => a - b)), // BTreeSet
+          r.option(() =>
+            [
+              ...new Set(
+                r.vec(
+                  p,
+                  (q) => r.u32(q),
+                  (b) => b,
+                ),
+              ),
+            ].sort((a, b) => a - b),
+          ), // BTreeSet
         ),
     },
     ['outs'],
@@ -339,7 +396,12 @@ export function spellFromCiborium(r: CiboriumReader, path = 'spell'): Normalized
       app_public_inputs: (p) => (s.app_public_inputs = sortedAppMapFromCbor(r, p)),
       versioned_apps: (p) => {
         const byHex = new Map<string, [B32, VersionedApp]>(); // BTreeMap: a repeated key keeps the last
-        for (const [k, a] of r.map(p, (q) => r.b32(q), (q) => versionedAppFromCbor(r, q))) byHex.set(toHex(k), [k, a]);
+        for (const [k, a] of r.map(
+          p,
+          (q) => r.b32(q),
+          (q) => versionedAppFromCbor(r, q),
+        ))
+          byHex.set(toHex(k), [k, a]);
         s.versioned_apps = [...byHex.values()].sort((a, b) => compareBytes(a[0], b[0]));
       },
       mock: (p) => (s.mock = r.bool(p)),
@@ -359,7 +421,10 @@ export function spellToValue(s: NormalizedSpell, hr: boolean): ValueMap {
     ['app_public_inputs', appMapToValue(s.app_public_inputs, hr, (x) => x)],
   ]);
   if (s.versioned_apps.length > 0)
-    m.set('versioned_apps', b32MapToValue(s.versioned_apps, hr, (a) => versionedAppToValue(a, hr)));
+    m.set(
+      'versioned_apps',
+      b32MapToValue(s.versioned_apps, hr, (a) => versionedAppToValue(a, hr)),
+    );
   if (s.mock) m.set('mock', true);
   return m;
 }
@@ -418,4 +483,3 @@ export function beamSourceFromValue(v: Value, hr: boolean, path: string): BeamSo
   if (a.length === 2 && a[1] !== null) b.nonce = asUint(a[1]!, `${path}[1]`);
   return b;
 }
-

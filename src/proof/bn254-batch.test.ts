@@ -29,7 +29,11 @@ for (const name of ['noble', 'mcl-wasm'] as const) {
       const good = backend.prepareProof(key, proof, inputs);
       assert.equal(backend.check(key, good), true);
       // a false statement: the same proof for a different committed-values digest
-      const wrong = backend.prepareProof(key, proof, inputs.map((x, i) => (i === 1 ? (x + 1n) % BN254_R : x)));
+      const wrong = backend.prepareProof(
+        key,
+        proof,
+        inputs.map((x, i) => (i === 1 ? (x + 1n) % BN254_R : x)),
+      );
       assert.equal(backend.check(key, wrong), false);
       const batch: PreparedProof[] = [good, good, good, good];
       assert.equal(backend.checkBatch(key, batch), true, `v${v.version}: valid batch`);
@@ -40,7 +44,11 @@ for (const name of ['noble', 'mcl-wasm'] as const) {
       }
       // two false proofs that would cancel in an unweighted sum do not cancel with random weights:
       // the proof of x+1 and of x−1 sum to twice the proof of x
-      const wrong2 = backend.prepareProof(key, proof, inputs.map((x, i) => (i === 1 ? (x - 1n + BN254_R) % BN254_R : x)));
+      const wrong2 = backend.prepareProof(
+        key,
+        proof,
+        inputs.map((x, i) => (i === 1 ? (x - 1n + BN254_R) % BN254_R : x)),
+      );
       assert.equal(backend.checkBatch(key, [wrong, wrong2]), false, `v${v.version}: cancelling pair`);
     }
   });

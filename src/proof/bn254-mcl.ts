@@ -65,7 +65,8 @@ function makeBackend(mcl: McLib): Bn254Backend {
     } catch (e) {
       throw invalidProof(`${what} is not a valid G2 point (off the curve or outside the subgroup)`, e);
     }
-    if (!q.isValid() || !q.isValidOrder()) // on the twist and in the prime-order subgroup
+    if (!q.isValid() || !q.isValidOrder())
+      // on the twist and in the prime-order subgroup
       throw invalidProof(`${what} is not a valid G2 point (off the curve or outside the subgroup)`);
     return q;
   };
@@ -99,9 +100,18 @@ function makeBackend(mcl: McLib): Bn254Backend {
       const ps = proofs as readonly MclProof[];
       const rho = batchCoefficients(ps.length);
       const r = rho.map(fr);
-      const ml = millerLoopVec(ps.map((p, i) => mcl.mul(p.A, r[i]!)), ps.map((p) => p.B));
-      const L = mcl.mulVec(ps.map((p) => p.L), r);
-      const C = mcl.mulVec(ps.map((p) => p.C), r);
+      const ml = millerLoopVec(
+        ps.map((p, i) => mcl.mul(p.A, r[i]!)),
+        ps.map((p) => p.B),
+      );
+      const L = mcl.mulVec(
+        ps.map((p) => p.L),
+        r,
+      );
+      const C = mcl.mulVec(
+        ps.map((p) => p.C),
+        r,
+      );
       const rest = mcl.precomputedMillerLoop2(L, key.gammaNeg, C, key.deltaNeg);
       const sum = fr(rho.reduce((a, b) => a + b, 0n) % BN254_R);
       return mcl.finalExp(mcl.mul(ml, rest)).isEqual(mcl.pow(key.alphaBeta, sum));
@@ -121,7 +131,12 @@ function makeBackend(mcl: McLib): Bn254Backend {
       return a instanceof Uint32Array ? a : undefined;
     };
     const out = new mcl.GT();
-    const raw = ((mcl as unknown as { mod?: object }).mod ?? {}) as { _malloc?: (n: number) => number; _free?: (p: number) => void; _mclBn_millerLoopVec?: (f: number, x: number, y: number, n: number) => void; HEAP32?: Int32Array };
+    const raw = ((mcl as unknown as { mod?: object }).mod ?? {}) as {
+      _malloc?: (n: number) => number;
+      _free?: (p: number) => void;
+      _mclBn_millerLoopVec?: (f: number, x: number, y: number, n: number) => void;
+      HEAP32?: Int32Array;
+    };
     const w1 = words(P[0]);
     const w2 = words(Q[0]);
     const wt = words(out);

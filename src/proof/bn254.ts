@@ -86,8 +86,7 @@ type Fp12T = ReturnType<typeof Fp12.mul>;
 type LineCoefficients = ReturnType<typeof bn254.utils.calcPairingPrecomputes>;
 
 /** Miller loop without the final exponentiation (noble's second parameter; its typings omit it). */
-const millerLoop = (pairs: Pairs): Fp12T =>
-  (bn254.millerLoopBatch as unknown as (p: unknown[], finalExp: boolean) => Fp12T)(pairs, false);
+const millerLoop = (pairs: Pairs): Fp12T => (bn254.millerLoopBatch as unknown as (p: unknown[], finalExp: boolean) => Fp12T)(pairs, false);
 
 type Pairs = [LineCoefficients, bigint, bigint][];
 
@@ -115,8 +114,7 @@ interface NobleKey extends PreparedKey {
 }
 
 const g1 = (p: G1Affine): G1P => G1.fromAffine(p);
-const g2 = (p: G2Affine): G2P =>
-  G2.fromAffine({ x: Fp2.fromBigTuple([p.x.c0, p.x.c1]), y: Fp2.fromBigTuple([p.y.c0, p.y.c1]) });
+const g2 = (p: G2Affine): G2P => G2.fromAffine({ x: Fp2.fromBigTuple([p.x.c0, p.x.c1]), y: Fp2.fromBigTuple([p.y.c0, p.y.c1]) });
 
 function checkedG1(p: G1Affine, what: string): G1P {
   try {

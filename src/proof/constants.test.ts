@@ -84,8 +84,7 @@ test('a malformed gnark verifying key is rejected', () => {
   noFlag[0]! &= 0x3f;
   const tooManyK = Uint8Array.from(good);
   tooManyK[291] = 9;
-  for (const bad of [good.subarray(0, 200), noFlag, tooManyK])
-    assert.throws(() => parseGnarkVerifyingKey(bad), isCode('PROOF_INVALID'));
+  for (const bad of [good.subarray(0, 200), noFlag, tooManyK]) assert.throws(() => parseGnarkVerifyingKey(bad), isCode('PROOF_INVALID'));
 });
 
 test('publicValuesFor rebuilds the real vectors and frames V15 as array(32)', (t) => {

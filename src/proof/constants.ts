@@ -145,8 +145,7 @@ export const MOCK_GROTH16_PK_HEX =
 
 const MOCK_SPELL_VK: Uint8Array = fromHex(MOCK_SPELL_VK_HEX);
 
-const unsupported = (version: number): CharmsError =>
-  new CharmsError('UNSUPPORTED', `unsupported spell version: ${version}`);
+const unsupported = (version: number): CharmsError => new CharmsError('UNSUPPORTED', `unsupported spell version: ${version}`);
 
 const checkVersion = (version: number): void => {
   if (!Number.isInteger(version) || version < 0 || version > CURRENT_PROTOCOL_VERSION) throw unsupported(version);

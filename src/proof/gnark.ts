@@ -48,7 +48,6 @@ export interface GnarkProof {
 export const invalidProof = (msg: string, cause?: unknown): CharmsError =>
   new CharmsError('PROOF_INVALID', `invalid Groth16 proof: ${msg}`, cause === undefined ? undefined : { cause });
 
-
 function coordinate(b: Uint8Array, what: string): bigint {
   const v = bigEndianToBigInt(b);
   if (v >= BN254_P) throw invalidProof(`${what} is not below the field modulus`);

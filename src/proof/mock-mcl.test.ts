@@ -53,7 +53,10 @@ test('mcl mock curve: proofs are byte-identical to noble for the same blinding, 
   // random blinding: each curve's proofs pass the other's check
   const pv = new Uint8Array(64).fill(1);
   const [pa, pb] = await both(() => proveMock(pv));
-  assert.deepEqual(await both(() => [verdict(pa, pv), verdict(pb, pv)]), [['true', 'true'], ['true', 'true']]);
+  assert.deepEqual(await both(() => [verdict(pa, pv), verdict(pb, pv)]), [
+    ['true', 'true'],
+    ['true', 'true'],
+  ]);
   assert.notDeepEqual(pa, pb);
   assert.equal(mockCurveName(), 'noble');
 });

@@ -46,7 +46,8 @@ const sharedMclPackage = (ns: McLib & { default?: McLib }): McLib => ns.default 
  */
 export function loadMclMockCurve(opts: { shareInstance?: boolean } = {}): Promise<MockCurve> {
   loading ??= (async () => {
-    const mcl = opts.shareInstance && claimSharedMcl('bls12-381') ? sharedMclPackage((await import('mcl-wasm')) as McLib & { default?: McLib }) : await freshMclPackage();
+    const mcl =
+      opts.shareInstance && claimSharedMcl('bls12-381') ? sharedMclPackage((await import('mcl-wasm')) as McLib & { default?: McLib }) : await freshMclPackage();
     await mcl.init(mcl.BLS12_381);
     mcl.setETHserialization(true); // ZCash compressed points, as arkworks writes them
     mcl.verifyOrderG1(true); // deserialize checks the subgroup, as ark's validating decoder

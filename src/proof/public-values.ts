@@ -12,8 +12,7 @@ import { spellVkFor } from './constants.js';
 
 export function publicValuesFor(version: number, spellCbor: Uint8Array, mock: boolean): Uint8Array {
   const vk = spellVkFor(version, mock); // throws UNSUPPORTED for unknown versions
-  if (version === 0)
-    throw new CharmsError('UNSUPPORTED', 'public values of protocol version 0 spells (SP1 bincode) are not supported');
+  if (version === 0) throw new CharmsError('UNSUPPORTED', 'public values of protocol version 0 spells (SP1 bincode) are not supported');
   const w = new CborWriter();
   w.arrayHeader(2);
   if (version >= 15) w.uintArray(vk);

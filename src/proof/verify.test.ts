@@ -25,11 +25,7 @@ const realVectors = () =>
   }));
 
 const rejects = (f: () => void, message: string, pattern?: RegExp) =>
-  assert.throws(
-    f,
-    (e: unknown) => e instanceof CharmsError && e.code === 'PROOF_INVALID' && (!pattern || pattern.test(e.message)),
-    message,
-  );
+  assert.throws(f, (e: unknown) => e instanceof CharmsError && e.code === 'PROOF_INVALID' && (!pattern || pattern.test(e.message)), message);
 
 const be32 = (v: bigint) => fromHex(v.toString(16).padStart(64, '0'));
 
@@ -100,7 +96,11 @@ for (const kind of BACKENDS) {
       }
       rejects(() => verifySpellProof({ version: 16, publicValues: v.publicValues, proof: v.proof, mock: false }), 'v16', /unsupported spell version: 16/);
       // real proofs are never accepted by the mock verifier
-      rejects(() => verifySpellProof({ version: v.version, publicValues: v.publicValues, proof: v.proof, mock: true }), 'mock path', /mock proof must be 192 bytes/);
+      rejects(
+        () => verifySpellProof({ version: v.version, publicValues: v.publicValues, proof: v.proof, mock: true }),
+        'mock path',
+        /mock proof must be 192 bytes/,
+      );
     }
   });
 

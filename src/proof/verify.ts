@@ -16,7 +16,6 @@ import { loadMclBackend } from './bn254-mcl.js';
 import { BN254_R, parseGnarkProof, parseGnarkVerifyingKey, type GnarkVerifyingKey } from './gnark.js';
 import { MOCK_PROOF_BYTES, mockPublicValuesVariants, prepareMockKeys, verifyMockProof } from './mock.js';
 
-
 export type ProofBackendName = Bn254Backend['name'];
 
 /** v5 shape: prefix(4) ‖ gnark proof(256). v6 shape adds exit code, vk root and nonce (32 each). */
@@ -178,7 +177,14 @@ export function verifySpellProofs(checks: readonly SpellProofCheck[]): (CharmsEr
   });
   for (const group of groups.values()) {
     const { backend: b, key } = group[0]!.ready;
-    if (group.length > 1 && b.checkBatch(key, group.map((g) => g.ready.proof))) continue;
+    if (
+      group.length > 1 &&
+      b.checkBatch(
+        key,
+        group.map((g) => g.ready.proof),
+      )
+    )
+      continue;
     for (const { ready, index } of group) if (!b.check(key, ready.proof)) verdicts[index] = pairingFailure(ready.version);
   }
   return verdicts;

@@ -95,7 +95,7 @@ test('change redirected to an attacker is reported as what the prover kept', asy
   assert.equal(c.proverFee, honestCheck.change, 'the redirected change shows as kept by the prover');
 });
 
-test('charms spell prove: a hostile proving service\'s transaction is never printed', async (t) => {
+test("charms spell prove: a hostile proving service's transaction is never printed", async (t) => {
   if (!sharedOrSkip(t)) return;
   const { f, yaml, txs } = await honest();
   const answers = [tamper(txs, (tx) => (tx.outputs[0]!.script = ATTACKER)), txs];

@@ -74,7 +74,8 @@ export function checkProverAnswer(req: ProveRequest, txs: readonly ChainTx[], op
   const scrolls = new Set(req.spell.tx.scrolls ?? []);
   const sameSpell = (got: NormalizedSpell) => {
     const g = { ...got, tx: { ...got.tx, ins: got.tx.ins ?? [] } };
-    if (scrolls.size > 0 && g.tx.coins && asked.tx.coins) g.tx.coins = g.tx.coins.map((c, i) => (scrolls.has(i) && asked.tx.coins![i]!.dest.length === 0 ? { ...c, dest: new Uint8Array(0) } : c));
+    if (scrolls.size > 0 && g.tx.coins && asked.tx.coins)
+      g.tx.coins = g.tx.coins.map((c, i) => (scrolls.has(i) && asked.tx.coins![i]!.dest.length === 0 ? { ...c, dest: new Uint8Array(0) } : c));
     return spellBytes(g, mock) === spellBytes(asked, mock);
   };
   return t.chain === 'bitcoin' ? checkBitcoin(req, t.hex, verified, ins, coins, scrolls, sameSpell) : checkCardano(req, t.hex, verified, ins, coins, sameSpell);
@@ -86,7 +87,15 @@ function sameInputs(got: UtxoId[], want: UtxoId[]): boolean {
   return got.length === want.length && got.every((u, i) => equalBytes(u.txid, want[i]!.txid) && u.vout === want[i]!.vout);
 }
 
-function checkBitcoin(req: ProveRequest, hex: string, verified: () => NormalizedSpell, ins: UtxoId[], coins: Coins, scrolls: Set<number>, sameSpell: (s: NormalizedSpell) => boolean): AnswerCheck {
+function checkBitcoin(
+  req: ProveRequest,
+  hex: string,
+  verified: () => NormalizedSpell,
+  ins: UtxoId[],
+  coins: Coins,
+  scrolls: Set<number>,
+  sameSpell: (s: NormalizedSpell) => boolean,
+): AnswerCheck {
   let tx: ReturnType<typeof parseTx>;
   try {
     tx = parseTx(fromHex(hex, 'prover answer'));
@@ -99,13 +108,15 @@ function checkBitcoin(req: ProveRequest, hex: string, verified: () => Normalized
     const o = tx.outputs[i];
     if (!o) throw refuse(`requested output #${i} is missing`);
     if (o.value !== c.amount) throw refuse(`output #${i} holds ${o.value} sats instead of ${c.amount}`);
-    if (!(scrolls.has(i) && c.dest.length === 0) && !equalBytes(o.script, c.dest)) throw refuse(`output #${i} pays ${toHex(o.script)} instead of ${toHex(c.dest)}`);
+    if (!(scrolls.has(i) && c.dest.length === 0) && !equalBytes(o.script, c.dest))
+      throw refuse(`output #${i} pays ${toHex(o.script)} instead of ${toHex(c.dest)}`);
   });
   const spell = verified();
   if (!sameSpell(spell)) throw refuse('the spell it carries is not the requested one');
   // input values from the request's prev_txs
   const byTxid = new Map<string, ReturnType<typeof parseTx>>();
-  for (const p of req.prev_txs) if (p.chain === 'bitcoin') byTxid.set(txidToDisplay(txidOf(parseTx(fromHex(p.hex, 'prev_txs')))), parseTx(fromHex(p.hex, 'prev_txs')));
+  for (const p of req.prev_txs)
+    if (p.chain === 'bitcoin') byTxid.set(txidToDisplay(txidOf(parseTx(fromHex(p.hex, 'prev_txs')))), parseTx(fromHex(p.hex, 'prev_txs')));
   let totalIn = 0n;
   for (const u of ins) {
     const v = byTxid.get(txidToDisplay(u.txid))?.outputs[u.vout]?.value;
@@ -113,11 +124,20 @@ function checkBitcoin(req: ProveRequest, hex: string, verified: () => Normalized
     totalIn += v;
   }
   const changeScript = addressToScript(req.change_address).script;
-  const extra = tx.outputs.slice(coins.length).map((o, k): ExtraOutput => ({ index: coins.length + k, amount: o.value, to: toHex(o.script), change: equalBytes(o.script, changeScript) }));
+  const extra = tx.outputs
+    .slice(coins.length)
+    .map((o, k): ExtraOutput => ({ index: coins.length + k, amount: o.value, to: toHex(o.script), change: equalBytes(o.script, changeScript) }));
   return summary('bitcoin', spell, extra, totalIn - tx.outputs.reduce((s, o) => s + o.value, 0n));
 }
 
-function checkCardano(req: ProveRequest, hex: string, verified: () => NormalizedSpell, ins: UtxoId[], coins: Coins, sameSpell: (s: NormalizedSpell) => boolean): AnswerCheck {
+function checkCardano(
+  req: ProveRequest,
+  hex: string,
+  verified: () => NormalizedSpell,
+  ins: UtxoId[],
+  coins: Coins,
+  sameSpell: (s: NormalizedSpell) => boolean,
+): AnswerCheck {
   let tx: ReturnType<typeof parseCardanoTx>;
   try {
     tx = parseCardanoTx(fromHex(hex, 'prover answer'));
@@ -140,9 +160,14 @@ function checkCardano(req: ProveRequest, hex: string, verified: () => Normalized
   const fee = bodyField(tx, 2);
   if (typeof fee !== 'bigint') throw refuse('it has no fee');
   const changeAddress = cardanoAddressBytes(req.change_address);
-  const extra = outs.slice(coins.length).map((o, k): ExtraOutput => ({ index: coins.length + k, amount: o.lovelace, to: toHex(o.address), change: equalBytes(o.address, changeAddress) }));
+  const extra = outs
+    .slice(coins.length)
+    .map((o, k): ExtraOutput => ({ index: coins.length + k, amount: o.lovelace, to: toHex(o.address), change: equalBytes(o.address, changeAddress) }));
   // the fee and the outputs must add up to the inputs (the ledger's balance; no minting of ADA)
-  const prev = resolvePrevOutputs(ins, req.prev_txs.filter((p) => p.chain === 'cardano').map((p) => fromHex(p.hex, 'prev_txs')));
+  const prev = resolvePrevOutputs(
+    ins,
+    req.prev_txs.filter((p) => p.chain === 'cardano').map((p) => fromHex(p.hex, 'prev_txs')),
+  );
   const totalIn = prev.reduce((s, o) => s + o.lovelace, 0n);
   const totalOut = outs.reduce((s, o) => s + o.lovelace, 0n);
   if (totalIn !== totalOut + fee) throw refuse(`inputs of ${totalIn} lovelace do not balance outputs of ${totalOut} plus the fee of ${fee}`);

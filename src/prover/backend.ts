@@ -11,7 +11,6 @@ import type { ProverConfig } from '../settings/settings.js';
 import type { ProofInput } from './network/backend.js';
 import { networkPlan } from './network/plan.js';
 
-
 export interface ProofBackend {
   readonly name: string;
   readonly mock: boolean;
@@ -53,7 +52,10 @@ export function missingForRealProving(c: ProverConfig): string | undefined {
 export class UnavailableBackend implements ProofBackend {
   readonly mock = false;
   readonly name: string;
-  constructor(private readonly reason: string, config: ProverConfig) {
+  constructor(
+    private readonly reason: string,
+    config: ProverConfig,
+  ) {
     this.name = `${config.appProver}/${config.spellProver}`;
   }
   async ready(): Promise<boolean> {

@@ -35,10 +35,13 @@ const mock = { backend: new MockBackend() };
 
 test('Cardano → Bitcoin send: the beamed-out NFT leaves the outputs, its token is burned, the spell keeps it', async () => {
   const app = await templateApp();
-  const fund = cardanoFundingTx([
-    { address: cardanoAddressBytes(ADDR), lovelace: 30_000_000n },
-    { address: cardanoAddressBytes(ADDR), lovelace: 5_000_000n },
-  ], 7);
+  const fund = cardanoFundingTx(
+    [
+      { address: cardanoAddressBytes(ADDR), lovelace: 30_000_000n },
+      { address: cardanoAddressBytes(ADDR), lovelace: 5_000_000n },
+    ],
+    7,
+  );
   const fundId = toHex(cardanoTxHash(parseCardanoTx(fund)));
   const in0 = `${fundId}:0`;
   const nft = `n/${identityFor(in0)}/${app.vk}`;
@@ -82,10 +85,13 @@ test('Bitcoin → Cardano send in mock mode; the Cardano receive needs the sourc
   const f = funding(readSharedText);
   const in0 = `${f.txid}:0`;
   const nft = `n/${identityFor(in0)}/${app.vk}`;
-  const fund = cardanoFundingTx([
-    { address: cardanoAddressBytes(ADDR), lovelace: 30_000_000n },
-    { address: cardanoAddressBytes(ADDR), lovelace: 5_000_000n },
-  ], 9);
+  const fund = cardanoFundingTx(
+    [
+      { address: cardanoAddressBytes(ADDR), lovelace: 30_000_000n },
+      { address: cardanoAddressBytes(ADDR), lovelace: 5_000_000n },
+    ],
+    9,
+  );
   const fundId = toHex(cardanoTxHash(parseCardanoTx(fund)));
   const placeholder = utxoIdFromString(`${fundId}:0`);
   const hash = toHex(utxoHashWithNonce(placeholder));
@@ -134,6 +140,9 @@ test('Cardano → Bitcoin receive: the real eBTC beam (with its Scrolls finality
   req.prev_txs.push(source);
   const { txs } = await proveSpellTx(req, mock);
   const s = extractAndVerifySpell({ bitcoin: txs[0]!.hex }, true);
-  assert.deepEqual(s.tx.ins!.map((u) => toHex(u.txid.slice().reverse())), [DEST, DEST]);
+  assert.deepEqual(
+    s.tx.ins!.map((u) => toHex(u.txid.slice().reverse())),
+    [DEST, DEST],
+  );
   assert.equal(s.tx.outs[0]!.get(0), 999n);
 });

@@ -132,7 +132,10 @@ export async function proveRemote(req: ProveRequest, o: RemoteProveOptions): Pro
         bytes = await readCapped(res, maxBytes, stallMs, abort);
       } catch (e) {
         if (e instanceof BadAnswer) throw new CharmsError('UPSTREAM_FAILED', `the proving service at ${shown} failed: ${e.message}; retry later`);
-        lastProblem = abort.signal.aborted && !(e instanceof Error && /stopped arriving/.test(e.message)) ? `${shown} did not finish its answer within ${timeoutMs} ms` : `${shown}: ${(e as Error).message}`;
+        lastProblem =
+          abort.signal.aborted && !(e instanceof Error && /stopped arriving/.test(e.message))
+            ? `${shown} did not finish its answer within ${timeoutMs} ms`
+            : `${shown}: ${(e as Error).message}`;
         continue;
       }
     } finally {
@@ -140,19 +143,27 @@ export async function proveRemote(req: ProveRequest, o: RemoteProveOptions): Pro
     }
     if (res.status === 508)
       // a relay loop further on: final, retrying would loop again
-      throw new CharmsError('RELAY_LOOP', redactText(`proving service at ${shown} answered 508 (relay loop): ${new TextDecoder().decode(bytes.subarray(0, 2000))}`));
+      throw new CharmsError(
+        'RELAY_LOOP',
+        redactText(`proving service at ${shown} answered 508 (relay loop): ${new TextDecoder().decode(bytes.subarray(0, 2000))}`),
+      );
     if (res.status >= 500) {
       lastProblem = redactText(`server error ${res.status}: ${new TextDecoder().decode(bytes.subarray(0, 300))}`);
       continue;
     }
     if (res.status >= 400)
-      throw new CharmsError('INVALID_INPUT', redactText(`proving service refused the request: ${res.status}: ${new TextDecoder().decode(bytes.subarray(0, 2000))}`));
+      throw new CharmsError(
+        'INVALID_INPUT',
+        redactText(`proving service refused the request: ${res.status}: ${new TextDecoder().decode(bytes.subarray(0, 2000))}`),
+      );
     let txs: ChainTx[];
     try {
       txs = decodeProveResponse(bytes);
     } catch (e) {
       // the upstream's fault, not the request's: retryable, and its bytes are not quoted
-      throw new CharmsError('UPSTREAM_FAILED', `the proving service at ${shown} answered something that is not a list of transactions; retry later`, { cause: e });
+      throw new CharmsError('UPSTREAM_FAILED', `the proving service at ${shown} answered something that is not a list of transactions; retry later`, {
+        cause: e,
+      });
     }
     progress('proof received');
     return txs;

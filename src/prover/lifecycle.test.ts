@@ -35,9 +35,13 @@ test('mint NFT → mint tokens → transfer → over-mint rejected (mock proofs,
   const coin = `{amount: 1000, dest: ${f.dest}}`;
 
   const mint = await proveSpellTx(
-    req(`version: 15\ntx:\n  ins: [${utxo0}]\n  outs:\n  - 0: {ticker: TEST, remaining: 100000}\n  coins: [${coin}]\napp_public_inputs:\n  ${nft}: ~\n`, [f.hex], {
-      app_private_inputs: [[appFromString(nft), utxo0]],
-    }),
+    req(
+      `version: 15\ntx:\n  ins: [${utxo0}]\n  outs:\n  - 0: {ticker: TEST, remaining: 100000}\n  coins: [${coin}]\napp_public_inputs:\n  ${nft}: ~\n`,
+      [f.hex],
+      {
+        app_private_inputs: [[appFromString(nft), utxo0]],
+      },
+    ),
     { backend },
   );
   assert.equal(mint.check.cycles.length, 1);
@@ -63,9 +67,13 @@ test('mint NFT → mint tokens → transfer → over-mint rejected (mock proofs,
   assert.equal(parseTx(fromHex(tx2)).outputs.length, 4, 'coins, OP_RETURN, change');
 
   const transfer = await proveSpellTx(
-    req(`version: 15\ntx:\n  ins: [${tx2id}:1, ${tx2id}:3]\n  outs:\n  - 0: 420\n  - 0: 69000\n  coins: [${coin}, ${coin}]\napp_public_inputs:\n  ${tok}: ~\n`, [tx2], {
-      binaries: [],
-    }),
+    req(
+      `version: 15\ntx:\n  ins: [${tx2id}:1, ${tx2id}:3]\n  outs:\n  - 0: 420\n  - 0: 69000\n  coins: [${coin}, ${coin}]\napp_public_inputs:\n  ${tok}: ~\n`,
+      [tx2],
+      {
+        binaries: [],
+      },
+    ),
     { backend },
   );
   assert.deepEqual(transfer.check.cycles, [0n]);
@@ -75,7 +83,10 @@ test('mint NFT → mint tokens → transfer → over-mint rejected (mock proofs,
 
   // creating tokens without binaries is not a simple transfer
   await assert.rejects(
-    proveSpellTx(req(`version: 15\ntx:\n  ins: [${tx2id}:1]\n  outs:\n  - 0: 99999\n  coins: [${coin}]\napp_public_inputs:\n  ${tok}: ~\n`, [tx2], { binaries: [] }), { backend }),
+    proveSpellTx(
+      req(`version: 15\ntx:\n  ins: [${tx2id}:1]\n  outs:\n  - 0: 99999\n  coins: [${coin}]\napp_public_inputs:\n  ${tok}: ~\n`, [tx2], { binaries: [] }),
+      { backend },
+    ),
     /not a simple transfer for: \[t\//,
   );
   // over-mint: lowering remaining by 30580 but minting 40000 is refused by the contract
@@ -91,7 +102,10 @@ test('mint NFT → mint tokens → transfer → over-mint rejected (mock proofs,
   );
   // an input not created by the given prev_txs
   await assert.rejects(
-    proveSpellTx(req(`version: 15\ntx:\n  ins: [${tx2id}:1]\n  outs:\n  - 0: 69420\n  coins: [${coin}]\napp_public_inputs:\n  ${tok}: ~\n`, [tx1], { binaries: [] }), { backend }),
+    proveSpellTx(
+      req(`version: 15\ntx:\n  ins: [${tx2id}:1]\n  outs:\n  - 0: 69420\n  coins: [${coin}]\napp_public_inputs:\n  ${tok}: ~\n`, [tx1], { binaries: [] }),
+      { backend },
+    ),
     /prev_txs/,
   );
 });
@@ -100,7 +114,9 @@ test('the mock proof in a proven transaction passes the reference verification p
   if (!sharedOrSkip(t)) return;
   const f = funding(readSharedText);
   const r = await proveSpellTx(
-    bitcoinProveRequest(f, `version: 15\ntx:\n  ins: [${f.txid}:0]\n  outs: [{}]\n  coins: [{amount: 1000, dest: ${f.dest}}]\napp_public_inputs: {}\n`, [f.hex]),
+    bitcoinProveRequest(f, `version: 15\ntx:\n  ins: [${f.txid}:0]\n  outs: [{}]\n  coins: [{amount: 1000, dest: ${f.dest}}]\napp_public_inputs: {}\n`, [
+      f.hex,
+    ]),
     { backend: new MockBackend() },
   );
   const s = extractAndVerifySpell({ bitcoin: r.txs[0]!.hex }, true);

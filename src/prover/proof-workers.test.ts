@@ -36,7 +36,9 @@ after(async () => {
 test('proof threads give verifySpellProofs verdicts on every chain vector, a tampered proof included, and valid mock proofs', async (t) => {
   if (!sharedOrSkip(t)) return;
   const checks: SpellProofCheck[] = [];
-  for (const f of readdirSync(sharedPath('vectors', 'chain')).filter((f) => f.endsWith('.hex')).sort()) {
+  for (const f of readdirSync(sharedPath('vectors', 'chain'))
+    .filter((f) => f.endsWith('.hex'))
+    .sort()) {
     const bytes = fromHex(readSharedText('vectors', 'chain', f).trim());
     try {
       const { spell, proof } = f.includes('.bitcoin.') ? extractBitcoinSpell(bytes) : extractCardanoSpell(bytes, true);
@@ -66,10 +68,15 @@ test('a 2-app spell proved with proof threads is the spell proved on the event l
   const nft = `n/${identityFor(in0)}/${app.vk}`;
   const coin = `{amount: 1000, dest: ${f.dest}}`;
   const bins: [Uint8Array, Uint8Array][] = [[sha256(app.wasm), app.wasm]];
-  const req = bitcoinProveRequest(f, `version: 15\ntx:\n  ins: [${in0}]\n  outs:\n  - 0: {ticker: W, remaining: 5}\n  coins: [${coin}]\napp_public_inputs:\n  ${nft}: ~\n`, [f.hex], {
-    app_private_inputs: [[appFromString(nft), in0]],
-    binaries: bins,
-  });
+  const req = bitcoinProveRequest(
+    f,
+    `version: 15\ntx:\n  ins: [${in0}]\n  outs:\n  - 0: {ticker: W, remaining: 5}\n  coins: [${coin}]\napp_public_inputs:\n  ${nft}: ~\n`,
+    [f.hex],
+    {
+      app_private_inputs: [[appFromString(nft), in0]],
+      binaries: bins,
+    },
+  );
   clearVerifiedPrevSpells();
   const inline = (await proveSpellTx(req, { backend: new MockBackend() })).txs[0]!.hex;
   clearVerifiedPrevSpells();

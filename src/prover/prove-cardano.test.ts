@@ -53,7 +53,10 @@ test('Cardano mint then spend, proved in mock mode, read back (mock) from the bu
   assert.ok(bodyField(parsed, 9) !== undefined, 'mints the NFT');
   const s1 = extractAndVerifySpell({ cardano: tx1 }, true);
   assert.equal(s1.mock, true);
-  assert.throws(() => extractAndVerifySpell({ cardano: tx1 }, false), (e) => e instanceof CharmsError);
+  assert.throws(
+    () => extractAndVerifySpell({ cardano: tx1 }, false),
+    (e) => e instanceof CharmsError,
+  );
   const tx1id = toHex(cardanoTxHash(parsed));
 
   // spend the NFT (a simple transfer) with more ADA from the funding tx
@@ -66,7 +69,10 @@ test('Cardano mint then spend, proved in mock mode, read back (mock) from the bu
   const r2 = await proveSpellTx(spend, deps);
   const tx2 = fromHex(r2.txs[0]!.hex);
   const s2 = extractAndVerifySpell({ cardano: tx2 }, true);
-  assert.deepEqual(s2.tx.ins!.map((u) => toHex(u.txid.slice().reverse()) + ':' + u.vout), [`${tx1id}:0`, `${FUND_ID}:2`]);
+  assert.deepEqual(
+    s2.tx.ins!.map((u) => toHex(u.txid.slice().reverse()) + ':' + u.vout),
+    [`${tx1id}:0`, `${FUND_ID}:2`],
+  );
   assert.equal(bodyField(parseCardanoTx(tx2), 9), undefined, 'nothing minted or burned: the NFT moved');
 });
 
@@ -78,7 +84,10 @@ test('Cardano prove: collateral required; a real prover without the Scrolls sign
     COLLATERAL,
   );
   const { collateral_utxo: _, ...noColl } = req;
-  await assert.rejects(proveSpellTx(noColl, { backend: new MockBackend() }), (e) => e instanceof CharmsError && e.code === 'INVALID_INPUT' && /Collateral UTXO is required/.test(e.message));
+  await assert.rejects(
+    proveSpellTx(noColl, { backend: new MockBackend() }),
+    (e) => e instanceof CharmsError && e.code === 'INVALID_INPUT' && /Collateral UTXO is required/.test(e.message),
+  );
   const real: ProofBackend = { name: 'real', mock: false, ready: async () => true, prove: async () => assert.fail('must not prove') };
   await assert.rejects(proveSpellTx(req, { backend: real }), (e) => e instanceof CharmsError && /Scrolls signer is not configured/.test(e.message));
 });
@@ -125,7 +134,7 @@ test('server: a Cardano ProveRequest answers [{"cardano": hex}] with the not-sub
   }
 });
 
-test('a Cardano prev tx without a spell: its native tokens of the spell\'s token apps are read as charms (check and prove)', async () => {
+test("a Cardano prev tx without a spell: its native tokens of the spell's token apps are read as charms (check and prove)", async () => {
   const TOKEN = appFromString(`t/${'ab'.repeat(32)}/${'cd'.repeat(32)}`);
   const wallet = cardanoFundingTx(
     [{ address: cardanoAddressBytes(CHANGE), lovelace: 20_000_000n, assets: [[toHex(policyIdForApp(TOKEN)), toHex(assetNameForApp(TOKEN)), 40n]] }],
@@ -145,7 +154,10 @@ test('a Cardano prev tx without a spell: its native tokens of the spell\'s token
   const tx = parseCardanoTx(fromHex(txs[0]!.hex));
   assert.equal(bodyField(tx, 9), undefined, 'nothing minted or burned');
   const outs = parseOutputs(tx);
-  assert.deepEqual([0, 1].map((i) => outs[i]!.assets.get(toHex(policyIdForApp(TOKEN)))?.get(toHex(assetNameForApp(TOKEN)))), [30n, 10n]);
+  assert.deepEqual(
+    [0, 1].map((i) => outs[i]!.assets.get(toHex(policyIdForApp(TOKEN)))?.get(toHex(assetNameForApp(TOKEN)))),
+    [30n, 10n],
+  );
   assert.deepEqual([...extractAndVerifySpell({ cardano: fromHex(txs[0]!.hex) }, true).tx.outs.map((o) => o.get(0))], [30n, 10n]);
   // 50 out of 40 in is no simple transfer, and the token's contract is not given: refused
   await assert.rejects(proveSpellTx(transfer([50]), { backend: new MockBackend() }), (e) => e instanceof CharmsError && e.code !== 'INTERNAL');

@@ -26,7 +26,6 @@ import { bindBitcoinScrolls } from './scrolls-binding.js';
 import type { ProofWorkers } from './proof-workers.js';
 import { preverify } from './preverify.js';
 
-
 export interface ProveDeps {
   backend: ProofBackend;
   feeSettings?: FeeSettings;
@@ -49,7 +48,6 @@ export interface ProveDeps {
   /** Bitcoin fee-rate cap in sat/vB (`SVC_MAX_FEE_RATE`; default Bitcoin Core's maxfeerate, 10 000). */
   maxFeeRate?: number;
 }
-
 
 export interface ProveOutcome {
   txs: ChainTx[];
@@ -103,8 +101,7 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
     refuseUnboundScrollOutputs(req.spell);
     return proveCardanoSpellTx(req, deps);
   }
-  if (req.spell.mock && !backend.mock)
-    throw new CharmsError('INVALID_SPELL', `cannot prove a mock==true spell on a mock==false prover`);
+  if (req.spell.mock && !backend.mock) throw new CharmsError('INVALID_SPELL', `cannot prove a mock==true spell on a mock==false prover`);
   // A server that cannot prove says so before running any app contract.
   const unavailable = await backend.unavailable?.();
   if (unavailable !== undefined) throw new CharmsError('PROVER_UNAVAILABLE', `cannot prove: ${unavailable}`);

@@ -26,7 +26,9 @@ import { loadSettings } from '../settings/settings.js';
 after(() => shutdownRunner());
 
 const V12 = '283559062cb6b651eb4a5f557ba4f67efa9aae55ba2278d4f10f35cbefaa84a5'; // outs 0, 3: BRO 116e9 and 942e8
-const BRO = appFromString('t/3d7fe7e4cea6121947af73d70e5119bebd8aa5b7edfe74bfaf6e779a1847bd9b/c975d4e0c292fb95efbda5c13312d6ac1d8b5aeff7f0f1e5578645a2da70ff5f');
+const BRO = appFromString(
+  't/3d7fe7e4cea6121947af73d70e5119bebd8aa5b7edfe74bfaf6e779a1847bd9b/c975d4e0c292fb95efbda5c13312d6ac1d8b5aeff7f0f1e5578645a2da70ff5f',
+);
 const DEST = fromHex('00144f01bcd75f71938618c6d617ace82114542cbb76');
 const WASM = utf8('\0asm some app binary');
 const WASM_HASH = sha256(WASM);
@@ -52,7 +54,14 @@ test('each reference refusal of the prove path: our status and first sentence, i
   const f = funding(readSharedText);
   const v12 = readSharedText('vectors', 'chain', `${V12}.bitcoin.hex`).trim();
   const request = (spell: NormalizedSpell, more: Partial<ProveRequest> = {}): ProveRequest => ({
-    ...bareSpellInputs(spell, [{ chain: 'bitcoin', hex: v12 }, { chain: 'bitcoin', hex: f.hex }], 'bitcoin'),
+    ...bareSpellInputs(
+      spell,
+      [
+        { chain: 'bitcoin', hex: v12 },
+        { chain: 'bitcoin', hex: f.hex },
+      ],
+      'bitcoin',
+    ),
     change_address: f.changeAddress,
     fee_rate: 2,
     ...more,
@@ -64,8 +73,16 @@ test('each reference refusal of the prove path: our status and first sentence, i
     return s;
   };
   const mintNft = edit((s) => {
-    s.app_public_inputs = [[NFT, null], [BRO, null]]; // in App order
-    s.tx.outs = [new Map<number, Data>([[0, 'minted'], [1, 105800000000n]])];
+    s.app_public_inputs = [
+      [NFT, null],
+      [BRO, null],
+    ]; // in App order
+    s.tx.outs = [
+      new Map<number, Data>([
+        [0, 'minted'],
+        [1, 105800000000n],
+      ]),
+    ];
     s.versioned_apps = [[NFT.vk, { version: 1, wasm_hash: WASM_HASH }]];
   });
   const cases: [string, ProveRequest, string][] = [
@@ -77,12 +94,31 @@ test('each reference refusal of the prove path: our status and first sentence, i
     ['duplicate input', request(edit((s) => s.tx.ins!.push(s.tx.ins![0]!))), `spell.tx.ins contains duplicate UTXO: ${V12}:0`],
     ['over-transfer, no binaries', request(edit((s) => s.tx.outs[0]!.set(0, 105800000001n))), 'binaries must contain exactly the required app binaries.'],
     ['non-integer amount, no binaries', request(edit((s) => s.tx.outs[0]!.set(0, 1.5))), 'binaries must contain exactly the required app binaries.'],
-    ['over-transfer, another binary', request(edit((s) => s.tx.outs[0]!.set(0, 1n << 40n)), { binaries: [[WASM_HASH, WASM]] }), 'binaries must contain exactly the required app binaries.'],
+    [
+      'over-transfer, another binary',
+      request(
+        edit((s) => s.tx.outs[0]!.set(0, 1n << 40n)),
+        { binaries: [[WASM_HASH, WASM]] },
+      ),
+      'binaries must contain exactly the required app binaries.',
+    ],
     ['orphan versioned app', request(edit((s) => (s.versioned_apps = [[NFT.vk, { version: 1, wasm_hash: WASM_HASH }]]))), 'versioned_apps contains unused vk:'],
-    ['versioned app unsigned', request(mintNft, { binaries: [[WASM_HASH, WASM]] }), 'app_signatures must contain exactly one entry per non-simple-transfer versioned app referenced in the spell.'],
+    [
+      'versioned app unsigned',
+      request(mintNft, { binaries: [[WASM_HASH, WASM]] }),
+      'app_signatures must contain exactly one entry per non-simple-transfer versioned app referenced in the spell.',
+    ],
     ['not well formed', request(edit((s) => (s.version = 14))), 'Condition failed: `well_formed(spell, &prev_spells, tx_ins_beamed_source_utxos)`'],
-    ['zero amount', request(edit((s) => s.tx.outs.push(new Map([[0, 0n]])) && s.tx.coins!.push({ amount: 1000n, dest: DEST }))), 'Condition failed: `well_formed(spell, &prev_spells, tx_ins_beamed_source_utxos)`'],
-    ['input app not listed', request(edit((s) => ((s.app_public_inputs = []), (s.tx.outs = [new Map()])))), `input #0 (${V12}:0) carries a charm for app ${'t/3d7fe7e4cea6121947af73d70e5119bebd8aa5b7edfe74bfaf6e779a1847bd9b/c975d4e0c292fb95efbda5c13312d6ac1d8b5aeff7f0f1e5578645a2da70ff5f'}, but the spending spell does not list it in \`app_public_inputs\`.`],
+    [
+      'zero amount',
+      request(edit((s) => s.tx.outs.push(new Map([[0, 0n]])) && s.tx.coins!.push({ amount: 1000n, dest: DEST }))),
+      'Condition failed: `well_formed(spell, &prev_spells, tx_ins_beamed_source_utxos)`',
+    ],
+    [
+      'input app not listed',
+      request(edit((s) => ((s.app_public_inputs = []), (s.tx.outs = [new Map()])))),
+      `input #0 (${V12}:0) carries a charm for app ${'t/3d7fe7e4cea6121947af73d70e5119bebd8aa5b7edfe74bfaf6e779a1847bd9b/c975d4e0c292fb95efbda5c13312d6ac1d8b5aeff7f0f1e5578645a2da70ff5f'}, but the spending spell does not list it in \`app_public_inputs\`.`,
+    ],
     ['output script for no network', request(edit((s) => (s.tx.coins![0]!.dest = Uint8Array.of(0x51)))), 'all output addresses must be valid for the network'],
     ['insufficient funds', request(ok, { fee_rate: 500 }), 'spell inputs must have sufficient value to cover outputs and fees'],
   ];

@@ -41,7 +41,10 @@ test('relay through a URL with credentials: sent as Authorization, never logged 
     const body = failed.body.toString();
     assert.match(JSON.parse(body).error, /cannot reach http:\/\/REDACTED@127\.0\.0\.1/);
     for (const text of [body, ...lines]) assert.ok(!/pa55word|K3YSECRET/.test(text), `leaked: ${text}`);
-    assert.ok(lines.some((l) => l.includes('sending proof request to http://REDACTED@')), 'relay progress is logged, redacted');
+    assert.ok(
+      lines.some((l) => l.includes('sending proof request to http://REDACTED@')),
+      'relay progress is logged, redacted',
+    );
   } finally {
     await good.close();
     await down.close();
@@ -63,7 +66,9 @@ test('the start-up configuration shows no URL credentials (NETWORK_RPC_URL, SVC_
   assert.match(text, /rpc\.example/, 'the host is still shown');
 });
 
-test('relay: a hostile upstream — undecodable, oversized, trickling or silent answers — is a 5xx the CLI retries, never a 400', { timeout: 30_000 }, async (t) => {
+test('relay: a hostile upstream — undecodable, oversized, trickling or silent answers — is a 5xx the CLI retries, never a 400', {
+  timeout: 30_000,
+}, async (t) => {
   if (!sharedOrSkip(t)) return;
   const v = readSharedJson('vectors', 'prove-request-vectors.json');
   let mode = 'garbage';
@@ -91,7 +96,13 @@ test('relay: a hostile upstream — undecodable, oversized, trickling or silent 
     });
   });
   const port = await listen(upstream);
-  const relay = new RelayProveService(`http://127.0.0.1:${port}/spells/prove`, undefined, { attempts: 2, baseDelayMs: 1, maxResponseBytes: 1024 * 1024, timeoutMs: 1500, stallMs: 200 });
+  const relay = new RelayProveService(`http://127.0.0.1:${port}/spells/prove`, undefined, {
+    attempts: 2,
+    baseDelayMs: 1,
+    maxResponseBytes: 1024 * 1024,
+    timeoutMs: 1500,
+    stallMs: 200,
+  });
   const server = await startProveServer({ host: '127.0.0.1', port: 0, prove: bodyHandler(relay), ready: async () => true });
   const ask = async () => {
     const r = await h1(server.port, 'POST', '/spells/prove', v.full_request_json_text, { 'content-type': 'application/json' });

@@ -47,7 +47,13 @@ function request(f: ReturnType<typeof funding>, scrolls: number[], dests: string
   const coins = dests.map((d) => `{"amount":1000,"dest":"${d}"}`).join(',');
   const outs = dests.map(() => '{}').join(',');
   return JSON.stringify({
-    spell: toHex(encodeSpellCbor(parseSpellText(`{"version":15,"tx":{"ins":["${f.txid}:0"],"outs":[${outs}],"coins":[${coins}],"scrolls":[${scrolls.join(',')}]},"app_public_inputs":{}}`))),
+    spell: toHex(
+      encodeSpellCbor(
+        parseSpellText(
+          `{"version":15,"tx":{"ins":["${f.txid}:0"],"outs":[${outs}],"coins":[${coins}],"scrolls":[${scrolls.join(',')}]},"app_public_inputs":{}}`,
+        ),
+      ),
+    ),
     prev_txs: [{ bitcoin: f.hex }],
     change_address: f.changeAddress,
     fee_rate: 2.0,
@@ -81,9 +87,10 @@ async function fakeCanister(behave: 'ok' | 'refuse' | 'bad-signature'): Promise<
   });
 }
 
-const clientFor = (fake: FakeIc) => new ScrollsClient({ host: fake.url, rootKey: fake.rootKey, retryTimes: 0, keys: { bitcoinAddrsPubkey: schnorr.getPublicKey(secret) } });
+const clientFor = (fake: FakeIc) =>
+  new ScrollsClient({ host: fake.url, rootKey: fake.rootKey, retryTimes: 0, keys: { bitcoinAddrsPubkey: schnorr.getPublicKey(secret) } });
 
-test('a real prover binds Scrolls outputs to the canister\'s signed scripts before building; given dests are replaced; no empty script', async (t) => {
+test("a real prover binds Scrolls outputs to the canister's signed scripts before building; given dests are replaced; no empty script", async (t) => {
   if (!sharedOrSkip(t)) return;
   const f = funding(readSharedText);
   const fake = await fakeCanister('ok');
@@ -96,8 +103,14 @@ test('a real prover binds Scrolls outputs to the canister\'s signed scripts befo
       assert.equal(toHex(tx.outputs[0]!.script), f.dest);
       assert.equal(toHex(tx.outputs[1]!.script), scriptFor(anchor, 1));
       assert.equal(toHex(tx.outputs[2]!.script), scriptFor(anchor, 2), 'a dest the client gave is replaced by the signed script');
-      assert.ok(tx.outputs.every((o) => o.script.length > 0), 'no output without a script');
-      assert.deepEqual(fake.calls.map((c) => [c.methodName, c.args]), [['addresses', [anchor, [1, 2]]]]);
+      assert.ok(
+        tx.outputs.every((o) => o.script.length > 0),
+        'no output without a script',
+      );
+      assert.deepEqual(
+        fake.calls.map((c) => [c.methodName, c.args]),
+        [['addresses', [anchor, [1, 2]]]],
+      );
       assert.deepEqual(fake.refused, []);
     });
   } finally {
@@ -167,6 +180,8 @@ test('mock mode never calls the canister: a Scrolls spell is refused even with a
 });
 
 test('the last guard before building refuses any Scrolls output with an empty dest', () => {
-  const spell = parseSpellText('{"version":15,"tx":{"ins":[],"outs":[{},{}],"coins":[{"amount":1000,"dest":"0014aa"},{"amount":1000,"dest":""}],"scrolls":[1]},"app_public_inputs":{}}');
+  const spell = parseSpellText(
+    '{"version":15,"tx":{"ins":[],"outs":[{},{}],"coins":[{"amount":1000,"dest":"0014aa"},{"amount":1000,"dest":""}],"scrolls":[1]},"app_public_inputs":{}}',
+  );
   assert.throws(() => refuseUnboundScrollOutputs(spell), /Scrolls output\(s\) #1 have an empty dest: an empty script would let anyone spend the output/);
 });

@@ -47,12 +47,29 @@ test('POST /spells/prove with the real pipeline: JSON and CBOR requests, each ki
     const { parseSpellText } = await import('../model/inputs.js');
     const { encodeSpellCbor } = await import('../model/spell.js');
     const { toHex } = await import('../util/bytes.js');
-    const req = JSON.stringify({ spell: toHex(encodeSpellCbor(parseSpellText(spell))), prev_txs: [{ bitcoin: f.hex }], change_address: f.changeAddress, fee_rate: 2.0, chain: 'bitcoin' });
+    const req = JSON.stringify({
+      spell: toHex(encodeSpellCbor(parseSpellText(spell))),
+      prev_txs: [{ bitcoin: f.hex }],
+      change_address: f.changeAddress,
+      fee_rate: 2.0,
+      chain: 'bitcoin',
+    });
     const ok = await h1(server.port, 'POST', '/spells/prove', req, { 'content-type': 'application/json' });
     assert.equal(ok.status, 200, ok.body.toString());
     const [{ bitcoin }] = JSON.parse(ok.body.toString());
     assert.equal(extractAndVerifySpell({ bitcoin }, true).mock, true);
-    const okCbor = await h2(server.port, 'POST', '/spells/prove', (await import('../codec/cbor.js')).encodeCbor((await import('../model/request.js')).proveRequestToValue((await import('../model/request.js')).proveRequestFromValue((await import('../codec/json.js')).parseJson(req), true), false)), { 'content-type': 'application/cbor' });
+    const okCbor = await h2(
+      server.port,
+      'POST',
+      '/spells/prove',
+      (await import('../codec/cbor.js')).encodeCbor(
+        (await import('../model/request.js')).proveRequestToValue(
+          (await import('../model/request.js')).proveRequestFromValue((await import('../codec/json.js')).parseJson(req), true),
+          false,
+        ),
+      ),
+      { 'content-type': 'application/cbor' },
+    );
     assert.equal(okCbor.status, 200);
     assert.equal(okCbor.headers['content-type'], 'application/cbor');
     const decoded = decodeCbor(okCbor.body) as unknown[];
@@ -79,7 +96,13 @@ test('mock mode refuses a Bitcoin spell with a Scrolls output (empty dest or not
     const { toHex } = await import('../util/bytes.js');
     const body = (dest: string) =>
       JSON.stringify({
-        spell: toHex(encodeSpellCbor(parseSpellText(`{"version":15,"tx":{"ins":["${f.txid}:0"],"outs":[{},{}],"coins":[{"amount":1000,"dest":"${f.dest}"},{"amount":1000,"dest":"${dest}"}],"scrolls":[1]},"app_public_inputs":{}}`))),
+        spell: toHex(
+          encodeSpellCbor(
+            parseSpellText(
+              `{"version":15,"tx":{"ins":["${f.txid}:0"],"outs":[{},{}],"coins":[{"amount":1000,"dest":"${f.dest}"},{"amount":1000,"dest":"${dest}"}],"scrolls":[1]},"app_public_inputs":{}}`,
+            ),
+          ),
+        ),
         prev_txs: [{ bitcoin: f.hex }],
         change_address: f.changeAddress,
         fee_rate: 2.0,

@@ -96,7 +96,9 @@ export class RelayProveService implements ProveService {
   }
   readonly relayId = randomUUID();
   async prove(req: ProveRequest, relayedBy: readonly string[] = []): Promise<ChainTx[]> {
-    return measured('relay', () => proveRemote(req, { ...this.limits, url: this.url, relayedBy: [...relayedBy, this.relayId], ...(this.log ? { progress: this.log } : {}) }));
+    return measured('relay', () =>
+      proveRemote(req, { ...this.limits, url: this.url, relayedBy: [...relayedBy, this.relayId], ...(this.log ? { progress: this.log } : {}) }),
+    );
   }
   async ready(): Promise<boolean> {
     return true;

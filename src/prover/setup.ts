@@ -37,7 +37,13 @@ function loadCardanoParams(c: ProverConfig): CardanoProtocolParams | undefined {
  * proving service at SVC_PROVE_API_URL (the reference's non-prover build does the same). The
  * network client and the Scrolls client are loaded only by a configuration that uses them.
  */
-export async function proveServiceFor(c: ProverConfig, proverBuild: boolean, log?: (m: string) => void, proofWorkers?: ProofWorkers, stopping?: AbortSignal): Promise<ProveService> {
+export async function proveServiceFor(
+  c: ProverConfig,
+  proverBuild: boolean,
+  log?: (m: string) => void,
+  proofWorkers?: ProofWorkers,
+  stopping?: AbortSignal,
+): Promise<ProveService> {
   if (!c.mock && !proverBuild) return new RelayProveService(c.proveApiUrl, log);
   const fee = loadFeeSettings(c);
   // a real (non-mock) prover talks to the Scrolls canisters, a mock one never does

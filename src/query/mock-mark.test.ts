@@ -23,7 +23,10 @@ test('query-server --mock serves a mock spell with "mock":true; a real spell has
   if (!sharedOrSkip(t)) return;
   const f = funding(readSharedText);
   const spell = parseSpellText(`{"version":15,"tx":{"ins":["${f.txid}:0"],"outs":[{}],"coins":[{"amount":1000,"dest":"${f.dest}"}]},"app_public_inputs":{}}`);
-  const { txs } = await proveSpellTx({ ...bareSpellInputs(spell, [{ chain: 'bitcoin', hex: f.hex }], 'bitcoin'), change_address: f.changeAddress, fee_rate: 2 }, { backend: new MockBackend() });
+  const { txs } = await proveSpellTx(
+    { ...bareSpellInputs(spell, [{ chain: 'bitcoin', hex: f.hex }], 'bitcoin'), change_address: f.changeAddress, fee_rate: 2 },
+    { backend: new MockBackend() },
+  );
   const mockHex = txs[0]!.hex;
   const mockId = txidToDisplay(txid(parseTx(fromHex(mockHex))));
   const legacy = readSharedJson('vectors', 'spell-query-legacy-shape.json');

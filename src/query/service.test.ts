@@ -73,11 +73,15 @@ test('shape: the legacy V12 response, the published responses, public_args, beam
     assert.deepEqual(JSON.parse(toJsonPretty(spellQueryValue(extractAndVerifySpell({ bitcoin: hexOf(id) }, false)))), JSON.parse(expected), id);
   }
   // a non-null public input (grail NFT deploy, v4): public_args; witness era: the commit spend is not in ins
-  const grail = JSON.parse(spellQueryJson(extractAndVerifySpell({ bitcoin: hexOf('b84e628a14d6ddaf8e0532a6708dc282444fb21f4049ed40e92753d00e1f0deb') }, false)));
+  const grail = JSON.parse(
+    spellQueryJson(extractAndVerifySpell({ bitcoin: hexOf('b84e628a14d6ddaf8e0532a6708dc282444fb21f4049ed40e92753d00e1f0deb') }, false)),
+  );
   assert.deepEqual(grail.public_args, { $0000: { action: 'deploy' } });
   assert.deepEqual(Object.keys(grail), ['version', 'apps', 'public_args', 'ins', 'outs']);
   // beamed output (v9 Bitcoin)
-  const beamed = JSON.parse(spellQueryJson(extractAndVerifySpell({ bitcoin: hexOf('8d70833ad1ce5d84cffb76fdc6038d669c6cf1808f3f84f3f0d83cad712e33a3') }, false)));
+  const beamed = JSON.parse(
+    spellQueryJson(extractAndVerifySpell({ bitcoin: hexOf('8d70833ad1ce5d84cffb76fdc6038d669c6cf1808f3f84f3f0d83cad712e33a3') }, false)),
+  );
   assert.equal(beamed.outs[0].beam_to, '9bd30f4607be331bbca5b3aefabcc95bb156c252e6a91227d3cbac2ab644ab9e');
   assert.equal(beamed.outs[1].beam_to, undefined);
   assert.equal(beamed.public_args, undefined);
@@ -101,7 +105,14 @@ test('shape: $NNNN references, $10000 past 9999, string order, refs, empty outpu
     tx: {
       ins: [utxoIdFromString(`${'11'.repeat(32)}:0`)],
       refs: [utxoIdFromString(`${'22'.repeat(32)}:3`)],
-      outs: [new Map([[10001, 5n], [2, 7n], [10000, 1n]]), new Map()],
+      outs: [
+        new Map([
+          [10001, 5n],
+          [2, 7n],
+          [10000, 1n],
+        ]),
+        new Map(),
+      ],
     },
     app_public_inputs: apps.map((a, i) => [a, i === 10000 ? 'x' : null]),
     versioned_apps: [],
@@ -194,7 +205,15 @@ test('GET and PUT: shapes and status codes, cache headers and 304, h2c, one upst
     const mismatch = await h1(server.port, 'PUT', `/spells/${NO_SPELL}`, JSON.stringify({ tx_hex: hex }));
     assert.equal(mismatch.status, 400);
     assert.match(JSON.parse(mismatch.body.toString()).error, new RegExp(`is transaction ${V12}`));
-    for (const body of [JSON.stringify({ tx_hex: 'zz' }), JSON.stringify({ tx_hex: 'abc' }), JSON.stringify({ tx_hex: '0011' }), 'not json', '{}', JSON.stringify({ tx_hex: 5 }), '']) {
+    for (const body of [
+      JSON.stringify({ tx_hex: 'zz' }),
+      JSON.stringify({ tx_hex: 'abc' }),
+      JSON.stringify({ tx_hex: '0011' }),
+      'not json',
+      '{}',
+      JSON.stringify({ tx_hex: 5 }),
+      '',
+    ]) {
       const res = await h1(server.port, 'PUT', `/spells/${V12}`, body);
       assert.equal(res.status, 400, body);
       assert.match(JSON.parse(res.body.toString()).code, /INVALID_INPUT|INVALID_TX/);
@@ -219,14 +238,18 @@ test('GET and PUT: shapes and status codes, cache headers and 304, h2c, one upst
     const before = fx.calls();
     const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
     const bodies = await Promise.all(
-      Array.from({ length: 500 }, () =>
-        new Promise<[number, string]>((resolve, reject) => {
-          http.get({ host: '127.0.0.1', port: server.port, path: `/spells/${FRESH}`, agent }, (res) => {
-            let b = '';
-            res.on('data', (c) => (b += c));
-            res.on('end', () => resolve([res.statusCode!, b]));
-          }).on('error', reject);
-        }),
+      Array.from(
+        { length: 500 },
+        () =>
+          new Promise<[number, string]>((resolve, reject) => {
+            http
+              .get({ host: '127.0.0.1', port: server.port, path: `/spells/${FRESH}`, agent }, (res) => {
+                let b = '';
+                res.on('data', (c) => (b += c));
+                res.on('end', () => resolve([res.statusCode!, b]));
+              })
+              .on('error', reject);
+          }),
       ),
     );
     agent.destroy();
@@ -276,7 +299,7 @@ test('source failures: 503 unreachable or unconfigured, 502 failing or lying; fa
       if (id === 'ab'.repeat(32)) return [500, 'boom'];
       if (id === 'cd'.repeat(32)) return [200, txs.get(V12)!]; // a different transaction
       if (id === 'ef'.repeat(32)) return [200, 'not hex at all'];
-      if (id === FRESH && failNext) return (failNext = false), [503, 'busy'];
+      if (id === FRESH && failNext) return ((failNext = false), [503, 'busy']);
       return undefined;
     },
   });
@@ -311,7 +334,10 @@ test('source failures: 503 unreachable or unconfigured, 502 failing or lying; fa
     const silent = http.createServer(() => {});
     const silentPort = await listen(silent);
     try {
-      await assert.rejects(new EsploraSource(`http://127.0.0.1:${silentPort}`, 200).rawTx(V12), (e: Error) => e instanceof CharmsError && e.code === 'UPSTREAM_UNAVAILABLE' && /timed out/.test(e.message));
+      await assert.rejects(
+        new EsploraSource(`http://127.0.0.1:${silentPort}`, 200).rawTx(V12),
+        (e: Error) => e instanceof CharmsError && e.code === 'UPSTREAM_UNAVAILABLE' && /timed out/.test(e.message),
+      );
     } finally {
       silent.closeAllConnections();
       await closeServer(silent);
@@ -340,8 +366,18 @@ test('ESPLORA_URL with credentials and a token: used as Basic auth and query, ne
   await closeServer(dead);
   const lines: string[] = [];
   const log = createLogger({}, (l) => void lines.push(l));
-  const good = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceOfEnv({ ESPLORA_URL: `http://esplora:s3cr3t@127.0.0.1:${port}/api/?token=T0KEN` }), log });
-  const down = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceOfEnv({ ESPLORA_URL: `http://esplora:s3cr3t@127.0.0.1:${deadPort}/api?token=T0KEN` }), log });
+  const good = await startQueryServer({
+    host: '127.0.0.1',
+    port: 0,
+    source: sourceOfEnv({ ESPLORA_URL: `http://esplora:s3cr3t@127.0.0.1:${port}/api/?token=T0KEN` }),
+    log,
+  });
+  const down = await startQueryServer({
+    host: '127.0.0.1',
+    port: 0,
+    source: sourceOfEnv({ ESPLORA_URL: `http://esplora:s3cr3t@127.0.0.1:${deadPort}/api?token=T0KEN` }),
+    log,
+  });
   try {
     const ok = await h1(good.port, 'GET', `/spells/${V12}`);
     assert.equal(ok.status, 200, ok.body.toString());
@@ -428,16 +464,34 @@ test('Bitcoin Core JSON-RPC source: getrawtransaction, -5 → 404, basic auth, c
       const hex = txs.get(params[0]);
       // bitcoind answers RPC errors with HTTP 404/500 and a JSON body
       res.writeHead(hex ? 200 : 404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(hex ? { result: hex, error: null, id: 'charms' } : { result: null, error: { code: -5, message: 'No such mempool or blockchain transaction' }, id: 'charms' }));
+      res.end(
+        JSON.stringify(
+          hex
+            ? { result: hex, error: null, id: 'charms' }
+            : { result: null, error: { code: -5, message: 'No such mempool or blockchain transaction' }, id: 'charms' },
+        ),
+      );
     });
   });
   const port = await listen(rpc);
   const dir = mkdtempSync(join(tmpdir(), 'rpc-cookie-'));
   writeFileSync(join(dir, '.cookie'), '__cookie__:s3cret\n');
   const byUser = await startQueryServer({ host: '127.0.0.1', port: 0, source: new NodeSource(new RpcNode(`http://127.0.0.1:${port}`, () => 'user:pass')) });
-  const byCookie = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceFromConfig({ rpcUrl: `http://127.0.0.1:${port}/`, rpcCookie: join(dir, '.cookie') }) });
-  const noCookie = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceFromConfig({ rpcUrl: `http://127.0.0.1:${port}/`, rpcCookie: join(dir, 'missing') }) });
-  const badCreds = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceOfEnv({ BITCOIN_RPC_URL: `http://127.0.0.1:${port}`, BITCOIN_RPC_USER: 'bad', BITCOIN_RPC_PASSWORD: 'creds' }) });
+  const byCookie = await startQueryServer({
+    host: '127.0.0.1',
+    port: 0,
+    source: sourceFromConfig({ rpcUrl: `http://127.0.0.1:${port}/`, rpcCookie: join(dir, '.cookie') }),
+  });
+  const noCookie = await startQueryServer({
+    host: '127.0.0.1',
+    port: 0,
+    source: sourceFromConfig({ rpcUrl: `http://127.0.0.1:${port}/`, rpcCookie: join(dir, 'missing') }),
+  });
+  const badCreds = await startQueryServer({
+    host: '127.0.0.1',
+    port: 0,
+    source: sourceOfEnv({ BITCOIN_RPC_URL: `http://127.0.0.1:${port}`, BITCOIN_RPC_USER: 'bad', BITCOIN_RPC_PASSWORD: 'creds' }),
+  });
   try {
     const ok = await h1(byUser.port, 'GET', `/spells/${V12}`);
     assert.equal(ok.status, 200);
@@ -461,7 +515,10 @@ test('Bitcoin Core JSON-RPC source: getrawtransaction, -5 → 404, basic auth, c
   }
   // configuration
   assert.equal(sourceOfEnv({}), undefined);
-  assert.match(sourceOfEnv({ ESPLORA_URL: 'https://mempool.space/testnet4/api/', BITCOIN_RPC_URL: 'http://x:1' })!.name, /^esplora https:\/\/mempool.space\/testnet4\/api$/);
+  assert.match(
+    sourceOfEnv({ ESPLORA_URL: 'https://mempool.space/testnet4/api/', BITCOIN_RPC_URL: 'http://x:1' })!.name,
+    /^esplora https:\/\/mempool.space\/testnet4\/api$/,
+  );
   assert.equal(sourceOfEnv({ BITCOIN_RPC_URL: 'http://u:p@127.0.0.1:48332' })!.name, 'bitcoind http://127.0.0.1:48332');
   assert.throws(() => sourceOfEnv({ BITCOIN_RPC_URL: 'not a url' }), { code: 'CONFIG' });
   assert.ok(parseJson('{}') instanceof ValueMap);
@@ -480,7 +537,10 @@ test('charms query-server: help documents the source configuration; starts, answ
   const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info' };
   delete env.CACHE_URL;
   delete env.REDIS_URL;
-  const child = spawn(process.execPath, [bin, 'query-server', '--ip', '127.0.0.1', '--port', '0', '--esplora-url', fx.url], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'query-server', '--ip', '127.0.0.1', '--port', '0', '--esplora-url', fx.url], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   try {
     const port = await new Promise<number>((resolve, reject) => {
       let err = '';
@@ -526,7 +586,10 @@ test('two services sharing Redis (CACHE_URL): one upstream call for concurrent G
     const bothReady = async () => (await Promise.all(caches.map((c) => c.ready()))).every(Boolean);
     await waitFor(bothReady, 'both caches to connect to Redis', { intervalMs: 100 });
     const statuses = await Promise.all(Array.from({ length: 100 }, (_, i) => h1(servers[i % 2]!.port, 'GET', `/spells/${FRESH}`).then((r) => r.status)));
-    assert.ok(statuses.every((s) => s === 200), String(statuses));
+    assert.ok(
+      statuses.every((s) => s === 200),
+      String(statuses),
+    );
     assert.equal(fx.calls(), 1);
     assert.equal((await h1(servers[0]!.port, 'GET', `/spells/${NO_SPELL}`)).status, 204);
     assert.equal((await h1(servers[1]!.port, 'GET', `/spells/${NO_SPELL}`)).status, 204);

@@ -151,7 +151,12 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
       if (method === 'GET' && (req.path === '/' || req.path === '/wallet' || req.path === '/wallet/'))
         return {
           status: 200,
-          headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', 'content-security-policy': WALLET_PAGE_CSP, 'x-content-type-options': 'nosniff' },
+          headers: {
+            'content-type': 'text/html; charset=utf-8',
+            'cache-control': 'no-cache',
+            'content-security-policy': WALLET_PAGE_CSP,
+            'x-content-type-options': 'nosniff',
+          },
           body: WALLET_PAGE,
         };
       if (method === 'GET' && req.path === '/metrics' && o.metrics !== 'off') return await metricsResponse();
@@ -167,7 +172,8 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
       const id = txid.toLowerCase();
 
       if (method === 'GET') {
-        if (!source) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'no transaction source configured (ESPLORA_URL or BITCOIN_RPC_URL); PUT the transaction instead');
+        if (!source)
+          throw new CharmsError('UPSTREAM_UNAVAILABLE', 'no transaction source configured (ESPLORA_URL or BITCOIN_RPC_URL); PUT the transaction instead');
         let computed = false;
         let cached: Uint8Array;
         try {
@@ -208,5 +214,11 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
 /** Starts the service on one port (HTTP/1.1 and h2c); default port 17785. */
 export async function startQueryServer(o: QueryServiceOptions & { host?: string; port?: number; limits?: Partial<ServerLimits> } = {}): Promise<Listening> {
   await enableMetrics(); // a server records metrics whether or not this port serves them
-  return listenDual(queryHandler(o), { host: o.host ?? '0.0.0.0', port: o.port ?? DEFAULT_QUERY_PORT, ...(o.log ? { log: o.log } : {}), ...(o.limits ? { limits: o.limits } : {}), observe: requestObserver('query', queryRoute) });
+  return listenDual(queryHandler(o), {
+    host: o.host ?? '0.0.0.0',
+    port: o.port ?? DEFAULT_QUERY_PORT,
+    ...(o.log ? { log: o.log } : {}),
+    ...(o.limits ? { limits: o.limits } : {}),
+    observe: requestObserver('query', queryRoute),
+  });
 }

@@ -31,8 +31,15 @@ export function spellQueryValue(s: NormalizedSpell): ValueMap {
   m.set('apps', refMap(s.app_public_inputs.map(([a], i) => [appRef(i), appToString(a)])));
   const publicArgs = s.app_public_inputs.flatMap(([, d], i): [string, Value][] => (d === null || d === undefined ? [] : [[appRef(i), d]]));
   if (publicArgs.length > 0) m.set('public_args', refMap(publicArgs));
-  m.set('ins', (s.tx.ins ?? []).map((u) => ValueMap.of({ utxo_id: utxoIdToString(u) })));
-  if (s.tx.refs && s.tx.refs.length > 0) m.set('refs', s.tx.refs.map((u) => ValueMap.of({ utxo_id: utxoIdToString(u) })));
+  m.set(
+    'ins',
+    (s.tx.ins ?? []).map((u) => ValueMap.of({ utxo_id: utxoIdToString(u) })),
+  );
+  if (s.tx.refs && s.tx.refs.length > 0)
+    m.set(
+      'refs',
+      s.tx.refs.map((u) => ValueMap.of({ utxo_id: utxoIdToString(u) })),
+    );
   m.set(
     'outs',
     s.tx.outs.map((charms, i) => {

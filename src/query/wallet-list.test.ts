@@ -95,7 +95,10 @@ test('wallet list: RPC and bitcoin-cli transports give the same charms, exactly 
     assert.deepEqual(a.map((x) => x.utxoId).sort(), w.expected);
     assert.deepEqual(b, a);
     assert.deepEqual(seen, [...new Set(w.unspent.map((u) => u.txid))].sort(), 'every transaction visited, in txid order');
-    assert.ok(a.every((x) => x.sats === 29_000_000n && x.charms.length > 0), 'sats rounded, not truncated (0.29 BTC)');
+    assert.ok(
+      a.every((x) => x.sats === 29_000_000n && x.charms.length > 0),
+      'sats rounded, not truncated (0.29 BTC)',
+    );
     assert.equal(calls.filter((c) => c === 'listunspent').length, 1);
     // the same error mapping on both transports
     for (const node of [viaRpc, viaCli])
@@ -107,7 +110,10 @@ test('wallet list: RPC and bitcoin-cli transports give the same charms, exactly 
 
 test('wallet list: a node that is not there is a 503-class error, never an empty list', async () => {
   const missing = new CliNode({ bin: '/nonexistent/bitcoin-cli', args: [] });
-  await assert.rejects(listWalletCharms(missing, { mock: false }), (e: unknown) => e instanceof CharmsError && e.code === 'UPSTREAM_UNAVAILABLE' && /BITCOIN_CLI/.test(e.message));
+  await assert.rejects(
+    listWalletCharms(missing, { mock: false }),
+    (e: unknown) => e instanceof CharmsError && e.code === 'UPSTREAM_UNAVAILABLE' && /BITCOIN_CLI/.test(e.message),
+  );
   const closed = rpcNodeFromConfig({ rpcUrl: 'http://127.0.0.1:9', timeoutMs: 2000 })!;
   await assert.rejects(listWalletCharms(closed, { mock: false }), (e: unknown) => e instanceof CharmsError && e.code === 'UPSTREAM_UNAVAILABLE');
 });

@@ -79,7 +79,10 @@ export async function listWalletCharms(node: BitcoinNode, o: WalletListOptions):
     }
   }
   await o.beforeVerify?.(fetched.length);
-  const verdicts = verifySpells(fetched.map((f) => ({ bitcoin: f.hex })), o.mock);
+  const verdicts = verifySpells(
+    fetched.map((f) => ({ bitcoin: f.hex })),
+    o.mock,
+  );
   const out: WalletCharms[] = [];
   for (const [i, { txid }] of fetched.entries()) {
     const verdict = verdicts[i]!;

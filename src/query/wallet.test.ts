@@ -70,10 +70,19 @@ process.stderr.write('unexpected call\\n'); process.exit(1);
   const yaml = spawnSync(process.execPath, [bin, 'wallet', 'list'], { encoding: 'utf8', env });
   assert.equal(yaml.status, 0, yaml.stderr);
   // every call carried the extra arguments first
-  const calls = readFileSync(join(dir, 'calls.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
+  const calls = readFileSync(join(dir, 'calls.log'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as string[]);
   assert.deepEqual(calls[0], ['-testnet4', '-rpcwallet=w', 'listunspent', '0']);
-  assert.deepEqual(calls.slice(1).map((c) => c.slice(0, 3)), [NFT_MINT, PLAIN, CHEX, NFT_TOKEN, UNKNOWN].map(() => ['-testnet4', '-rpcwallet=w', 'getrawtransaction']));
-  assert.deepEqual(calls.slice(1).map((c) => c[3]), [NFT_MINT, PLAIN, CHEX, NFT_TOKEN, UNKNOWN]);
+  assert.deepEqual(
+    calls.slice(1).map((c) => c.slice(0, 3)),
+    [NFT_MINT, PLAIN, CHEX, NFT_TOKEN, UNKNOWN].map(() => ['-testnet4', '-rpcwallet=w', 'getrawtransaction']),
+  );
+  assert.deepEqual(
+    calls.slice(1).map((c) => c[3]),
+    [NFT_MINT, PLAIN, CHEX, NFT_TOKEN, UNKNOWN],
+  );
   assert.equal(yaml.stderr, [NFT_MINT, PLAIN, CHEX, NFT_TOKEN, UNKNOWN].map((id) => `Looking at tx ${id}...\n`).join(''));
   const mintApp = 'n/578a5bafd3ac04ef36da08cbe62100cd056fc381fd3783de6e46fc74fc7c27b2/06ff5322ce2d3d23aba044182869da09429ef22b3b1da30e247c2a3d7b75d039';
   const chexVk = 'b22a36379c7c0b1e987f680e33b2263d94f86e2a75063d698ccf842ce6592840';
@@ -91,8 +100,14 @@ process.stderr.write('unexpected call\\n'); process.exit(1);
 
   const json = spawnSync(process.execPath, [bin, 'wallet', 'list', '--json'], { encoding: 'utf8', env });
   assert.equal(json.status, 0, json.stderr);
-  const objs = json.stdout.trimEnd().split(/\n(?=\{)/).map((s) => JSON.parse(s));
-  assert.deepEqual(objs.map((o) => o.utxo_id), [`${NFT_MINT}:0`, `${CHEX}:1`, `${CHEX}:0`]);
+  const objs = json.stdout
+    .trimEnd()
+    .split(/\n(?=\{)/)
+    .map((s) => JSON.parse(s));
+  assert.deepEqual(
+    objs.map((o) => o.utxo_id),
+    [`${NFT_MINT}:0`, `${CHEX}:1`, `${CHEX}:0`],
+  );
   assert.deepEqual(objs[2], { utxo_id: `${CHEX}:0`, confirmations: 5, sats: 546, charms: { [`t/${chexId}/${chexVk}`]: 420000 } });
   assert.ok(json.stdout.startsWith(`{\n  "utxo_id": "${NFT_MINT}:0",\n  "confirmations": 12,\n  "sats": 29000000,\n  "charms": {\n`));
 
@@ -109,7 +124,16 @@ process.stderr.write('unexpected call\\n'); process.exit(1);
 
 // ------------------------------------------------------------------------------ browser
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** A small real PNG (solid colour with a stripe), so the page's <img> has something to decode. */
 function png(w: number, h: number): Buffer {
@@ -136,8 +160,7 @@ function png(w: number, h: number): Buffer {
   ihdr.writeUInt32BE(h, 4);
   ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
   const rows = Buffer.alloc(h * (1 + 3 * w));
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) rows.set(Math.abs(x - y) < 6 ? [250, 200, 40] : [60, 40, 160], y * (1 + 3 * w) + 1 + 3 * x);
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) rows.set(Math.abs(x - y) < 6 ? [250, 200, 40] : [60, 40, 160], y * (1 + 3 * w) + 1 + 3 * x);
   return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
 }
 
@@ -156,7 +179,11 @@ test('wallet page in headless Chromium: NFT image and name, token amounts and ti
     res.end(hex);
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  const server = await startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(`http://127.0.0.1:${(upstream.address() as { port: number }).port}`) });
+  const server = await startQueryServer({
+    host: '127.0.0.1',
+    port: 0,
+    source: new EsploraSource(`http://127.0.0.1:${(upstream.address() as { port: number }).port}`),
+  });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   try {
     const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
@@ -184,8 +211,13 @@ test('wallet page in headless Chromium: NFT image and name, token amounts and ti
     assert.equal(await page.textContent('#status'), '5 charm(s) in 3 transaction(s) with spells, 2 without');
 
     // NFTs: the CHEX NFT with its image, name and link; the CHARMS-6 NFT (no image) by ticker
-    const nfts = await page.$$eval('#nfts .card', (els) => els.map((e) => ({ app: e.getAttribute('data-app'), title: e.querySelector('h3')?.textContent, text: e.textContent })));
-    assert.deepEqual(nfts.map((n) => n.title), ['CHEX Token', 'CHARMS-6']);
+    const nfts = await page.$$eval('#nfts .card', (els) =>
+      els.map((e) => ({ app: e.getAttribute('data-app'), title: e.querySelector('h3')?.textContent, text: e.textContent })),
+    );
+    assert.deepEqual(
+      nfts.map((n) => n.title),
+      ['CHEX Token', 'CHARMS-6'],
+    );
     assert.match(nfts[0]!.text!, /https:\/\/charms\.dev\//);
     await page.waitForFunction(() => {
       const i = document.querySelector('#nfts .card img');
@@ -198,7 +230,9 @@ test('wallet page in headless Chromium: NFT image and name, token amounts and ti
     assert.deepEqual(img, { src: CHEX_IMAGE, w: 96, alt: 'CHEX Token' });
 
     // tokens: CHEX named through its reference NFT; BRO (no metadata) summed over two UTXOs, u64-exact
-    const tokens = await page.$$eval('#tokens .card', (els) => els.map((e) => ({ title: e.querySelector('h3')?.textContent, amount: e.querySelector('.amount')?.textContent })));
+    const tokens = await page.$$eval('#tokens .card', (els) =>
+      els.map((e) => ({ title: e.querySelector('h3')?.textContent, amount: e.querySelector('.amount')?.textContent })),
+    );
     assert.deepEqual(tokens, [
       { title: 'CHEX Token', amount: '420,000CHEX' },
       { title: 'Token 3d7fe7e4…bd9b', amount: '105,800,000,000' },

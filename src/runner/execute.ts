@@ -31,12 +31,10 @@ export interface ExecuteRequest {
 
 function describeFailure(e: unknown, trapReason: number, fuelLimit: bigint): string {
   if (trapReason === TRAP_OUT_OF_FUEL) return `out of fuel: the app needs more than ${fuelLimit} cycles`;
-  if (trapReason === TRAP_CALL_DEPTH)
-    return `call stack exhausted: more than ${MAX_CALL_DEPTH} nested calls`;
+  if (trapReason === TRAP_CALL_DEPTH) return `call stack exhausted: more than ${MAX_CALL_DEPTH} nested calls`;
   // The engine's stack overflow is a RangeError with no code; its text only picks the wording
   // here (the run fails either way).
-  if (e instanceof RangeError && /call stack/i.test(e.message))
-    return 'call stack exhausted: the engine stack overflowed';
+  if (e instanceof RangeError && /call stack/i.test(e.message)) return 'call stack exhausted: the engine stack overflowed';
   if (e instanceof HostPanic) return `host function failed: ${e.message}`;
   if (e instanceof Wasm.RuntimeError) return `error running wasm: ${e.message}`;
   if (e instanceof Wasm.LinkError) return `cannot instantiate the app: ${e.message}`;
@@ -71,14 +69,10 @@ export function executeApp(req: ExecuteRequest): RunResult {
     shim.bind(instance);
     if (req.meter.start) call(req.meter.start);
     if (req.expectedVersion !== undefined) {
-      if (typeof instance.exports['__app_version'] !== 'function')
-        return finish(false, 'versioned app does not export `__app_version`');
+      if (typeof instance.exports['__app_version'] !== 'function') return finish(false, 'versioned app does not export `__app_version`');
       const version = (call('__app_version') as number) >>> 0;
       if (version !== req.expectedVersion)
-        return finish(
-          false,
-          `wasm \`__app_version\` (${version}) does not match the spell version (${req.expectedVersion})`,
-        );
+        return finish(false, `wasm \`__app_version\` (${version}) does not match the spell version (${req.expectedVersion})`);
     }
     call('_start');
     return finish(true);

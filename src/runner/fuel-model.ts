@@ -31,10 +31,7 @@ export interface FunctionFuel {
 
 type Value = number | bigint | null | undefined; // undefined = constant of unknown value
 
-type Operand =
-  | { k: 'local'; ty: ValType; idx: number }
-  | { k: 'temp'; ty: ValType; origin: number }
-  | { k: 'imm'; ty: ValType; v: Value };
+type Operand = { k: 'local'; ty: ValType; idx: number } | { k: 'temp'; ty: ValType; origin: number } | { k: 'imm'; ty: ValType; v: Value };
 
 type LastKind = 'cmp' | 'result' | 'copy' | 'copy2' | 'other';
 
@@ -60,26 +57,46 @@ function blockSig(m: ParsedModule, bt: BlockType | undefined): FuncType {
 // ---- constant evaluation (only what decides branches/encodings) ----------------------------
 
 const I32_BIN: Record<number, (a: number, b: number) => number | undefined> = {
-  [OP.i32Eq]: (a, b) => +(a === b), [OP.i32Ne]: (a, b) => +(a !== b),
-  [OP.i32LtS]: (a, b) => +(a < b), [OP.i32LtU]: (a, b) => +(a >>> 0 < b >>> 0),
-  [OP.i32GtS]: (a, b) => +(a > b), [OP.i32GtU]: (a, b) => +(a >>> 0 > b >>> 0),
-  [OP.i32LeS]: (a, b) => +(a <= b), [OP.i32LeU]: (a, b) => +(a >>> 0 <= b >>> 0),
-  [OP.i32GeS]: (a, b) => +(a >= b), [OP.i32GeU]: (a, b) => +(a >>> 0 >= b >>> 0),
-  [OP.i32Add]: (a, b) => (a + b) | 0, [OP.i32Sub]: (a, b) => (a - b) | 0, [OP.i32Mul]: (a, b) => Math.imul(a, b),
-  [OP.i32And]: (a, b) => a & b, [OP.i32Or]: (a, b) => a | b, [OP.i32Xor]: (a, b) => a ^ b,
-  [OP.i32Shl]: (a, b) => a << b, [OP.i32ShrS]: (a, b) => a >> b, [OP.i32ShrU]: (a, b) => (a >>> b) | 0,
+  [OP.i32Eq]: (a, b) => +(a === b),
+  [OP.i32Ne]: (a, b) => +(a !== b),
+  [OP.i32LtS]: (a, b) => +(a < b),
+  [OP.i32LtU]: (a, b) => +(a >>> 0 < b >>> 0),
+  [OP.i32GtS]: (a, b) => +(a > b),
+  [OP.i32GtU]: (a, b) => +(a >>> 0 > b >>> 0),
+  [OP.i32LeS]: (a, b) => +(a <= b),
+  [OP.i32LeU]: (a, b) => +(a >>> 0 <= b >>> 0),
+  [OP.i32GeS]: (a, b) => +(a >= b),
+  [OP.i32GeU]: (a, b) => +(a >>> 0 >= b >>> 0),
+  [OP.i32Add]: (a, b) => (a + b) | 0,
+  [OP.i32Sub]: (a, b) => (a - b) | 0,
+  [OP.i32Mul]: (a, b) => Math.imul(a, b),
+  [OP.i32And]: (a, b) => a & b,
+  [OP.i32Or]: (a, b) => a | b,
+  [OP.i32Xor]: (a, b) => a ^ b,
+  [OP.i32Shl]: (a, b) => a << b,
+  [OP.i32ShrS]: (a, b) => a >> b,
+  [OP.i32ShrU]: (a, b) => (a >>> b) | 0,
 };
 const I64_BIN: Record<number, (a: bigint, b: bigint) => bigint> = {
-  [OP.i64Add]: (a, b) => a + b, [OP.i64Sub]: (a, b) => a - b, [OP.i64Mul]: (a, b) => a * b,
-  [OP.i64And]: (a, b) => a & b, [OP.i64Or]: (a, b) => a | b, [OP.i64Xor]: (a, b) => a ^ b,
+  [OP.i64Add]: (a, b) => a + b,
+  [OP.i64Sub]: (a, b) => a - b,
+  [OP.i64Mul]: (a, b) => a * b,
+  [OP.i64And]: (a, b) => a & b,
+  [OP.i64Or]: (a, b) => a | b,
+  [OP.i64Xor]: (a, b) => a ^ b,
   [OP.i64Shl]: (a, b) => a << (b & 63n),
 };
 const I64_CMP: Record<number, (a: bigint, b: bigint) => boolean> = {
-  [OP.i64Eq]: (a, b) => a === b, [OP.i64Ne]: (a, b) => a !== b,
-  [OP.i64LtS]: (a, b) => a < b, [OP.i64LtU]: (a, b) => BigInt.asUintN(64, a) < BigInt.asUintN(64, b),
-  [OP.i64GtS]: (a, b) => a > b, [OP.i64GtU]: (a, b) => BigInt.asUintN(64, a) > BigInt.asUintN(64, b),
-  [OP.i64LeS]: (a, b) => a <= b, [OP.i64LeU]: (a, b) => BigInt.asUintN(64, a) <= BigInt.asUintN(64, b),
-  [OP.i64GeS]: (a, b) => a >= b, [OP.i64GeU]: (a, b) => BigInt.asUintN(64, a) >= BigInt.asUintN(64, b),
+  [OP.i64Eq]: (a, b) => a === b,
+  [OP.i64Ne]: (a, b) => a !== b,
+  [OP.i64LtS]: (a, b) => a < b,
+  [OP.i64LtU]: (a, b) => BigInt.asUintN(64, a) < BigInt.asUintN(64, b),
+  [OP.i64GtS]: (a, b) => a > b,
+  [OP.i64GtU]: (a, b) => BigInt.asUintN(64, a) > BigInt.asUintN(64, b),
+  [OP.i64LeS]: (a, b) => a <= b,
+  [OP.i64LeU]: (a, b) => BigInt.asUintN(64, a) <= BigInt.asUintN(64, b),
+  [OP.i64GeS]: (a, b) => a >= b,
+  [OP.i64GeU]: (a, b) => BigInt.asUintN(64, a) >= BigInt.asUintN(64, b),
 };
 
 function evalBinary(op: number, a: Value, b: Value): Value {
@@ -114,7 +131,13 @@ function numericSig(op: number): { arity: 1 | 2; result: ValType; cmp: boolean }
   if (op >= OP.f32Add && op <= OP.f32Copysign) return { arity: 2, result: 'f32', cmp: false };
   if (op >= OP.f64Abs && op <= OP.f64Sqrt) return { arity: 1, result: 'f64', cmp: false };
   if (op >= OP.f64Add && op <= OP.f64Copysign) return { arity: 2, result: 'f64', cmp: false };
-  if (op === OP.i32WrapI64 || (op >= OP.i32TruncF32S && op <= OP.i32TruncF64U) || op === OP.i32ReinterpretF32 || op === OP.i32Extend8S || op === OP.i32Extend16S)
+  if (
+    op === OP.i32WrapI64 ||
+    (op >= OP.i32TruncF32S && op <= OP.i32TruncF64U) ||
+    op === OP.i32ReinterpretF32 ||
+    op === OP.i32Extend8S ||
+    op === OP.i32Extend16S
+  )
     return { arity: 1, result: 'i32', cmp: false };
   if ((op >= OP.i64ExtendI32S && op <= OP.i64TruncF64U) || op === OP.i64ReinterpretF64 || (op >= OP.i64Extend8S && op <= OP.i64Extend32S))
     return { arity: 1, result: 'i64', cmp: false };
@@ -125,9 +148,7 @@ function numericSig(op: number): { arity: 1 | 2; result: ValType; cmp: boolean }
   return undefined;
 }
 
-const LOAD_TYPES: ValType[] = [
-  'i32', 'i64', 'f32', 'f64', 'i32', 'i32', 'i32', 'i32', 'i64', 'i64', 'i64', 'i64', 'i64', 'i64',
-];
+const LOAD_TYPES: ValType[] = ['i32', 'i64', 'f32', 'f64', 'i32', 'i32', 'i32', 'i32', 'i64', 'i64', 'i64', 'i64', 'i64', 'i64'];
 
 /** Whether wasmi can encode a register copy of this constant inline (else: constant slot, no copy). */
 function copyImmInline(ty: ValType, v: Value): boolean {
@@ -168,8 +189,7 @@ class FuelReplay {
 
   /** Region of the innermost live frame (wasmi's `stack.consume_fuel_instr()`). */
   private get region(): number {
-    for (let i = this.frames.length - 1; i >= 0; i--)
-      if (this.frames[i]!.kind !== 'dead') return this.frames[i]!.region;
+    for (let i = this.frames.length - 1; i >= 0; i--) if (this.frames[i]!.kind !== 'dead') return this.frames[i]!.region;
     return 0;
   }
 
@@ -211,13 +231,7 @@ class FuelReplay {
     }
     const valueSlot = this.slotOf(value, valuePos);
     const l = this.last;
-    if (
-      l &&
-      l.kind === 'copy' &&
-      l.result !== undefined &&
-      valueSlot !== l.result &&
-      (result === l.result + 1 || result === l.result - 1)
-    ) {
+    if (l && l.kind === 'copy' && l.result !== undefined && valueSlot !== l.result && (result === l.result + 1 || result === l.result - 1)) {
       this.last = { id: l.id, kind: 'copy2' };
       return;
     }
@@ -498,12 +512,7 @@ class FuelReplay {
     }
     if (tee) this.stack.push(input.k === 'imm' ? input : { k: 'local', ty: input.ty, idx });
     const l = this.last;
-    if (
-      input.k === 'temp' &&
-      l !== undefined &&
-      input.origin === l.id &&
-      (l.kind === 'result' || l.kind === 'cmp' || l.kind === 'copy')
-    ) {
+    if (input.k === 'temp' && l !== undefined && input.origin === l.id && (l.kind === 'result' || l.kind === 'cmp' || l.kind === 'copy')) {
       this.last = { id: l.id, kind: 'other' }; // result rewritten in place
       return;
     }
@@ -515,8 +524,7 @@ class FuelReplay {
     const f = this.pop();
     const t = this.pop();
     const same =
-      (t.k === 'local' && f.k === 'local' && t.idx === f.idx) ||
-      (t.k === 'imm' && f.k === 'imm' && t.v !== undefined && t.v === f.v && t.ty === f.ty);
+      (t.k === 'local' && f.k === 'local' && t.idx === f.idx) || (t.k === 'imm' && f.k === 'imm' && t.v !== undefined && t.v === f.v && t.ty === f.ty);
     if (same) {
       this.stack.push(t);
       return;

@@ -47,7 +47,15 @@ function moduleWithLocals(n: number): Uint8Array {
   w.section(3, new WasmWriter().u32(1).u32(0).finish());
   w.section(5, new WasmWriter().u32(1).byte(0).u32(1).finish());
   w.section(7, new WasmWriter().u32(2).name('memory').byte(2).u32(0).name('_start').byte(0).u32(0).finish());
-  const body = new WasmWriter().u32(1).u32(n).byte(0x7f).byte(0x20).u32(n - 1).byte(0x1a).byte(0x0b).finish();
+  const body = new WasmWriter()
+    .u32(1)
+    .u32(n)
+    .byte(0x7f)
+    .byte(0x20)
+    .u32(n - 1)
+    .byte(0x1a)
+    .byte(0x0b)
+    .finish();
   w.section(10, new WasmWriter().u32(1).u32(body.length).bytes(body).finish());
   return w.finish();
 }

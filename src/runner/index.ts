@@ -77,8 +77,7 @@ export async function configureRunner(next: Partial<RunnerLimits>): Promise<void
   const merged = { ...limits, ...next };
   const check = (name: Exclude<keyof RunnerLimits, 'preparedCacheDir' | 'isolation'>, min: number, max: number) => {
     const v = merged[name];
-    if (!Number.isSafeInteger(v) || v < min || v > max)
-      throw new CharmsError('CONFIG', `app runner: ${name} must be an integer in ${min}..${max}, got ${v}`);
+    if (!Number.isSafeInteger(v) || v < min || v > max) throw new CharmsError('CONFIG', `app runner: ${name} must be an integer in ${min}..${max}, got ${v}`);
   };
   check('memoryPages', 1, 65_536);
   check('tableElements', 1, 10_000_000);
@@ -130,8 +129,7 @@ function cached(key: string, make: () => Promise<Prepared>): Promise<Prepared> {
   return p;
 }
 
-const cacheKey = (wasm: Uint8Array, fuelLimit: bigint): string =>
-  `${toHex(createHash('sha256').update(wasm).digest())}:${fuelLimit}`;
+const cacheKey = (wasm: Uint8Array, fuelLimit: bigint): string => `${toHex(createHash('sha256').update(wasm).digest())}:${fuelLimit}`;
 
 /** Validates, instruments and compiles on the calling thread (cached). */
 export function prepareApp(wasm: Uint8Array, fuelLimit: bigint = DEFAULT_FUEL_LIMIT): Promise<Prepared> {
@@ -157,8 +155,7 @@ function prepareInWorker(wasm: Uint8Array, fuelLimit: bigint): Promise<Prepared>
 const onCallingThread = (wasm: Uint8Array): boolean => limits.isolation === 'thread' && wasm.length <= THREAD_MODULE_MAX_BYTES;
 
 let pool: RunnerPool | undefined;
-const getPool = (): RunnerPool =>
-  (pool ??= new RunnerPool({ size: limits.concurrency, heapMb: limits.workerHeapMb }));
+const getPool = (): RunnerPool => (pool ??= new RunnerPool({ size: limits.concurrency, heapMb: limits.workerHeapMb }));
 
 /**
  * Runs the app once. Resolves (never rejects for app problems): `ok` is the reference's
@@ -170,8 +167,7 @@ export async function runApp(args: RunAppArgs): Promise<RunResult> {
   if (!(args.stdin instanceof Uint8Array)) throw new CharmsError('INVALID_INPUT', 'runApp: stdin must be a Uint8Array');
   const fuelLimit = args.fuelLimit ?? DEFAULT_FUEL_LIMIT;
   const timeoutMs = args.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
-    throw new CharmsError('INVALID_INPUT', `runApp: timeoutMs must be a positive number, got ${timeoutMs}`);
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new CharmsError('INVALID_INPUT', `runApp: timeoutMs must be a positive number, got ${timeoutMs}`);
   if (typeof fuelLimit !== 'bigint' || fuelLimit < 0n || fuelLimit > 2n ** 63n - 1n)
     throw new CharmsError('INVALID_INPUT', `runApp: fuelLimit must be between 0 and 2^63-1, got ${fuelLimit}`);
   const inThread = args.inThread ?? onCallingThread(args.wasm);

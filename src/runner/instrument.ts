@@ -118,12 +118,7 @@ function enterCall(w: WasmWriter, g: Indices): void {
 const leaveCall = (w: WasmWriter, g: Indices): void =>
   void w.byte(OP.globalGet).u32(g.depth).byte(OP.i32Const).s32(1).byte(OP.i32Sub).byte(OP.globalSet).u32(g.depth);
 
-function instrumentBody(
-  m: ParsedModule,
-  definedIndex: number,
-  g: Indices,
-  out: WasmWriter,
-): void {
+function instrumentBody(m: ParsedModule, definedIndex: number, g: Indices, out: WasmWriter): void {
   const range = m.bodies[definedIndex]!;
   const body = decodeBody(m.bytes, range.start, range.end);
   const fuel = functionFuel(m, definedIndex, body);
@@ -222,8 +217,7 @@ const SECTION_ORDER = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 10, 11];
  * The module must already have passed `validateAppModule` (policy checks).
  */
 export function instrumentModule(m: ParsedModule, fuelLimit: bigint, limits: ModuleLimits): InstrumentedModule {
-  if (fuelLimit < 0n || fuelLimit > 2n ** 63n - 1n)
-    throw new CharmsError('INVALID_INPUT', `fuelLimit: must be between 0 and 2^63-1, got ${fuelLimit}`);
+  if (fuelLimit < 0n || fuelLimit > 2n ** 63n - 1n) throw new CharmsError('INVALID_INPUT', `fuelLimit: must be between 0 and 2^63-1, got ${fuelLimit}`);
   instrumentations++;
   const bytes = m.bytes;
   const globalCount = m.globals.length; // imported globals are refused by policy

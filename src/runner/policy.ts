@@ -32,8 +32,7 @@ export function checkAppModule(wasm: Uint8Array): ParsedModule {
   const m = parseModule(wasm);
   for (const imp of m.imports) {
     const where = `import ${imp.module}.${imp.name}`;
-    if (imp.kind !== 'func')
-      throw new CharmsError('UNSUPPORTED', `wasm module: ${where}: only function imports are linked (got a ${imp.kind})`);
+    if (imp.kind !== 'func') throw new CharmsError('UNSUPPORTED', `wasm module: ${where}: only function imports are linked (got a ${imp.kind})`);
     const expected = imp.module === WASI_MODULE ? WASI_IMPORTS[imp.name] : undefined;
     if (!expected)
       throw new CharmsError(
@@ -42,14 +41,10 @@ export function checkAppModule(wasm: Uint8Array): ParsedModule {
       );
     const actual = m.types[imp.typeIndex];
     if (!actual || !sameType(actual, expected))
-      throw new CharmsError(
-        'UNSUPPORTED',
-        `wasm module: ${where} has type ${actual ? sig(actual) : '?'}, expected ${sig(expected)}`,
-      );
+      throw new CharmsError('UNSUPPORTED', `wasm module: ${where} has type ${actual ? sig(actual) : '?'}, expected ${sig(expected)}`);
   }
   const start = m.exports.find((e) => e.name === '_start');
-  if (start?.kind !== 'func')
-    throw new CharmsError('INVALID_INPUT', 'wasm module: no exported function `_start` (the app entry point)');
+  if (start?.kind !== 'func') throw new CharmsError('INVALID_INPUT', 'wasm module: no exported function `_start` (the app entry point)');
   const startType = funcTypeOf(m, start.index);
   if (startType.params.length !== 0 || startType.results.length !== 0)
     throw new CharmsError('INVALID_INPUT', `wasm module: \`_start\` must have type () -> (), got ${sig(startType)}`);

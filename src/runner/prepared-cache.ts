@@ -71,7 +71,8 @@ export function readPrepared(dir: string, key: string): PreparedEntry | undefine
     return undefined;
   }
   const o = m as Record<string, unknown>;
-  if (typeof o.fuel !== 'string' || typeof o.trap !== 'string' || typeof o.depth !== 'string' || !(o.start === undefined || typeof o.start === 'string')) return undefined;
+  if (typeof o.fuel !== 'string' || typeof o.trap !== 'string' || typeof o.depth !== 'string' || !(o.start === undefined || typeof o.start === 'string'))
+    return undefined;
   const meter: MeterExports = { fuel: o.fuel, trap: o.trap, depth: o.depth, ...(typeof o.start === 'string' ? { start: o.start } : {}) };
   return { bytes: new Uint8Array(bytes), meter };
 }
@@ -133,6 +134,8 @@ export function writePrepared(dir: string, key: string, entry: PreparedEntry): v
       // ENOTDIR and the like: there is no temporary file to remove
     }
     unwritable.add(dir);
-    warn(`the app cache ${dir} cannot be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): continuing without it (SVC_APP_CACHE_DIR=off silences this)`);
+    warn(
+      `the app cache ${dir} cannot be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): continuing without it (SVC_APP_CACHE_DIR=off silences this)`,
+    );
   }
 }

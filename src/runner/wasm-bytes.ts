@@ -115,5 +115,4 @@ export class WasmWriter extends ByteWriter {
   section(id: number, content: Uint8Array): this {
     return this.byte(id).u32(content.length).bytes(content);
   }
-
 }

@@ -87,8 +87,7 @@ export function decodeBody(bytes: Uint8Array, start: number, end: number): Decod
   for (let i = 0; i < groups; i++) {
     const n = r.u32();
     const t = readValType(r);
-    if (locals.length + n > 50000)
-      throw new CharmsError('INVALID_INPUT', 'wasm module: a function declares more than 50000 locals');
+    if (locals.length + n > 50000) throw new CharmsError('INVALID_INPUT', 'wasm module: a function declares more than 50000 locals');
     for (let j = 0; j < n; j++) locals.push(t);
   }
   const localsEnd = r.pos;
@@ -116,13 +115,32 @@ function decodeImmediates(r: WasmReader, ins: Instr): void {
   if (op >= OP.i32Eqz && op <= OP.i64Extend32S) return; // numeric (incl. sign-extension)
   if (op >= OP.i32Load && op <= OP.i64Store32) return readMemarg(r, ins);
   switch (op) {
-    case OP.unreachable: case OP.nop: case OP.else: case OP.end: case OP.return: case OP.drop: case OP.select: case OP.refIsNull:
+    case OP.unreachable:
+    case OP.nop:
+    case OP.else:
+    case OP.end:
+    case OP.return:
+    case OP.drop:
+    case OP.select:
+    case OP.refIsNull:
       return;
-    case OP.block: case OP.loop: case OP.if:
+    case OP.block:
+    case OP.loop:
+    case OP.if:
       ins.bt = readBlockType(r);
       return;
-    case OP.br: case OP.brIf: case OP.call: case OP.returnCall: case OP.localGet: case OP.localSet: case OP.localTee: case OP.globalGet:
-    case OP.globalSet: case OP.tableGet: case OP.tableSet: case OP.refFunc:
+    case OP.br:
+    case OP.brIf:
+    case OP.call:
+    case OP.returnCall:
+    case OP.localGet:
+    case OP.localSet:
+    case OP.localTee:
+    case OP.globalGet:
+    case OP.globalSet:
+    case OP.tableGet:
+    case OP.tableSet:
+    case OP.refFunc:
       ins.a = r.u32();
       return;
     case OP.brTable: {
@@ -133,7 +151,8 @@ function decodeImmediates(r: WasmReader, ins: Instr): void {
       ins.a = r.u32(); // default target
       return;
     }
-    case OP.callIndirect: case OP.returnCallIndirect:
+    case OP.callIndirect:
+    case OP.returnCallIndirect:
       ins.a = r.u32();
       ins.b = r.u32();
       return;
@@ -143,7 +162,8 @@ function decodeImmediates(r: WasmReader, ins: Instr): void {
       readValType(r);
       return;
     }
-    case OP.memorySize: case OP.memoryGrow:
+    case OP.memorySize:
+    case OP.memoryGrow:
       memIndexZero(r);
       return;
     case OP.i32Const:
@@ -167,8 +187,14 @@ function decodeImmediates(r: WasmReader, ins: Instr): void {
       return;
   }
   switch (op) {
-    case OP.i32TruncSatF32S: case OP.i32TruncSatF32U: case OP.i32TruncSatF64S: case OP.i32TruncSatF64U:
-    case OP.i64TruncSatF32S: case OP.i64TruncSatF32U: case OP.i64TruncSatF64S: case OP.i64TruncSatF64U:
+    case OP.i32TruncSatF32S:
+    case OP.i32TruncSatF32U:
+    case OP.i32TruncSatF64S:
+    case OP.i32TruncSatF64U:
+    case OP.i64TruncSatF32S:
+    case OP.i64TruncSatF32U:
+    case OP.i64TruncSatF64S:
+    case OP.i64TruncSatF64U:
       return; // saturating truncation
     case OP.memoryInit:
       ins.a = r.u32();
@@ -194,9 +220,5 @@ function decodeImmediates(r: WasmReader, ins: Instr): void {
       ins.b = r.u32();
       return;
   }
-  unsupported(
-    op > 0xff
-      ? `instruction 0xfc ${op & 0xff} is not supported`
-      : `opcode 0x${op.toString(16)} is not supported`,
-  );
+  unsupported(op > 0xff ? `instruction 0xfc ${op & 0xff} is not supported` : `opcode 0x${op.toString(16)} is not supported`);
 }

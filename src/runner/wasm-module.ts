@@ -100,14 +100,12 @@ export function readValType(r: WasmReader): ValType {
 /** Limits of a memory or table; refuses shared (threads) and 64-bit memories. */
 function readLimits(r: WasmReader, what: 'memory' | 'table'): Limits {
   const flags = r.u8();
-  if (flags & 0x02)
-    unsupported(`shared ${what} (threads/atomics) is not allowed in Charms apps`);
+  if (flags & 0x02) unsupported(`shared ${what} (threads/atomics) is not allowed in Charms apps`);
   if (flags & 0x04) unsupported(`64-bit ${what} (memory64) is not supported by the Node runner`);
   if (flags & ~0x01) unsupported(`${what} limits flag 0x${flags.toString(16)} is not supported`);
   const min = r.u32();
   const max = flags & 0x01 ? r.u32() : undefined;
-  if (max !== undefined && max < min)
-    throw new CharmsError('INVALID_INPUT', `wasm module: ${what} maximum ${max} is below its minimum ${min}`);
+  if (max !== undefined && max < min) throw new CharmsError('INVALID_INPUT', `wasm module: ${what} maximum ${max} is below its minimum ${min}`);
   return { min, max };
 }
 
@@ -143,21 +141,14 @@ function readConstExpr(r: WasmReader): number | bigint | undefined {
       unsupported(`constant expression opcode 0x${op.toString(16)} is not supported`);
   }
   const end = r.u8();
-  if (end !== 0x0b)
-    unsupported('extended constant expressions are not supported by the Node runner');
+  if (end !== 0x0b) unsupported('extended constant expressions are not supported by the Node runner');
   return value;
 }
 
 const EXPORT_KINDS = ['func', 'table', 'memory', 'global'] as const;
 
 export function parseModule(bytes: Uint8Array): ParsedModule {
-  if (
-    bytes.length < 8 ||
-    bytes[0] !== 0x00 ||
-    bytes[1] !== 0x61 ||
-    bytes[2] !== 0x73 ||
-    bytes[3] !== 0x6d
-  )
+  if (bytes.length < 8 || bytes[0] !== 0x00 || bytes[1] !== 0x61 || bytes[2] !== 0x73 || bytes[3] !== 0x6d)
     throw new CharmsError('INVALID_INPUT', 'wasm module: missing the \\0asm magic header');
   if (bytes[4] !== 1 || bytes[5] !== 0 || bytes[6] !== 0 || bytes[7] !== 0)
     throw new CharmsError('INVALID_INPUT', 'wasm module: only binary format version 1 is supported');
@@ -182,8 +173,7 @@ export function parseModule(bytes: Uint8Array): ParsedModule {
     const size = r.u32();
     const start = r.pos;
     const end = start + size;
-    if (end > bytes.length)
-      throw new CharmsError('INVALID_INPUT', `wasm module: section ${id} runs past the end of the module`);
+    if (end > bytes.length) throw new CharmsError('INVALID_INPUT', `wasm module: section ${id} runs past the end of the module`);
     m.sections.push({ id, headerStart, start, end });
     r.pos = end;
     const s = new WasmReader(bytes, start, end);
@@ -248,8 +238,7 @@ export function parseModule(bytes: Uint8Array): ParsedModule {
         const n = s.u32();
         for (let i = 0; i < n; i++) {
           const len = s.u32();
-          if (s.pos + len > end)
-            throw new CharmsError('INVALID_INPUT', `wasm module: function body ${i} runs past the end of the code section`);
+          if (s.pos + len > end) throw new CharmsError('INVALID_INPUT', `wasm module: function body ${i} runs past the end of the code section`);
           m.bodies.push({ start: s.pos, end: s.pos + len });
           s.pos += len;
         }
@@ -267,7 +256,10 @@ export function parseModule(bytes: Uint8Array): ParsedModule {
       throw new CharmsError('INVALID_INPUT', `wasm module: function ${m.importedFuncCount + i} uses type ${t}, but the module defines ${m.types.length} types`);
   for (const imp of m.imports)
     if (imp.kind === 'func' && imp.typeIndex >= m.types.length)
-      throw new CharmsError('INVALID_INPUT', `wasm module: import ${imp.module}.${imp.name} uses type ${imp.typeIndex}, but the module defines ${m.types.length} types`);
+      throw new CharmsError(
+        'INVALID_INPUT',
+        `wasm module: import ${imp.module}.${imp.name} uses type ${imp.typeIndex}, but the module defines ${m.types.length} types`,
+      );
   if (m.bodies.length !== m.funcTypeIndices.length)
     throw new CharmsError(
       'INVALID_INPUT',
@@ -280,8 +272,7 @@ function readTypes(s: WasmReader, m: ParsedModule): void {
   const n = s.u32();
   for (let i = 0; i < n; i++) {
     const form = s.u8();
-    if (form !== 0x60)
-      unsupported(`type form 0x${form.toString(16)} (GC types) is not allowed in Charms apps`);
+    if (form !== 0x60) unsupported(`type form 0x${form.toString(16)} (GC types) is not allowed in Charms apps`);
     const params: ValType[] = [];
     const results: ValType[] = [];
     const np = s.u32();

@@ -41,8 +41,7 @@ function vkeyWitnesses(ws: ValueMap): [Uint8Array, Uint8Array][] {
   });
 }
 
-const misbehaved = (what: string) =>
-  new CharmsError('UPSTREAM_FAILED', `the Scrolls canister's signed transaction was refused: ${what}`);
+const misbehaved = (what: string) => new CharmsError('UPSTREAM_FAILED', `the Scrolls canister's signed transaction was refused: ${what}`);
 
 /**
  * Throws unless `signed` is `unsigned` plus the Scrolls vkey witness (see above). Witness-set

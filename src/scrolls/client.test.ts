@@ -105,20 +105,23 @@ test('sign over the IC HTTP interface: certified answer, body untouched, witness
   const { unsigned } = unsignedRealTx();
   const key = ed25519.utils.randomSecretKey();
   for (const api of ['v4', 'v2'] as const) {
-    await withFake({ api, canisters: { [CARDANO]: { sign: ([hex]) => ({ reply: candidTextResult({ Ok: toHex(appendWitness(fromHex(hex as string), key)) }) }) } } }, async (fake, client) => {
-      const signed = await client({ keys: { cardanoVkey: ed25519.getPublicKey(key) } }).signCardanoTx(unsigned);
-      assert.deepEqual(parseCardanoTx(signed).bodyBytes, parseCardanoTx(unsigned).bodyBytes);
-      assert.equal(vkeysOf(parseCardanoTx(signed).witnessSet).length, vkeysOf(parseCardanoTx(unsigned).witnessSet).length + 1);
-      assert.deepEqual(fake.refused, []);
-      assert.equal(fake.calls.length, 1);
-      const c = fake.calls[0]!;
-      assert.equal(c.canisterId, CARDANO);
-      assert.equal(c.methodName, 'sign');
-      assert.deepEqual(c.args, [toHex(unsigned)]);
-      assert.deepEqual(c.sender, Uint8Array.of(4), 'anonymous caller');
-      assert.match(c.path, api === 'v4' ? /^\/api\/v4\/canister\/.+\/call$/ : /^\/api\/v2\/canister\/.+\/call$/);
-      assert.equal(fake.readStates > 0, api === 'v2', 'the async call is answered through read_state');
-    });
+    await withFake(
+      { api, canisters: { [CARDANO]: { sign: ([hex]) => ({ reply: candidTextResult({ Ok: toHex(appendWitness(fromHex(hex as string), key)) }) }) } } },
+      async (fake, client) => {
+        const signed = await client({ keys: { cardanoVkey: ed25519.getPublicKey(key) } }).signCardanoTx(unsigned);
+        assert.deepEqual(parseCardanoTx(signed).bodyBytes, parseCardanoTx(unsigned).bodyBytes);
+        assert.equal(vkeysOf(parseCardanoTx(signed).witnessSet).length, vkeysOf(parseCardanoTx(unsigned).witnessSet).length + 1);
+        assert.deepEqual(fake.refused, []);
+        assert.equal(fake.calls.length, 1);
+        const c = fake.calls[0]!;
+        assert.equal(c.canisterId, CARDANO);
+        assert.equal(c.methodName, 'sign');
+        assert.deepEqual(c.args, [toHex(unsigned)]);
+        assert.deepEqual(c.sender, Uint8Array.of(4), 'anonymous caller');
+        assert.match(c.path, api === 'v4' ? /^\/api\/v4\/canister\/.+\/call$/ : /^\/api\/v2\/canister\/.+\/call$/);
+        assert.equal(fake.readStates > 0, api === 'v2', 'the async call is answered through read_state');
+      },
+    );
   }
 });
 
@@ -136,7 +139,12 @@ test('sign: canister errors keep the canister message (Input error → 400 SCROL
       },
     },
     async (_fake, client) => {
-      const e = await rejects(client().signCardanoTx(unsigned), 'SCROLLS_REFUSED', /refused sign: Input error: extracting and verifying spell: mock spells/, 400);
+      const e = await rejects(
+        client().signCardanoTx(unsigned),
+        'SCROLLS_REFUSED',
+        /refused sign: Input error: extracting and verifying spell: mock spells/,
+        400,
+      );
       assert.ok(e.message.includes(mockRefusal));
       await rejects(client().certifyCardanoFinal(unsigned), 'UPSTREAM_FAILED', /failed certify_final: System error: signing tx hash: key_1 unavailable/, 502);
       // a canister id the replica does not host: the call is rejected
@@ -150,9 +158,17 @@ test('sign: canister errors keep the canister message (Input error → 400 SCROL
   // an answer whose certificate is signed by another key than the root key is never used
   const key = ed25519.utils.randomSecretKey();
   await withFake(
-    { forgeWithOtherKey: true, canisters: { [CARDANO]: { sign: ([hex]) => ({ reply: candidTextResult({ Ok: toHex(appendWitness(fromHex(hex as string), key)) }) }) } } },
+    {
+      forgeWithOtherKey: true,
+      canisters: { [CARDANO]: { sign: ([hex]) => ({ reply: candidTextResult({ Ok: toHex(appendWitness(fromHex(hex as string), key)) }) }) } },
+    },
     async (_f, client) => {
-      await rejects(client({ keys: { cardanoVkey: ed25519.getPublicKey(key) } }).signCardanoTx(unsigned), 'UPSTREAM_FAILED', /certificate that does not verify/, 502);
+      await rejects(
+        client({ keys: { cardanoVkey: ed25519.getPublicKey(key) } }).signCardanoTx(unsigned),
+        'UPSTREAM_FAILED',
+        /certificate that does not verify/,
+        502,
+      );
     },
   );
   // a canister that signs with another key than the Scrolls key is refused (body changes: see the witness test)
@@ -192,10 +208,18 @@ test('response bodies are capped: a reply over the limit is never buffered whole
   if (!sharedOrSkip(t)) return;
   const { unsigned } = unsignedRealTx();
   const key = ed25519.utils.randomSecretKey();
-  await withFake({ canisters: { [CARDANO]: { sign: ([hex]) => ({ reply: candidTextResult({ Ok: toHex(appendWitness(fromHex(hex as string), key)) }) }) } } }, async (fake, client) => {
-    await rejects(client({ keys: { cardanoVkey: ed25519.getPublicKey(key) }, maxResponseBytes: 1024 }).signCardanoTx(unsigned), 'UPSTREAM_FAILED', /answered sign with too much data: .*exceeds 1024/, 502);
-    assert.equal(fake.calls.length, 1);
-  });
+  await withFake(
+    { canisters: { [CARDANO]: { sign: ([hex]) => ({ reply: candidTextResult({ Ok: toHex(appendWitness(fromHex(hex as string), key)) }) }) } } },
+    async (fake, client) => {
+      await rejects(
+        client({ keys: { cardanoVkey: ed25519.getPublicKey(key) }, maxResponseBytes: 1024 }).signCardanoTx(unsigned),
+        'UPSTREAM_FAILED',
+        /answered sign with too much data: .*exceeds 1024/,
+        502,
+      );
+      assert.equal(fake.calls.length, 1);
+    },
+  );
   // a host streaming an endless body without a length
   const { createServer: http } = await import('node:http');
   const server = http((_req, res) => {
@@ -225,13 +249,16 @@ test('certify_final: the finality signature is checked against the finality key'
   const { signed } = unsignedRealTx();
   const key = ed25519.utils.randomSecretKey();
   const sign = (tx: Uint8Array) => toHex(ed25519.sign(cardanoTxHash(parseCardanoTx(tx)), key));
-  await withFake({ canisters: { [CARDANO]: { certify_final: ([hex]) => ({ reply: candidTextResult({ Ok: sign(fromHex(hex as string)) }) }) } } }, async (fake, client) => {
-    const sig = await client({ keys: { finalityVkey: ed25519.getPublicKey(key) } }).certifyCardanoFinal(signed);
-    assert.equal(sig.length, 64);
-    assert.deepEqual(fake.calls[0]!.args, [toHex(signed)]);
-    // with the protocol's finality key the fake's signature is refused
-    await rejects(client().certifyCardanoFinal(signed), 'UPSTREAM_FAILED', /finality signature was refused/, 502);
-  });
+  await withFake(
+    { canisters: { [CARDANO]: { certify_final: ([hex]) => ({ reply: candidTextResult({ Ok: sign(fromHex(hex as string)) }) }) } } },
+    async (fake, client) => {
+      const sig = await client({ keys: { finalityVkey: ed25519.getPublicKey(key) } }).certifyCardanoFinal(signed);
+      assert.equal(sig.length, 64);
+      assert.deepEqual(fake.calls[0]!.args, [toHex(signed)]);
+      // with the protocol's finality key the fake's signature is refused
+      await rejects(client().certifyCardanoFinal(signed), 'UPSTREAM_FAILED', /finality signature was refused/, 502);
+    },
+  );
 });
 
 test('Bitcoin addresses: signed scriptPubKeys verified (BIP-340 over SHA-256 of the CBOR map); request is (text "txid:vout", vec nat32)', async () => {
@@ -260,22 +287,42 @@ test('Bitcoin addresses: signed scriptPubKeys verified (BIP-340 over SHA-256 of 
     assert.equal(fake.calls[0]!.methodName, 'addresses');
     assert.equal(fake.calls[0]!.canisterId, BITCOIN);
     // the protocol key does not verify the fake's signature; a tampered map does not verify either
-    await rejects(client().bitcoinScrollOutputs(utxoIdFromString(txIn0), [1]), 'UPSTREAM_FAILED', /scriptPubKeys were refused: the Scrolls signature .* does not verify/, 502);
+    await rejects(
+      client().bitcoinScrollOutputs(utxoIdFromString(txIn0), [1]),
+      'UPSTREAM_FAILED',
+      /scriptPubKeys were refused: the Scrolls signature .* does not verify/,
+      502,
+    );
     tamper = true;
     await rejects(client({ keys: { bitcoinAddrsPubkey: pub } }).bitcoinScrollOutputs(utxoIdFromString(txIn0), [1]), 'UPSTREAM_FAILED', /does not verify/, 502);
   });
-  await withFake({ canisters: { [BITCOIN]: { addresses: () => ({ reply: candidAddressesResult({ Err: 'Input error: too many output indexes requested (max: 256)' }) }) } } }, async (_f, client) => {
-    await rejects(client().bitcoinScrollOutputs(utxoIdFromString(txIn0), [1]), 'SCROLLS_REFUSED', /refused addresses: Input error: too many output indexes/, 400);
-  });
+  await withFake(
+    { canisters: { [BITCOIN]: { addresses: () => ({ reply: candidAddressesResult({ Err: 'Input error: too many output indexes requested (max: 256)' }) }) } } },
+    async (_f, client) => {
+      await rejects(
+        client().bitcoinScrollOutputs(utxoIdFromString(txIn0), [1]),
+        'SCROLLS_REFUSED',
+        /refused addresses: Input error: too many output indexes/,
+        400,
+      );
+    },
+  );
 });
 
 test('settings: defaults are the protocol canisters on ic0.app; environment overrides are validated', () => {
-  assert.deepEqual(scrollsSettings({}), { host: 'https://ic0.app', cardanoCanisterId: 'tty7k-waaaa-aaaak-qvngq-cai', bitcoinCanisterId: 'rpgc6-oqaaa-aaaak-qy3uq-cai' });
+  assert.deepEqual(scrollsSettings({}), {
+    host: 'https://ic0.app',
+    cardanoCanisterId: 'tty7k-waaaa-aaaak-qvngq-cai',
+    bitcoinCanisterId: 'rpgc6-oqaaa-aaaak-qy3uq-cai',
+  });
   const s = scrollsSettings({ SCROLLS_HOST: 'http://127.0.0.1:4943', SCROLLS_CARDANO_CANISTER_ID: 'aaaaa-aa', SCROLLS_ROOT_KEY: 'abcd' });
   assert.equal(s.host, 'http://127.0.0.1:4943');
   assert.equal(s.cardanoCanisterId, 'aaaaa-aa');
   assert.deepEqual(s.rootKey, Uint8Array.of(0xab, 0xcd));
-  assert.throws(() => scrollsSettings({ SCROLLS_BITCOIN_CANISTER_ID: 'not-a-canister' }), (e: CharmsError) => e.code === 'CONFIG' && /SCROLLS_BITCOIN_CANISTER_ID is not a canister id/.test(e.message));
+  assert.throws(
+    () => scrollsSettings({ SCROLLS_BITCOIN_CANISTER_ID: 'not-a-canister' }),
+    (e: CharmsError) => e.code === 'CONFIG' && /SCROLLS_BITCOIN_CANISTER_ID is not a canister id/.test(e.message),
+  );
   assert.throws(() => scrollsSettings({ SCROLLS_HOST: 'ftp://x' }), /must be an http\(s\) URL/);
   assert.throws(() => scrollsSettings({ SCROLLS_ROOT_KEY: 'zz' }), /DER root key in hex/);
 });
@@ -286,9 +333,17 @@ test('a hostile replica: answers of impossible shape are refused before any deco
   const secret = new TextEncoder().encode('<html>INTERNAL replica page secret=hunter2</html>');
   const answers: [string, Uint8Array, RegExp][] = [
     ['2^32−1 array', big, /answered sign with an answer that is not the shape of an IC answer: .*length 4294967295 exceeds the input/],
-    ['2^32−1 array in the certificate', encodeCbor(ValueMap.of({ status: 'replied', certificate: big })), /not the shape of an IC answer: .*length 4294967295 exceeds/],
+    [
+      '2^32−1 array in the certificate',
+      encodeCbor(ValueMap.of({ status: 'replied', certificate: big })),
+      /not the shape of an IC answer: .*length 4294967295 exceeds/,
+    ],
     ['not CBOR', secret, /not the shape of an IC answer/],
-    ['CBOR of the wrong shape', encodeCbor(ValueMap.of({ status: 'replied', certificate: encodeCbor(ValueMap.of({ tree: 'hunter2', signature: 'INTERNAL' })) })), /failed sign: its answer could not be used \(details in the server log\)/],
+    [
+      'CBOR of the wrong shape',
+      encodeCbor(ValueMap.of({ status: 'replied', certificate: encodeCbor(ValueMap.of({ tree: 'hunter2', signature: 'INTERNAL' })) })),
+      /failed sign: its answer could not be used \(details in the server log\)/,
+    ],
   ];
   for (const [what, body, re] of answers) {
     const fake = await startFakeIc({ canisters: {}, rawAnswer: () => body });

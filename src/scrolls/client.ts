@@ -223,7 +223,10 @@ export class ScrollsClient implements CardanoScrollsSigner {
     const wanted = [...new Set(outIs)].sort((a, b) => a - b);
     if (wanted.length === 0 || wanted.length > MAX_SCROLL_OUTPUTS)
       throw new CharmsError('INVALID_SPELL', `a spell lists 1 to ${MAX_SCROLL_OUTPUTS} Scrolls outputs, got ${wanted.length}`);
-    const r = (await this.update(this.settings.bitcoinCanisterId, 'addresses', BITCOIN_METHODS.addresses, [utxoIdToString(txIn0), wanted])) as AddressesResultValue;
+    const r = (await this.update(this.settings.bitcoinCanisterId, 'addresses', BITCOIN_METHODS.addresses, [
+      utxoIdToString(txIn0),
+      wanted,
+    ])) as AddressesResultValue;
     if ('Err' in r) throw this.canisterError(r.Err, 'addresses');
     const signed: SignedScrollOutputs = { scriptPubkeys: new Map(r.Ok.script_pubkeys), signature: r.Ok.signature };
     const got = [...signed.scriptPubkeys.keys()].sort((a, b) => a - b);

@@ -7,7 +7,6 @@ import { startRedis } from '../testing/redis.js';
 import { hasRedisServer, skipOrFail } from '../testing/require.js';
 import { waitFor } from '../testing/wait.js';
 
-
 test('a paused Redis (SIGSTOP) costs one command timeout, not one per request; the cache comes back after SIGCONT', async (t) => {
   if (!hasRedisServer()) return skipOrFail(t, 'redis-server not installed (CI installs it)');
   const redis = await startRedis();
@@ -63,7 +62,10 @@ test('a CACHE_URL that is not Redis (garbage replies, or a server that hangs up)
 test('rediss:// is accepted (TLS by ioredis); other schemes are configuration errors', async () => {
   const c = new RedisCache('rediss://127.0.0.1:1', { connectTimeoutMs: 200 });
   await c.close();
-  assert.throws(() => new RedisCache('http://127.0.0.1:6379'), (e: Error & { code?: string }) => e.code === 'CONFIG');
+  assert.throws(
+    () => new RedisCache('http://127.0.0.1:6379'),
+    (e: Error & { code?: string }) => e.code === 'CONFIG',
+  );
 });
 
 // ---- issue 24 items 1 and 7: memory bounded in bytes; Redis entries are not trusted

@@ -179,7 +179,9 @@ export class RedisCache implements ProofCache {
     this.maxLockWaitMs = o.maxLockWaitMs ?? 30 * 60_000;
     if (o.secret === undefined || o.secret.length === 0) {
       this.secret = randomBytes(32);
-      this.log.warn('CACHE_SECRET is not set: results in Redis are authenticated with a key of this process only, so other servers sharing the Redis recompute them; set the same CACHE_SECRET on every server');
+      this.log.warn(
+        'CACHE_SECRET is not set: results in Redis are authenticated with a key of this process only, so other servers sharing the Redis recompute them; set the same CACHE_SECRET on every server',
+      );
     } else this.secret = o.secret;
     let parsed: URL;
     try {
@@ -244,7 +246,7 @@ export class RedisCache implements ProofCache {
         if (v) return v;
         acquired = (await this.client.set(lockKey, token, 'PX', this.leaseMs, 'NX')) === 'OK';
         if (!acquired && (await this.client.eval(TAME, 1, lockKey, String(this.leaseMs))) === 1)
-          this.log.warn('cache lock without a lease (not written by a server): given one, it lapses like a dead holder\'s', { key: lockKey });
+          this.log.warn("cache lock without a lease (not written by a server): given one, it lapses like a dead holder's", { key: lockKey });
       } catch (e) {
         this.failed(e);
         return compute();
@@ -252,7 +254,7 @@ export class RedisCache implements ProofCache {
       if (acquired) return this.computeHolding(lockKey, token, resultKey, compute);
       if (this.down) return compute();
       if (performance.now() - started > this.maxLockWaitMs) {
-        this.log.warn('waited too long for another process\'s cache lock: computing without it', { key: lockKey, waitedMs: this.maxLockWaitMs });
+        this.log.warn("waited too long for another process's cache lock: computing without it", { key: lockKey, waitedMs: this.maxLockWaitMs });
         return compute();
       }
       // Someone else is computing: wait for their result, or for their lease to lapse.
@@ -282,20 +284,25 @@ export class RedisCache implements ProofCache {
   }
 
   private async computeHolding(lockKey: string, token: string, resultKey: string, compute: () => Promise<Uint8Array>): Promise<Uint8Array> {
-    const renew = setInterval(() => {
-      this.client.eval(RENEW, 1, lockKey, token, String(this.leaseMs)).then(
-        (r) => {
-          if (r !== 1) this.log.warn('lost the cache lock while computing (another process may compute the same result)', { key: lockKey });
-        },
-        () => {}, // Redis trouble: reported by the error listener / next command
-      );
-    }, Math.max(1, Math.floor(this.leaseMs / 3)));
+    const renew = setInterval(
+      () => {
+        this.client.eval(RENEW, 1, lockKey, token, String(this.leaseMs)).then(
+          (r) => {
+            if (r !== 1) this.log.warn('lost the cache lock while computing (another process may compute the same result)', { key: lockKey });
+          },
+          () => {}, // Redis trouble: reported by the error listener / next command
+        );
+      },
+      Math.max(1, Math.floor(this.leaseMs / 3)),
+    );
     renew.unref();
     this.locks.set(lockKey, token);
     try {
       const v = await compute();
       if (!this.down)
-        await this.client.set(resultKey, this.seal(resultKey, v), 'EX', this.resultTtlSec).catch((e: Error) => this.log.warn('could not store result in cache', { error: e.message }));
+        await this.client
+          .set(resultKey, this.seal(resultKey, v), 'EX', this.resultTtlSec)
+          .catch((e: Error) => this.log.warn('could not store result in cache', { error: e.message }));
       return v;
     } finally {
       clearInterval(renew);

@@ -65,12 +65,20 @@ test('SIGTERM: new requests 503, in-flight ones finish within the drain time, th
     assert.equal(JSON.parse(fresh!.body.toString()).code, 'SERVER_BUSY');
     assert.equal(fresh!.headers['retry-after'], '1');
     const shortReplies = await Promise.all(short);
-    assert.deepEqual(shortReplies.map((r) => r.status), Array(50).fill(200), 'every in-flight request finished');
+    assert.deepEqual(
+      shortReplies.map((r) => r.status),
+      Array(50).fill(200),
+      'every in-flight request finished',
+    );
     shortReplies.forEach((r, i) => assert.equal(r.body.toString(), `[{"bitcoin":"done-${i}"}]`));
     const p = await paid;
     assert.equal(p.status, 503, 'no proof paid for after the signal');
     const longReplies = await Promise.all(long);
-    assert.deepEqual(longReplies.map((r) => r.status), Array(5).fill(503), 'cut at the end of the drain');
+    assert.deepEqual(
+      longReplies.map((r) => r.status),
+      Array(5).fill(503),
+      'cut at the end of the drain',
+    );
     assert.ok(Date.now() - t0 >= 3500, 'the long ones were cut at the drain time, not before');
     const code = await Promise.race([c.exited, new Promise<string>((r) => setTimeout(() => r('still running'), 15_000))]);
     assert.equal(code, 0, 'the process exits, although the long proofs still run');

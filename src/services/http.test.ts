@@ -28,7 +28,9 @@ function raw(port: number, first?: string | Buffer) {
 
 const until = (cond: () => boolean) => waitFor(cond, 'the server to reach the state the test waits for', { intervalMs: 10, timeoutMs: 20_000 });
 
-test('slow clients are dropped on both protocols: idle, partial preface, partial headers, trickled headers, partial bodies, idle keep-alive and h2 sessions', { timeout: 30_000 }, async () => {
+test('slow clients are dropped on both protocols: idle, partial preface, partial headers, trickled headers, partial bodies, idle keep-alive and h2 sessions', {
+  timeout: 30_000,
+}, async () => {
   const server = await listenDual(echo, { host: '127.0.0.1', port: 0, limits: { headersTimeoutMs: 300, bodyTimeoutMs: 300, idleTimeoutMs: 300 } });
   try {
     const idle = raw(server.port);
@@ -190,5 +192,8 @@ test('limits come from SVC_* variables; bad values are configuration errors', ()
   assert.equal(l.bodyTimeoutMs, 1000);
   assert.equal(l.inflightBodyBytes, 1048576);
   assert.throws(() => limitsOf({ SVC_MAX_CONNECTIONS: '0' }), /SVC_MAX_CONNECTIONS must be a positive integer/);
-  assert.throws(() => limitsOf({ SVC_IDLE_TIMEOUT_MS: 'soon' }), (e: Error & { code?: string }) => e.code === 'CONFIG');
+  assert.throws(
+    () => limitsOf({ SVC_IDLE_TIMEOUT_MS: 'soon' }),
+    (e: Error & { code?: string }) => e.code === 'CONFIG',
+  );
 });

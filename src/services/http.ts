@@ -180,7 +180,16 @@ class Lifecycle {
   }
 }
 
-async function serve(handler: Handler, limits: ServerLimits, budget: BodyBudget, log: Logger, life: Lifecycle, req: AnyReq, res: AnyRes, observe?: RequestObserver) {
+async function serve(
+  handler: Handler,
+  limits: ServerLimits,
+  budget: BodyBudget,
+  log: Logger,
+  life: Lifecycle,
+  req: AnyReq,
+  res: AnyRes,
+  observe?: RequestObserver,
+) {
   const t0 = performance.now();
   const url = new URL(req.url ?? '/', 'http://localhost');
   const h1 = 'httpVersionMajor' in req && req.httpVersionMajor === 1 && !(req instanceof http2.Http2ServerRequest);
@@ -206,7 +215,18 @@ function write(out: Res, req: AnyReq, res: AnyRes, h1: boolean, close: boolean):
   if (!req.complete) req.resume();
 }
 
-async function answer(handler: Handler, limits: ServerLimits, budget: BodyBudget, log: Logger, url: URL, h1: boolean, req: AnyReq, res: AnyRes, observe: RequestObserver | undefined, t0: number) {
+async function answer(
+  handler: Handler,
+  limits: ServerLimits,
+  budget: BodyBudget,
+  log: Logger,
+  url: URL,
+  h1: boolean,
+  req: AnyReq,
+  res: AnyRes,
+  observe: RequestObserver | undefined,
+  t0: number,
+) {
   let out: Res;
   let read: BodyRead | undefined;
   let bodyFailure: CharmsError | undefined;
@@ -220,7 +240,13 @@ async function answer(handler: Handler, limits: ServerLimits, budget: BodyBudget
         headers: req.headers as Req['headers'],
         body: (limit) => {
           if (read) return read.promise;
-          read = readBody(req as unknown as NodeJS.ReadableStream, req.headers['content-length'] as string | undefined, Math.min(limit, limits.maxBodyBytes), limits.bodyTimeoutMs, budget);
+          read = readBody(
+            req as unknown as NodeJS.ReadableStream,
+            req.headers['content-length'] as string | undefined,
+            Math.min(limit, limits.maxBodyBytes),
+            limits.bodyTimeoutMs,
+            budget,
+          );
           read.promise.catch((e: unknown) => {
             if (e instanceof CharmsError) bodyFailure = e;
           });
@@ -323,7 +349,10 @@ export interface Listening {
   connections(): number;
 }
 
-export function listenDual(handler: Handler, opts: { host?: string; port?: number; limits?: Partial<ServerLimits>; log?: Logger; observe?: RequestObserver }): Promise<Listening> {
+export function listenDual(
+  handler: Handler,
+  opts: { host?: string; port?: number; limits?: Partial<ServerLimits>; log?: Logger; observe?: RequestObserver },
+): Promise<Listening> {
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const budget = new BodyBudget(limits.inflightBodyBytes);
   liveBudgets.add(budget);

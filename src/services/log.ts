@@ -19,17 +19,20 @@ export interface Logger {
 
 function redact(fields: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) out[k] = SECRET.test(k) ? '[redacted]' : typeof v === 'bigint' ? v.toString() : typeof v === 'string' ? redactText(v) : v;
+  for (const [k, v] of Object.entries(fields))
+    out[k] = SECRET.test(k) ? '[redacted]' : typeof v === 'bigint' ? v.toString() : typeof v === 'string' ? redactText(v) : v;
   return out;
 }
 
 /** A logger at `level` (from `Settings.logLevel`), or at the `LOG_LEVEL` of `env`. */
 export function createLogger(level: LogLevel | Env = process.env, write: (line: string) => void = (l) => void process.stderr.write(l)): Logger {
   const max = ORDER[typeof level === 'string' ? level : logLevelOf(level)];
-  const log = (level: Level) => (msg: string, fields: Record<string, unknown> = {}) => {
-    if (ORDER[level] > max) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level, msg: redactText(msg), ...redact(fields) }) + '\n');
-  };
+  const log =
+    (level: Level) =>
+    (msg: string, fields: Record<string, unknown> = {}) => {
+      if (ORDER[level] > max) return;
+      write(JSON.stringify({ time: new Date().toISOString(), level, msg: redactText(msg), ...redact(fields) }) + '\n');
+    };
   return { error: log('error'), warn: log('warn'), info: log('info'), debug: log('debug') };
 }
 

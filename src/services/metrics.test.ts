@@ -62,7 +62,13 @@ test('the proving server: requests by route and status with latencies, proofs by
   const service = new LocalProveService({ backend: new MockBackend() });
   const server = await startProveServer({ host: '127.0.0.1', port: 0, prove: bodyHandler(service), ready: () => service.ready(), cache: new MemoryCache() });
   // answers that are cached: a server whose prove function answers at once
-  const cached = await startProveServer({ host: '127.0.0.1', port: 0, prove: async () => new TextEncoder().encode('[{"bitcoin":"00"}]'), ready: async () => true, cache: new MemoryCache() });
+  const cached = await startProveServer({
+    host: '127.0.0.1',
+    port: 0,
+    prove: async () => new TextEncoder().encode('[{"bitcoin":"00"}]'),
+    ready: async () => true,
+    cache: new MemoryCache(),
+  });
   try {
     const before = await scrape(server.port);
     const post = { 'content-type': 'application/json' };
@@ -87,7 +93,11 @@ test('the proving server: requests by route and status with latencies, proofs by
     assert.equal(delta('charms_cache_hit_bytes_total', { cache: 'proof' }), 2 * 18);
     assert.equal(delta('charms_cache_miss_bytes_total', { cache: 'proof' }), 18);
     // the state gauges are there: bodies held, worker pools, process
-    for (const name of ['charms_inflight_body_bytes', 'charms_process_resident_memory_bytes', 'charms_nodejs_eventloop_lag_seconds']) assert.ok(after_.some((s) => s.name === name), name);
+    for (const name of ['charms_inflight_body_bytes', 'charms_process_resident_memory_bytes', 'charms_nodejs_eventloop_lag_seconds'])
+      assert.ok(
+        after_.some((s) => s.name === name),
+        name,
+      );
   } finally {
     await server.close();
     await cached.close();
@@ -128,12 +138,22 @@ test('the query service: routes (never a txid), statuses and its cache; /metrics
 
 test('the Prover Network client: stage durations and requests made, by method and outcome', async () => {
   const signer = new NetworkSigner('4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318');
-  const net = await new FakeProverNetwork({ variant: 'base', account: signer.address, programs: new Set([toHex(SPELL_CHECKER_VK_HASH), toHex(PROOF_WRAPPER_VK_HASH)]), script: () => ({ kind: 'fulfilled', proof: Uint8Array.of(1, 2), afterPolls: 1 }) }).start();
+  const net = await new FakeProverNetwork({
+    variant: 'base',
+    account: signer.address,
+    programs: new Set([toHex(SPELL_CHECKER_VK_HASH), toHex(PROOF_WRAPPER_VK_HASH)]),
+    script: () => ({ kind: 'fulfilled', proof: Uint8Array.of(1, 2), afterPolls: 1 }),
+  }).start();
   const client = new NetworkClient(net.rpcUrl, signer, { retry: { initialMs: 1, maxDelayMs: 1, totalMs: 0 } });
   const own = await startMetricsServer('127.0.0.1', 0);
   try {
     const before = await scrape(own.port);
-    await proveOnNetwork({ client, settings: { ...charmsSettings('base'), pollIntervalMs: 1 }, stage: 'stage 2' }, PROOF_WRAPPER_VK_HASH, stdinWithInput(Uint8Array.of(1)), ProofMode.GROTH16);
+    await proveOnNetwork(
+      { client, settings: { ...charmsSettings('base'), pollIntervalMs: 1 }, stage: 'stage 2' },
+      PROOF_WRAPPER_VK_HASH,
+      stdinWithInput(Uint8Array.of(1)),
+      ProofMode.GROTH16,
+    );
     const after_ = await scrape(own.port);
     const delta = (name: string, want: Record<string, string>) => value(after_, name, want) - value(before, name, want);
     assert.equal(delta('charms_network_stage_duration_seconds_count', { stage: 'groth16', outcome: 'ok' }), 1);

@@ -9,7 +9,7 @@ import { h1 } from '../testing/http.js';
 
 after(() => shutdownRunner());
 
-test('startProveServer from settings is the server `charms server` runs: runner in workers, the settings\' prover, the library exports it', async () => {
+test("startProveServer from settings is the server `charms server` runs: runner in workers, the settings' prover, the library exports it", async () => {
   assert.equal(fromPackageRoot, startProveServer);
   assert.equal(fromServerSubpath, startProveServer);
   const settings = loadSettings({ MOCK: '1', SVC_PROOF_THREADS: '0' });

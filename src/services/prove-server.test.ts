@@ -147,7 +147,6 @@ test('a 33 MiB body is refused with 413 without being read whole (Content-Length
   }
 });
 
-
 /** A Redis client for the test's own reads: gives up at once when Redis is gone (no reconnect loop). */
 const redisClient = (url: string) => {
   const c = new Redis(url, { maxRetriesPerRequest: 0, retryStrategy: () => null, commandTimeout: 2000 });
@@ -165,7 +164,12 @@ const countOf = async (url: string, key: string): Promise<number> => {
 const lockKeyOf = (body: string) => `svc:lock:${createHash('sha256').update('json:').update(body).digest('hex')}`;
 
 /** A prove server in a child process (src/testing/prove-server-child.ts); fails if it does not start in 20 s. */
-function startChild(url: string, counter: string, delayMs: number, leaseMs: number | 'default'): Promise<{ port: number; proc: ChildProcess; exited: Promise<void> }> {
+function startChild(
+  url: string,
+  counter: string,
+  delayMs: number,
+  leaseMs: number | 'default',
+): Promise<{ port: number; proc: ChildProcess; exited: Promise<void> }> {
   const script = fileURLToPath(new URL('../testing/prove-server-child.js', import.meta.url));
   const proc = spawn(process.execPath, [script, url, counter, String(delayMs), String(leaseMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
@@ -243,7 +247,7 @@ test('the lock holder renews its short lease while it proves: a long proof is no
     const [r1, r2] = await Promise.all([first, second]);
     assert.equal(r1.status, 200);
     assert.equal(r2.body.toString(), r1.body.toString());
-    assert.equal(await countOf(redis.url, 'count:R'), 1, 'the waiter got the holder\'s result');
+    assert.equal(await countOf(redis.url, 'count:R'), 1, "the waiter got the holder's result");
   } finally {
     c.disconnect();
     for (const ch of children) ch.kill('SIGKILL');
@@ -312,4 +316,3 @@ test('RedisCache degrades to computing directly when Redis is unreachable', asyn
   assert.equal(await cache.ready(), false);
   await cache.close();
 });
-

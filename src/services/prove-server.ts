@@ -26,7 +26,13 @@ export type ProveFn = (req: { body: Uint8Array; format: 'json' | 'cbor'; relayed
 
 /** The relays a request passed (the hop header), refused when it contains ours or too many. */
 function relayPath(header: unknown, relayId: string | undefined): string[] {
-  const ids = typeof header === 'string' ? header.split(',').map((s) => s.trim()).filter(Boolean) : [];
+  const ids =
+    typeof header === 'string'
+      ? header
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [];
   if (relayId && ids.includes(relayId))
     throw new CharmsError(
       'RELAY_LOOP',
@@ -86,7 +92,12 @@ async function startConfigured(opts: ProveServerOptions): Promise<ProveServer> {
   // a server always runs contracts in its worker threads (wall-clock guard, event loop free)
   await configureRunner({ ...opts.runner, isolation: 'worker' });
   const runner = runnerLimits();
-  log.info('app runner limits', { memoryMiB: runner.memoryPages / 16, concurrency: runner.concurrency, workerHeapMb: runner.workerHeapMb, isolation: runner.isolation });
+  log.info('app runner limits', {
+    memoryMiB: runner.memoryPages / 16,
+    concurrency: runner.concurrency,
+    workerHeapMb: runner.workerHeapMb,
+    isolation: runner.isolation,
+  });
   // proof threads for a local prover (a relay proves nothing here)
   const local = settings.prover.mock || opts.prover === true;
   const threads = local ? settings.prover.proofThreads : 0;
@@ -116,7 +127,8 @@ async function startConfigured(opts: ProveServerOptions): Promise<ProveServer> {
   // what the threads loaded, once they have (a fallback to pure JS proves several times slower);
   // reported only once listening, so a failed start (EADDRINUSE) ends with its error
   workers?.backend().then(
-    (backend) => (backend === 'mcl-wasm' ? log.info('proof thread backends', { backend }) : log.warn('proof thread backends: pure JS in part, slower', { backend })),
+    (backend) =>
+      backend === 'mcl-wasm' ? log.info('proof thread backends', { backend }) : log.warn('proof thread backends: pure JS in part, slower', { backend }),
     (e: Error) => log.warn('proof thread backends unknown', { error: e.message }),
   );
   return {
@@ -174,6 +186,12 @@ async function startHttp(opts: ProveHttpOptions): Promise<Listening> {
       log.info('request', { method: req.method, path: req.path, status: res.status, ms: Math.round(performance.now() - t0) });
       return res;
     },
-    { host: opts.host ?? '0.0.0.0', port: opts.port ?? 17784, log, ...(opts.limits ? { limits: opts.limits } : {}), observe: requestObserver('prove', proveRoute) },
+    {
+      host: opts.host ?? '0.0.0.0',
+      port: opts.port ?? 17784,
+      log,
+      ...(opts.limits ? { limits: opts.limits } : {}),
+      observe: requestObserver('prove', proveRoute),
+    },
   );
 }

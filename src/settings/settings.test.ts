@@ -11,11 +11,21 @@ test('defaults with an empty environment', () => {
   assert.equal(s.logLevel, 'info');
   assert.equal(s.cacheUrl, undefined);
   const { scrolls, ...prover } = s.prover;
-  assert.deepEqual(prover, { mock: false, appProver: 'cpu', spellProver: 'app', proveApiUrl: CURRENT_PROVE_API_URL, proofThreads: Math.min(4, availableParallelism()), artifactHosts: [] });
+  assert.deepEqual(prover, {
+    mock: false,
+    appProver: 'cpu',
+    spellProver: 'app',
+    proveApiUrl: CURRENT_PROVE_API_URL,
+    proofThreads: Math.min(4, availableParallelism()),
+    artifactHosts: [],
+  });
   assert.equal(s.metrics, 'public');
   assert.equal(loadSettings({ SVC_PROOF_THREADS: '0' }).prover.proofThreads, 0);
   for (const bad of ['-1', '65', '1.5', 'two'])
-    assert.throws(() => loadSettings({ SVC_PROOF_THREADS: bad }), (e: unknown) => e instanceof CharmsError && e.code === 'CONFIG' && /SVC_PROOF_THREADS/.test(e.message));
+    assert.throws(
+      () => loadSettings({ SVC_PROOF_THREADS: bad }),
+      (e: unknown) => e instanceof CharmsError && e.code === 'CONFIG' && /SVC_PROOF_THREADS/.test(e.message),
+    );
   assert.equal(scrolls.host, 'https://ic0.app');
   assert.deepEqual(s.nodeClient, { bin: 'bitcoin-cli', args: [] });
   assert.equal(s.querySource.esploraUrl, undefined);
@@ -27,7 +37,13 @@ test('spec names win over the reference aliases; aliases alone work', () => {
   assert.equal(both.cacheUrl, 'redis://a');
   assert.equal(both.prover.cacheUrl, 'redis://a');
   assert.equal(both.prover.proveApiUrl, 'http://spec');
-  const refOnly = loadSettings({ REDIS_URL: 'redis://b', APP_SP1_PROVER: 'network', SPELL_SP1_PROVER: 'network', SP1_GPU_SERVICE_URL: 'http://gpu', CHARMS_FEE_SETTINGS: '/f.yaml' });
+  const refOnly = loadSettings({
+    REDIS_URL: 'redis://b',
+    APP_SP1_PROVER: 'network',
+    SPELL_SP1_PROVER: 'network',
+    SP1_GPU_SERVICE_URL: 'http://gpu',
+    CHARMS_FEE_SETTINGS: '/f.yaml',
+  });
   assert.equal(refOnly.cacheUrl, 'redis://b');
   assert.equal(refOnly.prover.appProver, 'network');
   assert.equal(refOnly.prover.spellProver, 'network');
@@ -55,13 +71,20 @@ test('log level, debug, node client, bad prover names', () => {
   assert.equal(loadSettings({ LOG_LEVEL: 'DEBUG' }).logLevel, 'debug');
   assert.equal(loadSettings({ LOG_LEVEL: 'loud' }).logLevel, 'info');
   assert.equal(loadSettings({ CHARMS_DEBUG: '1' }).debug, true);
-  assert.deepEqual(loadSettings({ BITCOIN_CLI: '/opt/bitcoin-cli', BITCOIN_CLI_ARGS: ' -testnet4  -rpcwait ' }).nodeClient, { bin: '/opt/bitcoin-cli', args: ['-testnet4', '-rpcwait'] });
+  assert.deepEqual(loadSettings({ BITCOIN_CLI: '/opt/bitcoin-cli', BITCOIN_CLI_ARGS: ' -testnet4  -rpcwait ' }).nodeClient, {
+    bin: '/opt/bitcoin-cli',
+    args: ['-testnet4', '-rpcwait'],
+  });
   assert.throws(() => loadSettings({ APP_ZK_PROVER: 'gpu' }), { code: 'CONFIG' });
 });
 
 test('runnerSettingsOf: APP_MEMORY_LIMIT_MB in pages, APP_RUN_CONCURRENCY, APP_RUN_ISOLATION; bad values are CONFIG errors', () => {
   assert.deepEqual(runnerSettingsOf({}), {});
-  assert.deepEqual(runnerSettingsOf({ APP_MEMORY_LIMIT_MB: '64', APP_RUN_CONCURRENCY: '3', APP_RUN_ISOLATION: 'thread' }), { memoryPages: 1024, concurrency: 3, isolation: 'thread' });
+  assert.deepEqual(runnerSettingsOf({ APP_MEMORY_LIMIT_MB: '64', APP_RUN_CONCURRENCY: '3', APP_RUN_ISOLATION: 'thread' }), {
+    memoryPages: 1024,
+    concurrency: 3,
+    isolation: 'thread',
+  });
   assert.deepEqual(runnerSettingsOf({ APP_MEMORY_LIMIT_MB: '', APP_RUN_CONCURRENCY: '' }), {});
   assert.throws(() => runnerSettingsOf({ APP_MEMORY_LIMIT_MB: '4097' }), { code: 'CONFIG', message: /at most 4096/ });
   assert.throws(() => runnerSettingsOf({ APP_RUN_CONCURRENCY: '0' }), { code: 'CONFIG', message: /APP_RUN_CONCURRENCY/ });

@@ -177,10 +177,8 @@ export interface SettingsFlags {
 export function proverConfig(env: Env, opts: { mock?: boolean; mockFromEnv?: boolean } = {}): ProverConfig {
   const app = envValue(env, ENV_NAMES.appProver) ?? 'cpu';
   const spell = envValue(env, ENV_NAMES.spellProver) ?? 'app';
-  if (app !== 'cpu' && app !== 'network')
-    throw new CharmsError('CONFIG', `APP_ZK_PROVER must be cpu or network, got ${JSON.stringify(app)}`);
-  if (spell !== 'app' && spell !== 'network')
-    throw new CharmsError('CONFIG', `SPELL_ZK_PROVER must be app or network, got ${JSON.stringify(spell)}`);
+  if (app !== 'cpu' && app !== 'network') throw new CharmsError('CONFIG', `APP_ZK_PROVER must be cpu or network, got ${JSON.stringify(app)}`);
+  if (spell !== 'app' && spell !== 'network') throw new CharmsError('CONFIG', `SPELL_ZK_PROVER must be app or network, got ${JSON.stringify(spell)}`);
   const cfg: ProverConfig = {
     mock: opts.mock === true || (opts.mockFromEnv !== false && truthy(envValue(env, ENV_NAMES.mock))),
     appProver: app,
@@ -215,7 +213,8 @@ function proofThreadsOf(env: Env): number {
   const raw = envValue(env, ENV_NAMES.proofThreads);
   if (raw === undefined) return Math.min(4, availableParallelism());
   const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < 0 || n > 64) throw new CharmsError('CONFIG', `SVC_PROOF_THREADS must be an integer from 0 to 64, got ${JSON.stringify(raw)}`);
+  if (!Number.isSafeInteger(n) || n < 0 || n > 64)
+    throw new CharmsError('CONFIG', `SVC_PROOF_THREADS must be an integer from 0 to 64, got ${JSON.stringify(raw)}`);
   return n;
 }
 
@@ -295,6 +294,8 @@ export function describeConfig(c: ProverConfig): Record<string, unknown> {
     cardano_protocol_params: c.cardanoProtocolParamsPath ?? 'embedded (mainnet)',
     cache: c.cacheUrl ? 'redis' : 'memory',
     scrolls: describeScrolls(c.scrolls),
-    artifact_hosts: c.artifactHosts.map((h) => `${h.http ? 'http' : 'https'}://${h.host.includes(':') ? `[${h.host}]` : h.host}${h.port !== undefined ? `:${h.port}` : ''}`),
+    artifact_hosts: c.artifactHosts.map(
+      (h) => `${h.http ? 'http' : 'https'}://${h.host.includes(':') ? `[${h.host}]` : h.host}${h.port !== undefined ? `:${h.port}` : ''}`,
+    ),
   };
 }

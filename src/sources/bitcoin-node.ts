@@ -156,7 +156,11 @@ export function rpcNodeFromConfig(c: SourceConfig): RpcNode | undefined {
           return readFileSync(rpcCookie, 'utf8').trim();
         } catch (e) {
           // bitcoind deletes its cookie when it stops: treat as unreachable
-          throw new CharmsError('UPSTREAM_UNAVAILABLE', `cannot read the RPC cookie file ${rpcCookie} (is bitcoind running?): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
+          throw new CharmsError(
+            'UPSTREAM_UNAVAILABLE',
+            `cannot read the RPC cookie file ${rpcCookie} (is bitcoind running?): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+            { cause: e },
+          );
         }
       }
       if (rpcUser !== undefined) return `${rpcUser}:${rpcPassword ?? ''}`;
@@ -189,15 +193,24 @@ export class CliNode implements BitcoinNode {
           const code = (err as NodeJS.ErrnoException).code;
           if (typeof code === 'string') {
             // the program did not run (ENOENT, EACCES) or its answer was too large
-            if (code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') return reject(new CharmsError('UPSTREAM_FAILED', `${this.name} ${method}: answer larger than ${this.answerLimit} bytes`, { cause: err }));
-            return reject(new CharmsError('UPSTREAM_UNAVAILABLE', `cannot run ${this.name}: ${code}${code === 'ENOENT' ? ' (install Bitcoin Core or set BITCOIN_CLI)' : ''}`, { cause: err }));
+            if (code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER')
+              return reject(new CharmsError('UPSTREAM_FAILED', `${this.name} ${method}: answer larger than ${this.answerLimit} bytes`, { cause: err }));
+            return reject(
+              new CharmsError(
+                'UPSTREAM_UNAVAILABLE',
+                `cannot run ${this.name}: ${code}${code === 'ENOENT' ? ' (install Bitcoin Core or set BITCOIN_CLI)' : ''}`,
+                { cause: err },
+              ),
+            );
           }
           // bitcoin-cli reports an RPC error as "error code: N" then "error message:" and the text
           const lines = stderr.trim().split('\n');
           const rpc = /^error code: (-?\d+)/.exec(lines[0] ?? '');
           const at = lines.indexOf('error message:');
           if (rpc) return reject(rpcError(this.name, method, Number(rpc[1]), at >= 0 ? lines.slice(at + 1).join(' ') : undefined));
-          return reject(new CharmsError('UPSTREAM_FAILED', redactText(`${this.name} ${method} failed: ${lines[0] || `exit status ${String(err.code)}`}`), { cause: err }));
+          return reject(
+            new CharmsError('UPSTREAM_FAILED', redactText(`${this.name} ${method} failed: ${lines[0] || `exit status ${String(err.code)}`}`), { cause: err }),
+          );
         }
         const out = stdout.trim();
         if (out.startsWith('[') || out.startsWith('{') || out.startsWith('"')) {

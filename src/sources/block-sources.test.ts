@@ -66,7 +66,10 @@ test('RPC (REST and getblock) and Esplora give the same chain of vector blocks: 
         assert.equal(x.prev, a!.chain[h - 1]!.header!.hash);
         assert.equal(x.header!.prevHash, x.prev);
         assert.ok(x.header!.time > a!.chain[h - 1]!.header!.time, 'times increase');
-        assert.deepEqual(x.txids.slice(1), blocks[h - 1]!.map((v) => v.txid));
+        assert.deepEqual(
+          x.txids.slice(1),
+          blocks[h - 1]!.map((v) => v.txid),
+        );
       }
     });
     // REST was probed and used; the other one used getblock
@@ -134,7 +137,13 @@ test('BTC side: fee estimates, broadcast (checked txid, rejection), address UTXO
     const program = Uint8Array.from({ length: 20 }, (_, i) => i + 1);
     const address = bech32.encode('bcrt', [0, ...bech32.toWords(program)]);
     const script = addressToScript(address).script;
-    const pay = spendTx([{ txid: 'cd'.repeat(32), vout: 3 }], { outputs: [{ value: 12_345n, script }, { value: 777n, script }], tag: 5 });
+    const pay = spendTx([{ txid: 'cd'.repeat(32), vout: 3 }], {
+      outputs: [
+        { value: 12_345n, script },
+        { value: 777n, script },
+      ],
+      tag: 5,
+    });
     fake.mine([pay.bytes]);
     const spendOne = spendTx([{ txid: pay.txid, vout: 1 }], { tag: 6 });
 
@@ -228,7 +237,10 @@ test('faults: a wrong block, a block that does not link, garbage, oversize answe
 
 test('network: Core chain names and genesis hashes map to networks; unknown ones are refused', async () => {
   const { networkOfCoreChain, networkOfGenesis } = await import('./btc-source.js');
-  assert.deepEqual(['main', 'test', 'testnet4', 'signet', 'regtest'].map((c) => networkOfCoreChain(c, 'n')), ['mainnet', 'testnet', 'testnet4', 'signet', 'regtest']);
+  assert.deepEqual(
+    ['main', 'test', 'testnet4', 'signet', 'regtest'].map((c) => networkOfCoreChain(c, 'n')),
+    ['mainnet', 'testnet', 'testnet4', 'signet', 'regtest'],
+  );
   assert.throws(() => networkOfCoreChain('liquid', 'n'), isErr('UPSTREAM_FAILED', /unknown chain/));
   assert.throws(() => networkOfCoreChain('__proto__', 'n'), isErr('UPSTREAM_FAILED'));
   assert.equal(networkOfGenesis(GENESIS.testnet4, 'n'), 'testnet4');

@@ -77,7 +77,8 @@ export function hashFrom(v: unknown, name: string, what: string): string {
 
 /** A non-negative safe integer from a source; UPSTREAM_FAILED otherwise. */
 export function countFrom(v: unknown, name: string, what: string): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new CharmsError('UPSTREAM_FAILED', `${name} answered ${what} that is not a non-negative integer`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+    throw new CharmsError('UPSTREAM_FAILED', `${name} answered ${what} that is not a non-negative integer`);
   return v;
 }
 

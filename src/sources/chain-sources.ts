@@ -22,7 +22,9 @@ const rpcOf = (c: SourceConfig, o: ChainSourceOptions): RpcBlockSource | undefin
 };
 
 const esploraOf = (c: SourceConfig, o: ChainSourceOptions): EsploraBlockSource | undefined =>
-  c.esploraUrl ? new EsploraBlockSource(c.esploraUrl, { ...(o.network ? { network: o.network } : {}), ...(c.timeoutMs ? { timeoutMs: c.timeoutMs } : {}) }) : undefined;
+  c.esploraUrl
+    ? new EsploraBlockSource(c.esploraUrl, { ...(o.network ? { network: o.network } : {}), ...(c.timeoutMs ? { timeoutMs: c.timeoutMs } : {}) })
+    : undefined;
 
 /** The block source the index follows: Bitcoin Core RPC when configured, else Esplora, else none. */
 export function blockSourceFromConfig(c: SourceConfig, o: ChainSourceOptions = {}): (BlockSource & BtcSource) | undefined {

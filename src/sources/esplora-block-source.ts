@@ -95,7 +95,8 @@ export class EsploraBlockSource implements BlockSource, BtcSource {
     const h = parseBlockHeader(raw);
     if (h.hash !== want) throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered header ${h.hash} for block ${want}`);
     const status = await this.client.json(`/block/${want}/status`, { limit: 4096 });
-    if (!isObject(status) || typeof status.in_best_chain !== 'boolean') throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered a block status without in_best_chain`);
+    if (!isObject(status) || typeof status.in_best_chain !== 'boolean')
+      throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered a block status without in_best_chain`);
     let height = status.height;
     if (height === undefined || height === null) {
       // a stale block's status has no height: the block's own record does

@@ -13,17 +13,7 @@ import type { Block } from '../bitcoin/block.js';
 import { fromHex } from '../util/bytes.js';
 import { readCappedBytes, rpcCodeOf, unreachable, type RpcNode } from './bitcoin-node.js';
 import type { BitcoinNetwork, BlockSource, ChainTip, HeaderInfo } from './block-source.js';
-import {
-  MAX_BLOCK_BYTES,
-  checkedBlock,
-  countFrom,
-  hashArg,
-  hashFrom,
-  networkOfCoreChain,
-  txidOfHex,
-  type BtcSource,
-  type FeeEstimate,
-} from './btc-source.js';
+import { MAX_BLOCK_BYTES, checkedBlock, countFrom, hashArg, hashFrom, networkOfCoreChain, txidOfHex, type BtcSource, type FeeEstimate } from './btc-source.js';
 import { NodeSource, fetchCheckedTxIfKnown } from './tx-sources.js';
 
 /** A mempool list is 67 bytes per txid as JSON: room for a million transactions and more. */
@@ -114,7 +104,8 @@ export class RpcBlockSource implements BlockSource, BtcSource {
     if (got !== want) throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered header ${got} for block ${want}`);
     const height = countFrom(h.height, this.name, 'a header height');
     const confirmations = h.confirmations;
-    if (typeof confirmations !== 'number' || !Number.isSafeInteger(confirmations)) throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered a header without confirmations`);
+    if (typeof confirmations !== 'number' || !Number.isSafeInteger(confirmations))
+      throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered a header without confirmations`);
     // the genesis block has no previousblockhash
     const prevHash = height === 0 && h.previousblockhash === undefined ? '0'.repeat(64) : hashFrom(h.previousblockhash, this.name, 'a previous block hash');
     // confirmations is -1 for a block no longer on the best chain
@@ -199,7 +190,8 @@ export class RpcBlockSource implements BlockSource, BtcSource {
     const r = asObject(await this.node.call('estimatesmartfee', [targetBlocks]), this.name, 'estimatesmartfee');
     // without enough data Core answers {errors: [...], blocks} and no feerate
     if (r.feerate === undefined) return undefined;
-    if (typeof r.feerate !== 'number' || !(r.feerate > 0) || r.feerate > 1) throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered a fee rate that is not BTC/kvB`);
+    if (typeof r.feerate !== 'number' || !(r.feerate > 0) || r.feerate > 1)
+      throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered a fee rate that is not BTC/kvB`);
     // BTC per 1000 vbytes → sat/vB
     return { satPerVb: Math.round(r.feerate * 1e8) / 1000, blocks: countFrom(r.blocks, this.name, 'a confirmation target') };
   }
@@ -211,10 +203,12 @@ export class RpcBlockSource implements BlockSource, BtcSource {
       got = await this.node.call('sendrawtransaction', [txHex.trim()]);
     } catch (e) {
       const code = rpcCodeOf(e);
-      if (code !== undefined && RPC_REJECTED.has(code)) throw new CharmsError('INVALID_TX', `${this.name} rejected the transaction: ${(e as Error).message}`, { cause: e });
+      if (code !== undefined && RPC_REJECTED.has(code))
+        throw new CharmsError('INVALID_TX', `${this.name} rejected the transaction: ${(e as Error).message}`, { cause: e });
       throw e;
     }
-    if (hashFrom(got, this.name, 'a txid') !== txid) throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered txid ${String(got)} for transaction ${txid}`);
+    if (hashFrom(got, this.name, 'a txid') !== txid)
+      throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered txid ${String(got)} for transaction ${txid}`);
     return txid;
   }
 

@@ -20,7 +20,6 @@ import type { SourceConfig } from '../settings/settings.js';
 import { SOURCE_ANSWER_LIMIT, rpcNodeFromConfig, type BitcoinNode } from './bitcoin-node.js';
 import { EsploraClient } from './esplora.js';
 
-
 export interface TxSource {
   readonly name: string;
   /** Raw transaction hex; NOT_FOUND when unknown, UPSTREAM_FAILED / UPSTREAM_UNAVAILABLE when failing / unreachable. */

@@ -23,10 +23,18 @@ const frames = (topic: string, body: Uint8Array, seq: number): Uint8Array[] => {
 test('decodeZmqMessage: Core framing for hashblock and sequence; anything else is undefined', () => {
   const hash = Buffer.alloc(32, 0xab);
   assert.deepEqual(decodeZmqMessage(frames('hashblock', hash, 7)), { topic: 'hashblock', msg: { hash: 'ab'.repeat(32), seq: 7 } });
-  assert.deepEqual(decodeZmqMessage(frames('sequence', Buffer.concat([hash, Buffer.from('C')]), 1)), { topic: 'sequence', msg: { hash: 'ab'.repeat(32), label: 'C', mempoolSeq: undefined, seq: 1 } });
+  assert.deepEqual(decodeZmqMessage(frames('sequence', Buffer.concat([hash, Buffer.from('C')]), 1)), {
+    topic: 'sequence',
+    msg: { hash: 'ab'.repeat(32), label: 'C', mempoolSeq: undefined, seq: 1 },
+  });
   const mseq = Buffer.alloc(8);
   mseq.writeBigUInt64LE(2n ** 40n + 3n);
-  assert.deepEqual(decodeZmqMessage(frames('sequence', Buffer.concat([hash, Buffer.from('A'), mseq]), 2))?.msg, { hash: 'ab'.repeat(32), label: 'A', mempoolSeq: 2n ** 40n + 3n, seq: 2 });
+  assert.deepEqual(decodeZmqMessage(frames('sequence', Buffer.concat([hash, Buffer.from('A'), mseq]), 2))?.msg, {
+    hash: 'ab'.repeat(32),
+    label: 'A',
+    mempoolSeq: 2n ** 40n + 3n,
+    seq: 2,
+  });
   for (const bad of [
     frames('hashblock', hash.subarray(1), 0),
     frames('sequence', Buffer.concat([hash, Buffer.from('A')]), 0), // A without the mempool number
@@ -55,7 +63,11 @@ test('fuzz: decodeZmqMessage answers or returns undefined on any frames, never t
   const stats = await fuzz(
     {
       name: 'zmq frames',
-      seeds: () => [join(frames('hashblock', hash, 1)), join(frames('sequence', Buffer.concat([hash, Buffer.from('A'), Buffer.alloc(8, 1)]), 2)), join(frames('sequence', Buffer.concat([hash, Buffer.from('D')]), 3))],
+      seeds: () => [
+        join(frames('hashblock', hash, 1)),
+        join(frames('sequence', Buffer.concat([hash, Buffer.from('A'), Buffer.alloc(8, 1)]), 2)),
+        join(frames('sequence', Buffer.concat([hash, Buffer.from('D')]), 3)),
+      ],
       run: (input) => decodeZmqMessage(split(input)),
     },
     { iterations: 3000, seed: 22 },
@@ -106,9 +118,18 @@ test('ZMQ: hashblock and sequence from the fake node; dropped messages and a res
     // a reorg announces D then C, and hashblock for the new block
     const [b2] = fake.reorg(1, [[]]);
     await until(() => blocks.length === 2 && seqs.length === 4, 'the reorg');
-    assert.deepEqual(seqs.slice(2).map((s) => [s.label, s.hash]), [['D', b1.hash], ['C', b2!.hash]]);
+    assert.deepEqual(
+      seqs.slice(2).map((s) => [s.label, s.hash]),
+      [
+        ['D', b1.hash],
+        ['C', b2!.hash],
+      ],
+    );
     assert.equal(blocks[1]!.hash, b2!.hash);
-    assert.deepEqual(resyncs.filter((r) => r.reason !== 'connected'), []);
+    assert.deepEqual(
+      resyncs.filter((r) => r.reason !== 'connected'),
+      [],
+    );
 
     // dropped messages: the next ones skip numbers → resync for each topic
     fake.zmqDrop = true;

@@ -62,7 +62,9 @@ export interface ZmqSubscriberOptions {
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
 /** Reads one notification; undefined when its frames are not Bitcoin Core's. */
-export function decodeZmqMessage(frames: readonly Uint8Array[]): { topic: 'hashblock'; msg: ZmqHashBlock } | { topic: 'sequence'; msg: ZmqSequence } | undefined {
+export function decodeZmqMessage(
+  frames: readonly Uint8Array[],
+): { topic: 'hashblock'; msg: ZmqHashBlock } | { topic: 'sequence'; msg: ZmqSequence } | undefined {
   if (frames.length !== 3 || frames[2]!.length !== 4) return undefined;
   const topic = Buffer.from(frames[0]!).toString('utf8');
   const body = frames[1]!;
@@ -71,9 +73,12 @@ export function decodeZmqMessage(frames: readonly Uint8Array[]): { topic: 'hashb
   if (topic === 'sequence') {
     if (body.length < 33) return undefined;
     const label = String.fromCharCode(body[32]!);
-    if (label === 'C' || label === 'D') return body.length === 33 ? { topic, msg: { hash: hex(body.subarray(0, 32)), label, mempoolSeq: undefined, seq } } : undefined;
+    if (label === 'C' || label === 'D')
+      return body.length === 33 ? { topic, msg: { hash: hex(body.subarray(0, 32)), label, mempoolSeq: undefined, seq } } : undefined;
     if (label === 'A' || label === 'R')
-      return body.length === 41 ? { topic, msg: { hash: hex(body.subarray(0, 32)), label, mempoolSeq: Buffer.from(body).readBigUInt64LE(33), seq } } : undefined;
+      return body.length === 41
+        ? { topic, msg: { hash: hex(body.subarray(0, 32)), label, mempoolSeq: Buffer.from(body).readBigUInt64LE(33), seq } }
+        : undefined;
   }
   return undefined;
 }
@@ -116,7 +121,11 @@ export class ZmqSubscriber extends EventEmitter<ZmqSubscriberEvents> {
       // dynamic import() has no loader
       zmq = createRequire(import.meta.url)('zeromq') as typeof import('zeromq');
     } catch (e) {
-      throw new CharmsError('CONFIG', `ZMQ notifications need the zeromq package, which did not load (${(e as Error).message}); run without --zmq-url (the index polls)`, { cause: e });
+      throw new CharmsError(
+        'CONFIG',
+        `ZMQ notifications need the zeromq package, which did not load (${(e as Error).message}); run without --zmq-url (the index polls)`,
+        { cause: e },
+      );
     }
     const sock = new zmq.Subscriber({ linger: 0, reconnectInterval: this.o.reconnectMs ?? 500 });
     // a (re)connection may follow missed messages: the follower re-reads the node

@@ -9,7 +9,12 @@ export const charmsBin = fileURLToPath(new URL('../cli/charms.js', import.meta.u
  * Starts `charms <args>` (a server on 127.0.0.1, port 0) and resolves with the child and the port
  * from its "Server running on" line; rejects with its stderr if it exits first.
  */
-export function startCliServer(args: string[], env: NodeJS.ProcessEnv = process.env, nodeArgs: string[] = [], bin = charmsBin): Promise<{ child: ChildProcess; port: number }> {
+export function startCliServer(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  nodeArgs: string[] = [],
+  bin = charmsBin,
+): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, [...nodeArgs, bin, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
   return new Promise((resolve, reject) => {
     let buf = '';

@@ -425,7 +425,8 @@ export class FakeBitcoind {
     if (req.method !== 'POST') return void res.writeHead(405).end();
     if (this.auth !== undefined) {
       const given = /^Basic (.*)$/.exec(req.headers.authorization ?? '');
-      if (!given || Buffer.from(given[1]!, 'base64').toString('utf8') !== this.auth) return void res.writeHead(401, { 'www-authenticate': 'Basic realm="jsonrpc"' }).end();
+      if (!given || Buffer.from(given[1]!, 'base64').toString('utf8') !== this.auth)
+        return void res.writeHead(401, { 'www-authenticate': 'Basic realm="jsonrpc"' }).end();
     }
     let parsed: unknown;
     try {
@@ -433,7 +434,12 @@ export class FakeBitcoind {
     } catch {
       return void this.json(res, 500, { result: null, error: { code: -32700, message: 'Parse error' }, id: null });
     }
-    if (Array.isArray(parsed)) return void this.json(res, 200, parsed.map((r) => this.rpcOne(r).body));
+    if (Array.isArray(parsed))
+      return void this.json(
+        res,
+        200,
+        parsed.map((r) => this.rpcOne(r).body),
+      );
     const one = this.rpcOne(parsed);
     this.json(res, one.status, one.body);
   }
@@ -508,7 +514,16 @@ export class FakeBitcoind {
     };
     switch (method) {
       case 'getblockchaininfo':
-        return { chain: 'regtest', blocks: this.height, headers: this.height, bestblockhash: this.tipHash, time: this.blocks.get(this.tipHash)!.block.header.time, initialblockdownload: false, pruned: false, warnings: '' };
+        return {
+          chain: 'regtest',
+          blocks: this.height,
+          headers: this.height,
+          bestblockhash: this.tipHash,
+          time: this.blocks.get(this.tipHash)!.block.header.time,
+          initialblockdownload: false,
+          pruned: false,
+          warnings: '',
+        };
       case 'getblockcount':
         return this.height;
       case 'getbestblockhash':
@@ -540,7 +555,13 @@ export class FakeBitcoind {
         return {
           txid,
           hex: toHex(found.raw),
-          ...(found.block ? { blockhash: found.block.hash, confirmations: this.inBestChain(found.block.hash) ? this.height - found.block.height + 1 : 0, in_active_chain: this.inBestChain(found.block.hash) } : {}),
+          ...(found.block
+            ? {
+                blockhash: found.block.hash,
+                confirmations: this.inBestChain(found.block.hash) ? this.height - found.block.height + 1 : 0,
+                in_active_chain: this.inBestChain(found.block.hash),
+              }
+            : {}),
         };
       }
       case 'getrawmempool':
@@ -564,7 +585,15 @@ export class FakeBitcoind {
 
   private mempoolEntry(m: MempoolTx): Record<string, unknown> {
     const vsize = txVsize(m.tx);
-    return { vsize, weight: vsize * 4, time: m.time, height: this.height, fees: { base: 0.00001, modified: 0.00001, ancestor: 0.00001, descendant: 0.00001 }, depends: [], 'bip125-replaceable': true };
+    return {
+      vsize,
+      weight: vsize * 4,
+      time: m.time,
+      height: this.height,
+      fees: { base: 0.00001, modified: 0.00001, ancestor: 0.00001, descendant: 0.00001 },
+      depends: [],
+      'bip125-replaceable': true,
+    };
   }
 
   private send(hex: string): string {
@@ -579,7 +608,8 @@ export class FakeBitcoind {
     const txid = txidHex(tx);
     if (this.confirmed(txid)) throw new RpcError(-27, 'Transaction already in block chain');
     for (const [other, m] of this.mempool)
-      if (other !== txid && m.tx.inputs.some((a) => tx.inputs.some((b) => a.vout === b.vout && equalBytes(a.txid, b.txid)))) throw new RpcError(-26, 'txn-mempool-conflict');
+      if (other !== txid && m.tx.inputs.some((a) => tx.inputs.some((b) => a.vout === b.vout && equalBytes(a.txid, b.txid))))
+        throw new RpcError(-26, 'txn-mempool-conflict');
     return this.mempoolAdd(raw);
   }
 
@@ -619,10 +649,25 @@ export class FakeBitcoind {
       if (m[2] === '/status') {
         const inBest = this.inBestChain(b.hash);
         // as electrs: a stale block's status has no height
-        return void this.json(res, 200, inBest ? { in_best_chain: true, height: b.height, next_best: this.best[b.height + 1] ?? null } : { in_best_chain: false, next_best: null });
+        return void this.json(
+          res,
+          200,
+          inBest ? { in_best_chain: true, height: b.height, next_best: this.best[b.height + 1] ?? null } : { in_best_chain: false, next_best: null },
+        );
       }
       const h = b.block.header;
-      return void this.json(res, 200, { id: b.hash, height: b.height, version: h.version, timestamp: h.time, tx_count: b.block.txs.length, size: b.bytes.length, merkle_root: toHex(Uint8Array.from(h.merkleRoot).reverse()), previousblockhash: b.height > 0 ? h.prevHash : null, nonce: h.nonce, bits: h.bits });
+      return void this.json(res, 200, {
+        id: b.hash,
+        height: b.height,
+        version: h.version,
+        timestamp: h.time,
+        tx_count: b.block.txs.length,
+        size: b.bytes.length,
+        merkle_root: toHex(Uint8Array.from(h.merkleRoot).reverse()),
+        previousblockhash: b.height > 0 ? h.prevHash : null,
+        nonce: h.nonce,
+        bits: h.bits,
+      });
     }
     if (path === '/mempool/txids') return void this.json(res, 200, this.mempoolTxids());
     if ((m = /^\/tx\/([0-9a-f]{64})\/hex$/.exec(path))) {
@@ -634,7 +679,12 @@ export class FakeBitcoind {
       for (const s of this.allTxs())
         for (const [vin, i] of s.tx.inputs.entries())
           if (i.vout === vout && toHex(Uint8Array.from(i.txid).reverse()) === txid)
-            return void this.json(res, 200, { spent: true, txid: s.txid, vin, status: s.height === undefined ? { confirmed: false } : { confirmed: true, block_height: s.height, block_hash: s.blockHash } });
+            return void this.json(res, 200, {
+              spent: true,
+              txid: s.txid,
+              vin,
+              status: s.height === undefined ? { confirmed: false } : { confirmed: true, block_height: s.height, block_hash: s.blockHash },
+            });
       return void this.json(res, 200, { spent: false });
     }
     if ((m = /^\/address\/([^/]+)\/utxo$/.exec(path))) {
@@ -654,7 +704,12 @@ export class FakeBitcoind {
       }
       const utxos = outs
         .filter((o) => !spent.has(`${o.txid}:${o.vout}`))
-        .map((o) => ({ txid: o.txid, vout: o.vout, value: o.value, status: o.height === undefined ? { confirmed: false } : { confirmed: true, block_height: o.height, block_hash: o.blockHash } }));
+        .map((o) => ({
+          txid: o.txid,
+          vout: o.vout,
+          value: o.value,
+          status: o.height === undefined ? { confirmed: false } : { confirmed: true, block_height: o.height, block_hash: o.blockHash },
+        }));
       return void this.json(res, 200, utxos);
     }
     if (path === '/fee-estimates') {

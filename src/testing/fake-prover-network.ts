@@ -25,7 +25,7 @@ import { recoverAddress } from '../prover/network/signer.js';
 import { readZstdRawFrame } from '../prover/network/zstd.js';
 
 export type Outcome =
-  | { kind: 'fulfilled'; proof: Uint8Array; afterPolls?: number; /** A proof URL of the test's choosing instead of the store's. */ proofUri?: string }
+  | { kind: 'fulfilled'; proof: Uint8Array; afterPolls?: number /** A proof URL of the test's choosing instead of the store's. */; proofUri?: string }
   | { kind: 'unexecutable' }
   | { kind: 'unfulfillable' }
   | { kind: 'stuck' } // stays REQUESTED: the client must cancel
@@ -138,8 +138,7 @@ export class FakeProverNetwork {
         } else if (req.method === 'GET' && key.startsWith('/proof/') && this.proofs.has(key.slice(7))) {
           if (this.serveProof) this.serveProof(res, this.proofs.get(key.slice(7))!);
           else res.writeHead(200).end(this.proofs.get(key.slice(7)));
-        }
-        else res.writeHead(404).end();
+        } else res.writeHead(404).end();
       });
     });
     await new Promise<void>((r) => this.grpc.listen(0, '127.0.0.1', r));
@@ -194,7 +193,16 @@ export class FakeProverNetwork {
       case 'GetProofRequestParams':
         if (this.opts.variant !== 'auction') return 12; // UNIMPLEMENTED on base gateways
         return encodeParams(
-          this.opts.params ?? { domain: new Uint8Array(32).fill(1), auctioneer: new Uint8Array(20).fill(2), executor: new Uint8Array(20).fill(3), verifier: new Uint8Array(20).fill(4), maxPricePerPgu: '200000001', baseFee: '0', treasury: new Uint8Array(20).fill(5), tickSize: 1000n },
+          this.opts.params ?? {
+            domain: new Uint8Array(32).fill(1),
+            auctioneer: new Uint8Array(20).fill(2),
+            executor: new Uint8Array(20).fill(3),
+            verifier: new Uint8Array(20).fill(4),
+            maxPricePerPgu: '200000001',
+            baseFee: '0',
+            treasury: new Uint8Array(20).fill(5),
+            tickSize: 1000n,
+          },
         );
       case 'GetProversByUptime':
         return w.repeatedBytes(1, f.bool(1) ? this.haProvers : this.allProvers).finish();
@@ -205,7 +213,10 @@ export class FakeProverNetwork {
         if (!equalBytes(recoverAddress(utf8('create_artifact'), sig), this.opts.account)) throw new Error('artifact signature is not the account');
         const n = String(this.artifacts.size + 1);
         this.artifacts.set(n, new Uint8Array());
-        return w.bytes(1, `artifact://${n}`).bytes(2, `${this.uploadBase ?? this.storeUrl}/put/${n}`).finish();
+        return w
+          .bytes(1, `artifact://${n}`)
+          .bytes(2, `${this.uploadBase ?? this.storeUrl}/put/${n}`)
+          .finish();
       }
       case 'RequestProof': {
         const bodyBytes = this.checkSigned(
@@ -222,10 +233,14 @@ export class FakeProverNetwork {
         return w.bytes(1, new Uint8Array(32).fill(0xee)).present(2, new ProtoWriter().bytes(1, id).finish()).finish();
       }
       case 'CancelRequest': {
-        const body = this.checkSigned(msg, (b) => {
-          const c = ProtoFields.parse(b);
-          return encodeCancelBody(c.uint(1), c.bytes(2));
-        }, (b) => ProtoFields.parse(b).uint(1));
+        const body = this.checkSigned(
+          msg,
+          (b) => {
+            const c = ProtoFields.parse(b);
+            return encodeCancelBody(c.uint(1), c.bytes(2));
+          },
+          (b) => ProtoFields.parse(b).uint(1),
+        );
         if (this.opts.variant !== 'auction') return 12;
         const r = this.requests.find((x) => equalBytes(x.id, ProtoFields.parse(body).bytes(2)));
         if (!r) return 5;
@@ -237,7 +252,13 @@ export class FakeProverNetwork {
         if (!r) return 5;
         r.polls++;
         const st = (fs: number, es: number, extra: { proofUri?: string; deadline?: bigint } = {}) =>
-          encodeStatus({ fulfillmentStatus: fs, executionStatus: es, requestTxHash: new Uint8Array(32).fill(0xee), deadline: extra.deadline ?? r.body.deadline, ...(extra.proofUri ? { proofUri: extra.proofUri } : {}) });
+          encodeStatus({
+            fulfillmentStatus: fs,
+            executionStatus: es,
+            requestTxHash: new Uint8Array(32).fill(0xee),
+            deadline: extra.deadline ?? r.body.deadline,
+            ...(extra.proofUri ? { proofUri: extra.proofUri } : {}),
+          });
         const o = r.outcome;
         if (r.cancelled) return st(FulfillmentStatus.UNFULFILLABLE, ExecutionStatus.UNEXECUTED);
         switch (o.kind) {

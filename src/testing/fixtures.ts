@@ -94,7 +94,19 @@ export function cardanoFundingTx(outputs: { address: Uint8Array; lovelace: bigin
 }
 
 /** A Cardano ProveRequest (mock-friendly) for a spell in YAML. */
-export function cardanoProveRequest(spellYaml: string, prev: Uint8Array[], changeAddress: string, collateral: UtxoId, opts: Partial<ProveRequest> = {}): ProveRequest {
+export function cardanoProveRequest(
+  spellYaml: string,
+  prev: Uint8Array[],
+  changeAddress: string,
+  collateral: UtxoId,
+  opts: Partial<ProveRequest> = {},
+): ProveRequest {
   const prevTxs = prev.map((b): ChainTx => ({ chain: 'cardano', hex: toHex(b) }));
-  return { ...bareSpellInputs(parseSpellText(spellYaml), prevTxs, 'cardano'), change_address: changeAddress, fee_rate: 2, collateral_utxo: collateral, ...opts };
+  return {
+    ...bareSpellInputs(parseSpellText(spellYaml), prevTxs, 'cardano'),
+    change_address: changeAddress,
+    fee_rate: 2,
+    collateral_utxo: collateral,
+    ...opts,
+  };
 }

@@ -41,4 +41,3 @@ export function h2(port: number, method: string, path: string, body?: Uint8Array
     req.end(body);
   });
 }
-

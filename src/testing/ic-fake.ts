@@ -284,8 +284,7 @@ export async function startFakeIc(opts: FakeIcOptions): Promise<FakeIc> {
     const sig = bls.sign(bls.hash(msg), signingKey).toBytes();
     return encodeCbor(ValueMap.of({ tree: treeValue(tree), signature: sig }));
   };
-  const withTime = (children: [string | Uint8Array, Tree][]): Tree =>
-    labeled([...children, ['time', [3, leb128(BigInt(Date.now()) * 1_000_000n)]]]);
+  const withTime = (children: [string | Uint8Array, Tree][]): Tree => labeled([...children, ['time', [3, leb128(BigInt(Date.now()) * 1_000_000n)]]]);
 
   const envelope = (body: Uint8Array): ValueMap => {
     let v = decodeCbor(body);

@@ -22,7 +22,9 @@ export interface VectorTx {
 export function bitcoinVectors(): Map<string, VectorTx> {
   const dir = sharedPath('vectors', 'chain');
   const out = new Map<string, VectorTx>();
-  for (const f of readdirSync(dir).filter((x) => x.endsWith('.bitcoin.hex')).sort()) {
+  for (const f of readdirSync(dir)
+    .filter((x) => x.endsWith('.bitcoin.hex'))
+    .sort()) {
     const raw = Uint8Array.from(Buffer.from(readSharedText('vectors', 'chain', f).trim(), 'hex'));
     const name = f.replace('.bitcoin.hex', '');
     out.set(name.slice(0, 8), { name, txid: txidOf(raw), raw });
@@ -32,7 +34,10 @@ export function bitcoinVectors(): Map<string, VectorTx> {
 
 /** The oracle: which vectors carry a spell the library verifies (non-mock unless `mock`). */
 export function verifiedByLibrary(txs: VectorTx[], mock = false): Set<string> {
-  const v = verifySpells(txs.map((t) => ({ bitcoin: t.raw })), mock);
+  const v = verifySpells(
+    txs.map((t) => ({ bitcoin: t.raw })),
+    mock,
+  );
   return new Set(txs.filter((_, i) => v[i]!.ok).map((t) => t.txid));
 }
 
@@ -53,7 +58,8 @@ export function vectorChain(v = bitcoinVectors(), except: string[] = []): Memory
 
 const P2TR = (b: number) => Uint8Array.from([0x51, 0x20, ...new Array(32).fill(b)]);
 /** A spell-less transaction spending `txid:vout` (burns its charms), unique by `salt`. */
-export const burnTx = (txid: string, vout: number, salt: number): Uint8Array => plainTx([{ txid, vout }], [{ script: P2TR(salt & 0xff), sats: 1000n + BigInt(salt) }], salt);
+export const burnTx = (txid: string, vout: number, salt: number): Uint8Array =>
+  plainTx([{ txid, vout }], [{ script: P2TR(salt & 0xff), sats: 1000n + BigInt(salt) }], salt);
 
 /** The dump an index reaches by following `chain`'s current best chain from scratch. */
 export async function replayDump(e: TestEngine, chain: MemoryChain, o: { mock?: boolean; startHeight?: number } = {}): Promise<string> {
@@ -81,10 +87,21 @@ export function crashChain(n = 120): { chain: MemoryChain; reorg: () => void } {
     const txs: Uint8Array[] = [];
     for (let i = 0; i < 8; i++) {
       salt++;
-      txs.push(i === 0 && k % 7 === 0 ? burnTx(charmTxs[Math.floor(k / 7) % charmTxs.length]!, k % 3, salt) : plainTx([{ txid: salt.toString(16).padStart(64, '0'), vout: i }], [{ script: P2TR(i), sats: BigInt(salt) }]));
+      txs.push(
+        i === 0 && k % 7 === 0
+          ? burnTx(charmTxs[Math.floor(k / 7) % charmTxs.length]!, k % 3, salt)
+          : plainTx([{ txid: salt.toString(16).padStart(64, '0'), vout: i }], [{ script: P2TR(i), sats: BigInt(salt) }]),
+      );
     }
     return txs;
   };
   for (let k = 0; k < n; k++) chain.mine(block(k));
-  return { chain, reorg: () => void chain.reorg(5, Array.from({ length: 6 }, (_, i) => block(1000 + i * 7))) };
+  return {
+    chain,
+    reorg: () =>
+      void chain.reorg(
+        5,
+        Array.from({ length: 6 }, (_, i) => block(1000 + i * 7)),
+      ),
+  };
 }

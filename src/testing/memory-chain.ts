@@ -103,8 +103,7 @@ export class MemoryChain implements BlockSource {
     const hashes = branch.map((txs) => this.mine(txs));
     if (toMempool) {
       const kept = new Set(hashes.flatMap((h) => this.blocks.get(h)!.txids));
-      for (const h of old)
-        for (const id of this.blocks.get(h)!.txids.slice(1)) if (!kept.has(id)) this.mempool.set(id, this.txs.get(id)!);
+      for (const h of old) for (const id of this.blocks.get(h)!.txids.slice(1)) if (!kept.has(id)) this.mempool.set(id, this.txs.get(id)!);
     }
     return hashes;
   }
@@ -163,7 +162,11 @@ export class MemoryChain implements BlockSource {
     if (this.unlinkedAt?.hash === hash) this.unlinkedAt = undefined;
     const s = this.blocks.get(hash);
     if (!s) throw new CharmsError('UPSTREAM_FAILED', `memory chain: unknown block ${hash}`);
-    if (this.fault === 'garbage') return parseBlock(Uint8Array.from({ length: 200 }, (_, i) => (i * 37) & 0xff), hash);
+    if (this.fault === 'garbage')
+      return parseBlock(
+        Uint8Array.from({ length: 200 }, (_, i) => (i * 37) & 0xff),
+        hash,
+      );
     if (this.fault === 'wrong-block') return parseBlock(this.blocks.get(this.best[0]!)!.bytes, hash);
     return parseBlock(s.bytes, hash);
   }

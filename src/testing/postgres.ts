@@ -13,7 +13,9 @@ import { join } from 'node:path';
 function postgresBin(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
-  const majors = readdirSync(root).filter((d) => /^\d+$/.test(d)).sort((a, b) => Number(b) - Number(a));
+  const majors = readdirSync(root)
+    .filter((d) => /^\d+$/.test(d))
+    .sort((a, b) => Number(b) - Number(a));
   return majors.map((m) => join(root, m, 'bin')).find((b) => existsSync(join(b, 'initdb')) && existsSync(join(b, 'postgres')));
 }
 

@@ -32,7 +32,8 @@ test('a vector test file whose vectors are missing (CHARMS_SHARED_DIR pointing a
   const file = join(repoRoot, 'dist', 'proof', 'constants.test.js');
   const env: NodeJS.ProcessEnv = { ...process.env, CHARMS_SHARED_DIR: '/nonexistent-shared', CHARMS_REQUIRE_ALL: '' };
   delete env.NODE_TEST_CONTEXT; // the child reports on stdout, not to this runner
-  const run = (extra: Record<string, string>) => spawnSync(process.execPath, ['--test', '--test-reporter=tap', file], { encoding: 'utf8', env: { ...env, ...extra } });
+  const run = (extra: Record<string, string>) =>
+    spawnSync(process.execPath, ['--test', '--test-reporter=tap', file], { encoding: 'utf8', env: { ...env, ...extra } });
   const lax = run({});
   assert.equal(lax.status, 0, lax.stdout);
   assert.match(lax.stdout, /# skipped [1-9]/);
@@ -51,11 +52,21 @@ test('vectors/PROVENANCE.md names every vector file, and every file it names exi
   const root = join(repoRoot, 'vectors');
   const files = (dir: string): string[] =>
     readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
-  const onDisk = files('').filter((f) => f !== 'PROVENANCE.md').sort();
+  const onDisk = files('')
+    .filter((f) => f !== 'PROVENANCE.md')
+    .sort();
   const table = readFileSync(join(root, 'PROVENANCE.md'), 'utf8');
   const named = [...table.matchAll(/^\| `([^`]+)`/gm)].map((m) => m[1]!);
   const covers = (f: string) => named.some((n) => n === f || (n.endsWith('/*.json') && f.startsWith(n.slice(0, -6)) && f.endsWith('.json')));
-  assert.deepEqual(onDisk.filter((f) => !covers(f)), [], 'vector files missing from PROVENANCE.md');
-  assert.deepEqual(named.filter((n) => !n.includes('*') && !existsSync(join(root, n))), [], 'PROVENANCE.md rows without a file');
+  assert.deepEqual(
+    onDisk.filter((f) => !covers(f)),
+    [],
+    'vector files missing from PROVENANCE.md',
+  );
+  assert.deepEqual(
+    named.filter((n) => !n.includes('*') && !existsSync(join(root, n))),
+    [],
+    'PROVENANCE.md rows without a file',
+  );
   assert.ok(onDisk.length > 100);
 });

@@ -88,7 +88,12 @@ export function loadVector(name: string): ChainVector {
 
 /** The outputs a verified vector spell puts charms on (empty for anything that does not verify). */
 function charmOutpoints(txid: string): Outpoint[] {
-  const e = readSharedJson<{ verified?: boolean; spell?: { tx?: { outs?: Record<string, unknown>[] } } | null }>('vectors', 'chain', 'expected', `${txid}.json`);
+  const e = readSharedJson<{ verified?: boolean; spell?: { tx?: { outs?: Record<string, unknown>[] } } | null }>(
+    'vectors',
+    'chain',
+    'expected',
+    `${txid}.json`,
+  );
   if (!e.verified || !e.spell?.tx?.outs) return [];
   return e.spell.tx.outs.flatMap((o, vout) => (o && Object.keys(o).length > 0 ? [{ txid, vout }] : []));
 }

@@ -20,7 +20,10 @@ function load(file: string): { cache: string; value: number; where: string; twic
 
 const bundleWith = (dir: string, value: number): string => {
   const file = join(dir, 'b.cjs');
-  writeFileSync(file, `#!/usr/bin/env node\nconst path = require('node:path');\nexports.value = ${value};\nexports.where = path.basename(__filename);\nexports.f = () => ${value} * 2;\n`);
+  writeFileSync(
+    file,
+    `#!/usr/bin/env node\nconst path = require('node:path');\nexports.value = ${value};\nexports.where = path.basename(__filename);\nexports.f = () => ${value} * 2;\n`,
+  );
   return file;
 };
 

@@ -13,10 +13,7 @@ test('ByteWriter grows past its initial size and writes each integer form in its
   const out = w.finish();
   assert.equal(out.length, 1 + 2 + 4 + 4 + 8 + 8 + 4 + 8 + 1000);
   assert.equal(w.length, out.length);
-  assert.equal(
-    toHex(out.subarray(0, 39)),
-    'ab' + '0102' + '06050403' + '0708090a' + '8877665544332211' + 'ffffffffffffffff' + '3fc00000' + 'c000000000000000',
-  );
+  assert.equal(toHex(out.subarray(0, 39)), 'ab' + '0102' + '06050403' + '0708090a' + '8877665544332211' + 'ffffffffffffffff' + '3fc00000' + 'c000000000000000');
   assert.deepEqual(out.subarray(39), big);
   // finish() is a copy: writing on does not change it
   w.byte(1);
@@ -39,7 +36,10 @@ test('ByteReader reads in bounds and throws the codec error, naming what and whe
   bytes[16] = 0x66;
   assert.equal(view[0], 0x55, 'take() is a view into the input');
   assert.equal(copy[0], 9, 'copy() is a copy');
-  assert.throws(() => r.u8('flag'), (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_TX' && e.message === 'end reading flag at 17');
+  assert.throws(
+    () => r.u8('flag'),
+    (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_TX' && e.message === 'end reading flag at 17',
+  );
   assert.throws(() => r.take(-1), CharmsError);
 });
 

@@ -12,13 +12,9 @@ export function toHex(b: Uint8Array): string {
 export function fromHex(h: string, what = 'hex', expectedBytes?: number): Uint8Array {
   let s = h.trim();
   if (s.startsWith('0x') || s.startsWith('0X')) s = s.slice(2);
-  if (s.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(s))
-    throw new CharmsError('INVALID_INPUT', `${what}: not a valid hex string`);
+  if (s.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(s)) throw new CharmsError('INVALID_INPUT', `${what}: not a valid hex string`);
   if (expectedBytes !== undefined && s.length !== expectedBytes * 2)
-    throw new CharmsError(
-      'INVALID_INPUT',
-      `${what}: expected ${expectedBytes * 2} hex characters, got ${s.length}`,
-    );
+    throw new CharmsError('INVALID_INPUT', `${what}: expected ${expectedBytes * 2} hex characters, got ${s.length}`);
   const out = new Uint8Array(s.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(s.substr(i * 2, 2), 16);
   return out;

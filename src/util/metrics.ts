@@ -109,17 +109,41 @@ export async function metricsText(): Promise<{ contentType: string; body: string
 /** Seconds: from a cached answer (ms) to a network proof (minutes). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
 
-export const httpRequests = defineCounter('charms_http_requests_total', 'HTTP requests answered, by server, route, method and status', ['server', 'route', 'method', 'status']);
-export const httpDuration = defineHistogram('charms_http_request_duration_seconds', 'Time to answer an HTTP request, by server, route and method', ['server', 'route', 'method'], LATENCY_BUCKETS);
+export const httpRequests = defineCounter('charms_http_requests_total', 'HTTP requests answered, by server, route, method and status', [
+  'server',
+  'route',
+  'method',
+  'status',
+]);
+export const httpDuration = defineHistogram(
+  'charms_http_request_duration_seconds',
+  'Time to answer an HTTP request, by server, route and method',
+  ['server', 'route', 'method'],
+  LATENCY_BUCKETS,
+);
 
-export const proofs = defineCounter('charms_proofs_total', 'Prove requests run (cache misses), by backend and outcome (ok or the error code)', ['backend', 'outcome']);
+export const proofs = defineCounter('charms_proofs_total', 'Prove requests run (cache misses), by backend and outcome (ok or the error code)', [
+  'backend',
+  'outcome',
+]);
 export const proofDuration = defineHistogram('charms_proof_duration_seconds', 'Time to prove a request, by backend', ['backend'], LATENCY_BUCKETS);
 export const proofsInFlight = defineGauge('charms_proofs_in_flight', 'Prove requests running, by backend', ['backend']);
 
-export const networkStageDuration = defineHistogram('charms_network_stage_duration_seconds', 'Prover Network stages (request to downloaded proof), by stage and outcome', ['stage', 'outcome'], [1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200]);
-export const networkRequests = defineCounter('charms_network_requests_total', 'Requests made to the Prover Network (gRPC methods, artifact uploads and downloads), by method and outcome', ['method', 'outcome']);
+export const networkStageDuration = defineHistogram(
+  'charms_network_stage_duration_seconds',
+  'Prover Network stages (request to downloaded proof), by stage and outcome',
+  ['stage', 'outcome'],
+  [1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200],
+);
+export const networkRequests = defineCounter(
+  'charms_network_requests_total',
+  'Requests made to the Prover Network (gRPC methods, artifact uploads and downloads), by method and outcome',
+  ['method', 'outcome'],
+);
 
-export const cacheHits = defineCounter('charms_cache_hits_total', 'Answers served from the cache (or from an identical request in flight), by cache', ['cache']);
+export const cacheHits = defineCounter('charms_cache_hits_total', 'Answers served from the cache (or from an identical request in flight), by cache', [
+  'cache',
+]);
 export const cacheMisses = defineCounter('charms_cache_misses_total', 'Answers computed, by cache', ['cache']);
 export const cacheHitBytes = defineCounter('charms_cache_hit_bytes_total', 'Bytes of answers served from the cache, by cache', ['cache']);
 export const cacheMissBytes = defineCounter('charms_cache_miss_bytes_total', 'Bytes of answers computed (and offered to the cache), by cache', ['cache']);

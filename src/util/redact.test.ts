@@ -4,7 +4,10 @@ import { redactText, redactUrl, withoutCredentials } from './redact.js';
 
 test('redactUrl removes user-info, secret query values and key-like path segments', () => {
   assert.equal(redactUrl('https://alice:s3cret@rpc.example/v1?key=abc&net=main'), 'https://REDACTED@rpc.example/v1?key=REDACTED&net=main');
-  assert.equal(redactUrl('https://rpc.example/?api_key=k&token=t&access_token=a'), 'https://rpc.example/?api_key=REDACTED&token=REDACTED&access_token=REDACTED');
+  assert.equal(
+    redactUrl('https://rpc.example/?api_key=k&token=t&access_token=a'),
+    'https://rpc.example/?api_key=REDACTED&token=REDACTED&access_token=REDACTED',
+  );
   assert.equal(redactUrl('https://mainnet.example/v3/9aa3d95b3bc440fa88ea12eaa4456161'), 'https://mainnet.example/v3/REDACTED');
   // public data stays readable: txids, ordinary paths, ports
   const txid = 'ab'.repeat(32);

@@ -8,7 +8,8 @@
 const REDACTED = 'REDACTED';
 
 /** Query parameters whose values are secrets (`?key=`, `?token=`, `?api_key=`, …). */
-const SECRET_PARAM = /^(x-)?(key|api[-_]?key|apikey|token|access[-_]?token|auth|authorization|pass|passwd|password|secret|client[-_]?secret|private[-_]?key|sig|signature|jwt|session)$/i;
+const SECRET_PARAM =
+  /^(x-)?(key|api[-_]?key|apikey|token|access[-_]?token|auth|authorization|pass|passwd|password|secret|client[-_]?secret|private[-_]?key|sig|signature|jwt|session)$/i;
 
 /**
  * A path segment that looks like an API key (hosted RPCs put keys in the path, e.g. `/v3/<key>`):

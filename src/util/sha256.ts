@@ -10,8 +10,7 @@ type NodeCrypto = typeof import('node:crypto');
 const host = globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } };
 const nodeCrypto = host.process?.getBuiltinModule?.('node:crypto') as NodeCrypto | undefined;
 
-export const sha256 = (data: Uint8Array): Uint8Array =>
-  nodeCrypto ? new Uint8Array(nodeCrypto.createHash('sha256').update(data).digest()) : pureSha256(data);
+export const sha256 = (data: Uint8Array): Uint8Array => (nodeCrypto ? new Uint8Array(nodeCrypto.createHash('sha256').update(data).digest()) : pureSha256(data));
 
 /** SHA-256 of the concatenation of `parts`, without building it where the native hash can stream. */
 export function sha256Parts(parts: readonly Uint8Array[]): Uint8Array {

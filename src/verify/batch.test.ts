@@ -70,7 +70,10 @@ for (const kind of BACKENDS) {
       const expected = txs.map((x) => single(x.tx, mock));
       assert.ok(expected.filter((v) => v.startsWith('ok')).length >= 12);
       assert.ok(expected.some((v) => v.startsWith('error')));
-      const got = batched(txs.map((x) => x.tx), mock);
+      const got = batched(
+        txs.map((x) => x.tx),
+        mock,
+      );
       txs.forEach((x, i) => assert.equal(got[i], expected[i], `${x.name} (mock=${mock})`));
     }
     await initProofBackend('noble');
@@ -83,14 +86,24 @@ for (const kind of BACKENDS) {
     assert.ok(good.length >= 3);
     for (const c of good) verifySpellProof(c); // each is valid on its own
     // the whole set, twice over (several proofs per verifying key), passes as one batch
-    assert.deepEqual(verdictCodes(verifySpellProofs([...good, ...good])), [...good, ...good].map(() => 'ok'));
+    assert.deepEqual(
+      verdictCodes(verifySpellProofs([...good, ...good])),
+      [...good, ...good].map(() => 'ok'),
+    );
     for (let bad = 0; bad < good.length; bad++) {
-      for (const corrupt of [negateA, (c: SpellProofCheck): SpellProofCheck => ({ ...c, publicValues: Uint8Array.from(c.publicValues, (b, i) => (i === 20 ? b ^ 1 : b)) })]) {
+      for (const corrupt of [
+        negateA,
+        (c: SpellProofCheck): SpellProofCheck => ({ ...c, publicValues: Uint8Array.from(c.publicValues, (b, i) => (i === 20 ? b ^ 1 : b)) }),
+      ]) {
         const batch = [...good, ...good];
         batch[good.length + bad] = corrupt(good[bad]!);
         assert.throws(() => verifySpellProof(batch[good.length + bad]!), /pairing check failed/); // a pairing failure, not a parse error
         const verdicts = verifySpellProofs(batch);
-        assert.deepEqual(verdictCodes(verdicts), batch.map((_, i) => (i === good.length + bad ? 'PROOF_INVALID' : 'ok')), `corrupted v${good[bad]!.version}`);
+        assert.deepEqual(
+          verdictCodes(verdicts),
+          batch.map((_, i) => (i === good.length + bad ? 'PROOF_INVALID' : 'ok')),
+          `corrupted v${good[bad]!.version}`,
+        );
         assert.match(verdicts[good.length + bad]!.message, /pairing check failed/);
       }
     }
@@ -104,7 +117,9 @@ for (const kind of BACKENDS) {
     const tx = fromHex(v.tx_hex);
     const payload = fromHex(v.payload_hex);
     const at = Buffer.from(tx).indexOf(Buffer.from(payload));
-    const good = chainTxs().map((x) => ({ tx: x.tx, verdict: single(x.tx, false) })).filter((x) => x.verdict.startsWith('ok'));
+    const good = chainTxs()
+      .map((x) => ({ tx: x.tx, verdict: single(x.tx, false) }))
+      .filter((x) => x.verdict.startsWith('ok'));
     let pairingFailures = 0;
     // one flipped bit every 37 bytes of the spell and proof (after the pair's array header, which
     // ciborium reads leniently), each in its own batch of good txs
@@ -113,8 +128,15 @@ for (const kind of BACKENDS) {
       const bad = Uint8Array.from(tx);
       bad[at + i]! ^= 0x01;
       const batch = [...good.slice(0, 4), { tx: { bitcoin: bad }, verdict: single({ bitcoin: bad }, false) }, ...good.slice(4)];
-      const got = batched(batch.map((x) => x.tx), false);
-      assert.deepEqual(got, batch.map((x) => x.verdict), `flip at payload byte ${i}`);
+      const got = batched(
+        batch.map((x) => x.tx),
+        false,
+      );
+      assert.deepEqual(
+        got,
+        batch.map((x) => x.verdict),
+        `flip at payload byte ${i}`,
+      );
       assert.match(got[4]!, /^error/);
       const alone = verifySpells([{ bitcoin: bad }], false)[0]!;
       if (!alone.ok && /pairing check failed/.test(alone.error.message)) pairingFailures++;

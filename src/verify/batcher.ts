@@ -33,10 +33,14 @@ export class SpellBatcher {
 
   private flush(): void {
     const batch = this.queue.splice(0, this.maxBatch);
-    if (this.queue.length > 0) setTimeout(() => this.flush(), 0); // let other work run between batches
+    if (this.queue.length > 0)
+      setTimeout(() => this.flush(), 0); // let other work run between batches
     else this.scheduled = false;
     try {
-      verifySpells(batch.map((w) => w.tx), this.mock).forEach((v, i) => batch[i]!.resolve(v));
+      verifySpells(
+        batch.map((w) => w.tx),
+        this.mock,
+      ).forEach((v, i) => batch[i]!.resolve(v));
     } catch (e) {
       for (const w of batch) w.reject(e);
     }

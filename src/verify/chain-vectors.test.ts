@@ -28,7 +28,12 @@ test('bitcoin chain vectors: verdicts and spells match the expected records', (t
     const hex = readSharedText('vectors', 'chain', f).trim();
     for (const mock of [false, true]) {
       const mockFile = `${id}.mock.json`;
-      const exp = readSharedJson<Expected>('vectors', 'chain', 'expected', mock && existsSync(sharedPath('vectors', 'chain', 'expected', mockFile)) ? mockFile : `${id}.json`);
+      const exp = readSharedJson<Expected>(
+        'vectors',
+        'chain',
+        'expected',
+        mock && existsSync(sharedPath('vectors', 'chain', 'expected', mockFile)) ? mockFile : `${id}.json`,
+      );
       let got: string | undefined;
       let err: unknown;
       try {
@@ -88,7 +93,10 @@ test('witness-era vectors (v7, v8 real; v6 mock only with mock=true)', (t) => {
 
 test('non-transactions and garbage give clear errors, never crashes', () => {
   for (const bad of ['', '00', 'deadbeef', '02000000' + 'ff'.repeat(40), '0200000001' + '00'.repeat(36)]) {
-    assert.throws(() => extractAndVerifySpell({ bitcoin: bad }, false), (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_TX');
+    assert.throws(
+      () => extractAndVerifySpell({ bitcoin: bad }, false),
+      (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_TX',
+    );
   }
   assert.throws(() => extractAndVerifySpell({ bitcoin: 'zz' }, false), /hex/);
 });

@@ -24,9 +24,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const wasmPath = await resolveBinary(optString(a, 'bin'), ctx.cwd, ctx.stderr);
   const sig = signBinary(key, readFileBytes(wasmPath, 'app binary'));
   const out = optString(a, 'out') ? resolve(ctx.cwd, optString(a, 'out')!) : `${wasmPath}.sig.yaml`;
-  const text = /\.ya?ml$/.test(out)
-    ? toYaml(new ValueMap([[toHex(key.vk), appSignatureToValue(sig, true)]]))
-    : toJsonPretty(appSignatureToValue(sig, true));
+  const text = /\.ya?ml$/.test(out) ? toYaml(new ValueMap([[toHex(key.vk), appSignatureToValue(sig, true)]])) : toJsonPretty(appSignatureToValue(sig, true));
   writeOutputFile(out, text);
   ctx.stdout(`${out}\n`);
 };

@@ -43,7 +43,11 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const apiOnly = optFlag(a, 'api-only');
   const netOpt = optString(a, 'network') as BitcoinNetwork | undefined;
   const source = blockSourceFromConfig(settings.querySource, netOpt ? { network: netOpt } : {});
-  if (!source && !apiOnly) throw new CharmsError('CONFIG', 'charms index needs a node: --rpc-url (BITCOIN_RPC_URL) or --esplora-url (ESPLORA_URL); or --api-only to serve an existing index');
+  if (!source && !apiOnly)
+    throw new CharmsError(
+      'CONFIG',
+      'charms index needs a node: --rpc-url (BITCOIN_RPC_URL) or --esplora-url (ESPLORA_URL); or --api-only to serve an existing index',
+    );
   const network = netOpt ?? (source ? await source.network() : undefined);
   if (!network) throw new CharmsError('CONFIG', '--network is required with --api-only and no node');
   if (source) {
@@ -83,7 +87,15 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
         // serve() closes it on SIGINT/SIGTERM: the follower stops between blocks, then the port and the store
         server: { port: svc.server.port, close: () => svc.close(), connections: () => svc.server.connections(), drain: (ms: number) => svc.server.drain(ms) },
         banner: `Charms index running on ${host}:${svc.server.port}`,
-        fields: { db: db.startsWith('postgres') ? 'postgresql' : db, engine: store.engine, network, source: source?.name ?? 'none', mode: apiOnly ? 'api-only' : 'indexer', mock: settings.mock, zmq: idx.zmqUrl ? 'configured' : 'off' },
+        fields: {
+          db: db.startsWith('postgres') ? 'postgresql' : db,
+          engine: store.engine,
+          network,
+          source: source?.name ?? 'none',
+          mode: apiOnly ? 'api-only' : 'indexer',
+          mock: settings.mock,
+          zmq: idx.zmqUrl ? 'configured' : 'off',
+        },
       };
     });
   } finally {

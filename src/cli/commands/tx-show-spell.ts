@@ -23,7 +23,11 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     if (!isNoSpell(e)) {
       const other = otherChainOf(bytes, chain);
       if (other && e instanceof CharmsError)
-        throw new CharmsError(e.code, `this looks like a ${other === 'cardano' ? 'Cardano' : 'Bitcoin'} transaction: use --chain ${other} (as ${chain}: ${e.message})`, { cause: e });
+        throw new CharmsError(
+          e.code,
+          `this looks like a ${other === 'cardano' ? 'Cardano' : 'Bitcoin'} transaction: use --chain ${other} (as ${chain}: ${e.message})`,
+          { cause: e },
+        );
       throw e;
     }
     if (debugOf(ctx.env)) ctx.stderr(`${(e as Error).message}\n`);

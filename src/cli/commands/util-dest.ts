@@ -8,8 +8,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const addr = optString(a, 'addr');
   const apps = optList(a, 'apps');
   const chain = optString(a, 'chain') as 'bitcoin' | 'cardano' | undefined;
-  if ((addr === undefined) === (apps.length === 0))
-    throw new CharmsError('INVALID_INPUT', 'exactly one of --addr or --apps must be provided');
+  if ((addr === undefined) === (apps.length === 0)) throw new CharmsError('INVALID_INPUT', 'exactly one of --addr or --apps must be provided');
   const dest = addr !== undefined ? destForAddress(addr, chain) : destForApps(apps, chain);
   ctx.stdout(`${toHex(dest)}\n`);
 };

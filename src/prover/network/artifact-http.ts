@@ -46,15 +46,37 @@ export interface ArtifactPolicy {
 
 const PRIVATE = new BlockList();
 for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ] as const)
   PRIVATE.addSubnet(net, bits, 'ipv4');
 // IPv4-mapped addresses are checked by BlockList as their IPv4 address; translated forms are refused whole
 for (const [net, bits] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23],
-  ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
 ] as const)
   PRIVATE.addSubnet(net, bits, 'ipv6');
 
@@ -123,7 +145,8 @@ const MAX_REDIRECTS = 3;
  * the client within the transfer's total time).
  */
 export async function transfer(raw: string, policy: ArtifactPolicy, o: TransferOptions): Promise<Uint8Array> {
-  const refused = (e: Refused) => new CharmsError('PROVER_TRANSIENT', `the prover network named an artifact URL for the ${o.what} that is refused: ${e.message}`, { cause: e });
+  const refused = (e: Refused) =>
+    new CharmsError('PROVER_TRANSIENT', `the prover network named an artifact URL for the ${o.what} that is refused: ${e.message}`, { cause: e });
   let target: { url: URL; trusted: boolean };
   try {
     target = vet(raw, policy);
@@ -200,7 +223,8 @@ function once(url: URL, trusted: boolean, o: TransferOptions): Promise<{ status:
       }
       const keep = o.method === 'GET' && status >= 200 && status <= 299;
       const declared = Number(res.headers['content-length'] ?? NaN);
-      if (keep && declared > o.maxBytes) return finish(new CharmsError('PROVER_TRANSIENT', `the ${o.what} declares ${declared} bytes, over the limit of ${o.maxBytes}: refused`));
+      if (keep && declared > o.maxBytes)
+        return finish(new CharmsError('PROVER_TRANSIENT', `the ${o.what} declares ${declared} bytes, over the limit of ${o.maxBytes}: refused`));
       let size = 0;
       res.on('data', (c: Buffer) => {
         if (done) return;
@@ -212,7 +236,9 @@ function once(url: URL, trusted: boolean, o: TransferOptions): Promise<{ status:
         }
         if (size > o.maxBytes) return finish(new CharmsError('PROVER_TRANSIENT', `the ${o.what} is over the limit of ${o.maxBytes} bytes: refused`));
         if (o.budget && !o.budget.tryTake(c.length))
-          return finish(new CharmsError('PROVER_TRANSIENT', `too many proof bytes are being downloaded at once (over ${o.budget.max}): retry the request later`));
+          return finish(
+            new CharmsError('PROVER_TRANSIENT', `too many proof bytes are being downloaded at once (over ${o.budget.max}): retry the request later`),
+          );
         taken += o.budget ? c.length : 0;
         chunks.push(c);
       });

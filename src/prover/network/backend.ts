@@ -128,7 +128,12 @@ export class NetworkBackend {
     ] as const;
     for (const [name, ctx, vk] of stages) {
       const c = ctx.client;
-      const entry: Record<string, unknown> = { rpc_url: redactText(c.channel.origin), mode: ctx.settings.variant !== 'auction' ? 'reserved (base API)' : c.channel.origin === new URL(MAINNET_RPC_URL).origin ? 'auction (mainnet)' : 'auction', vk_hash: `0x${toHex(vk)}` };
+      const entry: Record<string, unknown> = {
+        rpc_url: redactText(c.channel.origin),
+        mode:
+          ctx.settings.variant !== 'auction' ? 'reserved (base API)' : c.channel.origin === new URL(MAINNET_RPC_URL).origin ? 'auction (mainnet)' : 'auction',
+        vk_hash: `0x${toHex(vk)}`,
+      };
       try {
         const p = await c.getProgram(vk, { once: true });
         entry.registered = p !== undefined;

@@ -26,7 +26,10 @@ test('SP1Stdin bincode for both stages', () => {
   const cbor = Uint8Array.of(0xa1, 0x61, 0x61, 0x01);
   assert.equal(toHex(stdinWithInput(cbor)), le64(1) + le64(4) + 'a1616101' + le64(0) + le64(0));
   const rp = Uint8Array.of(9, 9, 9);
-  assert.equal(toHex(stdinWithProof(cbor, rp, SPELL_CHECKER_VK_BIN)), le64(1) + le64(4) + 'a1616101' + le64(0) + le64(1) + '090909' + toHex(SPELL_CHECKER_VK_BIN));
+  assert.equal(
+    toHex(stdinWithProof(cbor, rp, SPELL_CHECKER_VK_BIN)),
+    le64(1) + le64(4) + 'a1616101' + le64(0) + le64(1) + '090909' + toHex(SPELL_CHECKER_VK_BIN),
+  );
   assert.throws(() => stdinWithProof(cbor, rp, new Uint8Array(103)));
 });
 
@@ -46,7 +49,14 @@ test('Groth16 ProofFromNetwork decodes to the 356 on-chain bytes; malformed inpu
   const encodedProof = randomBytes(352);
   const vkeyHash = randomBytes(32);
   const pv = Uint8Array.of(1, 2, 3);
-  const bytes = encodeGroth16Proof({ publicInputs: ['1', committedDigestDecimal(pv), '0', '4', '0'], encodedProof, rawProof: 'ab', vkeyHash, publicValues: pv, sp1Version: 'v6.1.0' });
+  const bytes = encodeGroth16Proof({
+    publicInputs: ['1', committedDigestDecimal(pv), '0', '4', '0'],
+    encodedProof,
+    rawProof: 'ab',
+    vkeyHash,
+    publicValues: pv,
+    sp1Version: 'v6.1.0',
+  });
   const g = decodeGroth16Proof(bytes);
   assert.equal(g.onChainBytes.length, 356);
   assert.equal(toHex(g.onChainBytes), toHex(vkeyHash.subarray(0, 4)) + toHex(encodedProof));
@@ -79,8 +89,25 @@ test('compressed proof splice: verbatim recursion proof for random pv, versions 
   const p = encodeCompressedProof(randomBytes(100), pv, 'v6.1.0');
   const other = Uint8Array.from(pv);
   other[0]! ^= 1;
-  assert.throws(() => spliceCompressedProof(p, other), (e: Error & { code?: string }) => e.code === 'PROVER_TRANSIENT' && /expected public values/.test(e.message));
-  assert.throws(() => spliceCompressedProof(encodeGroth16Proof({ publicInputs: ['', '', '', '', ''], encodedProof: new Uint8Array(), rawProof: '', vkeyHash: new Uint8Array(32), publicValues: pv, sp1Version: 'v' }), pv), /tag/);
+  assert.throws(
+    () => spliceCompressedProof(p, other),
+    (e: Error & { code?: string }) => e.code === 'PROVER_TRANSIENT' && /expected public values/.test(e.message),
+  );
+  assert.throws(
+    () =>
+      spliceCompressedProof(
+        encodeGroth16Proof({
+          publicInputs: ['', '', '', '', ''],
+          encodedProof: new Uint8Array(),
+          rawProof: '',
+          vkeyHash: new Uint8Array(32),
+          publicValues: pv,
+          sp1Version: 'v',
+        }),
+        pv,
+      ),
+    /tag/,
+  );
 });
 
 test('zstd raw frames decode with the zstd CLI (0, 1, 128 KiB, 128 KiB + 1, 1 MiB)', (t) => {

@@ -101,7 +101,15 @@ export function decodeGroth16Proof(b: Uint8Array): Groth16FromNetwork {
 export function encodeGroth16Proof(p: Omit<Groth16FromNetwork, 'onChainBytes'>): Uint8Array {
   const str = (s: string) => vec(new TextEncoder().encode(s));
   if (p.publicInputs.length !== 5 || p.vkeyHash.length !== 32) throw new CharmsError('INTERNAL', 'Groth16 proof needs 5 public inputs and a 32-byte vkey hash');
-  return concatByteList([u32(ProofKind.GROTH16), ...p.publicInputs.flatMap(str), ...str(toHex(p.encodedProof)), ...str(p.rawProof), p.vkeyHash, ...vec(p.publicValues), ...str(p.sp1Version)]);
+  return concatByteList([
+    u32(ProofKind.GROTH16),
+    ...p.publicInputs.flatMap(str),
+    ...str(toHex(p.encodedProof)),
+    ...str(p.rawProof),
+    p.vkeyHash,
+    ...vec(p.publicValues),
+    ...str(p.sp1Version),
+  ]);
 }
 
 /** Writes a COMPRESSED `ProofFromNetwork` around opaque `SP1RecursionProof` bytes. */

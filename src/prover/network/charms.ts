@@ -11,7 +11,15 @@ import { encodeCbor } from '../../codec/cbor.js';
 import { CharmsError } from '../../errors.js';
 import { chainTxToValue, type ProveRequest } from '../../model/request.js';
 import { appMapToValue, bytesToBinary, sortAppEntries } from '../../model/primitives.js';
-import { appSignatureToValue, b32MapToValue, beamSourceToValue, encodeSpellCbor, spellToValue, u32MapToValue, type NormalizedSpell } from '../../model/spell.js';
+import {
+  appSignatureToValue,
+  b32MapToValue,
+  beamSourceToValue,
+  encodeSpellCbor,
+  spellToValue,
+  u32MapToValue,
+  type NormalizedSpell,
+} from '../../model/spell.js';
 import { CURRENT_PROTOCOL_VERSION, spellVkFor } from '../../proof/constants.js';
 import { publicValuesFor } from '../../proof/public-values.js';
 import { verifySpellProof } from '../../proof/verify.js';
@@ -65,16 +73,32 @@ export function spellProverInputCbor(req: ProveRequest, spell: NormalizedSpell, 
   if (spell.tx.scrolls && spell.tx.scrolls.length > 0 && !scrollOutputs)
     throw new CharmsError('INTERNAL', 'a spell with Scrolls outputs reached the prover without the signed Scrolls address map');
   const m = new ValueMap();
-  m.set('self_spell_vk', Array.from(spellVkFor(CURRENT_PROTOCOL_VERSION, false), (b) => BigInt(b)));
+  m.set(
+    'self_spell_vk',
+    Array.from(spellVkFor(CURRENT_PROTOCOL_VERSION, false), (b) => BigInt(b)),
+  );
   m.set('prev_txs', req.prev_txs.map(chainTxToValue));
   m.set('spell', spellToValue(spell, false));
-  m.set('tx_ins_beamed_source_utxos', u32MapToValue(req.tx_ins_beamed_source_utxos, (b) => beamSourceToValue(b, false)));
+  m.set(
+    'tx_ins_beamed_source_utxos',
+    u32MapToValue(req.tx_ins_beamed_source_utxos, (b) => beamSourceToValue(b, false)),
+  );
   let appInput: Value = null;
   if (req.binaries.length > 0) {
     const ai = new ValueMap();
-    ai.set('app_binaries', b32MapToValue(req.binaries, false, (b) => bytesToBinary(b)));
-    ai.set('app_private_inputs', appMapToValue(sortAppEntries([...req.app_private_inputs], 'app_private_inputs'), false, (d) => d));
-    if (req.app_signatures.length > 0) ai.set('app_signatures', b32MapToValue(req.app_signatures, false, (s) => appSignatureToValue(s, false)));
+    ai.set(
+      'app_binaries',
+      b32MapToValue(req.binaries, false, (b) => bytesToBinary(b)),
+    );
+    ai.set(
+      'app_private_inputs',
+      appMapToValue(sortAppEntries([...req.app_private_inputs], 'app_private_inputs'), false, (d) => d),
+    );
+    if (req.app_signatures.length > 0)
+      ai.set(
+        'app_signatures',
+        b32MapToValue(req.app_signatures, false, (s) => appSignatureToValue(s, false)),
+      );
     appInput = ai;
   }
   m.set('app_input', appInput);
@@ -99,7 +123,12 @@ export interface TwoStageOptions {
 }
 
 /** Proves `spell` (full, with ins and coins) in two stages; returns the verified 356-byte Groth16 proof. */
-export async function proveSpellOnNetwork(req: ProveRequest, spell: NormalizedSpell, opts: TwoStageOptions, scrollOutputs?: SignedScrollOutputs): Promise<Uint8Array> {
+export async function proveSpellOnNetwork(
+  req: ProveRequest,
+  spell: NormalizedSpell,
+  opts: TwoStageOptions,
+  scrollOutputs?: SignedScrollOutputs,
+): Promise<Uint8Array> {
   if (spell.mock) throw new CharmsError('INVALID_SPELL', 'trying to prove a mock spell with a real prover');
   const publicValues = publicValuesFor(spell.version, encodeSpellCbor(spell), false);
   const input = spellProverInputCbor(req, spell, scrollOutputs);
@@ -110,13 +139,19 @@ export async function proveSpellOnNetwork(req: ProveRequest, spell: NormalizedSp
     stage1 = await proveOnNetwork(opts.app, SPELL_CHECKER_VK_HASH, stdinWithInput(input), ProofMode.COMPRESSED);
   } catch (e) {
     if (e instanceof RequestFailure && e.kind === 'unexecutable')
-      throw new CharmsError('SPELL_UNEXECUTABLE', `the spell checker failed on this spell (request ${e.requestId}): the spell or its app inputs are invalid`, { cause: e });
+      throw new CharmsError('SPELL_UNEXECUTABLE', `the spell checker failed on this spell (request ${e.requestId}): the spell or its app inputs are invalid`, {
+        cause: e,
+      });
     throw transient('spell checker (stage 1)', e);
   }
   const { recursionProof } = spliceCompressedProof(stage1, publicValues);
 
   // A stopping server pays for no new request: stage 1 is spent, stage 2 is not asked for.
-  if (opts.stopping?.aborted) throw new CharmsError('SERVER_BUSY', 'the server is shutting down: the spell checker proof (stage 1) is done, the SNARK wrapper (stage 2) was not requested; retry on another server');
+  if (opts.stopping?.aborted)
+    throw new CharmsError(
+      'SERVER_BUSY',
+      'the server is shutting down: the spell checker proof (stage 1) is done, the SNARK wrapper (stage 2) was not requested; retry on another server',
+    );
   // Stage 2: every failure is transient, as in the reference.
   let stage2: Uint8Array;
   try {
@@ -136,7 +171,11 @@ function transient(stage: string, e: unknown): CharmsError {
 /** Decodes stage 2's proof and verifies it against the spell vk; never returns bytes that do not verify. */
 function verifiedGroth16(proofFromNetwork: Uint8Array, version: number, publicValues: Uint8Array): Uint8Array {
   const unverified = (why: string, cause?: unknown) =>
-    new CharmsError('PROOF_UNVERIFIED', `the prover network returned a proof that does not verify (${why}); no transaction was built — retry the request`, cause === undefined ? undefined : { cause });
+    new CharmsError(
+      'PROOF_UNVERIFIED',
+      `the prover network returned a proof that does not verify (${why}); no transaction was built — retry the request`,
+      cause === undefined ? undefined : { cause },
+    );
   let g;
   try {
     g = decodeGroth16Proof(proofFromNetwork);
@@ -152,4 +191,3 @@ function verifiedGroth16(proofFromNetwork: Uint8Array, version: number, publicVa
   }
   return g.onChainBytes;
 }
-

@@ -198,12 +198,20 @@ export class NetworkClient {
 
   /** CreateArtifact + PUT of `zstd(content)` to the presigned URL; returns the artifact URI. */
   async uploadArtifact(type: number, content: Uint8Array): Promise<string> {
-    const res = ProtoFields.parse(await this.unary('CreateArtifact', encodeCreateArtifactRequest(this.signer.signArtifactRequest(), type), ARTIFACT), tagsUpTo(2));
+    const res = ProtoFields.parse(
+      await this.unary('CreateArtifact', encodeCreateArtifactRequest(this.signer.signArtifactRequest(), type), ARTIFACT),
+      tagsUpTo(2),
+    );
     const uri = res.string(1);
     const url = res.string(2);
     if (!uri || !url) throw new GrpcError(GrpcCode.INTERNAL, 'CreateArtifact answered without a URI', ARTIFACT + 'CreateArtifact');
     const body = zstdRawFrame(content);
-    await this.timed('stdin upload', (timeoutMs) => counted('artifact_upload', transfer(url, this.policy, { method: 'PUT', body, maxBytes: 0, timeoutMs, stallMs: this.artifacts.stallMs, what: 'stdin upload' })));
+    await this.timed('stdin upload', (timeoutMs) =>
+      counted(
+        'artifact_upload',
+        transfer(url, this.policy, { method: 'PUT', body, maxBytes: 0, timeoutMs, stallMs: this.artifacts.stallMs, what: 'stdin upload' }),
+      ),
+    );
     return uri;
   }
 
@@ -217,7 +225,17 @@ export class NetworkClient {
    */
   download(url: string, maxBytes = this.maxDownload): Promise<Uint8Array> {
     return this.timed('proof download', (timeoutMs) =>
-      counted('proof_download', transfer(url, this.policy, { method: 'GET', maxBytes, timeoutMs, stallMs: this.artifacts.stallMs, budget: this.artifacts.budget, what: 'proof download' })),
+      counted(
+        'proof_download',
+        transfer(url, this.policy, {
+          method: 'GET',
+          maxBytes,
+          timeoutMs,
+          stallMs: this.artifacts.stallMs,
+          budget: this.artifacts.budget,
+          what: 'proof download',
+        }),
+      ),
     );
   }
 

@@ -41,7 +41,13 @@ export class GrpcError extends Error {
 }
 
 /** The SDK's transient codes (crates/sdk/src/network/retry.rs): retried with backoff. */
-const TRANSIENT_CODES: ReadonlySet<number> = new Set([GrpcCode.UNAVAILABLE, GrpcCode.DEADLINE_EXCEEDED, GrpcCode.INTERNAL, GrpcCode.ABORTED, GrpcCode.CANCELLED]);
+const TRANSIENT_CODES: ReadonlySet<number> = new Set([
+  GrpcCode.UNAVAILABLE,
+  GrpcCode.DEADLINE_EXCEEDED,
+  GrpcCode.INTERNAL,
+  GrpcCode.ABORTED,
+  GrpcCode.CANCELLED,
+]);
 
 export const isTransient = (e: unknown): boolean => e instanceof GrpcError && TRANSIENT_CODES.has(e.code);
 
@@ -62,7 +68,8 @@ function grpcOrigin(url: string): string {
   } catch {
     throw new CharmsError('CONFIG', `not a URL: ${redactText(url)}`);
   }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new CharmsError('CONFIG', `prover network URL must be https:// (or http:// for a self-hosted gateway), got ${u.protocol}`);
+  if (u.protocol !== 'https:' && u.protocol !== 'http:')
+    throw new CharmsError('CONFIG', `prover network URL must be https:// (or http:// for a self-hosted gateway), got ${u.protocol}`);
   return u.origin;
 }
 
@@ -173,7 +180,14 @@ export class GrpcChannel {
       stream.on('close', () => {
         if (done) return;
         const st = trailerStatus ?? statusFromHeaders;
-        if (httpStatus !== 200 && !st) return finish(new GrpcError(httpStatus ? httpStatusToGrpc(httpStatus) : GrpcCode.UNAVAILABLE, httpStatus ? `HTTP ${httpStatus}` : 'stream closed without a response', path));
+        if (httpStatus !== 200 && !st)
+          return finish(
+            new GrpcError(
+              httpStatus ? httpStatusToGrpc(httpStatus) : GrpcCode.UNAVAILABLE,
+              httpStatus ? `HTTP ${httpStatus}` : 'stream closed without a response',
+              path,
+            ),
+          );
         if (!st) return finish(new GrpcError(GrpcCode.INTERNAL, 'no grpc-status in the response', path));
         if (st.code !== GrpcCode.OK) return finish(new GrpcError(st.code, st.msg, path));
         const body = Buffer.concat(chunks);

@@ -32,8 +32,16 @@ const STDIN = stdinWithInput(Uint8Array.of(1, 2, 3));
 
 async function setup(outcome: Outcome, opts: ClientOptions = {}, limits: Partial<ArtifactLimits> = {}) {
   const net = await new FakeProverNetwork({ variant: 'base', account: signer.address, programs: ALL, script: () => outcome }).start();
-  const client = new NetworkClient(net.rpcUrl, signer, { retry: { initialMs: 1, maxDelayMs: 2, totalMs: 10 }, ...opts, artifacts: { stallMs: 150, totalMs: 1500, budget: new ByteBudget(1 << 20), ...limits } });
-  const ctx: ProveContext = { client, settings: { ...charmsSettings('base'), pollIntervalMs: 1, maxProofBytes: { compressed: 4096, groth16: 1024 } }, stage: 'stage 1' };
+  const client = new NetworkClient(net.rpcUrl, signer, {
+    retry: { initialMs: 1, maxDelayMs: 2, totalMs: 10 },
+    ...opts,
+    artifacts: { stallMs: 150, totalMs: 1500, budget: new ByteBudget(1 << 20), ...limits },
+  });
+  const ctx: ProveContext = {
+    client,
+    settings: { ...charmsSettings('base'), pollIntervalMs: 1, maxProofBytes: { compressed: 4096, groth16: 1024 } },
+    stage: 'stage 1',
+  };
   return {
     net,
     client,
@@ -138,7 +146,10 @@ test('one byte budget bounds all downloads in flight; it is given back when they
     const first = proveOnNetwork({ client: a.client, settings, stage: 'a' }, SPELL_CHECKER_VK_HASH, STDIN, ProofMode.COMPRESSED);
     for (let i = 0; i < 500 && budget.inUse < 48 * 1024; i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(budget.inUse, 48 * 1024, 'the first download holds its bytes');
-    await assert.rejects(proveOnNetwork({ client: b.client, settings, stage: 'b' }, SPELL_CHECKER_VK_HASH, STDIN, ProofMode.COMPRESSED), refusedWith(/too many proof bytes are being downloaded at once/));
+    await assert.rejects(
+      proveOnNetwork({ client: b.client, settings, stage: 'b' }, SPELL_CHECKER_VK_HASH, STDIN, ProofMode.COMPRESSED),
+      refusedWith(/too many proof bytes are being downloaded at once/),
+    );
     release!();
     assert.equal((await first).length, 48 * 1024);
     assert.equal(budget.inUse, 0);
@@ -178,7 +189,9 @@ test('a stalled download ends its computation: the Redis lock is released, not r
   }
 });
 
-test('artifact URLs: only public https hosts, the gateway host or listed hosts; never other loopback, data: or cross-host redirects', { timeout: 30_000 }, async () => {
+test('artifact URLs: only public https hosts, the gateway host or listed hosts; never other loopback, data: or cross-host redirects', {
+  timeout: 30_000,
+}, async () => {
   const evil = await hostile();
   const proof = new Uint8Array(64);
   try {
@@ -223,11 +236,17 @@ test('artifact URLs: only public https hosts, the gateway host or listed hosts; 
     assert.deepEqual(evil.hits, []);
 
     // listed explicitly by the operator: allowed
-    const listed = await setup({ kind: 'fulfilled', proof, afterPolls: 0 }, { artifactHosts: artifactHostsOf({ SVC_ARTIFACT_HOSTS: `http://localhost:${evil.port}` }) });
+    const listed = await setup(
+      { kind: 'fulfilled', proof, afterPolls: 0 },
+      { artifactHosts: artifactHostsOf({ SVC_ARTIFACT_HOSTS: `http://localhost:${evil.port}` }) },
+    );
     try {
       listed.net.uploadBase = `http://localhost:${evil.port}`;
       await assert.rejects(listed.prove()); // the hostile host is no artifact store, but it was reached
-      assert.deepEqual(evil.hits.map((h: string) => h.split(' ')[0]), ['PUT']);
+      assert.deepEqual(
+        evil.hits.map((h: string) => h.split(' ')[0]),
+        ['PUT'],
+      );
     } finally {
       await listed.close();
     }
@@ -238,14 +257,35 @@ test('artifact URLs: only public https hosts, the gateway host or listed hosts; 
 
 test('the bytes of a malformed proof are never echoed (no "got tag <first bytes>")', () => {
   const page = new TextEncoder().encode('INTERNAL SERVER PAGE, secret=hunter2 ..........');
-  assert.throws(() => decodeGroth16Proof(page), (e: Error) => {
-    assert.ok(!/\d{6,}|INTE|hunter2/.test(e.message), e.message);
-    return true;
-  });
+  assert.throws(
+    () => decodeGroth16Proof(page),
+    (e: Error) => {
+      assert.ok(!/\d{6,}|INTE|hunter2/.test(e.message), e.message);
+      return true;
+    },
+  );
 });
 
 test('public addresses: loopback, private, link-local, mapped and reserved ranges are not', () => {
-  for (const a of ['127.0.0.1', '127.9.9.9', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a00:1', 'not an ip'])
+  for (const a of [
+    '127.0.0.1',
+    '127.9.9.9',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '::1',
+    '::',
+    'fe80::1',
+    'fd00::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '64:ff9b::a00:1',
+    'not an ip',
+  ])
     assert.equal(isPublicAddress(a), false, a);
   for (const a of ['1.1.1.1', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111']) assert.equal(isPublicAddress(a), true, a);
 });
@@ -257,15 +297,24 @@ test('SVC_ARTIFACT_HOSTS: hosts, ports and schemes; malformed entries are a CONF
     { host: '[fd00::5]', http: false, port: 8443 },
   ]);
   assert.deepEqual(artifactHostsOf({}), []);
-  assert.throws(() => artifactHostsOf({ SVC_ARTIFACT_HOSTS: 'ftp://x' }), (e: CharmsError) => e.code === 'CONFIG');
-  assert.throws(() => artifactHostsOf({ SVC_ARTIFACT_HOSTS: 'https://x/path' }), (e: CharmsError) => e.code === 'CONFIG');
+  assert.throws(
+    () => artifactHostsOf({ SVC_ARTIFACT_HOSTS: 'ftp://x' }),
+    (e: CharmsError) => e.code === 'CONFIG',
+  );
+  assert.throws(
+    () => artifactHostsOf({ SVC_ARTIFACT_HOSTS: 'https://x/path' }),
+    (e: CharmsError) => e.code === 'CONFIG',
+  );
 });
 
 test('gRPC replies: a status padded with megabytes of unknown fields is refused by its method cap before any decoding', { timeout: 20_000 }, async () => {
   const s = await setup({ kind: 'fulfilled', proof: new Uint8Array(10), afterPolls: 3 });
   try {
     s.net.padding.set('GetProofRequestStatus', 8 * 1024 * 1024);
-    await assert.rejects(s.prove(), (e: unknown) => e instanceof GrpcError && e.code === GrpcCode.RESOURCE_EXHAUSTED && /response over 65536 bytes/.test(e.message));
+    await assert.rejects(
+      s.prove(),
+      (e: unknown) => e instanceof GrpcError && e.code === GrpcCode.RESOURCE_EXHAUSTED && /response over 65536 bytes/.test(e.message),
+    );
     s.net.padding.set('GetProofRequestStatus', 60 * 1024); // under the cap: decoded, the padding skipped
     s.net.padding.set('GetNonce', 3000);
     assert.equal((await s.prove()).length, 10);
@@ -280,7 +329,11 @@ test('protobuf: unknown fields of a reply are stepped over, never materialized',
   const status = { fulfillmentStatus: 3, executionStatus: 2, requestTxHash: new Uint8Array(32).fill(7), deadline: 99n, proofUri: 'https://store.example/p' };
   const msg = padded(encodeStatus(status), 3 * 100_000);
   const f = ProtoFields.parse(msg, tagsUpTo(7));
-  assert.deepEqual([...f.fields.keys()].sort((a, b) => a - b), [1, 2, 3, 4, 6], 'only the known fields are kept');
+  assert.deepEqual(
+    [...f.fields.keys()].sort((a, b) => a - b),
+    [1, 2, 3, 4, 6],
+    'only the known fields are kept',
+  );
   assert.ok([...f.fields.values()].every((l) => l.length === 1));
   assert.deepEqual(decodeStatus(msg), status);
   // without a known set every field is kept (the fake network's own parsing)

@@ -35,7 +35,12 @@ interface Setup {
 }
 
 /** Auction timeout: an hour, except where a test wants the stuck-auction path (a short one would race slow polls). */
-async function setup(variant: NetworkVariant, script: (r: { attempt: number; stdin: Uint8Array }) => Outcome, programs = ALL, auctionTimeoutMs = 3_600_000): Promise<Setup> {
+async function setup(
+  variant: NetworkVariant,
+  script: (r: { attempt: number; stdin: Uint8Array }) => Outcome,
+  programs = ALL,
+  auctionTimeoutMs = 3_600_000,
+): Promise<Setup> {
   const net = await new FakeProverNetwork({ variant, account: signer.address, programs, script }).start();
   const client = new NetworkClient(net.rpcUrl, signer, { retry: { initialMs: 1, maxDelayMs: 4, totalMs: 20 } });
   const events: ProgressEvent[] = [];
@@ -106,9 +111,17 @@ test('fulfilled (base variant for reserved / sp1-cluster gateways): no auction f
 });
 
 test('stuck auction: cancelled (signed, next nonce), then retried once with the high-availability whitelist', async () => {
-  const s = await setup('auction', ({ attempt }) => (attempt === 0 ? { kind: 'stuck' } : { kind: 'fulfilled', proof: Uint8Array.of(1, 2), afterPolls: 0 }), ALL, 20);
+  const s = await setup(
+    'auction',
+    ({ attempt }) => (attempt === 0 ? { kind: 'stuck' } : { kind: 'fulfilled', proof: Uint8Array.of(1, 2), afterPolls: 0 }),
+    ALL,
+    20,
+  );
   try {
-    assert.deepEqual(await proveOnNetwork(s.ctx('stage 1'), SPELL_CHECKER_VK_HASH, stdinWithInput(Uint8Array.of(1)), ProofMode.COMPRESSED), Uint8Array.of(1, 2));
+    assert.deepEqual(
+      await proveOnNetwork(s.ctx('stage 1'), SPELL_CHECKER_VK_HASH, stdinWithInput(Uint8Array.of(1)), ProofMode.COMPRESSED),
+      Uint8Array.of(1, 2),
+    );
     assert.equal(s.net.requests.length, 2);
     assert.equal(s.net.requests[0]!.cancelled, true);
     assert.deepEqual(s.net.requests[1]!.body.whitelist, s.net.haProvers);
@@ -122,14 +135,20 @@ test('stuck auction: cancelled (signed, next nonce), then retried once with the 
 test('unfulfillable twice: retried once, then a transient failure; unexecutable: not retried', async () => {
   const s = await setup('auction', () => ({ kind: 'unfulfillable' }));
   try {
-    await assert.rejects(proveOnNetwork(s.ctx('stage 1'), SPELL_CHECKER_VK_HASH, stdinWithInput(Uint8Array.of(1)), ProofMode.COMPRESSED), (e: Error & { kind?: string }) => e.kind === 'unfulfillable');
+    await assert.rejects(
+      proveOnNetwork(s.ctx('stage 1'), SPELL_CHECKER_VK_HASH, stdinWithInput(Uint8Array.of(1)), ProofMode.COMPRESSED),
+      (e: Error & { kind?: string }) => e.kind === 'unfulfillable',
+    );
     assert.equal(s.net.requests.length, 2);
   } finally {
     await teardown(s);
   }
   const u = await setup('auction', () => ({ kind: 'unexecutable' }));
   try {
-    await assert.rejects(proveOnNetwork(u.ctx('stage 1'), SPELL_CHECKER_VK_HASH, stdinWithInput(Uint8Array.of(1)), ProofMode.COMPRESSED), (e: Error & { kind?: string }) => e.kind === 'unexecutable');
+    await assert.rejects(
+      proveOnNetwork(u.ctx('stage 1'), SPELL_CHECKER_VK_HASH, stdinWithInput(Uint8Array.of(1)), ProofMode.COMPRESSED),
+      (e: Error & { kind?: string }) => e.kind === 'unexecutable',
+    );
     assert.equal(u.net.requests.length, 1);
   } finally {
     await teardown(u);
@@ -139,7 +158,10 @@ test('unfulfillable twice: retried once, then a transient failure; unexecutable:
 test('expired deadline: a timeout failure after the one retry', async () => {
   const s = await setup('auction', () => ({ kind: 'expired' }));
   try {
-    await assert.rejects(proveOnNetwork(s.ctx('stage 2'), PROOF_WRAPPER_VK_HASH, stdinWithInput(Uint8Array.of(1)), ProofMode.GROTH16), (e: Error & { kind?: string }) => e.kind === 'timeout');
+    await assert.rejects(
+      proveOnNetwork(s.ctx('stage 2'), PROOF_WRAPPER_VK_HASH, stdinWithInput(Uint8Array.of(1)), ProofMode.GROTH16),
+      (e: Error & { kind?: string }) => e.kind === 'timeout',
+    );
     assert.equal(s.net.requests.length, 2);
   } finally {
     await teardown(s);
@@ -158,7 +180,11 @@ test('transient UNAVAILABLE is retried with backoff (fresh nonce); it stays an e
     await assert.rejects(s.client.getBalance(), (e) => e instanceof GrpcError && e.code === GrpcCode.UNAVAILABLE);
     s.net.failures.set('GetBalance', [GrpcCode.PERMISSION_DENIED]);
     await assert.rejects(s.client.getBalance(), (e) => e instanceof GrpcError && e.code === GrpcCode.PERMISSION_DENIED);
-    assert.equal(s.net.calls.filter((c) => c === 'GetBalance').length, 7 + 1, 'backoff 1, 2, 4, 4, 4, 4 ms fits the 20 ms budget: 7 attempts; a non-transient code is not retried');
+    assert.equal(
+      s.net.calls.filter((c) => c === 'GetBalance').length,
+      7 + 1,
+      'backoff 1, 2, 4, 4, 4, 4 ms fits the 20 ms budget: 7 attempts; a non-transient code is not retried',
+    );
     assert.equal(await s.client.getBalance(), '1500000000000000000');
   } finally {
     await teardown(s);
@@ -168,7 +194,10 @@ test('transient UNAVAILABLE is retried with backoff (fresh nonce); it stays an e
 test('an unregistered program is named before anything is paid for', async () => {
   const s = await setup('auction', () => ({ kind: 'fulfilled', proof: Uint8Array.of(3) }), new Set());
   try {
-    await assert.rejects(proveOnNetwork(s.ctx('stage 1'), SPELL_CHECKER_VK_HASH, stdinWithInput(Uint8Array.of(1)), ProofMode.COMPRESSED), (e: CharmsError) => e.code === 'PROVER_UNAVAILABLE' && e.message.includes(toHex(SPELL_CHECKER_VK_HASH)));
+    await assert.rejects(
+      proveOnNetwork(s.ctx('stage 1'), SPELL_CHECKER_VK_HASH, stdinWithInput(Uint8Array.of(1)), ProofMode.COMPRESSED),
+      (e: CharmsError) => e.code === 'PROVER_UNAVAILABLE' && e.message.includes(toHex(SPELL_CHECKER_VK_HASH)),
+    );
     assert.equal(s.net.requests.length, 0);
     assert.equal(s.net.artifacts.size, 0);
   } finally {
@@ -235,7 +264,10 @@ function charmsScript(v: ReturnType<typeof realV12>, opts: { stage1Pv?: Uint8Arr
       seen.push('stage 1');
       assert.equal(rest.length, 16);
       const m = decodeCbor(input) as ValueMap;
-      assert.deepEqual(m.entries.map(([k]) => k), ['self_spell_vk', 'prev_txs', 'spell', 'tx_ins_beamed_source_utxos', 'app_input']);
+      assert.deepEqual(
+        m.entries.map(([k]) => k),
+        ['self_spell_vk', 'prev_txs', 'spell', 'tx_ins_beamed_source_utxos', 'app_input'],
+      );
       if (opts.stage1 && opts.stage1 !== 'fulfilled') return { kind: opts.stage1 } as Outcome;
       return { kind: 'fulfilled', proof: encodeCompressedProof(recursionProof, opts.stage1Pv ?? v.pv, 'v6.1.0') };
     }
@@ -247,7 +279,17 @@ function charmsScript(v: ReturnType<typeof realV12>, opts: { stage1Pv?: Uint8Arr
     if (opts.badProof) encodedProof[200]! ^= 1;
     const vkeyHash = new Uint8Array(32);
     vkeyHash.set(v.proof.subarray(0, 4));
-    return { kind: 'fulfilled', proof: encodeGroth16Proof({ publicInputs: v.inputs.concat(['0', '0', '0']).slice(0, 5), encodedProof, rawProof: '', vkeyHash, publicValues: v.pv, sp1Version: 'v6.1.0' }) };
+    return {
+      kind: 'fulfilled',
+      proof: encodeGroth16Proof({
+        publicInputs: v.inputs.concat(['0', '0', '0']).slice(0, 5),
+        encodedProof,
+        rawProof: '',
+        vkeyHash,
+        publicValues: v.pv,
+        sp1Version: 'v6.1.0',
+      }),
+    };
   };
   return { script, seen };
 }
@@ -262,10 +304,13 @@ test('two stages end to end: a real on-chain spell (v12) replayed through the fa
     assert.equal(toHex(proof), toHex(v.proof));
     assert.equal(proof.length, 356);
     assert.deepEqual(seen, ['stage 1', 'stage 2']);
-    assert.deepEqual(s.net.requests.map((r) => [toHex(r.body.vkHash), r.body.mode]), [
-      [toHex(SPELL_CHECKER_VK_HASH), ProofMode.COMPRESSED],
-      [toHex(PROOF_WRAPPER_VK_HASH), ProofMode.GROTH16],
-    ]);
+    assert.deepEqual(
+      s.net.requests.map((r) => [toHex(r.body.vkHash), r.body.mode]),
+      [
+        [toHex(SPELL_CHECKER_VK_HASH), ProofMode.COMPRESSED],
+        [toHex(PROOF_WRAPPER_VK_HASH), ProofMode.GROTH16],
+      ],
+    );
   } finally {
     await teardown(s);
   }
@@ -274,7 +319,11 @@ test('two stages end to end: a real on-chain spell (v12) replayed through the fa
 test('two stages: each failure gets its answer (unexecutable 4xx, wrong stage-1 public values, unverifiable proof, stage-2 transient)', async (t) => {
   if (!sharedOrSkip(t)) return;
   const v = realV12();
-  const run = async (opts: Parameters<typeof charmsScript>[1], check: (e: CharmsError) => boolean, script?: (r: { attempt: number; stdin: Uint8Array }) => Outcome) => {
+  const run = async (
+    opts: Parameters<typeof charmsScript>[1],
+    check: (e: CharmsError) => boolean,
+    script?: (r: { attempt: number; stdin: Uint8Array }) => Outcome,
+  ) => {
     const s = await setup('auction', script ?? charmsScript(v, opts).script);
     try {
       await assert.rejects(proveSpellOnNetwork(request(v.spell), v.spell, { app: s.ctx('stage 1'), wrapper: s.ctx('stage 2') }), (e: CharmsError) => {
@@ -293,7 +342,14 @@ test('two stages: each failure gets its answer (unexecutable 4xx, wrong stage-1 
   assert.equal(await run({ badProof: true }, (e) => e.code === 'PROOF_UNVERIFIED'), 2);
   const { script } = charmsScript(v);
   let n = 0;
-  assert.equal(await run({}, (e) => e.code === 'PROVER_TRANSIENT' && /stage 2/.test(e.message), (r) => (n++ === 0 ? script(r) : { kind: 'unfulfillable' })), 3);
+  assert.equal(
+    await run(
+      {},
+      (e) => e.code === 'PROVER_TRANSIENT' && /stage 2/.test(e.message),
+      (r) => (n++ === 0 ? script(r) : { kind: 'unfulfillable' }),
+    ),
+    3,
+  );
   // a server that stops between the stages pays for no stage 2
   {
     const stopping = new AbortController();
@@ -304,7 +360,10 @@ test('two stages: each failure gets its answer (unexecutable 4xx, wrong stage-1 
       return out;
     });
     try {
-      await assert.rejects(proveSpellOnNetwork(request(v.spell), v.spell, { app: s.ctx('stage 1'), wrapper: s.ctx('stage 2'), stopping: stopping.signal }), code('SERVER_BUSY'));
+      await assert.rejects(
+        proveSpellOnNetwork(request(v.spell), v.spell, { app: s.ctx('stage 1'), wrapper: s.ctx('stage 2'), stopping: stopping.signal }),
+        code('SERVER_BUSY'),
+      );
       assert.equal(s.net.requests.length, 1, 'stage 2 not requested');
     } finally {
       await teardown(s);
@@ -327,16 +386,30 @@ test('SpellProverInput CBOR, field by field as the reference struct (charms-clie
     tx_ins_beamed_source_utxos: new Map([[3, { utxo: { txid: new Uint8Array(32).fill(9), vout: 1 }, nonce: 5n }]]) as never,
   };
   const m = decodeCbor(spellProverInputCbor(req, spell)) as ValueMap;
-  assert.deepEqual(m.entries.map(([k]) => k), ['self_spell_vk', 'prev_txs', 'spell', 'tx_ins_beamed_source_utxos', 'app_input']);
+  assert.deepEqual(
+    m.entries.map(([k]) => k),
+    ['self_spell_vk', 'prev_txs', 'spell', 'tx_ins_beamed_source_utxos', 'app_input'],
+  );
   assert.deepEqual(m.get('self_spell_vk'), Array.from(spellVkFor(CURRENT_PROTOCOL_VERSION, false), BigInt), '[u8; 32] as an array of integers');
   assert.deepEqual(m.get('prev_txs'), [new ValueMap([['bitcoin', '0200']])], 'Tx: externally tagged enum, hex');
   assert.deepEqual((m.get('spell') as ValueMap).entries.map(([k]) => k).slice(0, 2), ['version', 'tx']);
   const beamed = m.get('tx_ins_beamed_source_utxos') as ValueMap;
-  assert.deepEqual(beamed.entries.map(([k]) => k), [3n], 'BTreeMap<usize, _>: integer keys');
+  assert.deepEqual(
+    beamed.entries.map(([k]) => k),
+    [3n],
+    'BTreeMap<usize, _>: integer keys',
+  );
   const ai = m.get('app_input') as ValueMap;
-  assert.deepEqual(ai.entries.map(([k]) => k), ['app_binaries', 'app_private_inputs'], 'app_signatures skipped when empty');
+  assert.deepEqual(
+    ai.entries.map(([k]) => k),
+    ['app_binaries', 'app_private_inputs'],
+    'app_signatures skipped when empty',
+  );
   assert.deepEqual((ai.get('app_binaries') as ValueMap).entries, [[Array.from(vk, BigInt), [0n, 97n, 115n, 109n]]], 'B32 → Vec<u8>, both as integer arrays');
-  assert.deepEqual((ai.get('app_private_inputs') as ValueMap).entries.map(([, x]) => x), ['secret']);
+  assert.deepEqual(
+    (ai.get('app_private_inputs') as ValueMap).entries.map(([, x]) => x),
+    ['secret'],
+  );
   // no binaries → app_input is None (null)
   assert.equal((decodeCbor(spellProverInputCbor(request(spell), spell)) as ValueMap).get('app_input'), null);
 });

@@ -33,10 +33,14 @@ export function networkPlan(c: ProverConfig): NetworkPlan {
   const networkUrl = c.networkRpcUrl ?? MAINNET_RPC_URL;
   const gpu = c.gpuServiceUrl;
   if (gpu && /\/twirp\/?$/.test(new URL(gpu, 'http://x').pathname))
-    return { unavailable: `ZK_GPU_SERVICE_URL=${redactText(gpu)} looks like SP1 v5's Moongate (Twirp) GPU server, which cannot make SP1 v6 proofs; point it at an sp1-cluster network-gateway instead` };
+    return {
+      unavailable: `ZK_GPU_SERVICE_URL=${redactText(gpu)} looks like SP1 v5's Moongate (Twirp) GPU server, which cannot make SP1 v6 proofs; point it at an sp1-cluster network-gateway instead`,
+    };
   const needKey = c.appProver === 'network' || c.spellProver === 'network';
   if (needKey && !isHttpUrl(networkUrl))
-    return { unavailable: `NETWORK_RPC_URL=${JSON.stringify(redactText(networkUrl))} is not an http(s) URL; set it to the Prover Network RPC (default ${MAINNET_RPC_URL}) or unset it` };
+    return {
+      unavailable: `NETWORK_RPC_URL=${JSON.stringify(redactText(networkUrl))} is not an http(s) URL; set it to the Prover Network RPC (default ${MAINNET_RPC_URL}) or unset it`,
+    };
   if (needKey && !c.networkPrivateKey) return { unavailable: 'network proving needs NETWORK_PRIVATE_KEY (the Prover Network account key); it is not set' };
   let app: Endpoint;
   if (c.appProver === 'network') app = { url: networkUrl, variant: 'auction' };
@@ -45,4 +49,3 @@ export function networkPlan(c: ProverConfig): NetworkPlan {
   const wrapper: Endpoint = c.spellProver === 'network' ? { url: networkUrl, variant: 'auction' } : app;
   return { app, wrapper, key: c.networkPrivateKey };
 }
-

@@ -119,7 +119,15 @@ test('RequestProof bodies are byte-identical to protoc --encode (auction, base, 
   const withPvh: RequestProofBody = { ...auctionBody, stdinPrivate: true, auction: { ...auctionBody.auction!, publicValuesHash: new Uint8Array() } };
   assert.equal(toHex(encodeRequestProofBody(withPvh)), enc('AuctionBody', auctionText(withPvh)));
   // all-default body: empty.
-  const zero: RequestProofBody = { ...auctionBody, nonce: 0n, vkHash: new Uint8Array(), version: '', whitelist: [], minAuctionPeriod: 0n, auction: { ...auctionBody.auction!, baseFee: '', maxPricePerPgu: '' } };
+  const zero: RequestProofBody = {
+    ...auctionBody,
+    nonce: 0n,
+    vkHash: new Uint8Array(),
+    version: '',
+    whitelist: [],
+    minAuctionPeriod: 0n,
+    auction: { ...auctionBody.auction!, baseFee: '', maxPricePerPgu: '' },
+  };
   assert.equal(toHex(encodeRequestProofBody(zero)), enc('AuctionBody', auctionText(zero)));
   // base variant: tags 1–11, stdin_private at 12.
   const base: RequestProofBody = { ...auctionBody, strategy: 2, minAuctionPeriod: 0n, whitelist: [], stdinPrivate: true };
@@ -140,22 +148,40 @@ test('envelopes, cancel, create-artifact, params and status match protoc', (t) =
   assert.equal(toHex(encodeCancelBody(7n, b('ab'.repeat(32)))), enc('CancelBody', `nonce: 7\nrequest_id: "${esc(b('ab'.repeat(32)))}"`));
   assert.equal(toHex(encodeCancelBody(0n, b('ab'.repeat(32)))), enc('CancelBody', `request_id: "${esc(b('ab'.repeat(32)))}"`));
   assert.equal(toHex(encodeCreateArtifactRequest(sig, 2)), enc('CreateArtifact', `signature: "${esc(sig)}"\nartifact_type: 2`));
-  const params = { domain: b('01'.repeat(32)), auctioneer: b('02'.repeat(20)), executor: b('03'.repeat(20)), verifier: b('04'.repeat(20)), maxPricePerPgu: '200000000', baseFee: '0', treasury: b('05'.repeat(20)), tickSize: 1000n };
+  const params = {
+    domain: b('01'.repeat(32)),
+    auctioneer: b('02'.repeat(20)),
+    executor: b('03'.repeat(20)),
+    verifier: b('04'.repeat(20)),
+    maxPricePerPgu: '200000000',
+    baseFee: '0',
+    treasury: b('05'.repeat(20)),
+    tickSize: 1000n,
+  };
   const paramsHex = enc(
     'Params',
     `domain: "${esc(params.domain)}" auctioneer: "${esc(params.auctioneer)}" executor: "${esc(params.executor)}" verifier: "${esc(params.verifier)}" max_price_per_pgu: "200000000" base_fee: "0" treasury: "${esc(params.treasury)}" tick_size: 1000`,
   );
   assert.equal(toHex(encodeParams(params)), paramsHex);
   assert.deepEqual(decodeParams(b(paramsHex)), params);
-  const statusHex = enc('Status', `fulfillment_status: 3 execution_status: 2 request_tx_hash: "\\001" deadline: 99 proof_uri: "http://x/p" proof_public_uri: "ignored"`);
+  const statusHex = enc(
+    'Status',
+    `fulfillment_status: 3 execution_status: 2 request_tx_hash: "\\001" deadline: 99 proof_uri: "http://x/p" proof_public_uri: "ignored"`,
+  );
   const st = decodeStatus(b(statusHex));
   assert.deepEqual(st, { fulfillmentStatus: 3, executionStatus: 2, requestTxHash: b('01'), deadline: 99n, proofUri: 'http://x/p' });
-  assert.equal(toHex(encodeStatus(st)), enc('Status', `fulfillment_status: 3 execution_status: 2 request_tx_hash: "\\001" deadline: 99 proof_uri: "http://x/p"`));
+  assert.equal(
+    toHex(encodeStatus(st)),
+    enc('Status', `fulfillment_status: 3 execution_status: 2 request_tx_hash: "\\001" deadline: 99 proof_uri: "http://x/p"`),
+  );
 });
 
 test('the reader refuses malformed protobuf without crashing', () => {
   for (const bad of ['08', '0a05aa', '0f', '00', '08ffffffffffffffffffff01'])
-    assert.throws(() => parseMessage(b(bad)), (e: Error & { code?: string }) => e.code === 'UPSTREAM_FAILED');
+    assert.throws(
+      () => parseMessage(b(bad)),
+      (e: Error & { code?: string }) => e.code === 'UPSTREAM_FAILED',
+    );
   // unknown fields and fixed-width fields are skipped
   assert.deepEqual([...parseMessage(b('0d01020304' + '0801')).keys()], [1]);
 });

@@ -282,8 +282,7 @@ export const encodeAddressRequest = (address: Uint8Array): Uint8Array => new Pro
 export const encodeVkHashRequest = (vkHash: Uint8Array): Uint8Array => new ProtoWriter().bytes(1, vkHash).finish();
 export const encodeParamsRequest = (mode: ProofModeValue): Uint8Array => new ProtoWriter().uint(1, mode).finish();
 export const encodeProversByUptimeRequest = (haOnly: boolean): Uint8Array => new ProtoWriter().uint(1, haOnly).finish();
-export const encodeCreateArtifactRequest = (signature: Uint8Array, type: number): Uint8Array =>
-  new ProtoWriter().bytes(1, signature).uint(2, type).finish();
+export const encodeCreateArtifactRequest = (signature: Uint8Array, type: number): Uint8Array => new ProtoWriter().bytes(1, signature).uint(2, type).finish();
 export const encodeStatusRequest = (requestId: Uint8Array): Uint8Array => new ProtoWriter().bytes(1, requestId).finish();
 
 export interface ProofRequestParams {
@@ -347,4 +346,3 @@ export function decodeStatus(b: Uint8Array): ProofStatus {
   if (pvh) s.publicValuesHash = pvh;
   return s;
 }
-

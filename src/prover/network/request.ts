@@ -91,7 +91,8 @@ const STATUS_NAMES: Record<number, string> = Object.fromEntries(Object.entries(F
 
 /** `floor(v × 120 / 100)` rounded down to a multiple of `tick` (the SDK's price headroom). */
 function maxPriceWithHeadroom(maxPricePerPgu: string, tickSize: bigint): string {
-  if (!/^\d{1,78}$/.test(maxPricePerPgu)) throw new CharmsError('UPSTREAM_FAILED', `the prover network sent a malformed max price: ${JSON.stringify(maxPricePerPgu.slice(0, 40))}`);
+  if (!/^\d{1,78}$/.test(maxPricePerPgu))
+    throw new CharmsError('UPSTREAM_FAILED', `the prover network sent a malformed max price: ${JSON.stringify(maxPricePerPgu.slice(0, 40))}`);
   const v = (BigInt(maxPricePerPgu) * 120n) / 100n;
   return (tickSize > 0n ? (v / tickSize) * tickSize : v).toString();
 }
@@ -183,10 +184,15 @@ async function proveStage(ctx: ProveContext, vkHash: Uint8Array, stdin: Uint8Arr
       if (st.fulfillmentStatus === FulfillmentStatus.FULFILLED) {
         if (!st.proofUri) throw new GrpcError(13, 'request fulfilled without a proof URI', 'GetProofRequestStatus');
         emit('downloading proof', id);
-        const cap = (mode === ProofMode.COMPRESSED || mode === ProofMode.CORE ? settings.maxProofBytes.compressed : settings.maxProofBytes.groth16) + stdin.length;
+        const cap =
+          (mode === ProofMode.COMPRESSED || mode === ProofMode.CORE ? settings.maxProofBytes.compressed : settings.maxProofBytes.groth16) + stdin.length;
         return client.download(st.proofUri, cap);
       }
-      if (st.fulfillmentStatus === FulfillmentStatus.UNFULFILLABLE || st.fulfillmentStatus === FulfillmentStatus.REVERTED || st.fulfillmentStatus === FulfillmentStatus.EXPIRED)
+      if (
+        st.fulfillmentStatus === FulfillmentStatus.UNFULFILLABLE ||
+        st.fulfillmentStatus === FulfillmentStatus.REVERTED ||
+        st.fulfillmentStatus === FulfillmentStatus.EXPIRED
+      )
         throw new RequestFailure('unfulfillable', `the network marked ${ctx.stage} ${STATUS_NAMES[st.fulfillmentStatus]}`, id);
       const t = now();
       if (t > deadlineMs || (st.deadline > 0n && t > Number(st.deadline) * 1000)) throw new RequestFailure('timeout', `${ctx.stage} passed its deadline`, id);
@@ -207,4 +213,3 @@ async function proveStage(ctx: ProveContext, vkHash: Uint8Array, stdin: Uint8Arr
     return attempt(await client.getProversByUptime(true));
   }
 }
-

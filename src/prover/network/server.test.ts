@@ -45,12 +45,27 @@ function script(seenSpells: Value[], stage1: Outcome['kind'] = 'fulfilled') {
       const spellV = (decodeCbor(input) as ValueMap).get('spell')!;
       seenSpells.push(spellV);
       const spell = spellFromValue(spellV, false);
-      return { kind: 'fulfilled', proof: encodeCompressedProof(randomBytes(64), publicValuesFor(spell.version, encodeSpellCbor(spell), false), 'v6.1.0'), afterPolls: 0 };
+      return {
+        kind: 'fulfilled',
+        proof: encodeCompressedProof(randomBytes(64), publicValuesFor(spell.version, encodeSpellCbor(spell), false), 'v6.1.0'),
+        afterPolls: 0,
+      };
     }
     const proof = fromHex(real.proof_hex);
     const vkeyHash = new Uint8Array(32);
     vkeyHash.set(proof.subarray(0, 4));
-    return { kind: 'fulfilled', afterPolls: 0, proof: encodeGroth16Proof({ publicInputs: ['0', '0', '0', '0', '0'], encodedProof: proof.subarray(4), rawProof: '', vkeyHash, publicValues: input, sp1Version: 'v6.1.0' }) };
+    return {
+      kind: 'fulfilled',
+      afterPolls: 0,
+      proof: encodeGroth16Proof({
+        publicInputs: ['0', '0', '0', '0', '0'],
+        encodedProof: proof.subarray(4),
+        rawProof: '',
+        vkeyHash,
+        publicValues: input,
+        sp1Version: 'v6.1.0',
+      }),
+    };
   };
 }
 
@@ -86,7 +101,11 @@ async function serve(programs: Set<string>, outcome?: Outcome['kind'], cache?: M
 
 function body(): string {
   const f = funding(readSharedText);
-  const req = bitcoinProveRequest(f, `version: 15\ntx:\n  ins: [${f.txid}:0]\n  outs: [{}]\n  coins: [{amount: 1000, dest: ${f.dest}}]\napp_public_inputs: {}\n`, [f.hex]);
+  const req = bitcoinProveRequest(
+    f,
+    `version: 15\ntx:\n  ins: [${f.txid}:0]\n  outs: [{}]\n  coins: [{amount: 1000, dest: ${f.dest}}]\napp_public_inputs: {}\n`,
+    [f.hex],
+  );
   return toJsonCompact(proveRequestToValue(req, true));
 }
 
@@ -128,7 +147,7 @@ test('both stages run with the full spell; a stage-2 proof that does not verify 
   }
 });
 
-test('a spell the network cannot execute is the caller\'s: 400 SPELL_UNEXECUTABLE', async (t) => {
+test("a spell the network cannot execute is the caller's: 400 SPELL_UNEXECUTABLE", async (t) => {
   if (!sharedOrSkip(t)) return;
   const s = await serve(new Set([toHex(SPELL_CHECKER_VK_HASH), toHex(PROOF_WRAPPER_VK_HASH)]), 'unexecutable');
   try {
@@ -147,8 +166,11 @@ test('`charms-prover network status`: address (never the key), balance, both pro
   const bin = fileURLToPath(new URL('../../cli/charms-prover.js', import.meta.url));
   const runStatus = (rpc: string) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, [bin, 'network', 'status'], { env: { PATH: process.env.PATH ?? '', APP_ZK_PROVER: 'network', NETWORK_PRIVATE_KEY: KEY, NETWORK_RPC_URL: rpc } }, (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      execFile(
+        process.execPath,
+        [bin, 'network', 'status'],
+        { env: { PATH: process.env.PATH ?? '', APP_ZK_PROVER: 'network', NETWORK_PRIVATE_KEY: KEY, NETWORK_RPC_URL: rpc } },
+        (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
   for (const [programs, expected] of [
@@ -173,7 +195,7 @@ test('`charms-prover network status`: address (never the key), balance, both pro
   }
 });
 
-test('identical concurrent requests share one network proof (the cache\'s in-flight dedup)', async (t) => {
+test("identical concurrent requests share one network proof (the cache's in-flight dedup)", async (t) => {
   if (!sharedOrSkip(t)) return;
   const s = await serve(new Set([toHex(SPELL_CHECKER_VK_HASH), toHex(PROOF_WRAPPER_VK_HASH)]), 'unfulfillable', new MemoryCache());
   try {

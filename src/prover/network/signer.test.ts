@@ -57,10 +57,34 @@ test('signatures are r‖s‖(27+parity), recover to the account, and verify wit
   const ss = der(sig.subarray(32, 64));
   writeFileSync(join(dir, 'sig.der'), Buffer.concat([Buffer.of(0x30, r.length + ss.length), r, ss]));
   writeFileSync(join(dir, 'digest'), eip191Digest(msg));
-  const v = spawnSync('openssl', ['pkeyutl', '-verify', '-pubin', '-keyform', 'DER', '-inkey', join(dir, 'pub.der'), '-in', join(dir, 'digest'), '-sigfile', join(dir, 'sig.der')]);
+  const v = spawnSync('openssl', [
+    'pkeyutl',
+    '-verify',
+    '-pubin',
+    '-keyform',
+    'DER',
+    '-inkey',
+    join(dir, 'pub.der'),
+    '-in',
+    join(dir, 'digest'),
+    '-sigfile',
+    join(dir, 'sig.der'),
+  ]);
   assert.equal(v.status, 0, v.stderr.toString() + v.stdout.toString());
   writeFileSync(join(dir, 'digest'), eip191Digest(utf8('another message')));
-  const w = spawnSync('openssl', ['pkeyutl', '-verify', '-pubin', '-keyform', 'DER', '-inkey', join(dir, 'pub.der'), '-in', join(dir, 'digest'), '-sigfile', join(dir, 'sig.der')]);
+  const w = spawnSync('openssl', [
+    'pkeyutl',
+    '-verify',
+    '-pubin',
+    '-keyform',
+    'DER',
+    '-inkey',
+    join(dir, 'pub.der'),
+    '-in',
+    join(dir, 'digest'),
+    '-sigfile',
+    join(dir, 'sig.der'),
+  ]);
   assert.notEqual(w.status, 0, 'OpenSSL must reject the signature for another digest');
 });
 

@@ -49,7 +49,7 @@ function walk(bytes: Uint8Array): Item[] {
         break;
       case 5:
         if (n < 0) untilBreak(() => (item(depth + 1), item(depth + 1)));
-        else for (let i = 0; i < n; i++) (item(depth + 1), item(depth + 1));
+        else for (let i = 0; i < n; i++) item(depth + 1), item(depth + 1);
         break;
       case 6:
         item(depth + 1);

@@ -101,7 +101,6 @@ export function mutateBytes(rng: Rng, input: Uint8Array, pool: readonly Uint8Arr
   }
 }
 
-
 export interface FuzzTarget {
   name: string;
   /** Valid (or nearly valid) inputs to mutate. */

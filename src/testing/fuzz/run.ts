@@ -35,8 +35,12 @@ async function main(): Promise<void> {
     const s = await fuzz(target, { iterations, seed, maxFailures: 20 });
     total += s.iterations;
     failures += s.failures.length;
-    const refused = Object.entries(s.refused).map(([k, v]) => `${k}=${v}`).join(' ');
-    console.log(`${s.target}: ${s.iterations} inputs in ${(s.ms / 1000).toFixed(1)} s, accepted ${s.accepted}, refused ${refused || '0'}, failures ${s.failures.length}`);
+    const refused = Object.entries(s.refused)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
+    console.log(
+      `${s.target}: ${s.iterations} inputs in ${(s.ms / 1000).toFixed(1)} s, accepted ${s.accepted}, refused ${refused || '0'}, failures ${s.failures.length}`,
+    );
     if (s.failures.length) console.log(describeFailures(s));
   }
   console.log(`total: ${total} inputs, ${failures} failures, ${((performance.now() - t0) / 1000).toFixed(1)} s (seed ${seed})`);

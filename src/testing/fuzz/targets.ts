@@ -105,14 +105,52 @@ function cborSeeds(): Uint8Array[] {
   const seeds = templateSpells().map((t) => encodeCbor(spellToValue(parseSpellText(t), false)));
   seeds.push(
     encodeCbor([1n, -5n, 1.5, 'text', new Uint8Array([1, 2, 3]), null, true, undefined]),
-    encodeCbor(new ValueMap([['a', [new Tagged(24n, new Uint8Array([0x82, 1, 2]))]], [1n << 70n, 0.1]])),
+    encodeCbor(
+      new ValueMap([
+        ['a', [new Tagged(24n, new Uint8Array([0x82, 1, 2]))]],
+        [1n << 70n, 0.1],
+      ]),
+    ),
     fromHex('9f5f4201024103ff7f6161ff bf6161f5ff ff'.replace(/ /g, '')),
   );
   return seeds;
 }
 
 /** YAML/JSON-aware text mutation: structural tokens, anchors/aliases, tags, indentation. */
-const YAML_TOKENS = ['[', ']', '{', '}', '- ', ': ', '\n', '\n  ', '  ', '&a ', '*a', '&b [*a, *a]', '!tag ', '!!int ', '!!binary ', '"', "'", '|\n ', '>\n ', '#', '---\n', '...\n', '? ', ',', '~', '0x', '1e999', '-0', '\\u0000', '\t', '%YAML 1.2\n', '<<: *a\n'];
+const YAML_TOKENS = [
+  '[',
+  ']',
+  '{',
+  '}',
+  '- ',
+  ': ',
+  '\n',
+  '\n  ',
+  '  ',
+  '&a ',
+  '*a',
+  '&b [*a, *a]',
+  '!tag ',
+  '!!int ',
+  '!!binary ',
+  '"',
+  "'",
+  '|\n ',
+  '>\n ',
+  '#',
+  '---\n',
+  '...\n',
+  '? ',
+  ',',
+  '~',
+  '0x',
+  '1e999',
+  '-0',
+  '\\u0000',
+  '\t',
+  '%YAML 1.2\n',
+  '<<: *a\n',
+];
 function mutateText(rng: Rng, input: Uint8Array, pool: readonly Uint8Array[]): Uint8Array {
   if (rng.int(3) === 0) return mutateBytes(rng, input, pool);
   const s = dec.decode(input);
