@@ -373,7 +373,7 @@ test('app keys as the reference reads them, on every real spell of both chains: 
 
 /** A minimal spell payload with `fields` (raw CBOR key and value bytes) and an empty proof. */
 const payloadWith = (fields: [Uint8Array, Uint8Array][], proof: Uint8Array = Uint8Array.of(0x80)) =>
-  concatBytes(Uint8Array.of(0x82, 0xa0 + fields.length), ...fields.flatMap(([k, v]) => [k, v]), proof);
+  concatBytes(Uint8Array.of(0x82, 0xa0 + fields.length), ...fields.flat(), proof);
 const text = (s: string) => encodeCbor(s);
 const outsWithData = (data: Uint8Array): [Uint8Array, Uint8Array] => [
   text('tx'),
@@ -418,7 +418,7 @@ test('the CBOR layer as ciborium-ll: tags 2/3 on integers, indefinite markers, n
   assert.equal(dataOf(payloadWith([BASE[0]!, outsWithData(h('7f 62 c3 a9 7f 61 21 ff ff')), BASE[2]!])), 'é!');
   // simple values: the two-byte forms of false/true/null/undefined are those values; others are refused, also in an ignored field
   assert.equal(decodeSpellAndProof(payloadWith([...BASE, [text('mock'), h('f8 15')]])).spell.mock, true);
-  assert.equal(dataOf(payloadWith([BASE[0]!, outsWithData(h('82 f8 16 f8 14')), BASE[2]!])) instanceof Array, true);
+  assert.equal(Array.isArray(dataOf(payloadWith([BASE[0]!, outsWithData(h('82 f8 16 f8 14')), BASE[2]!]))), true);
   for (const s of ['e0', 'f0', 'f8 20', 'f8 ff', 'ff'])
     refused(payloadWith([...BASE, [text('unknown'), h(s)]]), /expected (known simple value|non-break)/, `simple ${s} in an ignored field`);
   assert.equal(decodeSpellAndProof(payloadWith([...BASE, [text('unknown'), h('d8 20 82 f9 3c00 5f 41 00 ff')]])).spell.version, 15);
