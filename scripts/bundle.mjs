@@ -28,6 +28,7 @@ const external = [
   'ioredis',
   'prom-client',
   'better-sqlite3',
+  'better-sqlite3-napi',
   'pg',
 ].flatMap((d) => [d, `${d}/*`]);
 

@@ -17,9 +17,18 @@ type Statement = BetterSqlite3.Statement;
 
 const require = createRequire(import.meta.url);
 
+/**
+ * better-sqlite3 13 (Node-API) on Node 22 and later, 12 on Node 20: 12's statements derive from
+ * the raw `node::ObjectWrap`, whose destructor aborts Node 24 (`RemoveEnvironmentCleanupHook:
+ * (env) != nullptr`) when a statement is collected, at exit or at any GC; 13 crashes Node 20. Both
+ * are dependencies (13 under the alias `better-sqlite3-napi`), with the same JavaScript API.
+ */
+export const betterSqliteModule = (nodeVersion = process.versions.node): string =>
+  Number(nodeVersion.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
+
 function loadBetterSqlite(): typeof BetterSqlite3 {
   try {
-    return require('better-sqlite3') as typeof BetterSqlite3;
+    return require(betterSqliteModule()) as typeof BetterSqlite3;
   } catch (e) {
     throw new CharmsError(
       'CONFIG',

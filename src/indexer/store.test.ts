@@ -1,5 +1,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { betterSqliteModule } from './sqlite-driver.js';
 import { ENGINES, TestEngines } from '../testing/index-stores.js';
 import type { BlockWrite } from './store.js';
 import { SCHEMA_VERSION } from './schema.js';
@@ -143,7 +145,7 @@ for (const name of ENGINES) {
     await (await e.open(db)).close();
     const setVersion = async (v: string) => {
       if (name === 'sqlite') {
-        const { default: Database } = await import('better-sqlite3');
+        const Database = createRequire(import.meta.url)(betterSqliteModule()) as typeof import('better-sqlite3');
         const d = new Database(db);
         d.prepare("UPDATE meta SET value = ? WHERE key = 'schema_version'").run(v);
         d.close();
@@ -166,3 +168,12 @@ for (const name of ENGINES) {
     await s.close();
   });
 }
+
+test('the SQLite engine loads better-sqlite3 13 (Node-API) from Node 22 on and 12 on Node 20', () => {
+  assert.equal(betterSqliteModule('20.19.0'), 'better-sqlite3');
+  assert.equal(betterSqliteModule('22.13.0'), 'better-sqlite3-napi');
+  assert.equal(betterSqliteModule('24.21.0'), 'better-sqlite3-napi');
+  const version = (m: string) => (createRequire(import.meta.url)(`${m}/package.json`) as { version: string }).version;
+  assert.match(version('better-sqlite3'), /^12\./);
+  assert.match(version('better-sqlite3-napi'), /^13\./);
+});
