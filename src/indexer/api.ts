@@ -389,6 +389,11 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
     throw new CharmsError('NOT_FOUND', `no route for ${req.method} ${p}`);
   }
 
+  return answeredUncached(route, log);
+}
+
+/** The handler over `route`: its errors answered as `{error, code}`, never cached (the index moves on). */
+export function answeredUncached(route: Handler, log: Logger): Handler {
   return async (req) => {
     try {
       return await route(req);

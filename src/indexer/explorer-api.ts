@@ -23,11 +23,11 @@ import { toJsonCompact } from '../codec/json.js';
 import { ValueMap, type Value } from '../codec/value.js';
 import { CharmsError } from '../errors.js';
 import { spellFromValue, spellToValue } from '../model/spell.js';
-import { errorResponse, type Handler, type Req, type Res } from '../services/http.js';
+import { type Handler, type Req, type Res } from '../services/http.js';
 import { silentLogger, type Logger } from '../services/log.js';
 import type { BlockSource } from '../sources/block-source.js';
 import type { AddressUtxo, BtcSource } from '../sources/btc-source.js';
-import { addrNet, chainName, MAX_BATCH, ok, RawJson, type J } from './api.js';
+import { addrNet, answeredUncached, chainName, MAX_BATCH, ok, RawJson, type J } from './api.js';
 import type { MempoolOverlay } from './mempool.js';
 import type { CharmOutputRow, CharmOutputWrite, IndexStore } from './store.js';
 
@@ -695,14 +695,7 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
     throw new CharmsError('NOT_FOUND', `transaction ${txid} carries no verified spell (in this index)`);
   }
 
-  return async (req) => {
-    try {
-      return await route(req);
-    } catch (e) {
-      const r = errorResponse(e, log);
-      return { ...r, headers: { ...r.headers, 'cache-control': 'no-store' } };
-    }
-  };
+  return answeredUncached(route, log);
 }
 
 /** Satoshis as a BTC decimal with 8 places, written exactly (Bitcoin Core's `value`). */
