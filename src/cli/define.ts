@@ -40,7 +40,7 @@ type ValueOf<D> = D extends { readonly choices: readonly (infer C extends string
  * What the parser gives a command for one option: a flag is a boolean; a repeatable option a list;
  * an option with a default or that is required always has its value; any other may be absent.
  */
-export type OptionValue<O extends OptionDef> = O extends { readonly value: string }
+type OptionValue<O extends OptionDef> = O extends { readonly value: string }
   ? O extends { readonly repeatable: true }
     ? ValueOf<O>[]
     : O extends { readonly default: string } | { readonly required: true }
@@ -48,7 +48,11 @@ export type OptionValue<O extends OptionDef> = O extends { readonly value: strin
       : ValueOf<O> | undefined
   : boolean;
 
-type ArgValue<A extends ArgDef> = A extends { readonly variadic: true } ? ValueOf<A>[] : A extends { readonly required: true } ? ValueOf<A> : ValueOf<A> | undefined;
+type ArgValue<A extends ArgDef> = A extends { readonly variadic: true }
+  ? ValueOf<A>[]
+  : A extends { readonly required: true }
+    ? ValueOf<A>
+    : ValueOf<A> | undefined;
 
 /** A command's options by long name, typed from its option table (declared `as const`). */
 export type Options<T extends readonly OptionDef[]> = { readonly [O in T[number] as O['name']]: OptionValue<O> };
@@ -56,7 +60,7 @@ export type Options<T extends readonly OptionDef[]> = { readonly [O in T[number]
 type Positionals<T extends readonly ArgDef[]> = { readonly [A in T[number] as A['name']]: ArgValue<A> };
 
 /** What a command's handler receives: its own options and arguments, and nothing else. */
-export interface Args<O extends readonly OptionDef[] = readonly [], A extends readonly ArgDef[] = readonly []> {
+interface Args<O extends readonly OptionDef[] = readonly [], A extends readonly ArgDef[] = readonly []> {
   readonly opts: Options<O>;
   readonly args: Positionals<A>;
 }

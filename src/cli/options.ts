@@ -117,4 +117,6 @@ export const utilDestOptions = [
   { name: 'chain', value: 'CHAIN', choices: ['bitcoin', 'cardano'], help: 'Chain of the address' },
 ] as const satisfies readonly OptionDef[];
 
-export const completionsArgs = [{ name: 'SHELL', required: true, choices: SHELLS, help: 'Shell to generate completions for' }] as const satisfies readonly ArgDef[];
+export const completionsArgs = [
+  { name: 'SHELL', required: true, choices: SHELLS, help: 'Shell to generate completions for' },
+] as const satisfies readonly ArgDef[];

@@ -68,6 +68,11 @@ export function valueOfPlain(x: unknown): Value {
     return BigInt(x);
   }
   if (Array.isArray(x)) return x.map(valueOfPlain);
-  if (typeof x === 'object') return new ValueMap(Object.entries(x).filter(([, v]) => v !== undefined).map(([k, v]) => [k, valueOfPlain(v)]));
+  if (typeof x === 'object')
+    return new ValueMap(
+      Object.entries(x)
+        .filter(([, v]) => v !== undefined)
+        .map(([k, v]) => [k, valueOfPlain(v)]),
+    );
   throw new CharmsError('INTERNAL', `cannot print a ${typeof x} as output data`);
 }
