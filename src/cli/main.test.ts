@@ -167,6 +167,28 @@ test('the parser fills every declared option: defaults, false for absent flags, 
   assert.throws(() => parseArgv(commandTree('charms'), ['spell', 'prove', '--change-address', 'bc1q', '-o', 'cbor']), /requires '--payload'/);
 });
 
+test('for every charms command the parse result has what its typed options promise', () => {
+  const leaves = (c: CommandDef, path: string[]): [string[], CommandDef][] =>
+    c.subcommands ? c.subcommands.flatMap((s) => leaves(s, [...path, s.name])) : [[path, c]];
+  const all = leaves(commandTree('charms'), []);
+  assert.ok(all.length >= 15, `${all.length} commands`);
+  for (const [path, cmd] of all) {
+    const argv = [...path];
+    for (const o of cmd.options ?? []) if (o.required) argv.push(`--${o.name}`, o.choices?.[0] ?? 'x');
+    for (const a of cmd.args ?? []) if (a.required) argv.push(a.choices?.[0] ?? 'x');
+    const { opts } = parseArgv(commandTree('charms'), argv).parsed;
+    for (const o of cmd.options ?? []) {
+      const v = opts[o.name];
+      const where = `${path.join(' ')} --${o.name}`;
+      if (!o.value) assert.equal(typeof v, 'boolean', where);
+      else if (o.repeatable) assert.ok(Array.isArray(v), where);
+      else if (o.default !== undefined || o.required) assert.equal(typeof v, 'string', where);
+      else assert.equal(v, undefined, where);
+      if (typeof v === 'string' && o.choices) assert.ok(o.choices.includes(v), where);
+    }
+  }
+});
+
 test('option types come from each command definition (checked by tsc)', () => {
   const showSpell: Run<typeof txShowSpellOptions> = async ({ opts }) => {
     const chain: 'bitcoin' | 'cardano' = opts.chain; // a choice with a default: one of its values
