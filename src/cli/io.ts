@@ -2,26 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CharmsError } from '../errors.js';
-import type { CliContext, ParsedArgs } from './define.js';
-
-export const optString = (a: ParsedArgs, name: string): string | undefined => {
-  const v = a.opts[name];
-  return typeof v === 'string' ? v : undefined;
-};
-export const optList = (a: ParsedArgs, name: string): string[] => {
-  const v = a.opts[name];
-  return Array.isArray(v) ? v : typeof v === 'string' ? [v] : [];
-};
-/**
- * An option whose definition carries its default (commands.ts; the parser fills it in, and
- * `--help` shows it): the default is written there only, never again at the use.
- */
-export const optDefaulted = (a: ParsedArgs, name: string): string => {
-  const v = optString(a, name);
-  if (v === undefined) throw new CharmsError('INTERNAL', `option --${name} has no default in its definition`);
-  return v;
-};
-export const optFlag = (a: ParsedArgs, name: string): boolean => a.opts[name] === true;
+import type { CliContext } from './define.js';
 
 export function readFileBytes(path: string, what: string): Uint8Array {
   try {

@@ -145,9 +145,12 @@ export function parseArgv(root: CommandDef, argv: string[]): Resolved {
   for (const o of cmd.options ?? [])
     if (o.requires && parsed.opts[o.name] !== undefined && parsed.opts[o.requires] === undefined)
       throw usage(`the argument '--${o.name}${o.value ? ` <${o.value}>` : ''}' requires '--${o.requires}'`);
+  // every declared option gets its value (what the handler's typed view, define.ts `Options`, promises)
   for (const o of cmd.options ?? []) {
     if (parsed.opts[o.name] === undefined && o.default !== undefined && o.value) parsed.opts[o.name] = o.default;
     if (o.required && parsed.opts[o.name] === undefined) throw usage(`the required option '--${o.name} <${o.value}>' was not provided`);
+    if (o.repeatable && parsed.opts[o.name] === undefined) parsed.opts[o.name] = [];
+    if (!o.value && parsed.opts[o.name] === undefined) parsed.opts[o.name] = false;
   }
   return { path, parsed, help, version };
 }

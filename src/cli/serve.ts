@@ -16,8 +16,6 @@ import { createLogger, type Logger } from '../services/log.js';
 import type { Listening } from '../services/http.js';
 import { useFastProofBackend } from '../proof/init.js';
 import { startMetricsServer } from '../services/metrics-http.js';
-import { optString } from './io.js';
-import type { ParsedArgs } from './define.js';
 
 export interface ServeDeps {
   host: string;
@@ -37,10 +35,11 @@ export interface Started {
   fields: Record<string, unknown>;
 }
 
-export async function serve(a: ParsedArgs, settings: Settings, start: (d: ServeDeps) => Promise<Started>): Promise<void> {
-  const port = Number(optString(a, 'port'));
+/** `listen`: the server's `--ip` and `--port` (options.ts, `listenOptions`). */
+export async function serve(listen: { ip: string; port: string }, settings: Settings, start: (d: ServeDeps) => Promise<Started>): Promise<void> {
+  const port = Number(listen.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CharmsError('INVALID_INPUT', '--port: expected 0..65535');
-  const host = optString(a, 'ip')!;
+  const host = listen.ip;
   const log = createLogger(settings.logLevel);
   const proofBackend = await useFastProofBackend((m) => log.warn(m), { mockProofs: settings.mock });
   log.debug('proof backend', { backend: proofBackend });

@@ -1,31 +1,29 @@
 /** Reads the options `spell check` and `spell prove` share into the model's SpellInputs. */
 import { resolve } from 'node:path';
-import type { CliContext, ParsedArgs } from './define.js';
-import { optDefaulted, optList, optString, readFileBytes, readFileText, readInput } from './io.js';
+import type { CliContext, Options } from './define.js';
+import type { spellInputOptions } from './options.js';
+import { readFileBytes, readFileText, readInput } from './io.js';
 import { parseAppSignatures, parseBeamedFrom, parsePrevTx, parsePrivateInputs, parseSpellText } from '../model/inputs.js';
 import { chainTxid, detectChain } from '../chains/detect.js';
-import { parseChain, type ChainTx, type SpellInputs } from '../model/request.js';
+import type { ChainTx, SpellInputs } from '../model/request.js';
 import { txidToDisplay, type B32 } from '../model/primitives.js';
 import type { NormalizedSpell } from '../model/spell.js';
 import { vkOfBinary } from '../keys/app-key.js';
 import { loadSettings } from '../settings/settings.js';
 import { fetchCheckedTx, sourceFromConfig } from '../sources/tx-sources.js';
 
-export async function readSpellInputs(a: ParsedArgs, ctx: CliContext): Promise<SpellInputs> {
-  const file = (o: string, what: string) => {
-    const p = optString(a, o);
-    return p === undefined ? undefined : readFileText(resolve(ctx.cwd, p), what);
-  };
-  const spell = parseSpellText(await readInput(ctx, optDefaulted(a, 'spell'), 'spell'));
-  const pi = file('private-inputs', 'private inputs');
-  const sigs = file('app-signatures', 'app signatures');
-  const beamed = optString(a, 'beamed-from');
-  const binaries = optList(a, 'app-bins').map((p) => {
+export async function readSpellInputs(opts: Options<typeof spellInputOptions>, ctx: CliContext): Promise<SpellInputs> {
+  const file = (p: string | undefined, what: string) => (p === undefined ? undefined : readFileText(resolve(ctx.cwd, p), what));
+  const spell = parseSpellText(await readInput(ctx, opts.spell, 'spell'));
+  const pi = file(opts['private-inputs'], 'private inputs');
+  const sigs = file(opts['app-signatures'], 'app signatures');
+  const beamed = opts['beamed-from'];
+  const binaries = opts['app-bins'].map((p) => {
     const wasm = readFileBytes(resolve(ctx.cwd, p), 'app binary');
     return [vkOfBinary(wasm), wasm] as [B32, Uint8Array];
   });
-  const chain = parseChain(optDefaulted(a, 'chain'), '--chain');
-  const prevTxs = optList(a, 'prev-txs').map((s, i) => parsePrevTx(s, detectChain, i));
+  const chain = opts.chain;
+  const prevTxs = opts['prev-txs'].map((s, i) => parsePrevTx(s, detectChain, i));
   if (chain === 'bitcoin') await fetchMissingPrevTxs(spell, prevTxs, ctx);
   return {
     spell,

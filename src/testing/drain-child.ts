@@ -11,7 +11,7 @@ import { startProveServer } from '../services/prove-server.js';
 import { refuseWhenStopping } from '../prover/backend.js';
 
 const settings = loadSettings(process.env);
-await serve({ opts: { port: '0', ip: '127.0.0.1' }, args: [] }, settings, async ({ host, port, log, stopping }) => {
+await serve({ port: '0', ip: '127.0.0.1' }, settings, async ({ host, port, log, stopping }) => {
   const server = await startProveServer({
     host,
     port,

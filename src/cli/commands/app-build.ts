@@ -1,4 +1,5 @@
-import type { CommandDef } from '../define.js';
+import type { Run } from '../define.js';
+import { lines } from '../output.js';
 import { existsSync } from 'node:fs';
 import { buildApp } from '../../app/project.js';
 import { defaultKeyFile, readFileBytes, readFileText } from '../io.js';
@@ -10,7 +11,7 @@ import { toHex } from '../../util/bytes.js';
 import { writeOutputFile } from '../../keys/key-file.js';
 
 /** Builds the app; prints the .wasm path; signs it when the project has an app key. */
-const run: NonNullable<CommandDef['run']> = async (_a, ctx) => {
+const run: Run = async (_a, ctx) => {
   const wasm = await buildApp(ctx.cwd, ctx.stderr);
   const keyFile = defaultKeyFile(ctx.cwd);
   if (existsSync(keyFile)) {
@@ -19,6 +20,6 @@ const run: NonNullable<CommandDef['run']> = async (_a, ctx) => {
     writeOutputFile(`${wasm}.sig.yaml`, toYaml(new ValueMap([[toHex(key.vk), appSignatureToValue(sig, true)]])));
     ctx.stderr(`signed: ${wasm}.sig.yaml\n`);
   }
-  ctx.stdout(`${wasm}\n`);
+  return lines(wasm);
 };
 export default run;

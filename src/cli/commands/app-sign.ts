@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { CommandDef } from '../define.js';
-import { defaultKeyFile, optString, readFileBytes, readFileText } from '../io.js';
+import type { Run } from '../define.js';
+import type { appSignOptions } from '../options.js';
+import { lines } from '../output.js';
+import { defaultKeyFile, readFileBytes, readFileText } from '../io.js';
 import { parseAppKeyFile, signBinary } from '../../keys/app-key.js';
 import { appSignatureToValue } from '../../model/spell.js';
 import { ValueMap } from '../../codec/value.js';
@@ -18,14 +20,14 @@ export async function resolveBinary(bin: string | undefined, cwd: string, log: (
   return existsSync(wasm) ? wasm : buildApp(cwd, log);
 }
 
-const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
-  const keyPath = optString(a, 'key') ? resolve(ctx.cwd, optString(a, 'key')!) : defaultKeyFile(ctx.cwd);
+const run: Run<typeof appSignOptions> = async ({ opts }, ctx) => {
+  const keyPath = opts.key ? resolve(ctx.cwd, opts.key) : defaultKeyFile(ctx.cwd);
   const key = parseAppKeyFile(readFileText(keyPath, 'app key file'), keyPath);
-  const wasmPath = await resolveBinary(optString(a, 'bin'), ctx.cwd, ctx.stderr);
+  const wasmPath = await resolveBinary(opts.bin, ctx.cwd, ctx.stderr);
   const sig = signBinary(key, readFileBytes(wasmPath, 'app binary'));
-  const out = optString(a, 'out') ? resolve(ctx.cwd, optString(a, 'out')!) : `${wasmPath}.sig.yaml`;
+  const out = opts.out ? resolve(ctx.cwd, opts.out) : `${wasmPath}.sig.yaml`;
   const text = /\.ya?ml$/.test(out) ? toYaml(new ValueMap([[toHex(key.vk), appSignatureToValue(sig, true)]])) : toJsonPretty(appSignatureToValue(sig, true));
   writeOutputFile(out, text);
-  ctx.stdout(`${out}\n`);
+  return lines(out);
 };
 export default run;

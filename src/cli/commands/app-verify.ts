@@ -1,5 +1,7 @@
-import type { CommandDef } from '../define.js';
-import { optString, readFileBytes, readFileText } from '../io.js';
+import type { Run } from '../define.js';
+import type { appVerifyOptions } from '../options.js';
+import { lines } from '../output.js';
+import { readFileBytes, readFileText } from '../io.js';
 import { resolveBinary } from './app-sign.js';
 import { checkAppSignature, vkOfPublicKey } from '../../keys/app-key.js';
 import { appSignatureFromValue, b32MapFromValue } from '../../model/spell.js';
@@ -8,10 +10,10 @@ import { toHex } from '../../util/bytes.js';
 import { resolve } from 'node:path';
 import { CharmsError } from '../../errors.js';
 
-const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
-  const wasmPath = await resolveBinary(optString(a, 'bin'), ctx.cwd, ctx.stderr);
+const run: Run<typeof appVerifyOptions> = async ({ opts }, ctx) => {
+  const wasmPath = await resolveBinary(opts.bin, ctx.cwd, ctx.stderr);
   const wasm = readFileBytes(wasmPath, 'app binary');
-  const sigPath = optString(a, 'sig') ? resolve(ctx.cwd, optString(a, 'sig')!) : `${wasmPath}.sig.yaml`;
+  const sigPath = opts.sig ? resolve(ctx.cwd, opts.sig) : `${wasmPath}.sig.yaml`;
   const doc = parseYaml(readFileText(sigPath, 'signature file'));
   const entries = sigPath.endsWith('.json')
     ? (() => {
@@ -20,9 +22,8 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
       })()
     : b32MapFromValue(doc, true, 'signatures', (v, p) => appSignatureFromValue(v, true, p));
   if (entries.length === 0) throw new CharmsError('INVALID_INPUT', `${sigPath}: no signatures`);
-  for (const [vk, sig] of entries) {
-    checkAppSignature(vk, sig, wasm);
-    ctx.stdout(`${toHex(vk)}: OK\n`);
-  }
+  // every signature is checked before anything is printed: a bad one fails the command with no OK lines
+  for (const [vk, sig] of entries) checkAppSignature(vk, sig, wasm);
+  return lines(...entries.map(([vk]) => `${toHex(vk)}: OK`));
 };
 export default run;

@@ -1,15 +1,17 @@
 import { CharmsError } from '../../errors.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { CommandDef } from '../define.js';
-import { defaultKeyFile, optString, readFileBytes, readFileText } from '../io.js';
+import type { Run } from '../define.js';
+import type { appVkArgs, appVkOptions } from '../options.js';
+import { lines } from '../output.js';
+import { defaultKeyFile, readFileBytes, readFileText } from '../io.js';
 import { toHex } from '../../util/bytes.js';
 import { parsePublicKeyFile, vkOfBinary, vkOfPublicKey, parseAppKeyFile } from '../../keys/app-key.js';
 import { buildApp } from '../../app/project.js';
 
-const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
-  const path = a.args[0];
-  const pubkey = optString(a, 'pubkey');
+const run: Run<typeof appVkOptions, typeof appVkArgs> = async (a, ctx) => {
+  const path = a.args.PATH;
+  const pubkey = a.opts.pubkey;
   let vk: Uint8Array;
   if (path && pubkey) throw new CharmsError('INVALID_INPUT', 'give either PATH or --pubkey, not both');
   if (path) vk = vkOfBinary(readFileBytes(resolve(ctx.cwd, path), 'app binary'));
@@ -22,6 +24,6 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
       vk = vkOfBinary(readFileBytes(wasm, 'app binary'));
     }
   }
-  ctx.stdout(`${toHex(vk)}\n`);
+  return lines(toHex(vk));
 };
 export default run;

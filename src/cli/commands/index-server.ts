@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { CommandDef } from '../define.js';
-import { optFlag, optString } from '../io.js';
+import type { Run } from '../define.js';
+import type { indexOptions } from '../options.js';
 import { serve } from '../serve.js';
 import { CharmsError } from '../../errors.js';
 import { defaultIndexDb, indexSettings, loadSettings } from '../../settings/settings.js';
@@ -31,17 +31,17 @@ const pkgVersion = (): string => {
  * index API, the spell-query routes and the wallet page on one port; `--api-only` serves an index
  * another process writes (PostgreSQL replicas).
  */
-const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
+const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
   const settings = loadSettings(ctx.env, {
-    mock: optFlag(a, 'mock'),
+    mock: opts.mock,
     mockFromEnv: false,
-    esploraUrl: optString(a, 'esplora-url'),
-    rpcUrl: optString(a, 'rpc-url'),
-    rpcCookie: optString(a, 'rpc-cookie'),
+    esploraUrl: opts['esplora-url'],
+    rpcUrl: opts['rpc-url'],
+    rpcCookie: opts['rpc-cookie'],
   });
-  const idx = indexSettings(ctx.env, { db: optString(a, 'db'), zmqUrl: optString(a, 'zmq-url') });
-  const apiOnly = optFlag(a, 'api-only');
-  const netOpt = optString(a, 'network') as BitcoinNetwork | undefined;
+  const idx = indexSettings(ctx.env, { db: opts.db, zmqUrl: opts['zmq-url'] });
+  const apiOnly = opts['api-only'];
+  const netOpt: BitcoinNetwork | undefined = opts.network;
   const source = blockSourceFromConfig(settings.querySource, netOpt ? { network: netOpt } : {});
   if (!source && !apiOnly)
     throw new CharmsError(
@@ -54,14 +54,14 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     const nodeNet = await source.network();
     if (nodeNet !== network) throw new CharmsError('CONFIG', `--network ${network}, but ${source.name} serves ${nodeNet}`);
   }
-  const startHeight = intOpt(optString(a, 'start-height'), 'start-height', 0, 100_000_000) ?? 0;
-  const maxReorgDepth = intOpt(optString(a, 'max-reorg-depth'), 'max-reorg-depth', 1, 1_000_000) ?? DEFAULT_MAX_REORG_DEPTH;
-  const poll = intOpt(optString(a, 'poll-interval'), 'poll-interval', 1, 3600);
+  const startHeight = intOpt(opts['start-height'], 'start-height', 0, 100_000_000) ?? 0;
+  const maxReorgDepth = intOpt(opts['max-reorg-depth'], 'max-reorg-depth', 1, 1_000_000) ?? DEFAULT_MAX_REORG_DEPTH;
+  const poll = intOpt(opts['poll-interval'], 'poll-interval', 1, 3600);
   const db = idx.db ?? defaultIndexDb(idx, network);
   const store = await openIndexStore(db, { mode: apiOnly ? 'reader' : 'writer', network, mock: settings.mock, startHeight });
   let started = false;
   try {
-    await serve(a, settings, async ({ host, port, log, cache }) => {
+    await serve(opts, settings, async ({ host, port, log, cache }) => {
       const svc = await startIndexService({
         store,
         source,

@@ -1,4 +1,5 @@
-import type { CommandDef } from '../define.js';
+import type { Run } from '../define.js';
+import { json, valueOfPlain, withExitCode } from '../output.js';
 import { CharmsError } from '../../errors.js';
 import { redactText } from '../../util/redact.js';
 import { proverConfig } from '../../settings/settings.js';
@@ -9,7 +10,7 @@ import { NetworkBackend, networkPlan } from '../../prover/network/backend.js';
  * whether both Charms programs are registered where each stage runs. Exits 1 when it could not
  * prove. Free: it only reads (GetProgram, GetBalance).
  */
-const run: NonNullable<CommandDef['run']> = async (_a, ctx) => {
+const run: Run = async (_a, ctx) => {
   let config = proverConfig(ctx.env);
   // The account is what this command checks: with a key but no network backend chosen, check the
   // network anyway (and say that servers will not use it) instead of reporting the CPU backend.
@@ -25,8 +26,7 @@ const run: NonNullable<CommandDef['run']> = async (_a, ctx) => {
     const where = plan.app.url === plan.wrapper.url ? plan.app.url : `${plan.app.url} and ${plan.wrapper.url}`;
     ctx.stderr(`asking ${redactText(where)}…\n`);
     const status = await backend.status();
-    ctx.stdout(`${JSON.stringify(status, null, 2)}\n`);
-    return status.ready ? 0 : 1;
+    return withExitCode(json(valueOfPlain(status), { pretty: true }), status.ready ? 0 : 1);
   } finally {
     backend.close();
   }

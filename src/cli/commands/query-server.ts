@@ -1,5 +1,5 @@
-import type { CommandDef } from '../define.js';
-import { optFlag, optString } from '../io.js';
+import type { Run } from '../define.js';
+import type { queryServerOptions } from '../options.js';
 import { serve } from '../serve.js';
 import { loadSettings } from '../../settings/settings.js';
 import { startQueryServer } from '../../query/service.js';
@@ -9,16 +9,16 @@ import { sourceFromConfig } from '../../sources/tx-sources.js';
  * Starts the spell-query service and runs until SIGINT/SIGTERM. Transactions come from
  * `--esplora-url`/ESPLORA_URL or `--rpc-url`/BITCOIN_RPC_URL (+ cookie or user/password).
  */
-const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
+const run: Run<typeof queryServerOptions> = async ({ opts }, ctx) => {
   const settings = loadSettings(ctx.env, {
-    mock: optFlag(a, 'mock'),
+    mock: opts.mock,
     mockFromEnv: false, // mock spells are accepted with --mock only
-    esploraUrl: optString(a, 'esplora-url'),
-    rpcUrl: optString(a, 'rpc-url'),
-    rpcCookie: optString(a, 'rpc-cookie'),
+    esploraUrl: opts['esplora-url'],
+    rpcUrl: opts['rpc-url'],
+    rpcCookie: opts['rpc-cookie'],
   });
   const source = sourceFromConfig(settings.querySource);
-  await serve(a, settings, async ({ host, port, log, cache, metrics }) => {
+  await serve(opts, settings, async ({ host, port, log, cache, metrics }) => {
     const server = await startQueryServer({ host, port, source, cache, mock: settings.mock, log, limits: settings.limits, metrics });
     return {
       server,

@@ -1,18 +1,18 @@
-import type { CommandDef } from '../define.js';
-import { optFlag } from '../io.js';
+import type { Run } from '../define.js';
+import type { serverOptions } from '../options.js';
 import { serve } from '../serve.js';
 import { describeConfig, loadSettings, runnerSettingsOf } from '../../settings/settings.js';
 import { startProveServer } from '../../services/prove-server.js';
 
 /** Starts the proving server (the library's `startProveServer`) and runs until SIGINT/SIGTERM. */
-const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
-  const settings = loadSettings(ctx.env, { mock: optFlag(a, 'mock') });
+const run: Run<typeof serverOptions> = async ({ opts }, ctx) => {
+  const settings = loadSettings(ctx.env, { mock: opts.mock });
   const runner = runnerSettingsOf(ctx.env);
-  await serve(a, settings, async ({ host, port, log, cache, stopping, metrics }) => {
+  await serve(opts, settings, async ({ host, port, log, cache, stopping, metrics }) => {
     const server = await startProveServer({ host, port, settings, prover: ctx.prover, runner, cache, log, stopping, metrics });
     if (settings.mock)
       log.warn(
-        `MOCK MODE (${optFlag(a, 'mock') ? '--mock' : 'MOCK is set in the environment'}): this server returns MOCK proofs, valid only in mock mode and never on chain`,
+        `MOCK MODE (${opts.mock ? '--mock' : 'MOCK is set in the environment'}): this server returns MOCK proofs, valid only in mock mode and never on chain`,
       );
     return { server, banner: `Server running on ${host}:${server.port}`, fields: { prover: server.description, ...describeConfig(settings.prover) } };
   });

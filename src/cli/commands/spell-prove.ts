@@ -1,12 +1,13 @@
-import type { CommandDef } from '../define.js';
+import type { Run } from '../define.js';
+import type { spellProveOptions } from '../options.js';
+import { bytes, json } from '../output.js';
 import { configureOneShotRunner } from '../one-shot-runner.js';
 import { CharmsError } from '../../errors.js';
-import { optDefaulted, optFlag, optString } from '../io.js';
 import { readSpellInputs } from '../spell-inputs.js';
 import { proveRequestToValue, chainTxToValue, type ProveRequest, type ChainTx } from '../../model/request.js';
 import { utxoIdFromString } from '../../model/primitives.js';
 import { encodeCbor } from '../../codec/cbor.js';
-import { toJsonCompact } from '../../codec/json.js';
+import { ValueMap } from '../../codec/value.js';
 import { ENV_NAMES, envValue, loadSettings, truthy } from '../../settings/settings.js';
 import { proveServiceFor } from '../../prover/setup.js';
 import { extractAndVerifySpell } from '../../verify/index.js';
@@ -24,18 +25,18 @@ import { decodeAddress } from '../../bitcoin/address.js';
  * ProveRequest goes to SVC_PROVE_API_URL. Output: `[{"bitcoin":"<hex>"}]`, or the Cardano
  * envelope; with --payload the request itself (JSON, or raw CBOR with `-o cbor`).
  */
-const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
+const run: Run<typeof spellProveOptions> = async ({ opts }, ctx) => {
   // A local mock proof verifies mock prerequisite spells and makes a mock proof: the WASM
   // BLS12-381 backend (compiled off the main thread) starts loading now and is used if it loads.
-  const mockCurve = optFlag(a, 'mock') && !optFlag(a, 'payload') ? loadMclMockCurve({ shareInstance: true }).then(useMockCurve, () => {}) : undefined;
-  const feeRate = Number(optDefaulted(a, 'fee-rate'));
+  const mockCurve = opts.mock && !opts.payload ? loadMclMockCurve({ shareInstance: true }).then(useMockCurve, () => {}) : undefined;
+  const feeRate = Number(opts['fee-rate']);
   if (!Number.isFinite(feeRate)) throw new CharmsError('INVALID_INPUT', '--fee-rate: not a number');
   if (feeRate < 1.0) throw new CharmsError('INVALID_INPUT', 'fee rate must be >= 1.0');
-  const i = await readSpellInputs(a, ctx);
-  const coll = optString(a, 'collateral-utxo');
+  const i = await readSpellInputs(opts, ctx);
+  const coll = opts['collateral-utxo'];
   const req: ProveRequest = {
     ...i,
-    change_address: optString(a, 'change-address')!,
+    change_address: opts['change-address'],
     fee_rate: feeRate,
     ...(coll ? { collateral_utxo: utxoIdFromString(coll, '--collateral-utxo') } : {}),
   };
@@ -43,17 +44,13 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   // The change address is checked before any contract runs (a typo costs nothing then); for a
   // payload or a remote service (which may be a mock one, accepting regtest) only its form.
   if (i.chain === 'bitcoin') {
-    const local = !optFlag(a, 'payload') && (optFlag(a, 'mock') || ctx.prover);
-    if (local) changeAddressNetwork(req.change_address, optFlag(a, 'mock'));
+    const local = !opts.payload && (opts.mock || ctx.prover);
+    if (local) changeAddressNetwork(req.change_address, opts.mock);
     else decodeAddress(req.change_address);
   }
-  if (optFlag(a, 'payload')) {
-    if (optString(a, 'output') === 'cbor') ctx.stdout(encodeCbor(proveRequestToValue(req, false)));
-    else ctx.stdout(toJsonCompact(proveRequestToValue(req, true)) + '\n');
-    return;
-  }
+  if (opts.payload) return opts.output === 'cbor' ? bytes(encodeCbor(proveRequestToValue(req, false))) : json(proveRequestToValue(req, true));
   // MOCK=1 in the environment does not make this a mock proof (as the reference): only --mock does.
-  const { prover: config } = loadSettings(ctx.env, { mock: optFlag(a, 'mock'), mockFromEnv: false });
+  const { prover: config } = loadSettings(ctx.env, { mock: opts.mock, mockFromEnv: false });
   const progress = (s: string) => ctx.stderr(`${s}\n`);
   if (!config.mock && truthy(envValue(ctx.env, ENV_NAMES.mock))) progress('note: MOCK is set but ignored by `spell prove`; pass --mock for a mock proof');
   if (config.mock) progress('mock mode: the proof is a MOCK proof, accepted only in mock mode (not on chain)');
@@ -75,10 +72,10 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   if (i.chain === 'cardano') {
     // the local prover said so already; a remote mock server's answer is flagged here
     if (remote && mockAnswer) progress(CARDANO_MOCK_NOTICE);
-    ctx.stdout(`{"cborHex":"${txs[0]!.hex}","description":"Ledger Cddl Format","type":"Witnessed Tx ConwayEra"}\n`);
-    return;
+    // the text envelope cardano-cli reads (`transaction sign`/`submit --tx-file`)
+    return json(ValueMap.of({ cborHex: txs[0]!.hex, description: 'Ledger Cddl Format', type: 'Witnessed Tx ConwayEra' }));
   }
-  ctx.stdout(toJsonCompact(txs.map(chainTxToValue)) + '\n');
+  return json(txs.map(chainTxToValue));
 };
 
 /** Whether a proved transaction carries a mock spell (what a mock-mode server returns). */

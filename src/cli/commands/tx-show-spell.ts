@@ -1,8 +1,9 @@
-import type { CommandDef } from '../define.js';
-import { optDefaulted, optFlag, optString } from '../io.js';
+import type { Run } from '../define.js';
+import type { txShowSpellOptions } from '../options.js';
+import { json, yaml } from '../output.js';
 import { fromHex } from '../../util/bytes.js';
-import { extractAndVerifySpell, isNoSpell, spellToJson, spellToYaml } from '../../verify/index.js';
-import { parseChain } from '../../model/request.js';
+import { extractAndVerifySpell, isNoSpell } from '../../verify/index.js';
+import { spellToValue } from '../../model/spell.js';
 import { tagTx } from '../../chains/tagged.js';
 import { debugOf } from '../../settings/settings.js';
 import { otherChainOf } from '../../chains/detect.js';
@@ -13,12 +14,12 @@ import { CharmsError } from '../../errors.js';
  * not an error: "No spell found in the transaction" on stderr, exit 0 (as the reference).
  * Unparseable hex or transaction, or an unsupported chain, is an error (exit 1): `isNoSpell`.
  */
-const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
-  const chain = parseChain(optDefaulted(a, 'chain'), '--chain');
-  const bytes = fromHex(optString(a, 'tx')!, '--tx');
+const run: Run<typeof txShowSpellOptions> = async ({ opts }, ctx) => {
+  const chain = opts.chain;
+  const bytes = fromHex(opts.tx, '--tx');
   let spell;
   try {
-    spell = extractAndVerifySpell(tagTx(chain, bytes), optFlag(a, 'mock'));
+    spell = extractAndVerifySpell(tagTx(chain, bytes), opts.mock);
   } catch (e) {
     if (!isNoSpell(e)) {
       const other = otherChainOf(bytes, chain);
@@ -32,9 +33,9 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     }
     if (debugOf(ctx.env)) ctx.stderr(`${(e as Error).message}\n`);
     ctx.stderr('No spell found in the transaction\n');
-    return 0;
+    return;
   }
-  ctx.stdout(optFlag(a, 'json') ? spellToJson(spell) : spellToYaml(spell)); // JSON: no trailing newline, as the reference
-  return 0;
+  const value = spellToValue(spell, true);
+  return opts.json ? json(value, { pretty: true, newline: false }) : yaml(value); // JSON: no trailing newline, as the reference
 };
 export default run;

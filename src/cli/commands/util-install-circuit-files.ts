@@ -1,4 +1,4 @@
-import type { CommandDef } from '../define.js';
+import type { Run } from '../define.js';
 
 /**
  * The reference downloads SP1's Groth16 circuit artifacts (several GB) for local proving. This
@@ -6,7 +6,7 @@ import type { CommandDef } from '../define.js';
  * gateway wraps proofs where the circuits live, and verification needs only the small verifying
  * keys compiled into the program. So there is nothing to install; the command says so and succeeds.
  */
-const run: NonNullable<CommandDef['run']> = async (_a, ctx) => {
+const run: Run = async (_a, ctx) => {
   ctx.stderr(
     'Nothing to install: this build does not run SP1 locally. Groth16 wrapping happens on the SP1 Prover Network ' +
       '(APP_ZK_PROVER=network) or on a self-hosted sp1-cluster gateway (ZK_GPU_SERVICE_URL), which hold the circuit files; ' +

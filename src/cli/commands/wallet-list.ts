@@ -1,8 +1,7 @@
-import type { CommandDef } from '../define.js';
-import { optFlag } from '../io.js';
+import type { Run } from '../define.js';
+import type { walletListOptions } from '../options.js';
+import { documents } from '../output.js';
 import { ValueMap } from '../../codec/value.js';
-import { toJsonPretty } from '../../codec/json.js';
-import { toYaml } from '../../codec/yaml.js';
 import { useFastProofBackend } from '../../proof/init.js';
 import { loadSettings } from '../../settings/settings.js';
 import { walletNodeOf } from '../../sources/bitcoin-node.js';
@@ -14,9 +13,8 @@ import { listWalletCharms } from '../../query/wallet-list.js';
  * <txid>...` on stderr per transaction; each match as a YAML document after a `---` line (then an
  * empty line) or as pretty JSON, as the reference prints them.
  */
-const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
-  const mock = optFlag(a, 'mock');
-  const json = optFlag(a, 'json');
+const run: Run<typeof walletListOptions> = async ({ opts }, ctx) => {
+  const mock = opts.mock;
   const settings = loadSettings(ctx.env);
   const found = await listWalletCharms(walletNodeOf(settings.querySource, settings.nodeClient, ctx.env), {
     mock,
@@ -26,14 +24,15 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
       if (n >= 8) await useFastProofBackend((m) => ctx.stderr(`${m}\n`), { mockProofs: mock });
     },
   });
-  for (const w of found) {
-    const entry = new ValueMap([
-      ['utxo_id', w.utxoId],
-      ['confirmations', BigInt(w.confirmations)],
-      ['sats', w.sats],
-      ['charms', new ValueMap(w.charms)],
-    ]);
-    ctx.stdout(json ? `${toJsonPretty(entry)}\n` : `---\n${toYaml(entry)}\n`);
-  }
+  const entries = found.map(
+    (w) =>
+      new ValueMap([
+        ['utxo_id', w.utxoId],
+        ['confirmations', BigInt(w.confirmations)],
+        ['sats', w.sats],
+        ['charms', new ValueMap(w.charms)],
+      ]),
+  );
+  return documents(entries, opts.json ? 'json' : 'yaml');
 };
 export default run;
