@@ -2,7 +2,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { scriptToAddress } from '../bitcoin/address.js';
 import { parseTx } from '../bitcoin/tx.js';
-import { indexOverFakeNode, type IndexOverFakeNode } from '../testing/index-fake-node.js';
+import { indexOverFakeNode, indexServiceOver, type IndexOverFakeNode } from '../testing/index-fake-node.js';
 import { ENGINES, TestEngines } from '../testing/index-stores.js';
 import { encodeCbor } from '../codec/cbor.js';
 import { sharedOrSkip } from '../testing/shared.js';
@@ -13,8 +13,7 @@ import { chip420Meta, explorerApiHandler } from './explorer-api.js';
 import { ValueMap } from '../codec/value.js';
 import { FakeBitcoind } from '../testing/fake-bitcoind.js';
 import { fromHex } from '../util/bytes.js';
-import { startIndexService, type IndexService } from './service.js';
-import { blockSourceFromConfig, btcSourceFromConfig } from '../sources/chain-sources.js';
+import type { IndexService } from './service.js';
 import type { SourceConfig } from '../settings/settings.js';
 
 const engines = new TestEngines();
@@ -487,7 +486,13 @@ test('wallet/tx: fee from Esplora or from the previous outputs on a node, null w
   try {
     const p2wpkh = fromHex('0014751e76e8199196d454941c45d1b3a323f1433bd6');
     // a funding transaction (its own input names a transaction nobody has), then a spend of both its outputs
-    const funding = spendTx([{ txid: 'ee'.repeat(32), vout: 3 }], { outputs: [{ value: 10_000n, script: p2wpkh }, { value: 5_000n, script: p2wpkh }], tag: 11 });
+    const funding = spendTx([{ txid: 'ee'.repeat(32), vout: 3 }], {
+      outputs: [
+        { value: 10_000n, script: p2wpkh },
+        { value: 5_000n, script: p2wpkh },
+      ],
+      tag: 11,
+    });
     const spend = spendTx(
       [
         { txid: funding.txid, vout: 0 },
@@ -499,21 +504,8 @@ test('wallet/tx: fee from Esplora or from the previous outputs on a node, null w
     const top = fake.mine([spend.bytes]);
     const coinbase = top.block.txs[0]!.txid;
     const start = async (cfg: SourceConfig) => {
-      const svc = await startIndexService({
-        store: await e.open(await e.newDb()),
-        source: blockSourceFromConfig(cfg, { network: 'regtest' }),
-        btcSource: btcSourceFromConfig(cfg, { network: 'regtest' }),
-        apiOnly: false,
-        mock: false,
-        network: 'regtest',
-        startHeight: 1,
-        version: 'test',
-        host: '127.0.0.1',
-        port: 0,
-        autoStart: false,
-      });
+      const svc = await indexServiceOver(e, cfg);
       services.push(svc);
-      await svc.follower!.syncOnce();
       return async (txid: string): Promise<Any> => {
         const r = await h1(svc.server.port, 'GET', `/v1/wallet/tx/${txid}`);
         assert.equal(r.status, 200);

@@ -441,7 +441,10 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
       for (const p of prevIds) {
         const prev = await src.rawTx(p);
         if (!prev) return none(`previous transaction ${p} is unknown to ${src.name}`);
-        values.set(p, parseTx(prev).outputs.map((x) => x.value));
+        values.set(
+          p,
+          parseTx(prev).outputs.map((x) => x.value),
+        );
       }
       let sum = 0n;
       for (const i of tx.inputs) {

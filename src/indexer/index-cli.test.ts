@@ -120,7 +120,8 @@ test('charms index starts a new index at the network default (mainnet, testnet4)
   try {
     for (let i = 0; i < 3; i++) fake.mine([]);
     // Esplora does not name its network: --network makes the fake chain a mainnet or testnet4 one
-    const esplora = (network: string, more: string[] = []) => startIndex(['--esplora-url', fake.esploraUrl, '--network', network, '--db', tmpDb(), '--poll-interval', '1', ...more]);
+    const esplora = (network: string, more: string[] = []) =>
+      startIndex(['--esplora-url', fake.esploraUrl, '--network', network, '--db', tmpDb(), '--poll-interval', '1', ...more]);
     for (const [network, first] of [
       ['mainnet', 840_000],
       ['testnet4', 57_604],
@@ -170,7 +171,10 @@ test('charms index on a postgres:// --db: syncs, a second writer refuses, an --a
     const token = v.get('28355906')!;
     const addr = scriptToAddress(parseTx(token.raw).outputs[0]!.script, 'regtest')!;
     const bal = JSON.parse((await h1(writer.port, 'GET', `/v1/addresses/${addr}/balances`)).body.toString());
-    assert.ok(bal.balances.some((b: { app: string; confirmed: string }) => b.app.startsWith('t/') && BigInt(b.confirmed) > 0n), JSON.stringify(bal));
+    assert.ok(
+      bal.balances.some((b: { app: string; confirmed: string }) => b.app.startsWith('t/') && BigInt(b.confirmed) > 0n),
+      JSON.stringify(bal),
+    );
 
     const second = await runCli(['index', '--port', '0', ...node]);
     assert.notEqual(second.status, 0);
@@ -182,7 +186,14 @@ test('charms index on a postgres:// --db: syncs, a second writer refuses, an --a
     const rs = JSON.parse((await h1(reader.port, 'GET', '/v1/status')).body.toString());
     assert.deepEqual([rs.mode, rs.index.height, rs.index.hash], ['api-only', s.index.height, s.index.hash]);
     const nft = v.get('1acee7fb')!;
-    for (const path of [`/v1/addresses/${addr}/balances`, `/v1/addresses/${addr}/utxos`, `/v1/addresses/${addr}/history`, `/v1/outputs/${nft.txid}:0`, `/v1/txs/${token.txid}`, `/v1/wallet/charms/${addr}`]) {
+    for (const path of [
+      `/v1/addresses/${addr}/balances`,
+      `/v1/addresses/${addr}/utxos`,
+      `/v1/addresses/${addr}/history`,
+      `/v1/outputs/${nft.txid}:0`,
+      `/v1/txs/${token.txid}`,
+      `/v1/wallet/charms/${addr}`,
+    ]) {
       const [a, b] = [await h1(writer.port, 'GET', path), await h1(reader.port, 'GET', path)];
       assert.equal(a.status, 200, path);
       assert.equal(b.body.toString(), a.body.toString(), `${path}: the reader serves the writer's bytes`);
