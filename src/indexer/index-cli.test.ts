@@ -124,7 +124,7 @@ test('charms index starts a new index at the network default (mainnet, testnet4)
       startIndex(['--esplora-url', fake.esploraUrl, '--network', network, '--db', tmpDb(), '--poll-interval', '1', ...more]);
     for (const [network, first] of [
       ['mainnet', 840_000],
-      ['testnet4', 57_604],
+      ['testnet4', 39_550],
     ] as const) {
       const idx = await esplora(network);
       children.push(idx.child);

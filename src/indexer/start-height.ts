@@ -3,26 +3,30 @@
  * network's first charms block, so that the default never skips a charms transaction, yet does
  * not read years of blocks that cannot hold one.
  *
- * Sources (read 2026-11; the values must stay at or below the first charms block, never above):
- * - mainnet 840 000: the fourth halving block (2024-04-20). No charms transaction can be older:
- *   the protocol's reference implementation (CharmsDev/charms) was started on 2024-08-25 and its
- *   first release, v0.1.0, tagged on 2024-12-12. The explorer's own mainnet start is higher
- *   (912 774 in CharmsDev/charms-explorer `indexer/scripts/set_start_blocks.sh`, commented
- *   "Pruned block start": a limit of its pruned node, not the first charms block), so it is not
- *   used.
- * - testnet4 57 604 (block 00000000338e09eb14a8df7f186c04db96c351b414fc186f4f4eea0c5941c1b2):
- *   the charms explorer's `GENESIS_BLOCK_HEIGHT`/`GENESIS_BLOCK_HASH` for testnet4, from which the
- *   Charms team's indexer reads (`indexer/deploy/set-env-vars.sh`, explorer commit 77c987f).
- * - testnet (testnet3) and signet: no sourced first charms block, so 0 (everything is read).
- * - regtest: 0 (a local chain; its blocks are all new).
+ * No charms transaction is older than the protocol: its reference implementation
+ * (CharmsDev/charms) was begun on 2024-08-25 and first released (v0.1.0, protocol version 0) on
+ * 2024-12-12. Each default is a block mined before 2024-08-25, named with its height in a public
+ * source:
+ * - mainnet 840 000: the fourth halving block (2024-04-20).
+ * - testnet4 39 550, signet 208 800, testnet (testnet3) 2 873 500: the `defaultAssumeValid`
+ *   blocks of Bitcoin Core 28.0's chain parameters (their `chainTxData` times are 2024-08-14):
+ *   testnet4 000000005be348057db991fa5d89fe7c4695b667cfb311391a8db374b6f681fd, signet
+ *   0000014aad1d58dddcb964dd749b073374c6306e716b22f573a2efe68d414539, testnet3
+ *   000000000000000465b1a66c9f386308e8c75acef9201f3f577811da09fc90ad.
+ * - regtest 0: a local chain.
+ * Not used: the Charms explorer's starts (CharmsDev/charms-explorer: testnet4 57 604 as
+ * `GENESIS_BLOCK_HEIGHT`, mainnet 912 774 "Pruned block start"). The mainnet one is a limit of a
+ * pruned node; the testnet4 one falls, between Core's dated testnet4 blocks 39 550 (2024-08-14)
+ * and 72 600 (2025-03-04, Core 29.0), around December 2024 — the month of the first release —
+ * so nothing shows that no charms transaction precedes it.
  */
 import type { BitcoinNetwork } from '../sources/block-source.js';
 
 export const DEFAULT_START_HEIGHTS: Readonly<Record<BitcoinNetwork, number>> = {
   mainnet: 840_000,
-  testnet4: 57_604,
-  testnet: 0,
-  signet: 0,
+  testnet4: 39_550,
+  signet: 208_800,
+  testnet: 2_873_500,
   regtest: 0,
 };
 
