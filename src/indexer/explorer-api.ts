@@ -452,8 +452,8 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
         if (v === undefined) return none(`input ${hashToDisplayHex(i.txid)}:${i.vout} names an output that does not exist`);
         sum += v;
       }
-      const fee2 = sum - tx.outputs.reduce((a, x) => a + x.value, 0n);
-      return fee2 < 0n ? none('outputs exceed inputs') : { sats: fee2, unavailable: null };
+      const paid = sum - tx.outputs.reduce((a, x) => a + x.value, 0n);
+      return paid < 0n ? none('outputs exceed inputs') : { sats: paid, unavailable: null };
     } catch (e) {
       log.warn('fee unavailable', { txid, error: (e as Error).message });
       return none(`the source failed (${e instanceof CharmsError ? e.code : 'INTERNAL'}): retry`);
