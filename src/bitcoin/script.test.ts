@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildScript, instructions, opcodeName, OP_ENDIF, OP_IF, OP_RETURN, parseScript, pushData } from './script.js';
+import { buildScript, instructions, opcodeName, OP_ENDIF, OP_IF, OP_RETURN, parseScript, pushData, scriptAsm } from './script.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { CharmsError } from '../errors.js';
 
@@ -66,4 +66,30 @@ test('opcode names are rust-bitcoin 0.32 names', () => {
     [0xff, 'OP_INVALIDOPCODE'],
   ];
   for (const [op, name] of cases) assert.equal(opcodeName(op), name);
+});
+
+test('scriptAsm writes scripts as Bitcoin Core’s scriptPubKey.asm', () => {
+  const cases: [string, string][] = [
+    // from Bitcoin Core's test/util/data (txcreatedata2.json, txcreatescript4.json, txcreatemultisig1.json)
+    ['76a9141fc11f39be1729bf973a7ab6a615ca4729d6457488ac', 'OP_DUP OP_HASH160 1fc11f39be1729bf973a7ab6a615ca4729d64574 OP_EQUALVERIFY OP_CHECKSIG'],
+    [
+      '6a4c4f54686973204f505f52455455524e207472616e73616374696f6e206f7574707574207761732063726561746564206279206d6f646966696564206372656174657261777472616e73616374696f6e2e',
+      'OP_RETURN 54686973204f505f52455455524e207472616e73616374696f6e206f7574707574207761732063726561746564206279206d6f646966696564206372656174657261777472616e73616374696f6e2e',
+    ],
+    ['a9146a2c482f4985f57e702f325816c90e3723ca81ae87', 'OP_HASH160 6a2c482f4985f57e702f325816c90e3723ca81ae OP_EQUAL'],
+    [
+      '522102a5613bd857b7048924264d1e70e08fb2a7e6527d32b7ab1bb993ac59964ff39721021ac43c7ff740014c3b33737ede99c967e4764553d1b2b83db77c83b8715fa72d2102df2089105c77f266fa11a9d33f05c735234075f2e8780824c6b709415f9fb48553ae',
+      '2 02a5613bd857b7048924264d1e70e08fb2a7e6527d32b7ab1bb993ac59964ff397 021ac43c7ff740014c3b33737ede99c967e4764553d1b2b83db77c83b8715fa72d 02df2089105c77f266fa11a9d33f05c735234075f2e8780824c6b709415f9fb485 3 OP_CHECKMULTISIG',
+    ],
+    // witness programs: OP_0 / OP_1 are the numbers 0 and 1
+    ['0014751e76e8199196d454941c45d1b3a323f1433bd6', '0 751e76e8199196d454941c45d1b3a323f1433bd6'],
+    ['5120' + '11'.repeat(32), `1 ${'11'.repeat(32)}`],
+    // pushes of up to 4 bytes are CScriptNum numbers (little-endian, sign bit on top); 5 bytes are hex
+    ['0101 0181 02ff00 03a0bb0d 04ffffffff 0400000080 057370656c6c', '1 -1 255 900000 -2147483647 0 7370656c6c'],
+    ['4f 50 60 b1 b2 ba bb ff 00', '-1 OP_RESERVED 16 OP_CHECKLOCKTIMEVERIFY OP_CHECKSEQUENCEVERIFY OP_CHECKSIGADD OP_UNKNOWN OP_INVALIDOPCODE 0'],
+    // a push past the end
+    ['6a4c05aabb', 'OP_RETURN [error]'],
+    ['', ''],
+  ];
+  for (const [h, asm] of cases) assert.equal(scriptAsm(fromHex(h.replaceAll(' ', ''))), asm, h);
 });

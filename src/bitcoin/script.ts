@@ -4,7 +4,7 @@
  * reproduce the reference's error texts). Browser-safe.
  */
 import { CharmsError } from '../errors.js';
-import { concatBytes } from '../util/bytes.js';
+import { concatBytes, toHex } from '../util/bytes.js';
 
 const OP_PUSHDATA1 = 0x4c;
 const OP_PUSHDATA2 = 0x4d;
@@ -94,4 +94,44 @@ export function opcodeName(op: number): string {
   if (op <= 0xba) return `OP_${NAMED[op - 0x61]!}`;
   if (op <= 0xfe) return `OP_RETURN_${op}`;
   return 'OP_INVALIDOPCODE';
+}
+
+/** Bitcoin Core's `GetOpName` for a non-push opcode (`OP_CHECKLOCKTIMEVERIFY`, `1` for OP_1, …). */
+function coreOpName(op: number): string {
+  if (op === 0x4f) return '-1';
+  if (op === 0x50) return 'OP_RESERVED';
+  if (op <= 0x60) return String(op - 0x50);
+  if (op === 0xb1) return 'OP_CHECKLOCKTIMEVERIFY';
+  if (op === 0xb2) return 'OP_CHECKSEQUENCEVERIFY';
+  if (op <= 0xba) return `OP_${NAMED[op - 0x61]!}`;
+  if (op === 0xff) return 'OP_INVALIDOPCODE';
+  return 'OP_UNKNOWN';
+}
+
+/** A push of at most 4 bytes as Core's `CScriptNum(vch, false).getint()`: little-endian, sign bit on top. */
+function scriptNum(b: Uint8Array): number {
+  if (b.length === 0) return 0;
+  let n = 0;
+  for (let i = b.length - 1; i >= 0; i--) n = n * 256 + b[i]!;
+  const top = 0x80 * 256 ** (b.length - 1);
+  return b[b.length - 1]! & 0x80 ? -(n - top) : n;
+}
+
+/**
+ * A script as Bitcoin Core's `ScriptToAsmStr(script, false)` writes it (`scriptPubKey.asm` of
+ * `getrawtransaction … 1`): opcodes by name, pushes of up to 4 bytes as numbers, longer ones as
+ * hex, and `[error]` where a push runs past the end.
+ */
+export function scriptAsm(script: Uint8Array): string {
+  const parts: string[] = [];
+  try {
+    for (const ins of instructions(script)) {
+      if (ins.push === undefined) parts.push(coreOpName(ins.op));
+      else if (ins.push.length <= 4) parts.push(String(scriptNum(ins.push)));
+      else parts.push(toHex(ins.push));
+    }
+  } catch {
+    parts.push('[error]');
+  }
+  return parts.join(' ');
 }

@@ -52,7 +52,11 @@ export const indexOptions = [
   { name: 'esplora-url', value: 'URL', help: 'Esplora-compatible API base URL (env ESPLORA_URL)' },
   { name: 'zmq-url', value: 'URL', help: "bitcoind's ZMQ publisher, e.g. tcp://127.0.0.1:28332 (env BITCOIN_ZMQ_URL)" },
   { name: 'network', value: 'NETWORK', choices: ['mainnet', 'testnet', 'testnet4', 'signet', 'regtest'], help: "Network (default: the node's)" },
-  { name: 'start-height', value: 'HEIGHT', help: 'First block to index on a new index (default 0)' },
+  {
+    name: 'start-height',
+    value: 'HEIGHT',
+    help: "First block to index on a new index (default: a block below the network's first charms block, docs/index.md; 0 on regtest)",
+  },
   { name: 'max-reorg-depth', value: 'BLOCKS', default: '100', help: 'Deeper reorgs stop the index (status 503) until it is rebuilt' },
   { name: 'poll-interval', value: 'SECONDS', default: '5', help: 'How often the node is polled (also with ZMQ)' },
   { name: 'api-only', help: 'Serve the database without following a node (API replicas on PostgreSQL)' },

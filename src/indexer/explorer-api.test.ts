@@ -2,7 +2,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { scriptToAddress } from '../bitcoin/address.js';
 import { parseTx } from '../bitcoin/tx.js';
-import { indexOverFakeNode, type IndexOverFakeNode } from '../testing/index-fake-node.js';
+import { indexOverFakeNode, indexServiceOver, type IndexOverFakeNode } from '../testing/index-fake-node.js';
 import { ENGINES, TestEngines } from '../testing/index-stores.js';
 import { encodeCbor } from '../codec/cbor.js';
 import { sharedOrSkip } from '../testing/shared.js';
@@ -11,6 +11,10 @@ import { spendTx } from '../testing/vector-chain.js';
 import { bitcoinVectors } from '../testing/index-vectors.js';
 import { chip420Meta, explorerApiHandler } from './explorer-api.js';
 import { ValueMap } from '../codec/value.js';
+import { FakeBitcoind } from '../testing/fake-bitcoind.js';
+import { fromHex } from '../util/bytes.js';
+import type { IndexService } from './service.js';
+import type { SourceConfig } from '../settings/settings.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -152,6 +156,11 @@ test('explorer-compatible API: every field the wallet reads, both spellings, pen
       assert.equal(p.utxos[0].confirmed, false);
       assert.equal(p.utxos[0].txid, pendingTx.txid);
     }
+    // a token with no reference NFT in the index (BRO here): no metadata, decimals 0 (CHIP-0420's
+    // default; the official wallet takes BRO's 8 from its own table and ignores this field)
+    const bro = b.results[orderAddr].charms.balances.find((x: Any) => x.appId.startsWith('t/'));
+    assert.deepEqual([bro.name, bro.symbol, bro.decimals], [null, null, 0]);
+
     // the GET form is one batch entry
     const one = json((await get(`/v1/wallet/balance/${chexAddr}?network=regtest`)).body);
     assert.deepEqual(one, b.results[chexAddr]);
@@ -468,3 +477,72 @@ for (const name of ENGINES) {
     }
   });
 }
+
+test('wallet/tx: fee from Esplora or from the previous outputs on a node, null with a reason otherwise; asm as Bitcoin Core', async (t) => {
+  const e = await engines.engine('sqlite', t);
+  if (!e) return;
+  const fake = await FakeBitcoind.start();
+  const services: IndexService[] = [];
+  try {
+    const p2wpkh = fromHex('0014751e76e8199196d454941c45d1b3a323f1433bd6');
+    // a funding transaction (its own input names a transaction nobody has), then a spend of both its outputs
+    const funding = spendTx([{ txid: 'ee'.repeat(32), vout: 3 }], {
+      outputs: [
+        { value: 10_000n, script: p2wpkh },
+        { value: 5_000n, script: p2wpkh },
+      ],
+      tag: 11,
+    });
+    const spend = spendTx(
+      [
+        { txid: funding.txid, vout: 0 },
+        { txid: funding.txid, vout: 1 },
+      ],
+      { outputs: [{ value: 12_000n, script: p2wpkh }], tag: 12 },
+    );
+    fake.mine([funding.bytes]);
+    const top = fake.mine([spend.bytes]);
+    const coinbase = top.block.txs[0]!.txid;
+    const start = async (cfg: SourceConfig) => {
+      const svc = await indexServiceOver(e, cfg);
+      services.push(svc);
+      return async (txid: string): Promise<Any> => {
+        const r = await h1(svc.server.port, 'GET', `/v1/wallet/tx/${txid}`);
+        assert.equal(r.status, 200);
+        // Bitcoin Core's BTC amounts carry 8 decimals
+        if (txid === spend.txid) assert.match(r.body.toString(), /"fee":0\.00003000,/);
+        return json(r.body);
+      };
+    };
+    const esplora = await start({ esploraUrl: fake.esploraUrl });
+    const rpc = await start({ rpcUrl: fake.rpcUrl, rpcCookie: fake.cookieFile! });
+
+    const before = fake.calls.get('getrawtransaction') ?? 0;
+    const viaEsplora = await esplora(spend.txid);
+    assert.ok(fake.requests.includes(`/esplora/tx/${spend.txid}`), "Esplora's /tx/:txid was asked for the fee");
+    assert.equal(fake.calls.get('getrawtransaction') ?? 0, before, 'no node call with Esplora');
+    const viaNode = await rpc(spend.txid);
+    assert.ok((fake.calls.get('getrawtransaction') ?? 0) >= before + 2, 'the transaction and its one previous transaction from the node');
+    for (const tx of [viaEsplora, viaNode]) {
+      // 15 000 in, 12 000 out: Bitcoin Core's `fee` in BTC
+      assert.deepEqual([tx.fee, tx.fee_sats, tx.fee_unavailable], [0.00003, 3000, null]);
+      assert.deepEqual(tx.outputs[0].script_pubkey, {
+        asm: '0 751e76e8199196d454941c45d1b3a323f1433bd6',
+        hex: '0014751e76e8199196d454941c45d1b3a323f1433bd6',
+        type: 'witness_v0_keyhash',
+        address: scriptToAddress(p2wpkh, 'regtest'),
+      });
+    }
+    // the funding transaction's previous transaction is unknown everywhere; a coinbase pays no fee
+    for (const get of [esplora, rpc]) {
+      const f = await get(funding.txid);
+      assert.deepEqual([f.fee, f.fee_sats], [null, null]);
+      assert.match(f.fee_unavailable, /previous transaction e{64} is unknown/);
+      const cb = await get(coinbase);
+      assert.deepEqual([cb.fee, cb.fee_unavailable], [null, 'coinbase: no fee']);
+    }
+  } finally {
+    for (const s of services) await s.close();
+    await fake.stop();
+  }
+});

@@ -17,7 +17,8 @@
  * from the token's CHIP-0420 reference NFT `n/<identity>/<vk>`; CHIP-0420's default decimals is 0.
  */
 import { addressToScript, isAddressValidFor, scriptToAddress } from '../bitcoin/address.js';
-import { parseTx, txVsize, txWeight, hashToDisplayHex } from '../bitcoin/tx.js';
+import { parseTx, txVsize, txWeight, hashToDisplayHex, type BitcoinTx } from '../bitcoin/tx.js';
+import { scriptAsm } from '../bitcoin/script.js';
 import { decodeCbor } from '../codec/cbor.js';
 import { toJsonCompact } from '../codec/json.js';
 import { ValueMap, type Value } from '../codec/value.js';
@@ -37,6 +38,8 @@ const MAX_PREV_TXS = 10;
 const MAX_TX_PAGE = 100;
 /** History entries read for one address's paged transaction list (memory bound). */
 const MAX_HISTORY = 10_000;
+/** Distinct previous transactions read to compute one fee from a node (bounded work per request). */
+const MAX_FEE_PREV_TXS = 25;
 
 export interface ExplorerApiOptions {
   store: IndexStore;
@@ -418,9 +421,49 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
     return consumed[0]?.spent?.height;
   }
 
+  /**
+   * A transaction's fee: Esplora's figure when the BTC source is Esplora, else the sum of its
+   * previous outputs (read from the chain source, at most MAX_FEE_PREV_TXS transactions) minus its
+   * outputs. Never guessed: null with the reason when neither can say.
+   */
+  async function txFee(txid: string, tx: BitcoinTx): Promise<{ sats: bigint | null; unavailable: string | null }> {
+    const none = (why: string) => ({ sats: null, unavailable: why });
+    const first = tx.inputs[0];
+    if (tx.inputs.length === 1 && first && first.vout === 0xffffffff && first.txid.every((b) => b === 0)) return none('coinbase: no fee');
+    try {
+      const fee = await btc?.txFee?.(txid);
+      if (fee !== undefined) return { sats: fee, unavailable: null };
+      const src = o.source;
+      if (!src) return none('no source for the previous outputs');
+      const prevIds = [...new Set(tx.inputs.map((i) => hashToDisplayHex(i.txid)))];
+      if (prevIds.length > MAX_FEE_PREV_TXS) return none(`spends outputs of ${prevIds.length} transactions (more than ${MAX_FEE_PREV_TXS} are not read)`);
+      const values = new Map<string, bigint[]>();
+      for (const p of prevIds) {
+        const prev = await src.rawTx(p);
+        if (!prev) return none(`previous transaction ${p} is unknown to ${src.name}`);
+        values.set(
+          p,
+          parseTx(prev).outputs.map((x) => x.value),
+        );
+      }
+      let sum = 0n;
+      for (const i of tx.inputs) {
+        const v = values.get(hashToDisplayHex(i.txid))?.[i.vout];
+        if (v === undefined) return none(`input ${hashToDisplayHex(i.txid)}:${i.vout} names an output that does not exist`);
+        sum += v;
+      }
+      const paid = sum - tx.outputs.reduce((a, x) => a + x.value, 0n);
+      return paid < 0n ? none('outputs exceed inputs') : { sats: paid, unavailable: null };
+    } catch (e) {
+      log.warn('fee unavailable', { txid, error: (e as Error).message });
+      return none(`the source failed (${e instanceof CharmsError ? e.code : 'INTERNAL'}): retry`);
+    }
+  }
+
   async function txJson(txid: string): Promise<J> {
     const raw = await rawTx(txid);
     const tx = parseTx(raw);
+    const fee = await txFee(txid, tx);
     const height = await confirmedAt(txid);
     const tip = await tipHeight();
     const block = height === undefined ? undefined : await store.blockAt(height);
@@ -432,7 +475,10 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
       size: raw.length,
       vsize: txVsize(tx),
       weight: txWeight(tx),
-      fee: null,
+      // Bitcoin Core's `fee` is in BTC; `fee_sats` the same in sats; `fee_unavailable` says why it is null
+      fee: fee.sats === null ? null : new RawJson(btcText(fee.sats)),
+      fee_sats: fee.sats === null ? null : num(fee.sats),
+      fee_unavailable: fee.unavailable,
       // known for charm transactions the index holds and for mempool ones; otherwise null (not invented)
       confirmations: height !== undefined && tip !== undefined ? tip - height + 1 : pending ? 0 : null,
       block_hash: block?.hash ?? null,
@@ -450,7 +496,7 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
         value: new RawJson(btcText(x.value)),
         value_sats: num(x.value),
         n,
-        script_pubkey: { asm: null, hex: hex(x.script), type: scriptType(x.script), address: scriptToAddress(x.script, net) ?? null },
+        script_pubkey: { asm: scriptAsm(x.script), hex: hex(x.script), type: scriptType(x.script), address: scriptToAddress(x.script, net) ?? null },
       })),
       hex: hex(raw),
     };

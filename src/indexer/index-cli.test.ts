@@ -12,6 +12,7 @@ import { h1 } from '../testing/http.js';
 import { sharedOrSkip } from '../testing/shared.js';
 import { skipOrFail } from '../testing/require.js';
 import { bitcoinVectors, burnTx, VECTOR_BLOCKS } from '../testing/index-vectors.js';
+import { startPostgres } from '../testing/postgres.js';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -99,6 +100,108 @@ test('charms index follows the fake Bitcoin Core over RPC and over Esplora to th
   } finally {
     await Promise.all(children.map(stop));
     await fake.stop();
+  }
+});
+
+/** Polls /v1/status until the follower has asked the node for its tip once (bounded). */
+async function afterFirstPoll(port: number): Promise<Record<string, any>> {
+  let last: Record<string, any> = {};
+  for (let i = 0; i < 300; i++) {
+    last = JSON.parse((await h1(port, 'GET', '/v1/status')).body.toString());
+    if (last.node) return last;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error(`no poll of the node: ${JSON.stringify(last)}`);
+}
+
+test('charms index starts a new index at the network default (mainnet, testnet4) unless --start-height says otherwise', async () => {
+  const fake = await FakeBitcoind.start();
+  const children: ChildProcess[] = [];
+  try {
+    for (let i = 0; i < 3; i++) fake.mine([]);
+    // Esplora does not name its network: --network makes the fake chain a mainnet or testnet4 one
+    const esplora = (network: string, more: string[] = []) =>
+      startIndex(['--esplora-url', fake.esploraUrl, '--network', network, '--db', tmpDb(), '--poll-interval', '1', ...more]);
+    for (const [network, first] of [
+      ['mainnet', 840_000],
+      ['testnet4', 39_550],
+    ] as const) {
+      const idx = await esplora(network);
+      children.push(idx.child);
+      const s = await afterFirstPoll(idx.port);
+      assert.equal(s.network, network);
+      assert.equal(s.node.height, fake.height);
+      // nothing below the default start is read: the index waits for block `first`
+      assert.deepEqual(s.index, { height: first - 1, hash: null, time: null }, network);
+      await stop(idx.child);
+    }
+    const explicit = await esplora('testnet4', ['--start-height', '1']);
+    children.push(explicit.child);
+    const s = await untilHeight(explicit.port, fake.height);
+    assert.equal(s.index.hash, fake.hashAt(fake.height));
+    // regtest starts at 0 without the option
+    const reg = await startIndex(['--rpc-url', fake.rpcUrl, '--rpc-cookie', fake.cookieFile!, '--db', tmpDb(), '--poll-interval', '1']);
+    children.push(reg.child);
+    await untilHeight(reg.port, fake.height);
+  } finally {
+    await Promise.all(children.map(stop));
+    await fake.stop();
+  }
+});
+
+test('charms index on a postgres:// --db: syncs, a second writer refuses, an --api-only reader serves the same bytes', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const pg = await startPostgres();
+  if (!pg) {
+    skipOrFail(t, 'PostgreSQL (/usr/lib/postgresql/<version>/bin) is not installed');
+    return;
+  }
+  const fake = await FakeBitcoind.start();
+  const children: ChildProcess[] = [];
+  try {
+    const v = bitcoinVectors();
+    for (const names of VECTOR_BLOCKS) fake.mine(names.map((n) => v.get(n)!.raw));
+    const db = await pg.createDb('index_cli');
+    const node = ['--rpc-url', fake.rpcUrl, '--rpc-cookie', fake.cookieFile!, '--db', db];
+    const writer = await startIndex([...node, '--poll-interval', '1']);
+    children.push(writer.child);
+    const s = await untilHeight(writer.port, fake.height);
+    assert.deepEqual([s.db.engine, s.mode, s.network], ['postgres', 'indexer', 'regtest']);
+
+    const token = v.get('28355906')!;
+    const addr = scriptToAddress(parseTx(token.raw).outputs[0]!.script, 'regtest')!;
+    const bal = JSON.parse((await h1(writer.port, 'GET', `/v1/addresses/${addr}/balances`)).body.toString());
+    assert.ok(
+      bal.balances.some((b: { app: string; confirmed: string }) => b.app.startsWith('t/') && BigInt(b.confirmed) > 0n),
+      JSON.stringify(bal),
+    );
+
+    const second = await runCli(['index', '--port', '0', ...node]);
+    assert.notEqual(second.status, 0);
+    assert.match(second.stderr, /another indexer is writing this index/);
+    assert.doesNotMatch(second.stderr, /postgres:\/\/postgres@/, 'the URL is redacted');
+
+    const reader = await startIndex(['--db', db, '--api-only', '--network', 'regtest']);
+    children.push(reader.child);
+    const rs = JSON.parse((await h1(reader.port, 'GET', '/v1/status')).body.toString());
+    assert.deepEqual([rs.mode, rs.index.height, rs.index.hash], ['api-only', s.index.height, s.index.hash]);
+    const nft = v.get('1acee7fb')!;
+    for (const path of [
+      `/v1/addresses/${addr}/balances`,
+      `/v1/addresses/${addr}/utxos`,
+      `/v1/addresses/${addr}/history`,
+      `/v1/outputs/${nft.txid}:0`,
+      `/v1/txs/${token.txid}`,
+      `/v1/wallet/charms/${addr}`,
+    ]) {
+      const [a, b] = [await h1(writer.port, 'GET', path), await h1(reader.port, 'GET', path)];
+      assert.equal(a.status, 200, path);
+      assert.equal(b.body.toString(), a.body.toString(), `${path}: the reader serves the writer's bytes`);
+    }
+  } finally {
+    await Promise.all(children.map(stop));
+    await fake.stop();
+    await pg.stop();
   }
 });
 

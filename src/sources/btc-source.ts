@@ -37,6 +37,12 @@ export interface BtcSource {
   broadcast(txHex: string): Promise<string>;
   /** The best block and its header time (unix seconds). */
   tipTime(): Promise<ChainTip & { time: number }>;
+  /**
+   * A transaction's fee in sats, when the source knows it without further work (Esplora's
+   * `/tx/:txid` carries it); undefined when it does not. Absent on Bitcoin Core (the fee needs
+   * the previous outputs there).
+   */
+  txFee?(txid: string): Promise<bigint | undefined>;
 }
 
 /** Bitcoin Core's `getblockchaininfo.chain` names. */

@@ -2,7 +2,7 @@
  * An Esplora-compatible REST API as the chain source of the index and as the BTC side of its API:
  * `/blocks/tip/height`, `/block-height/:h`, `/block/:hash/header` (raw, so the hash is checked
  * here), `/block/:hash/status`, `/block/:hash/raw`, `/mempool/txids`, `/tx/:txid/hex`,
- * `/address/:a/utxo`, `/fee-estimates`, `POST /tx`. Esplora does not name its network: it is the
+ * `/tx/:txid` (its fee), `/address/:a/utxo`, `/fee-estimates`, `POST /tx`. Esplora does not name its network: it is the
  * configured one, or recognised from the genesis block.
  */
 import { CharmsError } from '../errors.js';
@@ -26,6 +26,8 @@ import { EsploraSource, fetchCheckedTxIfKnown } from './tx-sources.js';
 
 /** A mempool list as JSON: 67 bytes per txid. */
 const MEMPOOL_ANSWER_LIMIT = 96 * 1024 * 1024;
+/** A transaction as JSON (every input's prevout and witness: about twice the largest transaction). */
+const TX_JSON_ANSWER_LIMIT = 16 * 1024 * 1024;
 /** An address's UTXO list (an exchange address can have many). */
 const UTXO_ANSWER_LIMIT = 32 * 1024 * 1024;
 
@@ -162,6 +164,15 @@ export class EsploraBlockSource implements BlockSource, BtcSource {
     const got = hashFrom(this.client.expectOk(a).text(), this.name, 'a txid');
     if (got !== txid) throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered txid ${got} for transaction ${txid}`);
     return txid;
+  }
+
+  /** `/tx/:txid`'s `fee` (sats); undefined for a transaction Esplora does not know or an answer without a fee. */
+  async txFee(txid: string): Promise<bigint | undefined> {
+    const info = await this.client.json(`/tx/${hashArg(txid, 'txid')}`, { limit: TX_JSON_ANSWER_LIMIT });
+    if (!isObject(info) || info.fee === undefined) return undefined;
+    const fee = countFrom(info.fee, this.name, 'a fee');
+    if (fee > 21e14) throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered a fee above 21 million BTC`);
+    return BigInt(fee);
   }
 
   async tipTime(): Promise<ChainTip & { time: number }> {

@@ -7,7 +7,7 @@
  *   user/password Basic auth;
  * - REST `/rest/chaininfo.json`, `/rest/block/<hash>.bin` (switchable off, as without `-rest`);
  * - an Esplora facade under `/esplora` (`/blocks/tip/hash|height`, `/block-height/:h`,
- *   `/block/:hash`, `/block/:hash/header|status|raw`, `/mempool/txids`, `/tx/:txid/hex`,
+ *   `/block/:hash`, `/block/:hash/header|status|raw`, `/mempool/txids`, `/tx/:txid` (with `fee`), `/tx/:txid/hex`,
  *   `/tx/:txid/outspend/:vout`, `/address/:a/utxo`, `/fee-estimates`, `POST /tx`);
  * - a ZMQ publisher (`hashblock`, `sequence`, Bitcoin Core's framing) with a switch to drop messages.
  *
@@ -27,7 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseBlock, serializeBlock, type Block } from '../bitcoin/block.js';
-import { parseTx, serializeTx, txidHex, txVsize, type BitcoinTx } from '../bitcoin/tx.js';
+import { parseTx, serializeTx, txidHex, txVsize, txWeight, type BitcoinTx } from '../bitcoin/tx.js';
 import { addressToScript } from '../bitcoin/address.js';
 import { equalBytes, fromHex, toHex } from '../util/bytes.js';
 
@@ -285,6 +285,18 @@ export class FakeBitcoind {
       if (b.block.txs.some((t) => t.txid === txid)) return b;
     }
     return undefined;
+  }
+
+  /** Inputs minus outputs, from the previous transactions this node holds; undefined when one is missing. */
+  private feeOf(tx: BitcoinTx): bigint | undefined {
+    let sum = 0n;
+    for (const i of tx.inputs) {
+      const prev = this.rawTxIn(toHex(Uint8Array.from(i.txid).reverse()));
+      const v = prev && parseTx(prev.raw).outputs[i.vout]?.value;
+      if (v === undefined) return undefined;
+      sum += v;
+    }
+    return sum - tx.outputs.reduce((a, x) => a + x.value, 0n);
   }
 
   private rawTxIn(txid: string, blockHash?: string): { raw: Uint8Array; block: FakeBlock | undefined } | undefined {
@@ -670,6 +682,23 @@ export class FakeBitcoind {
       });
     }
     if (path === '/mempool/txids') return void this.json(res, 200, this.mempoolTxids());
+    if ((m = /^\/tx\/([0-9a-f]{64})$/.exec(path))) {
+      const t = this.rawTxIn(m[1]!);
+      if (!t) return notFound('Transaction');
+      const tx = parseTx(t.raw);
+      const b = t.block;
+      const fee = this.feeOf(tx);
+      return void this.json(res, 200, {
+        txid: m[1],
+        version: tx.version,
+        locktime: tx.locktime,
+        size: t.raw.length,
+        weight: txWeight(tx),
+        // as electrs, the sum of the previous outputs minus the outputs; left out when the fake lacks a previous transaction
+        ...(fee === undefined ? {} : { fee: Number(fee) }),
+        status: b && this.inBestChain(b.hash) ? { confirmed: true, block_height: b.height, block_hash: b.hash } : { confirmed: false },
+      });
+    }
     if ((m = /^\/tx\/([0-9a-f]{64})\/hex$/.exec(path))) {
       const t = this.rawTxIn(m[1]!);
       return t ? text(toHex(t.raw)) : notFound('Transaction');

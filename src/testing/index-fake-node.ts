@@ -9,6 +9,7 @@ import { startIndexService, type IndexService } from '../indexer/service.js';
 import { FakeBitcoind } from './fake-bitcoind.js';
 import { bitcoinVectors, VECTOR_BLOCKS } from './index-vectors.js';
 import type { TestEngine } from './index-stores.js';
+import type { SourceConfig } from '../settings/settings.js';
 
 export interface IndexOverFakeNode {
   fake: FakeBitcoind;
@@ -21,11 +22,16 @@ export async function indexOverFakeNode(e: TestEngine, o: { except?: string[]; w
   const fake = await FakeBitcoind.start();
   const v = bitcoinVectors();
   for (const names of VECTOR_BLOCKS) fake.mine(names.filter((n) => !(o.except ?? []).includes(n)).map((n) => v.get(n)!.raw));
-  const cfg = { esploraUrl: fake.esploraUrl };
+  const svc = await indexServiceOver(e, { esploraUrl: fake.esploraUrl }, o.withBtc !== false);
+  return { fake, svc, port: svc.server.port, close: async () => (await svc.close(), await fake.stop()) };
+}
+
+/** A regtest index service from block 1 over the sources `cfg` names (the BTC side too unless `withBtc` is false), synced once. */
+export async function indexServiceOver(e: TestEngine, cfg: SourceConfig, withBtc = true): Promise<IndexService> {
   const svc = await startIndexService({
     store: await e.open(await e.newDb()),
     source: blockSourceFromConfig(cfg, { network: 'regtest' }),
-    btcSource: o.withBtc === false ? undefined : btcSourceFromConfig(cfg, { network: 'regtest' }),
+    btcSource: withBtc ? btcSourceFromConfig(cfg, { network: 'regtest' }) : undefined,
     apiOnly: false,
     mock: false,
     network: 'regtest',
@@ -36,5 +42,5 @@ export async function indexOverFakeNode(e: TestEngine, o: { except?: string[]; w
     autoStart: false,
   });
   await svc.follower!.syncOnce();
-  return { fake, svc, port: svc.server.port, close: async () => (await svc.close(), await fake.stop()) };
+  return svc;
 }

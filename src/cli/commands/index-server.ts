@@ -8,6 +8,7 @@ import { sourceFromConfig } from '../../sources/tx-sources.js';
 import { openIndexStore } from '../../indexer/open.js';
 import { startIndexService } from '../../indexer/service.js';
 import { DEFAULT_MAX_REORG_DEPTH } from '../../indexer/follower.js';
+import { startHeightFor } from '../../indexer/start-height.js';
 import { blockSourceFromConfig, btcSourceFromConfig } from '../../sources/chain-sources.js';
 import type { BitcoinNetwork } from '../../sources/block-source.js';
 
@@ -54,7 +55,7 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
     const nodeNet = await source.network();
     if (nodeNet !== network) throw new CharmsError('CONFIG', `--network ${network}, but ${source.name} serves ${nodeNet}`);
   }
-  const startHeight = intOpt(opts['start-height'], 'start-height', 0, 100_000_000) ?? 0;
+  const startHeight = startHeightFor(network, intOpt(opts['start-height'], 'start-height', 0, 100_000_000));
   const maxReorgDepth = intOpt(opts['max-reorg-depth'], 'max-reorg-depth', 1, 1_000_000) ?? DEFAULT_MAX_REORG_DEPTH;
   const poll = intOpt(opts['poll-interval'], 'poll-interval', 1, 3600);
   const db = idx.db ?? defaultIndexDb(idx, network);
