@@ -21,7 +21,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['errors'], // src/errors.ts: CharmsError, the codes and their HTTP statuses
   ['util'], // bytes
   ['codec', 'settings'], // CBOR, JSON, YAML; the settings loader (environment and flags)
-  ['model'], // the data model (spell, request, CLI inputs)
+  ['model', 'infra'], // the data model (spell, request, CLI inputs); HTTP transport, logger, response cache
   ['proof', 'keys'], // Groth16 / mock proof checking, spell decoding + proof check; app keys
   ['bitcoin', 'cardano'], // each chain: tx codec, addresses, spell extraction, builder
   ['chains'], // chain dispatch (detect a tx's chain, dest addresses)
@@ -29,7 +29,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['runner', 'scrolls'], // the WASM app runner; the Scrolls canister client
   ['checker'], // the spell checker
   ['prover'], // proof backends, the prove pipeline, the remote-prover client
-  ['services'], // HTTP server, cache, log: the proving server
+  ['prove-server'], // the proving server (`charms server`)
   ['query'], // the spell-query service
   ['indexer'], // the charms index: store (SQLite/PostgreSQL), chain follower, mempool overlay, API
   ['app'], // app project scaffolding and builds

@@ -14,7 +14,7 @@ export * from './proof/index.js';
 export { runApp, validateAppModule, shutdownRunner } from './runner/index.js';
 export * from './checker/index.js';
 export * from './prover/index.js';
-export * from './services/index.js';
+export * from './prove-server/index.js';
 export * from './cardano/index.js';
 export * from './query/index.js';
 export * from './keys/index.js';

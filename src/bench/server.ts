@@ -1,6 +1,6 @@
 /** Proving server: requests/s and p50/p99 at concurrency 16 (trivial prove function, and cached real mock proofs). */
-import { startProveServer } from '../services/prove-server.js';
-import { MemoryCache } from '../services/cache.js';
+import { startProveServer } from '../prove-server/server.js';
+import { MemoryCache } from '../infra/cache.js';
 import { load } from './load.js';
 
 export async function run(): Promise<void> {

@@ -46,7 +46,7 @@ test('the build writes the CLI and worker bundles: module URLs rewritten, mcl-wa
   assert.ok(!main.includes('import.meta'));
   assert.match(main, /Buffer\.from\(wasmBase64, ?["']base64["']\)/);
   assert.ok(!main.includes('atob(wasmBase64)'));
-  // ioredis stays outside, required by the first Redis cache (services/cache.ts), not at start
+  // ioredis stays outside, required by the first Redis cache (infra/cache.ts), not at start
   assert.ok(main.includes('("ioredis")') && !main.includes('require("ioredis")') && !main.includes('class Redis extends'));
   const a = charms(['--version']);
   const b = charms(['--version'], { CHARMS_NO_BUNDLE: '1' });

@@ -65,7 +65,7 @@ const referrers = (() => {
 test('the test-helper check sees what it must: a module only tests load is flagged, the real ones are not', () => {
   assert.ok((referrers.get('src/testing/prove-server-child.ts') ?? []).every(isTestCode), 'the prove-server child is loaded by tests only');
   assert.ok(!(referrers.get('src/runner/worker.ts') ?? []).every(isTestCode), 'the runner worker is loaded by library code');
-  assert.ok(!(referrers.get('src/services/cache.ts') ?? []).every(isTestCode));
+  assert.ok(!(referrers.get('src/infra/cache.ts') ?? []).every(isTestCode));
 });
 
 /** Every file path named in an `exports` map, conditional entries included. */

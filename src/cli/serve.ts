@@ -11,11 +11,11 @@
  */
 import { CharmsError } from '../errors.js';
 import type { Settings } from '../settings/settings.js';
-import { createCache, type ProofCache } from '../services/cache.js';
-import { createLogger, type Logger } from '../services/log.js';
-import type { Listening } from '../services/http.js';
+import { createCache, type ProofCache } from '../infra/cache.js';
+import { createLogger, type Logger } from '../infra/log.js';
+import type { Listening } from '../infra/http.js';
 import { useFastProofBackend } from '../proof/init.js';
-import { startMetricsServer } from '../services/metrics-http.js';
+import { startMetricsServer } from '../infra/metrics-http.js';
 
 export interface ServeDeps {
   host: string;

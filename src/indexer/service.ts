@@ -3,14 +3,14 @@
  * HTTP/1.1 + h2c port serving the index API (`/v1/...`) beside the spell-query routes
  * (`GET`/`PUT /spells/<txid>`) and the wallet page.
  */
-import { listenDual, type Handler, type Listening } from '../services/http.js';
-import type { ProofCache } from '../services/cache.js';
-import { silentLogger, type Logger } from '../services/log.js';
+import { listenDual, type Handler, type Listening } from '../infra/http.js';
+import type { ProofCache } from '../infra/cache.js';
+import { silentLogger, type Logger } from '../infra/log.js';
 import type { ServerLimits } from '../settings/limits.js';
 import type { BlockSource } from '../sources/block-source.js';
 import { ZmqSubscriber } from '../sources/zmq.js';
 import { queryHandler } from '../query/service.js';
-import { enableMetrics } from '../services/metrics-http.js';
+import { enableMetrics } from '../infra/metrics-http.js';
 import { registerGauge } from '../util/metrics.js';
 import type { TxSource } from '../sources/tx-sources.js';
 import { indexApiHandler } from './api.js';

@@ -6,6 +6,7 @@
  */
 import type { ProofWorkers } from './proof-workers.js';
 import { CharmsError } from '../errors.js';
+import type { Logger } from '../infra/log.js';
 import { proveMock } from '../proof/mock.js';
 import type { ProverConfig } from '../settings/settings.js';
 import type { ProofInput } from './network/backend.js';
@@ -70,7 +71,7 @@ export class UnavailableBackend implements ProofBackend {
 }
 
 /** The backend for this configuration; the network client is loaded only when it is used. */
-export async function backendFor(c: ProverConfig, log?: (msg: string) => void, workers?: ProofWorkers): Promise<ProofBackend> {
+export async function backendFor(c: ProverConfig, log?: Logger, workers?: ProofWorkers): Promise<ProofBackend> {
   if (c.mock) return new MockBackend(workers);
   const plan = networkPlan(c);
   if ('unavailable' in plan) return new UnavailableBackend(plan.unavailable, c);

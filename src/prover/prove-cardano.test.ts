@@ -12,6 +12,7 @@ import { extractAndVerifySpell } from '../verify/index.js';
 import { appFromString, utxoIdFromString } from '../model/primitives.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { CharmsError } from '../errors.js';
+import { lineLogger } from '../infra/log.js';
 import { shutdownRunner } from '../runner/index.js';
 
 after(() => shutdownRunner());
@@ -32,7 +33,7 @@ test('Cardano mint then spend, proved in mock mode, read back (mock) from the bu
   const in0 = `${FUND_ID}:0`;
   const nft = `n/${identityFor(in0)}/${app.vk}`;
   const logs: string[] = [];
-  const deps = { backend: new MockBackend(), log: (m: string) => logs.push(m) };
+  const deps = { backend: new MockBackend(), log: lineLogger((l) => logs.push(l.trimEnd())) };
   const mint = cardanoProveRequest(
     `version: 15\ntx:\n  ins: [${in0}]\n  outs:\n  - 0: {ticker: TOAD, remaining: 100000}\n  coins: [{amount: 2000000, dest: ${CHANGE_HEX}}]\napp_public_inputs:\n  ${nft}: ~\n`,
     [FUND],
@@ -108,7 +109,7 @@ test('Cardano prove asks the Scrolls signer for a real proof and returns what it
 });
 
 test('server: a Cardano ProveRequest answers [{"cardano": hex}] with the not-submittable notice header in mock mode; funds short is a 400', async () => {
-  const { startProveServer } = await import('../services/prove-server.js');
+  const { startProveServer } = await import('../prove-server/server.js');
   const { bodyHandler, LocalProveService } = await import('./service.js');
   const { proveRequestToValue } = await import('../model/request.js');
   const { toJsonCompact } = await import('../codec/json.js');

@@ -8,6 +8,7 @@
  * we never return a transaction that merely looks signed.
  */
 import { CharmsError } from '../errors.js';
+import type { Logger } from '../infra/log.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { cardanoAddressBytes } from '../cardano/address.js';
 import { buildCardanoTx, canonicalContent, cardanoFeeAddressBytes, resolvePrevOutputs } from '../cardano/builder.js';
@@ -29,7 +30,7 @@ export interface CardanoProveDeps {
   backend: ProofBackend;
   feeSettings?: FeeSettings;
   runApp?: typeof defaultRunApp;
-  log?: (msg: string) => void;
+  log?: Logger;
   /** Adds the Scrolls co-signature (required for real proofs). */
   scrolls?: CardanoScrollsSigner;
   cardanoParams?: CardanoProtocolParams;
@@ -71,7 +72,7 @@ export async function proveCardanoSpellTx(req: ProveRequest, deps: CardanoProveD
   });
   const spell = check.spell;
   const ins = spell.tx.ins ?? [];
-  deps.log?.(`spell checked: ${check.cycles.length} app run(s), ${check.cycles.reduce((a, b) => a + b, 0n)} cycles`);
+  deps.log?.info(`spell checked: ${check.cycles.length} app run(s), ${check.cycles.reduce((a, b) => a + b, 0n)} cycles`);
 
   // Everything the builder needs is resolved (and can fail) before the proof is paid for.
   const cardanoPrev = req.prev_txs.filter((t) => t.chain === 'cardano').map((t) => fromHex(t.hex, 'prev_txs'));
@@ -98,9 +99,9 @@ export async function proveCardanoSpellTx(req: ProveRequest, deps: CardanoProveD
   refuseWhenStopping(deps.stopping);
   const proof = await backend.prove(publicValuesFor(spell.version, encodeSpellCbor(spell), spell.mock), { spell, request: req, stopping: deps.stopping });
   const built = build(spellPayload(spell, proof));
-  deps.log?.(`Cardano transaction built: fee ${built.fee} lovelace, spell output ${built.spellOutputLovelace} lovelace`);
+  deps.log?.info(`Cardano transaction built: fee ${built.fee} lovelace, spell output ${built.spellOutputLovelace} lovelace`);
   if (backend.mock) {
-    deps.log?.(CARDANO_MOCK_NOTICE);
+    deps.log?.info(CARDANO_MOCK_NOTICE);
     return { txs: [{ chain: 'cardano', hex: toHex(built.tx) }], check };
   }
   const signed = await deps.scrolls!.signCardanoTx(built.tx);

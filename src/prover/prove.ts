@@ -4,6 +4,7 @@
  * `(spell without ins/coins, proof)`.
  */
 import { CharmsError } from '../errors.js';
+import type { Logger } from '../infra/log.js';
 import { CborWriter } from '../codec/cbor.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { parseTx, txid as txidOf } from '../bitcoin/tx.js';
@@ -30,7 +31,7 @@ export interface ProveDeps {
   backend: ProofBackend;
   feeSettings?: FeeSettings;
   runApp?: typeof defaultRunApp;
-  log?: (msg: string) => void;
+  log?: Logger;
   /**
    * The Scrolls canisters (Bitcoin Scrolls outputs' scripts; the Cardano co-signature). A real
    * prover server has one; without it, spells that need the canister are refused.
@@ -126,7 +127,7 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
   // the reference proves only a verified spell: Scrolls outputs must be bound by now
   if (!check.scrollsBound) throw new CharmsError('INVALID_SPELL', 'spell verification failed: its Scrolls outputs are not bound to the Scrolls canister');
   const totalCycles = check.cycles.reduce((a, b) => a + b, 0n);
-  deps.log?.(`spell checked: ${check.cycles.length} app run(s), ${totalCycles} cycles`);
+  deps.log?.info(`spell checked: ${check.cycles.length} app run(s), ${totalCycles} cycles`);
   // The reference's request preflight: change-address network, output scripts, funds estimate.
   const values = prevOutValues(spell, req.prev_txs);
   const change = addressToScript(req.change_address);

@@ -8,7 +8,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { startProveServer } from '../services/prove-server.js';
+import { startProveServer } from '../prove-server/server.js';
 import { bodyHandler, LocalProveService } from './service.js';
 import { MockBackend, UnavailableBackend } from './backend.js';
 import { readSharedText, sharedOrSkip } from '../testing/shared.js';

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { startProveServer } from '../services/prove-server.js';
-import { createLogger } from '../services/log.js';
+import { startProveServer } from '../prove-server/server.js';
+import { createLogger } from '../infra/log.js';
 import { bodyHandler, encodeProveResponse, RelayProveService } from './service.js';
 import { describeConfig, proverConfig } from '../settings/settings.js';
 import { readSharedJson, sharedOrSkip } from '../testing/shared.js';
@@ -26,7 +26,7 @@ test('relay through a URL with credentials: sent as Authorization, never logged 
   const lines: string[] = [];
   const log = createLogger({ LOG_LEVEL: 'debug' }, (l) => void lines.push(l));
   const start = (url: string) =>
-    startProveServer({ host: '127.0.0.1', port: 0, prove: bodyHandler(new RelayProveService(url, (m) => log.info(m))), ready: async () => true, log });
+    startProveServer({ host: '127.0.0.1', port: 0, prove: bodyHandler(new RelayProveService(url, log)), ready: async () => true, log });
   const good = await start(`http://relay-user:pa55word@127.0.0.1:${port}/spells/prove?key=K3YSECRET`);
   const down = await start(`http://relay-user:pa55word@127.0.0.1:${deadPort}/spells/prove?key=K3YSECRET`);
   try {

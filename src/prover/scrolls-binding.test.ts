@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { schnorr } from '@noble/curves/secp256k1.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { startProveServer } from '../services/prove-server.js';
+import { startProveServer } from '../prove-server/server.js';
 import { bodyHandler, LocalProveService } from './service.js';
 import { MockBackend, type ProofBackend } from './backend.js';
 import { proveMock } from '../proof/mock.js';

@@ -6,6 +6,7 @@
  * both refuse such spells, so no output is ever built with an empty script (anyone could spend it).
  */
 import { CharmsError } from '../errors.js';
+import type { Logger } from '../infra/log.js';
 import type { NormalizedSpell } from '../model/spell.js';
 import type { Chain } from '../model/request.js';
 import { bindScrollOutputs, type SignedScrollOutputs } from '../bitcoin/scrolls.js';
@@ -22,7 +23,7 @@ const list = (ix: readonly number[]) => ix.map((i) => `#${i}`).join(', ');
 export async function bindBitcoinScrolls(
   spell: NormalizedSpell,
   chain: Chain,
-  opts: { mock: boolean; scrolls: ScrollsClient | undefined; log?: (msg: string) => void },
+  opts: { mock: boolean; scrolls: ScrollsClient | undefined; log?: Logger },
 ): Promise<ScrollsBinding> {
   const scrolls = spell.tx.scrolls ?? [];
   if (chain !== 'bitcoin' || scrolls.length === 0) return { spell };
@@ -35,7 +36,7 @@ export async function bindBitcoinScrolls(
     throw new CharmsError('CONFIG', `Scrolls output(s) ${list(scrolls)}: this prover has no Scrolls canister client, so it cannot bind Scrolls outputs`);
   const txIn0 = spell.tx.ins?.[0];
   if (!txIn0) throw new CharmsError('INVALID_SPELL', 'a spell with Scrolls outputs needs inputs: the first input anchors the Scrolls keys');
-  opts.log?.(`binding Scrolls output(s) ${list(scrolls)} through the Scrolls canister ${opts.scrolls.settings.bitcoinCanisterId}`);
+  opts.log?.info(`binding Scrolls output(s) ${list(scrolls)} through the Scrolls canister ${opts.scrolls.settings.bitcoinCanisterId}`);
   // unreachable canister: UPSTREAM_UNAVAILABLE (503); its refusal: SCROLLS_REFUSED (400)
   const signed = await opts.scrolls.bitcoinScrollOutputs(txIn0, scrolls);
   return { spell: bindScrollOutputs(spell, signed, opts.scrolls.keys.bitcoinAddrsPubkey), signed };

@@ -1,6 +1,6 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startProveServer } from '../services/prove-server.js';
+import { startProveServer } from '../prove-server/server.js';
 import { bodyHandler, LocalProveService } from './service.js';
 import { MockBackend } from './backend.js';
 import { readSharedJson, readSharedText, sharedOrSkip } from '../testing/shared.js';

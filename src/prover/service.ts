@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CharmsError } from '../errors.js';
+import type { Logger } from '../infra/log.js';
 import { decodeCbor, encodeCbor } from '../codec/cbor.js';
 import { parseJson, toJsonCompact } from '../codec/json.js';
 import { ValueMap, type Value } from '../codec/value.js';
@@ -88,7 +89,7 @@ export class RelayProveService implements ProveService {
   readonly description: string;
   constructor(
     private readonly url: string,
-    private readonly log?: (msg: string) => void,
+    private readonly log?: Logger,
     /** Attempts, answer size and time limits (defaults: prover/client.ts). */
     private readonly limits: Omit<RemoteProveOptions, 'url' | 'progress'> = {},
   ) {
@@ -96,8 +97,9 @@ export class RelayProveService implements ProveService {
   }
   readonly relayId = randomUUID();
   async prove(req: ProveRequest, relayedBy: readonly string[] = []): Promise<ChainTx[]> {
+    const log = this.log;
     return measured('relay', () =>
-      proveRemote(req, { ...this.limits, url: this.url, relayedBy: [...relayedBy, this.relayId], ...(this.log ? { progress: this.log } : {}) }),
+      proveRemote(req, { ...this.limits, url: this.url, relayedBy: [...relayedBy, this.relayId], ...(log ? { progress: (m: string) => log.info(m) } : {}) }),
     );
   }
   async ready(): Promise<boolean> {

@@ -1,6 +1,7 @@
 /** Builds the prover pieces from configuration (shared by the CLI and the server). */
 import { readFileSync } from 'node:fs';
 import { CharmsError } from '../errors.js';
+import type { Logger } from '../infra/log.js';
 import { parseFeeSettings, type FeeSettings } from '../bitcoin/fee-settings.js';
 import { backendFor } from './backend.js';
 import type { ProverConfig } from '../settings/settings.js';
@@ -40,7 +41,7 @@ function loadCardanoParams(c: ProverConfig): CardanoProtocolParams | undefined {
 export async function proveServiceFor(
   c: ProverConfig,
   proverBuild: boolean,
-  log?: (m: string) => void,
+  log?: Logger,
   proofWorkers?: ProofWorkers,
   stopping?: AbortSignal,
 ): Promise<ProveService> {

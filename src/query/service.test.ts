@@ -22,7 +22,7 @@ import { readSharedJson, readSharedText, sharedOrSkip, sharedPath } from '../tes
 import { h1, h2 } from '../testing/http.js';
 import { waitFor } from '../testing/wait.js';
 import { CharmsError } from '../errors.js';
-import { createLogger } from '../services/log.js';
+import { createLogger } from '../infra/log.js';
 
 const sourceOfEnv = (env: Env) => sourceFromConfig(loadSettings(env).querySource);
 
@@ -568,7 +568,7 @@ test('two services sharing Redis (CACHE_URL): one upstream call for concurrent G
   if (!hasRedisServer()) return skipOrFail(t, 'redis-server not installed (CI installs it)');
   if (!sharedOrSkip(t)) return;
   const { spawn } = await import('node:child_process');
-  const { createCache } = await import('../services/cache.js');
+  const { createCache } = await import('../infra/cache.js');
   const net = await import('node:net');
   const port = await new Promise<number>((r) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {

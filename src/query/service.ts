@@ -27,13 +27,13 @@ import { identifyTx } from '../chains/detect.js';
 import { tagTx } from '../chains/tagged.js';
 import { isNoSpell as noValidSpell, spellOrNone, type SpellVerdict, type TxInput } from '../verify/index.js';
 import { SpellBatcher } from '../verify/batcher.js';
-import { errorResponse, jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../services/http.js';
-import { DEFAULT_CACHE_BYTES, MemoryCache, type ProofCache } from '../services/cache.js';
-import { silentLogger, type Logger } from '../services/log.js';
+import { errorResponse, jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../infra/http.js';
+import { DEFAULT_CACHE_BYTES, MemoryCache, type ProofCache } from '../infra/cache.js';
+import { silentLogger, type Logger } from '../infra/log.js';
 import type { ServerLimits } from '../settings/limits.js';
 import { spellQueryJson } from './shape.js';
 import { fetchCheckedTx, type TxSource } from '../sources/tx-sources.js';
-import { enableMetrics, metricsResponse, requestObserver } from '../services/metrics-http.js';
+import { enableMetrics, metricsResponse, requestObserver } from '../infra/metrics-http.js';
 import { cacheHitBytes, cacheHits, cacheMissBytes, cacheMisses } from '../util/metrics.js';
 import { WALLET_PAGE, WALLET_PAGE_CSP } from './wallet-page.js';
 

@@ -14,6 +14,7 @@ import { executeApp, type RunResult } from './execute.js';
 import { checkAppModule } from './policy.js';
 import { RunnerPool } from './pool.js';
 import { prepareModule, type Prepared } from './prepare.js';
+import { lineLogger, type Logger } from '../infra/log.js';
 
 export type { RunResult } from './execute.js';
 
@@ -64,6 +65,8 @@ export const DEFAULT_RUNNER_LIMITS: Readonly<RunnerLimits> = Object.freeze({
 });
 
 let limits: RunnerLimits = { ...DEFAULT_RUNNER_LIMITS };
+/** Where the runner's warnings go (an unwritable prepared-module cache); plain lines on stderr until configured. */
+let log: Logger = lineLogger();
 
 /** The caps in force. */
 export const runnerLimits = (): Readonly<RunnerLimits> => limits;
@@ -71,9 +74,9 @@ export const runnerLimits = (): Readonly<RunnerLimits> => limits;
 /**
  * Sets the runner's caps (call at start-up, before the first run; running workers are stopped so
  * the new sizes apply). The servers and one-shot commands pass the environment's caps
- * (`runnerSettingsOf`, settings/runner.ts).
+ * (`runnerSettingsOf`, settings/runner.ts), and their logger for the runner's warnings.
  */
-export async function configureRunner(next: Partial<RunnerLimits>): Promise<void> {
+export async function configureRunner(next: Partial<RunnerLimits>, logger?: Logger): Promise<void> {
   const merged = { ...limits, ...next };
   const check = (name: Exclude<keyof RunnerLimits, 'preparedCacheDir' | 'isolation'>, min: number, max: number) => {
     const v = merged[name];
@@ -87,6 +90,7 @@ export async function configureRunner(next: Partial<RunnerLimits>): Promise<void
   if (merged.isolation !== 'worker' && merged.isolation !== 'thread')
     throw new CharmsError('CONFIG', `app runner: isolation must be 'worker' or 'thread', got ${JSON.stringify(merged.isolation)}`);
   limits = merged;
+  if (logger) log = logger;
   cache.clear(); // prepared modules carry the old caps
   await shutdownRunner();
 }
@@ -133,7 +137,7 @@ const cacheKey = (wasm: Uint8Array, fuelLimit: bigint): string => `${toHex(creat
 
 /** Validates, instruments and compiles on the calling thread (cached). */
 export function prepareApp(wasm: Uint8Array, fuelLimit: bigint = DEFAULT_FUEL_LIMIT): Promise<Prepared> {
-  return cached(cacheKey(wasm, fuelLimit), async () => prepareModule(wasm, fuelLimit, limits, limits.preparedCacheDir));
+  return cached(cacheKey(wasm, fuelLimit), async () => prepareModule(wasm, fuelLimit, limits, limits.preparedCacheDir, log));
 }
 
 /** The same work in a runner worker, so that a huge module never stalls the event loop. */
@@ -146,7 +150,10 @@ function prepareInWorker(wasm: Uint8Array, fuelLimit: bigint): Promise<Prepared>
     );
     if (!out.ok) throw new CharmsError('UNSUPPORTED', `wasm module: ${out.error}`);
     const r = out.reply;
-    if (r.kind === 'prepared') return r.prepared;
+    if (r.kind === 'prepared') {
+      for (const w of r.warnings) log.warn(w);
+      return r.prepared;
+    }
     if (r.kind === 'refused') throw new CharmsError(r.code, r.message);
     throw new CharmsError('INTERNAL', 'app runner worker answered a preparation with a run result');
   });

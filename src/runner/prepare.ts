@@ -9,6 +9,7 @@ import { instrumentModule, type MeterExports, type ModuleLimits } from './instru
 import { checkAppModule } from './policy.js';
 import { Wasm, type WasmModule } from './wasm-api.js';
 import { preparedKey, readPrepared, writePrepared } from './prepared-cache.js';
+import type { Logger } from '../infra/log.js';
 
 export interface Prepared {
   module: WasmModule;
@@ -18,9 +19,10 @@ export interface Prepared {
 /**
  * Validates, instruments and compiles `wasm`. Throws a CharmsError naming what is wrong. With
  * `cacheDir`, an intact entry of the on-disk cache (prepared-cache.ts) replaces validation and
- * instrumentation, and a fresh preparation is kept there.
+ * instrumentation, and a fresh preparation is kept there (a cache that cannot be written is
+ * warned about on `log`).
  */
-export function prepareModule(wasm: Uint8Array, fuelLimit: bigint, limits: ModuleLimits, cacheDir?: string): Prepared {
+export function prepareModule(wasm: Uint8Array, fuelLimit: bigint, limits: ModuleLimits, cacheDir: string | undefined, log: Logger): Prepared {
   const entry = cacheDir === undefined ? undefined : { dir: cacheDir, key: preparedKey(wasm, fuelLimit, limits) };
   const hit = entry && readPrepared(entry.dir, entry.key);
   if (hit) {
@@ -34,7 +36,7 @@ export function prepareModule(wasm: Uint8Array, fuelLimit: bigint, limits: Modul
   const instrumented = instrumentModule(parsed, fuelLimit, limits);
   try {
     const module = new Wasm.Module(instrumented.bytes);
-    if (entry) writePrepared(entry.dir, entry.key, { bytes: instrumented.bytes, meter: instrumented.exports });
+    if (entry) writePrepared(entry.dir, entry.key, { bytes: instrumented.bytes, meter: instrumented.exports }, log);
     return { module, meter: instrumented.exports };
   } catch (e) {
     // The original is valid (checked above): the metered copy went past an engine limit

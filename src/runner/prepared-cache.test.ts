@@ -12,7 +12,8 @@ import { fromHex } from '../util/bytes.js';
 import { FUEL_VECTORS } from './fixtures/fuel-vectors.js';
 import { prepareModule } from './prepare.js';
 import { executeApp } from './execute.js';
-import { preparedKey, readPrepared, setPreparedCacheWarn, writePrepared } from './prepared-cache.js';
+import { preparedKey, readPrepared, writePrepared } from './prepared-cache.js';
+import { lineLogger, silentLogger } from '../infra/log.js';
 import { spawnSync } from 'node:child_process';
 
 const loopSum = fromHex(FUEL_VECTORS[0]!.hex);
@@ -23,13 +24,13 @@ const run = (p: ReturnType<typeof prepareModule>) => executeApp({ module: p.modu
 
 test('a fresh preparation is kept; the next one comes from the entry and runs with the same fuel', () => {
   const dir = dirOf();
-  const fresh = prepareModule(loopSum, FUEL, LIMITS, dir);
+  const fresh = prepareModule(loopSum, FUEL, LIMITS, dir, silentLogger);
   const files = readdirSync(dir);
   assert.deepEqual(files, [`${preparedKey(loopSum, FUEL, LIMITS)}.bin`]);
   const entry = readPrepared(dir, preparedKey(loopSum, FUEL, LIMITS));
   assert.ok(entry, 'the entry reads back');
   assert.deepEqual(entry.meter, fresh.meter);
-  const again = prepareModule(loopSum, FUEL, LIMITS, dir);
+  const again = prepareModule(loopSum, FUEL, LIMITS, dir, silentLogger);
   assert.deepEqual(run(again), run(fresh));
   assert.equal(run(again).cycles, 4310n);
   assert.deepEqual(readdirSync(dir), files, 'nothing new written on a hit');
@@ -50,7 +51,7 @@ test('a damaged, truncated or foreign entry is ignored and rewritten, never run'
   const dir = dirOf();
   const key = preparedKey(loopSum, FUEL, LIMITS);
   const file = join(dir, `${key}.bin`);
-  prepareModule(loopSum, FUEL, LIMITS, dir);
+  prepareModule(loopSum, FUEL, LIMITS, dir, silentLogger);
   const good = readFileSync(file);
   const damaged = Buffer.from(good);
   damaged[damaged.length - 5]! ^= 0x40; // inside the instrumented code
@@ -64,13 +65,13 @@ test('a damaged, truncated or foreign entry is ignored and rewritten, never run'
   for (const [name, bytes] of variants) {
     writeFileSync(file, bytes);
     assert.equal(readPrepared(dir, key), undefined, name);
-    const p = prepareModule(loopSum, FUEL, LIMITS, dir);
+    const p = prepareModule(loopSum, FUEL, LIMITS, dir, silentLogger);
     assert.equal(run(p).cycles, 4310n, name);
     assert.deepEqual(readFileSync(file), good, `${name}: rewritten`);
   }
   // an intact entry of another key, copied under this key, fails its checksum
   const otherKey = preparedKey(loopSum, FUEL + 1n, LIMITS);
-  writePrepared(dir, otherKey, { bytes: new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]), meter: { fuel: 'f', trap: 't', depth: 'd' } });
+  writePrepared(dir, otherKey, { bytes: new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]), meter: { fuel: 'f', trap: 't', depth: 'd' } }, silentLogger);
   writeFileSync(file, readFileSync(join(dir, `${otherKey}.bin`)));
   assert.equal(readPrepared(dir, key), undefined);
 });
@@ -106,10 +107,10 @@ test('a cache under /proc is skipped at once (Node 20 recursive mkdir spins ther
   const script = `
     const m = await import(${JSON.stringify(mod)});
     const warnings = [];
-    m.setPreparedCacheWarn((w) => warnings.push(w));
+    const log = { error() {}, warn: (w) => warnings.push(w), info() {}, debug() {} };
     const entry = { bytes: new Uint8Array(10), meter: { fuel: 'f', trap: 't', depth: 'd' } };
-    m.writePrepared('/proc/charms-ts-test/apps', 'k1', entry);
-    m.writePrepared('/proc/charms-ts-test/apps', 'k2', entry);
+    m.writePrepared('/proc/charms-ts-test/apps', 'k1', entry, log);
+    m.writePrepared('/proc/charms-ts-test/apps', 'k2', entry, log);
     process.stdout.write(JSON.stringify(warnings));`;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 30_000, encoding: 'utf8' });
   assert.equal(r.signal, null, 'the write returned instead of spinning');
@@ -123,16 +124,12 @@ test('a cache below a regular file (~/.cache a file): the module still prepares 
   const home = dirOf();
   writeFileSync(join(home, '.cache'), 'not a directory');
   const dir = join(home, '.cache', 'charms-ts', 'apps');
-  const warnings: string[] = [];
-  setPreparedCacheWarn((w) => warnings.push(w));
-  try {
-    const p = prepareModule(loopSum, FUEL, LIMITS, dir);
-    assert.equal(run(p).cycles, 4310n);
-    const again = prepareModule(loopSum, FUEL + 1n, LIMITS, dir);
-    assert.ok(again.module);
-  } finally {
-    setPreparedCacheWarn((m) => void process.stderr.write(`warning: ${m}\n`));
-  }
-  assert.equal(warnings.length, 1, warnings.join('\n'));
-  assert.match(warnings[0]!, /cannot be written \(ENOTDIR\)/);
+  const lines: string[] = [];
+  const log = lineLogger((l) => lines.push(l));
+  const p = prepareModule(loopSum, FUEL, LIMITS, dir, log);
+  assert.equal(run(p).cycles, 4310n);
+  const again = prepareModule(loopSum, FUEL + 1n, LIMITS, dir, log);
+  assert.ok(again.module);
+  assert.equal(lines.length, 1, lines.join(''));
+  assert.match(lines[0]!, /^warning: the app cache .* cannot be written \(ENOTDIR\)/);
 });

@@ -15,6 +15,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { MeterExports, ModuleLimits } from './instrument.js';
+import type { Logger } from '../infra/log.js';
 
 const MAGIC = Buffer.from('charms-ts prepared module v1\n');
 const MAX_ENTRY = 32 * 1024 * 1024;
@@ -79,9 +80,6 @@ export function readPrepared(dir: string, key: string): PreparedEntry | undefine
 
 /** Directories found unwritable in this thread: skipped from then on, warned about once. */
 const unwritable = new Set<string>();
-let warn = (m: string): void => void process.stderr.write(`warning: ${m}\n`);
-/** Where the one warning goes (tests). */
-export const setPreparedCacheWarn = (f: (m: string) => void): void => void (warn = f);
 
 /**
  * `mkdir -p` one level at a time, a bounded walk: Node 20's recursive mkdirSync loops forever on
@@ -113,9 +111,9 @@ function makeDirs(dir: string): void {
 
 /**
  * Keeps an entry (best effort: a cache that cannot be written is no error). A directory that
- * cannot be written is skipped for the rest of the process, with one warning.
+ * cannot be written is skipped for the rest of the thread, with one warning on `log`.
  */
-export function writePrepared(dir: string, key: string, entry: PreparedEntry): void {
+export function writePrepared(dir: string, key: string, entry: PreparedEntry, log: Logger): void {
   if (unwritable.has(dir)) return;
   const meta = Buffer.from(JSON.stringify(entry.meter));
   if (entry.bytes.length + meta.length > MAX_ENTRY) return;
@@ -134,7 +132,7 @@ export function writePrepared(dir: string, key: string, entry: PreparedEntry): v
       // ENOTDIR and the like: there is no temporary file to remove
     }
     unwritable.add(dir);
-    warn(
+    log.warn(
       `the app cache ${dir} cannot be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): continuing without it (SVC_APP_CACHE_DIR=off silences this)`,
     );
   }

@@ -8,13 +8,14 @@ import { CharmsError, type ErrorCode } from '../errors.js';
 import { executeApp, type ExecuteRequest, type RunResult } from './execute.js';
 import type { ModuleLimits } from './instrument.js';
 import { prepareModule, type Prepared } from './prepare.js';
+import type { Logger } from '../infra/log.js';
 
 export type WorkerTask =
   | { kind: 'prepare'; wasm: Uint8Array; fuelLimit: bigint; limits: ModuleLimits; cacheDir?: string | undefined }
   | ({ kind: 'run' } & ExecuteRequest);
 
 export type WorkerReply = { id: number } & (
-  | { kind: 'prepared'; prepared: Prepared }
+  | { kind: 'prepared'; prepared: Prepared /** for the caller's logger (the prepared-module cache's) */; warnings: string[] }
   | { kind: 'refused'; code: ErrorCode; message: string }
   | { kind: 'ran'; result: RunResult }
 );
@@ -23,8 +24,10 @@ type Body<T> = T extends unknown ? Omit<T, 'id'> : never;
 
 function handle(task: WorkerTask): Body<WorkerReply> {
   if (task.kind === 'prepare') {
+    const warnings: string[] = [];
+    const log: Logger = { error() {}, warn: (m) => void warnings.push(m), info() {}, debug() {} }; // no logger import: keeps the worker bundle small
     try {
-      return { kind: 'prepared', prepared: prepareModule(task.wasm, task.fuelLimit, task.limits, task.cacheDir) };
+      return { kind: 'prepared', prepared: prepareModule(task.wasm, task.fuelLimit, task.limits, task.cacheDir, log), warnings };
     } catch (e) {
       if (e instanceof CharmsError) return { kind: 'refused', code: e.code, message: e.message };
       return { kind: 'refused', code: 'INTERNAL', message: `preparing the app failed: ${(e as Error).message}` };

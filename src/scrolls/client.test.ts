@@ -17,8 +17,8 @@ import { candidAddressesResult, candidTextResult, startFakeIc, type FakeIc, type
 import { checkScrollsWitness } from './cardano-witness.js';
 import { ScrollsClient, type ScrollsClientOptions } from './client.js';
 import { SCROLLS_DEFAULTS, scrollsSettings } from '../settings/scrolls.js';
-import { errorResponse } from '../services/http.js';
-import { silentLogger } from '../services/log.js';
+import { errorResponse } from '../infra/http.js';
+import { silentLogger } from '../infra/log.js';
 
 const CARDANO = SCROLLS_DEFAULTS.cardanoCanisterId;
 const BITCOIN = SCROLLS_DEFAULTS.bitcoinCanisterId;

@@ -7,7 +7,7 @@
  */
 import { serve } from '../cli/serve.js';
 import { loadSettings } from '../settings/settings.js';
-import { startProveServer } from '../services/prove-server.js';
+import { startProveServer } from '../prove-server/server.js';
 import { refuseWhenStopping } from '../prover/backend.js';
 
 const settings = loadSettings(process.env);

@@ -4,8 +4,8 @@
  * argv: <redisUrl> <counterKey> <delayMs> <leaseMs | "default">; prints the port on stdout.
  */
 import { Redis } from 'ioredis';
-import { RedisCache } from '../services/cache.js';
-import { startProveServer } from '../services/prove-server.js';
+import { RedisCache } from '../infra/cache.js';
+import { startProveServer } from '../prove-server/server.js';
 
 const [url, counter, delay, lease] = process.argv.slice(2) as [string, string, string, string];
 const client = new Redis(url, { commandTimeout: 1000 });

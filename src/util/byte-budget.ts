@@ -1,6 +1,6 @@
 /**
  * A count of bytes held in memory against a maximum, shared by everything it bounds: request
- * bodies of a server (services/http.ts), proof downloads of the process (prover/network).
+ * bodies of a server (infra/http.ts), proof downloads of the process (prover/network).
  */
 export class ByteBudget {
   private used = 0;

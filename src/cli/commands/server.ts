@@ -2,7 +2,7 @@ import type { Run } from '../define.js';
 import type { serverOptions } from '../options.js';
 import { serve } from '../serve.js';
 import { describeConfig, loadSettings, runnerSettingsOf } from '../../settings/settings.js';
-import { startProveServer } from '../../services/prove-server.js';
+import { startProveServer } from '../../prove-server/server.js';
 
 /** Starts the proving server (the library's `startProveServer`) and runs until SIGINT/SIGTERM. */
 const run: Run<typeof serverOptions> = async ({ opts }, ctx) => {

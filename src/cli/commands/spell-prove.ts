@@ -10,6 +10,7 @@ import { encodeCbor } from '../../codec/cbor.js';
 import { ValueMap } from '../../codec/value.js';
 import { ENV_NAMES, envValue, loadSettings, truthy } from '../../settings/settings.js';
 import { proveServiceFor } from '../../prover/setup.js';
+import { lineLogger } from '../../infra/log.js';
 import { extractAndVerifySpell } from '../../verify/index.js';
 import { tagTx } from '../../chains/tagged.js';
 import { prepareAhead, shutdownRunner } from '../../runner/index.js';
@@ -60,7 +61,7 @@ const run: Run<typeof spellProveOptions> = async ({ opts }, ctx) => {
   if (config.mock || ctx.prover) prepareAhead(i.binaries.map(([, wasm]) => wasm));
   try {
     await mockCurve;
-    txs = await (await proveServiceFor(config, ctx.prover, progress)).prove(req);
+    txs = await (await proveServiceFor(config, ctx.prover, lineLogger(ctx.stderr))).prove(req);
   } finally {
     await shutdownRunner();
   }

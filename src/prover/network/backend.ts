@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import type { SignedScrollOutputs } from '../../bitcoin/scrolls.js';
 import { CharmsError } from '../../errors.js';
+import type { Logger } from '../../infra/log.js';
 import type { ProveRequest } from '../../model/request.js';
 import type { NormalizedSpell } from '../../model/spell.js';
 import { toHex } from '../../util/bytes.js';
@@ -33,7 +34,7 @@ export interface ProofInput {
 }
 
 export interface NetworkBackendOptions {
-  log?: (msg: string) => void;
+  log?: Logger;
   client?: ClientOptions;
   settings?: Partial<RequestSettings>;
   /** How long a readiness answer is reused. */
@@ -60,7 +61,7 @@ export class NetworkBackend {
       client: this.clientFor(e.url),
       settings: { ...charmsSettings(e.variant), ...opts.settings },
       stage,
-      progress: (p) => opts.log?.(`${p.stage}: ${p.status}${p.requestId ? ` (request ${p.requestId})` : ''}`),
+      progress: (p) => opts.log?.info(`${p.stage}: ${p.status}${p.requestId ? ` (request ${p.requestId})` : ''}`),
     });
     this.app = ctx(plan.app, 'stage 1 (spell checker)');
     this.wrapper = ctx(plan.wrapper, 'stage 2 (SNARK wrapper)');

@@ -4,6 +4,7 @@
  * calls fetch a fresh nonce on every attempt) and the artifact store's presigned URLs.
  */
 import { CharmsError } from '../../errors.js';
+import type { Logger } from '../../infra/log.js';
 import { redactText } from '../../util/redact.js';
 import { GrpcChannel, GrpcCode, GrpcError, isTransient, type ChannelOptions } from './grpc.js';
 import {
@@ -71,7 +72,7 @@ export interface ClientOptions extends ChannelOptions {
   /** Artifact hosts allowed besides public https ones and the gateway's own (`SVC_ARTIFACT_HOSTS`). */
   artifactHosts?: readonly ArtifactHost[];
   sleep?: (ms: number) => Promise<void>;
-  log?: (msg: string) => void;
+  log?: Logger;
 }
 
 /**
@@ -97,7 +98,7 @@ export class NetworkClient {
   private readonly retry: RetryPolicy;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly maxDownload: number;
-  private readonly log: ((msg: string) => void) | undefined;
+  private readonly log: Logger | undefined;
   private readonly artifacts: ArtifactLimits;
   private readonly policy: ArtifactPolicy;
   private readonly replyCaps: Partial<Record<string, number>>;
@@ -126,7 +127,7 @@ export class NetworkClient {
         return await op();
       } catch (e) {
         if (!isTransient(e) || waited + delay > this.retry.totalMs) throw e;
-        this.log?.(`${what}: ${(e as Error).message}; retrying in ${delay} ms`);
+        this.log?.info(`${what}: ${(e as Error).message}; retrying in ${delay} ms`);
         await this.sleep(delay);
         waited += delay;
         delay = Math.min(delay * 2, this.retry.maxDelayMs);

@@ -12,7 +12,7 @@ import { CharmsError } from '../../errors.js';
 import { FakeProverNetwork, padded, type Outcome } from '../../testing/fake-prover-network.js';
 import { startRedis } from '../../testing/redis.js';
 import { hasRedisServer, skipOrFail } from '../../testing/require.js';
-import { RedisCache } from '../../services/cache.js';
+import { RedisCache } from '../../infra/cache.js';
 import { artifactHostsOf } from '../../settings/settings.js';
 import { toHex } from '../../util/bytes.js';
 import { ByteBudget, isPublicAddress, type ArtifactLimits } from './artifact-http.js';

@@ -14,8 +14,9 @@ import { proveRequestToValue } from '../../model/request.js';
 import { encodeSpellCbor, spellFromValue } from '../../model/spell.js';
 import { publicValuesFor } from '../../proof/public-values.js';
 import { shutdownRunner } from '../../runner/index.js';
-import { startProveServer } from '../../services/prove-server.js';
-import { MemoryCache } from '../../services/cache.js';
+import { startProveServer } from '../../prove-server/server.js';
+import { MemoryCache } from '../../infra/cache.js';
+import { lineLogger } from '../../infra/log.js';
 import { FakeProverNetwork, type Outcome } from '../../testing/fake-prover-network.js';
 import { bitcoinProveRequest, funding } from '../../testing/fixtures.js';
 import { h1 } from '../../testing/http.js';
@@ -75,7 +76,7 @@ async function serve(programs: Set<string>, outcome?: Outcome['kind'], cache?: M
   const plan = networkPlan(proverConfig({ APP_ZK_PROVER: 'network', NETWORK_PRIVATE_KEY: KEY, NETWORK_RPC_URL: net.rpcUrl }));
   if ('unavailable' in plan) throw new Error(plan.unavailable);
   const logs: string[] = [];
-  const backend = new NetworkBackend(plan, { log: (m) => logs.push(m), settings: { pollIntervalMs: 1 }, readyCacheMs: 0 });
+  const backend = new NetworkBackend(plan, { log: lineLogger((l) => logs.push(l.trimEnd())), settings: { pollIntervalMs: 1 }, readyCacheMs: 0 });
   let appRuns = 0;
   const service = new LocalProveService({
     backend,

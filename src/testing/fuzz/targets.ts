@@ -23,6 +23,7 @@ import { opReturnSpellPayload } from '../../bitcoin/spell-location.js';
 import { mutateCborStructure } from './cbor-mutate.js';
 import { prepareModule } from '../../runner/prepare.js';
 import { DEFAULT_RUNNER_LIMITS } from '../../runner/index.js';
+import { silentLogger } from '../../infra/log.js';
 import { FUEL_VECTORS } from '../../runner/fixtures/fuel-vectors.js';
 import { compileWatFixture } from '../../runner/fixtures/wat.js';
 import { fromHex } from '../../util/bytes.js';
@@ -268,7 +269,7 @@ export function fuzzTargets(opts: TargetOptions = {}): FuzzTarget[] {
     {
       name: 'wasm-module',
       seeds: () => wasmSeeds(opts.wasm),
-      run: (b) => prepareModule(b, 1_000_000_000n, DEFAULT_RUNNER_LIMITS),
+      run: (b) => prepareModule(b, 1_000_000_000n, DEFAULT_RUNNER_LIMITS, undefined, silentLogger),
     },
   ];
 }

@@ -37,3 +37,17 @@ export function createLogger(level: LogLevel | Env = process.env, write: (line: 
 }
 
 export const silentLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
+
+/**
+ * A logger for a command's stderr: `info` as the message itself, `warn` and `error` prefixed
+ * `warning: ` and `error: `, one line each; `debug` dropped. What one-shot commands hand the
+ * prover and the runner, so their progress reads as plain lines (servers use `createLogger`).
+ */
+export function lineLogger(write: (line: string) => void = (l) => void process.stderr.write(l)): Logger {
+  return {
+    error: (msg) => write(`error: ${msg}\n`),
+    warn: (msg) => write(`warning: ${msg}\n`),
+    info: (msg) => write(`${msg}\n`),
+    debug() {},
+  };
+}

@@ -72,7 +72,7 @@ test('rediss:// is accepted (TLS by ioredis); other schemes are configuration er
 
 import { Redis } from 'ioredis';
 import { MemoryCache } from './cache.js';
-import { startProveServer } from './prove-server.js';
+import { startProveServer } from '../prove-server/server.js';
 import { h1 } from '../testing/http.js';
 import { createHash } from 'node:crypto';
 

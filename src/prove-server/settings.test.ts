@@ -1,6 +1,6 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startProveServer } from './prove-server.js';
+import { startProveServer } from './server.js';
 import { startProveServer as fromPackageRoot } from '../index.js';
 import { startProveServer as fromServerSubpath } from './index.js';
 import { loadSettings } from '../settings/settings.js';

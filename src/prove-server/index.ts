@@ -1,3 +1,3 @@
 /** charms-ts/server: the proving server (`charms server`). */
-export { startProveServer, type ProveServer, type ProveServerOptions, type ProveHttpOptions, type ProveFn } from './prove-server.js';
+export { startProveServer, type ProveServer, type ProveServerOptions, type ProveHttpOptions, type ProveFn } from './server.js';
 export { loadSettings, runnerSettingsOf, type Settings, type RunnerSettings } from '../settings/settings.js';

@@ -4,9 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 import { CharmsError, HTTP_STATUS } from '../errors.js';
-import { errorResponse, jsonError, listenDual, type Listening, type Res } from './http.js';
-import type { ProofCache } from './cache.js';
-import { silentLogger, type Logger } from './log.js';
+import { errorResponse, jsonError, listenDual, type Listening, type Res } from '../infra/http.js';
+import type { ProofCache } from '../infra/cache.js';
+import { silentLogger, type Logger } from '../infra/log.js';
 import { bodyHandler, proveResponseNotice } from '../prover/service.js';
 import { proveServiceFor } from '../prover/setup.js';
 import { ProofWorkers } from '../prover/proof-workers.js';
@@ -15,7 +15,7 @@ import { MAX_RELAY_HOPS, RELAYED_BY_HEADER } from '../prover/client.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
 import type { RunnerSettings, Settings } from '../settings/settings.js';
 import { cacheHitBytes, cacheHits, cacheMissBytes, cacheMisses } from '../util/metrics.js';
-import { enableMetrics, metricsResponse, requestObserver } from './metrics-http.js';
+import { enableMetrics, metricsResponse, requestObserver } from '../infra/metrics-http.js';
 
 const PROVE_ROUTES = new Set(['/spells/prove', '/ready', '/metrics']);
 const proveRoute = (path: string): string => (PROVE_ROUTES.has(path) ? path : 'other');
@@ -90,7 +90,7 @@ async function startConfigured(opts: ProveServerOptions): Promise<ProveServer> {
   const { settings } = opts;
   const log = opts.log ?? silentLogger;
   // a server always runs contracts in its worker threads (wall-clock guard, event loop free)
-  await configureRunner({ ...opts.runner, isolation: 'worker' });
+  await configureRunner({ ...opts.runner, isolation: 'worker' }, log);
   const runner = runnerLimits();
   log.info('app runner limits', {
     memoryMiB: runner.memoryPages / 16,
@@ -108,7 +108,7 @@ async function startConfigured(opts: ProveServerOptions): Promise<ProveServer> {
   let server: Listening;
   const cache = opts.cache;
   try {
-    service = await proveServiceFor(settings.prover, opts.prover === true, (m) => log.info(m), workers, opts.stopping);
+    service = await proveServiceFor(settings.prover, opts.prover === true, log, workers, opts.stopping);
     server = await startHttp({
       ...(opts.host === undefined ? {} : { host: opts.host }),
       ...(opts.port === undefined ? {} : { port: opts.port }),

@@ -5,7 +5,7 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startProveServer } from './prove-server.js';
+import { startProveServer } from '../prove-server/server.js';
 import { MemoryCache } from './cache.js';
 import { startMetricsServer } from './metrics-http.js';
 import { bodyHandler, LocalProveService } from '../prover/service.js';
