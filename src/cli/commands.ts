@@ -97,7 +97,8 @@ export function commandTree(binName: string): CommandDef {
           '  INDEX_DB_URL           the database: a SQLite file path (default $XDG_DATA_HOME/charms-ts/index-<network>.sqlite) or postgres://…\n' +
           '  BITCOIN_RPC_URL        Bitcoin Core JSON-RPC URL (+ BITCOIN_RPC_COOKIE, or BITCOIN_RPC_USER and BITCOIN_RPC_PASSWORD)\n' +
           '  ESPLORA_URL            Esplora-compatible API base, instead of a node\n' +
-          "  BITCOIN_ZMQ_URL        the node's ZMQ publisher (hashblock, sequence): faster than polling, which always continues",
+          "  BITCOIN_ZMQ_URL        the node's ZMQ publisher (hashblock, sequence): faster than polling, which always continues\n" +
+          '  INDEX_VERIFY_WORKERS   spell verification threads (default: the cores; 0: on the event loop)',
         options: [
           { name: 'ip', value: 'IP', default: '0.0.0.0', help: 'IP address to listen on' },
           { name: 'port', value: 'PORT', default: '17786', help: 'Port to listen on' },
@@ -110,6 +111,11 @@ export function commandTree(binName: string): CommandDef {
           { name: 'start-height', value: 'HEIGHT', help: 'First block to index on a new index (default 0)' },
           { name: 'max-reorg-depth', value: 'BLOCKS', default: '100', help: 'Deeper reorgs stop the index (status 503) until it is rebuilt' },
           { name: 'poll-interval', value: 'SECONDS', default: '5', help: 'How often the node is polled (also with ZMQ)' },
+          {
+            name: 'verify-workers',
+            value: 'N',
+            help: 'Threads verifying spells off the event loop (env INDEX_VERIFY_WORKERS; default: the cores; 0: on the event loop)',
+          },
           { name: 'api-only', help: 'Serve the database without following a node (API replicas on PostgreSQL)' },
           mockOpt('Also index mock spells (regtest, testing); such an index refuses to open without --mock'),
         ],

@@ -39,7 +39,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
     rpcUrl: optString(a, 'rpc-url'),
     rpcCookie: optString(a, 'rpc-cookie'),
   });
-  const idx = indexSettings(ctx.env, { db: optString(a, 'db'), zmqUrl: optString(a, 'zmq-url') });
+  const idx = indexSettings(ctx.env, { db: optString(a, 'db'), zmqUrl: optString(a, 'zmq-url'), verifyWorkers: optString(a, 'verify-workers') });
   const apiOnly = optFlag(a, 'api-only');
   const netOpt = optString(a, 'network') as BitcoinNetwork | undefined;
   const source = blockSourceFromConfig(settings.querySource, netOpt ? { network: netOpt } : {});
@@ -80,6 +80,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
         port,
         limits: settings.limits,
         zmqUrl: idx.zmqUrl,
+        verifyWorkers: idx.verifyWorkers,
         btcSource: btcSourceFromConfig(settings.querySource, { network: network as BitcoinNetwork }),
       });
       started = true;
@@ -95,6 +96,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
           mode: apiOnly ? 'api-only' : 'indexer',
           mock: settings.mock,
           zmq: idx.zmqUrl ? 'configured' : 'off',
+          verify_workers: apiOnly ? 0 : idx.verifyWorkers,
         },
       };
     });
