@@ -15,7 +15,8 @@ import { Follower } from './follower.js';
 import type { IndexStore } from './store.js';
 import { sharedOrSkip } from '../testing/shared.js';
 import { inThreadSpellCheck } from './block-write.js';
-import { SpellVerifyPool } from './verify-pool.js';
+import { revivedSpell, SpellVerifyPool } from './verify-pool.js';
+import { Tagged, ValueMap } from '../codec/value.js';
 
 const faulty = new URL('../testing/faulty-verify-worker.js', import.meta.url);
 const marker = (b: number) => Uint8Array.of(b);
@@ -189,4 +190,22 @@ test('--verify-workers / INDEX_VERIFY_WORKERS: default the cores, 0 allowed, bad
       (err: unknown) => err instanceof CharmsError && err.code === 'CONFIG',
       bad,
     );
+});
+
+test('a spell cloned across threads gets its ValueMap and Tagged data back', () => {
+  const nested = () => new Tagged(42n, [ValueMap.of({ a: 1n, b: [new ValueMap([[2n, Uint8Array.of(1)]]), null, 1.5] }), 'x', true]);
+  const m = ValueMap.of({ k: nested() });
+  m.indefiniteKeys = new Set([0]);
+  const app = { tag: 't', identity: new Uint8Array(32), vk: new Uint8Array(32) };
+  const spell: NormalizedSpell = {
+    version: 9,
+    tx: { outs: [new Map([[0, m]]), new Map([[0, 5n]])], coins: [{ amount: 1n, dest: Uint8Array.of(9), content: nested() }] },
+    app_public_inputs: [[app, nested()]],
+    versioned_apps: [],
+    mock: false,
+  };
+  const back = revivedSpell(structuredClone(spell));
+  assert.deepEqual(back, spell);
+  assert.ok(back.app_public_inputs[0]![1] instanceof Tagged);
+  assert.throws(() => revivedSpell(structuredClone({ ...spell, app_public_inputs: [[app, { odd: 1 } as never]] })), /no known kind/);
 });

@@ -5,7 +5,8 @@
  *
  * - A check is split into one chunk per thread (at least `minChunk` transactions each, so that a
  *   chunk still shares its pairing work), verified in parallel, and answered in input order with
- *   the verdicts the in-thread check gives: the spell travels back as its normalized CBOR.
+ *   the verdicts the in-thread check gives: the spell travels back as a structured clone, its
+ *   `Data` values revived into ValueMap and Tagged (cheaper than encoding and decoding CBOR).
  * - A thread that crashes, exits or overruns `timeoutMs` is replaced (runner/pool.ts) and its
  *   chunk is tried once more on a fresh thread; a second failure fails the whole check with a
  *   clear INTERNAL error. Never a verdict that a thread did not give.
@@ -14,7 +15,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { CharmsError } from '../errors.js';
-import { spellFromCbor, type NormalizedSpell } from '../model/spell.js';
+import type { NormalizedSpell } from '../model/spell.js';
+import { Tagged, ValueMap, type Value } from '../codec/value.js';
 import { WorkerPool, type PoolOutcome } from '../runner/pool.js';
 import type { SpellCheck } from './block-write.js';
 import type { VerifyReply, VerifyTask } from './verify-task.js';
@@ -102,6 +104,31 @@ export class SpellVerifyPool {
     const r = outcome.reply;
     if ('failure' in r) throw new CharmsError('INTERNAL', `${what} failed unexpectedly: ${r.failure}`);
     if (r.spells.length !== raws.length) throw new CharmsError('INTERNAL', `${what}: the thread answered ${r.spells.length} verdicts`);
-    return r.spells.map((c) => (c ? spellFromCbor(c) : undefined));
+    return r.spells.map((c) => (c ? revivedSpell(c) : undefined));
   }
+}
+
+/**
+ * A spell that crossed a thread boundary, with its `Data` values (app public inputs, output
+ * charms, Cardano output contents) made ValueMap and Tagged again: a structured clone keeps
+ * Maps, Sets, bigints and byte arrays but not classes.
+ */
+export function revivedSpell(s: NormalizedSpell): NormalizedSpell {
+  for (const pair of s.app_public_inputs) pair[1] = revivedValue(pair[1]);
+  for (const charms of s.tx.outs) for (const [k, v] of charms) charms.set(k, revivedValue(v));
+  for (const c of s.tx.coins ?? []) if ('content' in c) c.content = revivedValue(c.content);
+  return s;
+}
+
+function revivedValue(v: Value): Value {
+  if (v === null || typeof v !== 'object' || v instanceof Uint8Array) return v;
+  if (Array.isArray(v)) return v.map(revivedValue);
+  const o = v as unknown as { entries?: [Value, Value][]; indefiniteKeys?: Set<number>; tag?: bigint; value?: Value };
+  if (Array.isArray(o.entries)) {
+    const m = new ValueMap(o.entries.map(([k, x]) => [revivedValue(k), revivedValue(x)]));
+    if (o.indefiniteKeys) m.indefiniteKeys = o.indefiniteKeys;
+    return m;
+  }
+  if (typeof o.tag === 'bigint') return new Tagged(o.tag, revivedValue(o.value));
+  throw new CharmsError('INTERNAL', 'a spell from a verification thread holds a value of no known kind');
 }
