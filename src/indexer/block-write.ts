@@ -138,6 +138,15 @@ export function charmOutputs(spell: NormalizedSpell, raw: Uint8Array, txid: stri
   return out;
 }
 
+/**
+ * The normalized spell CBOR of spells verified on a thread, which the thread encodes anyway (it
+ * hashes it into the public values): the event loop does not encode them again.
+ */
+const encodedSpells = new WeakMap<NormalizedSpell, Uint8Array>();
+/** Records `cbor` as encodeSpellCbor(spell) (verify-pool.ts, for spells from its threads). */
+export const rememberSpellCbor = (spell: NormalizedSpell, cbor: Uint8Array): void => void encodedSpells.set(spell, cbor);
+const spellCborOf = (spell: NormalizedSpell): Uint8Array => encodedSpells.get(spell) ?? encodeSpellCbor(spell);
+
 /** The BlockWrite of a checked block at `height`. */
 export async function blockWrite(block: Block, height: number, check: SpellCheck): Promise<BlockWrite> {
   const inputs: InputWrite[] = [];
@@ -151,7 +160,7 @@ export async function blockWrite(block: Block, height: number, check: SpellCheck
   candidates.forEach((t, i) => {
     const spell = spells[i];
     if (!spell) return;
-    w.spellTxs.push({ txid: t.txid, txIndex: t.index, version: spell.version, spell: encodeSpellCbor(spell) });
+    w.spellTxs.push({ txid: t.txid, txIndex: t.index, version: spell.version, spell: spellCborOf(spell) });
     w.outputs.push(...charmOutputs(spell, t.raw, t.txid, t.index));
   });
   return w;

@@ -18,7 +18,7 @@ import { CharmsError } from '../errors.js';
 import type { NormalizedSpell } from '../model/spell.js';
 import { Tagged, ValueMap, type Value } from '../codec/value.js';
 import { WorkerPool, type PoolOutcome } from '../runner/pool.js';
-import type { SpellCheck } from './block-write.js';
+import { rememberSpellCbor, type SpellCheck } from './block-write.js';
 import type { VerifyReply, VerifyTask } from './verify-task.js';
 
 export interface SpellVerifyPoolOptions {
@@ -104,7 +104,12 @@ export class SpellVerifyPool {
     const r = outcome.reply;
     if ('failure' in r) throw new CharmsError('INTERNAL', `${what} failed unexpectedly: ${r.failure}`);
     if (r.spells.length !== raws.length) throw new CharmsError('INTERNAL', `${what}: the thread answered ${r.spells.length} verdicts`);
-    return r.spells.map((c) => (c ? revivedSpell(c) : undefined));
+    return r.spells.map((c) => {
+      if (!c) return undefined;
+      const spell = revivedSpell(c.spell);
+      rememberSpellCbor(spell, c.cbor);
+      return spell;
+    });
   }
 }
 
