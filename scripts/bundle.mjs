@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
-const ENTRIES = ['cli/main.js', 'runner/worker.js', 'prover/proof-worker.js', 'util/bundle-worker.js'];
+const ENTRIES = ['cli/main.js', 'runner/worker.js', 'prover/proof-worker.js', 'indexer/verify-worker.js', 'util/bundle-worker.js'];
 
 let esbuild;
 try {

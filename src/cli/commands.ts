@@ -70,7 +70,8 @@ export function commandTree(binName: string): CommandDef {
           '  INDEX_DB_URL           the database: a SQLite file path (default $XDG_DATA_HOME/charms-ts/index-<network>.sqlite) or postgres://…\n' +
           '  BITCOIN_RPC_URL        Bitcoin Core JSON-RPC URL (+ BITCOIN_RPC_COOKIE, or BITCOIN_RPC_USER and BITCOIN_RPC_PASSWORD)\n' +
           '  ESPLORA_URL            Esplora-compatible API base, instead of a node\n' +
-          "  BITCOIN_ZMQ_URL        the node's ZMQ publisher (hashblock, sequence): faster than polling, which always continues",
+          "  BITCOIN_ZMQ_URL        the node's ZMQ publisher (hashblock, sequence): faster than polling, which always continues\n" +
+          '  INDEX_VERIFY_WORKERS   spell verification threads (default: the cores; 0: on the event loop)',
         options: o.indexOptions,
         run: lazy(() => import('./commands/index-server.js')),
       }),

@@ -58,6 +58,11 @@ export const indexOptions = [
     help: "First block to index on a new index (default: a block below the network's first charms block, docs/index.md; 0 on regtest)",
   },
   { name: 'max-reorg-depth', value: 'BLOCKS', default: '100', help: 'Deeper reorgs stop the index (status 503) until it is rebuilt' },
+  {
+    name: 'verify-workers',
+    value: 'N',
+    help: 'Threads verifying spells off the event loop (env INDEX_VERIFY_WORKERS; default: the cores; 0: on the event loop)',
+  },
   { name: 'poll-interval', value: 'SECONDS', default: '5', help: 'How often the node is polled (also with ZMQ)' },
   { name: 'api-only', help: 'Serve the database without following a node (API replicas on PostgreSQL)' },
   mockOpt('Also index mock spells (regtest, testing); such an index refuses to open without --mock'),

@@ -63,17 +63,24 @@ export function spentOutpoints(raw: Uint8Array): { txid: string; vout: number }[
   return out;
 }
 
-/** Verifies many transactions' spells: the spell or undefined (no valid spell) per transaction. */
-export type SpellCheck = (raws: Uint8Array[]) => (NormalizedSpell | undefined)[];
+/**
+ * Verifies many transactions' spells: the spell or undefined (no valid spell) per transaction.
+ * Asynchronous, so that the verification can run on worker threads (verify-pool.ts).
+ */
+export type SpellCheck = (raws: Uint8Array[]) => Promise<(NormalizedSpell | undefined)[]>;
 
-/** The library's batch verifier (real proofs of one key checked together), mock spells when `mock`. */
+/** The library's batch verifier on this thread (real proofs of one key checked together), mock spells when `mock`. */
+export const inThreadSpellCheck = (raws: Uint8Array[], mock: boolean): (NormalizedSpell | undefined)[] =>
+  verifySpells(
+    raws.map((r) => ({ bitcoin: r })),
+    mock,
+  ).map((v) => (v.ok ? v.spell : undefined));
+
+/** inThreadSpellCheck as a SpellCheck (on the event loop; `SpellVerifyPool` moves it to worker threads). */
 export const librarySpellCheck =
   (mock: boolean): SpellCheck =>
-  (raws) =>
-    verifySpells(
-      raws.map((r) => ({ bitcoin: r })),
-      mock,
-    ).map((v) => (v.ok ? v.spell : undefined));
+  async (raws) =>
+    inThreadSpellCheck(raws, mock);
 
 /**
  * A verdict cache in front of a SpellCheck, keyed by the SHA-256 of the whole transaction (a txid
@@ -86,10 +93,10 @@ export class VerdictCache {
     private readonly max = 50_000,
   ) {}
 
-  readonly verify: SpellCheck = (raws) => {
+  readonly verify: SpellCheck = async (raws) => {
     const keys = raws.map((r) => createHash('sha256').update(r).digest('base64'));
     const todo = keys.map((k, i) => (this.m.has(k) ? -1 : i)).filter((i) => i >= 0);
-    const fresh = todo.length ? this.check(todo.map((i) => raws[i]!)) : [];
+    const fresh = todo.length ? await this.check(todo.map((i) => raws[i]!)) : [];
     todo.forEach((i, j) => this.remember(keys[i]!, fresh[j] ?? null));
     return keys.map((k) => this.m.get(k) ?? undefined);
   };
@@ -131,20 +138,29 @@ export function charmOutputs(spell: NormalizedSpell, raw: Uint8Array, txid: stri
   return out;
 }
 
+/**
+ * The normalized spell CBOR of spells verified on a thread, which the thread encodes anyway (it
+ * hashes it into the public values): the event loop does not encode them again.
+ */
+const encodedSpells = new WeakMap<NormalizedSpell, Uint8Array>();
+/** Records `cbor` as encodeSpellCbor(spell) (verify-pool.ts, for spells from its threads). */
+export const rememberSpellCbor = (spell: NormalizedSpell, cbor: Uint8Array): void => void encodedSpells.set(spell, cbor);
+const spellCborOf = (spell: NormalizedSpell): Uint8Array => encodedSpells.get(spell) ?? encodeSpellCbor(spell);
+
 /** The BlockWrite of a checked block at `height`. */
-export function blockWrite(block: Block, height: number, check: SpellCheck): BlockWrite {
+export async function blockWrite(block: Block, height: number, check: SpellCheck): Promise<BlockWrite> {
   const inputs: InputWrite[] = [];
   const candidates = block.txs.filter((t) => t.index > 0 && maySpell(t.raw));
   for (const t of block.txs) {
     if (t.index === 0) continue; // the coinbase spends nothing
     spentOutpoints(t.raw).forEach((p, vin) => inputs.push({ txid: t.txid, txIndex: t.index, vin, prevTxid: p.txid, prevVout: p.vout }));
   }
-  const spells = candidates.length ? check(candidates.map((t) => t.raw)) : [];
+  const spells = candidates.length ? await check(candidates.map((t) => t.raw)) : [];
   const w: BlockWrite = { height, hash: block.header.hash, prevHash: block.header.prevHash, time: block.header.time, spellTxs: [], outputs: [], inputs };
   candidates.forEach((t, i) => {
     const spell = spells[i];
     if (!spell) return;
-    w.spellTxs.push({ txid: t.txid, txIndex: t.index, version: spell.version, spell: encodeSpellCbor(spell) });
+    w.spellTxs.push({ txid: t.txid, txIndex: t.index, version: spell.version, spell: spellCborOf(spell) });
     w.outputs.push(...charmOutputs(spell, t.raw, t.txid, t.index));
   });
   return w;

@@ -40,7 +40,7 @@ for (const name of ENGINES) {
       for (const tx of all) {
         const row = await store.spellTx(tx.txid);
         assert.equal(row !== undefined, ok.has(tx.txid), `${tx.name}: indexed iff the library verifies it`);
-        const expected = ok.has(tx.txid) ? charmOutputs(librarySpellCheck(false)([tx.raw])[0]!, tx.raw, tx.txid, 0).length : 0;
+        const expected = ok.has(tx.txid) ? charmOutputs((await librarySpellCheck(false)([tx.raw]))[0]!, tx.raw, tx.txid, 0).length : 0;
         assert.equal((await store.outputsOf(tx.txid)).length, expected, `${tx.name}: one row per (output, app)`);
       }
       // the six synthetic v15 txs (dummy proofs) are rejected; 8d70833a's beamed output 0 holds nothing

@@ -122,7 +122,7 @@ export class Follower {
         tip = await this.reorg(tip);
         continue;
       }
-      await this.store.applyBlock(blockWrite(block, next, this.o.check));
+      await this.store.applyBlock(await blockWrite(block, next, this.o.check));
       tip = { height: next, hash: block.header.hash, prevHash: block.header.prevHash, time: block.header.time };
       this.progress(next, node.height);
     }

@@ -51,7 +51,7 @@ export class MempoolOverlay {
       if (raw) fresh.push({ txid: id, raw });
     }
     const candidates = fresh.filter((f) => maySpell(f.raw));
-    const spells = candidates.length ? this.check(candidates.map((c) => c.raw)) : [];
+    const spells = candidates.length ? await this.check(candidates.map((c) => c.raw)) : [];
     const spellOf = new Map(candidates.map((c, i) => [c.txid, spells[i]]));
     for (const f of fresh) {
       let spends: string[];

@@ -19,6 +19,7 @@ import type { BtcSource } from '../sources/btc-source.js';
 import { librarySpellCheck, VerdictCache } from './block-write.js';
 import { Follower } from './follower.js';
 import { MempoolOverlay } from './mempool.js';
+import { SpellVerifyPool } from './verify-pool.js';
 import type { IndexStore } from './store.js';
 
 const DEFAULT_INDEX_PORT = 17786;
@@ -47,6 +48,11 @@ export interface IndexServiceOptions {
   zmqUrl?: string | undefined;
   /** The plain-BTC side of the explorer-compatible API (address UTXOs, fees, broadcast); absent: says so. */
   btcSource?: BtcSource | undefined;
+  /**
+   * Threads that verify spells off the event loop (verify-pool.ts); 0 or absent: on the event
+   * loop. The CLI's default is the available cores (`--verify-workers`, INDEX_VERIFY_WORKERS).
+   */
+  verifyWorkers?: number | undefined;
   /** Start following at once (default); tests drive `follower.syncOnce()` themselves. */
   autoStart?: boolean;
 }
@@ -83,7 +89,8 @@ function registerIndexMetrics(f: Follower): void {
 export async function startIndexService(o: IndexServiceOptions): Promise<IndexService> {
   const log = o.log ?? silentLogger;
   await enableMetrics(); // a server records metrics whether or not its port serves them
-  const verdicts = new VerdictCache(librarySpellCheck(o.mock));
+  const verifyPool = !o.apiOnly && o.verifyWorkers ? new SpellVerifyPool({ size: o.verifyWorkers, mock: o.mock }) : undefined;
+  const verdicts = new VerdictCache(verifyPool?.check ?? librarySpellCheck(o.mock));
   let follower: Follower | undefined;
   let mempool: MempoolOverlay | undefined;
   if (!o.apiOnly && o.source) {
@@ -123,6 +130,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     } catch (e) {
       await follower.stop();
       await server.close();
+      await verifyPool?.close();
       throw e;
     }
   }
@@ -133,6 +141,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     async close() {
       await zmq?.close();
       await follower?.stop();
+      await verifyPool?.close();
       await server.close();
       await o.store.close();
     },

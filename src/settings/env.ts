@@ -32,6 +32,7 @@ export const ENV_NAMES = {
   rpcPassword: ['BITCOIN_RPC_PASSWORD'],
   zmqUrl: ['BITCOIN_ZMQ_URL'],
   indexDbUrl: ['INDEX_DB_URL'],
+  indexVerifyWorkers: ['INDEX_VERIFY_WORKERS'],
   nodeCli: ['BITCOIN_CLI'],
   nodeCliArgs: ['BITCOIN_CLI_ARGS'],
   scrollsHost: ['SCROLLS_HOST'],

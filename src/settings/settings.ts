@@ -146,16 +146,30 @@ export interface IndexSettings {
   zmqUrl: string | undefined;
   /** Where the default SQLite index lives: `$XDG_DATA_HOME/charms-ts`, else `~/.local/share/charms-ts`. */
   dataDir: string | undefined;
+  /** `--verify-workers` / INDEX_VERIFY_WORKERS: spell verification threads (0: on the event loop); default the cores. */
+  verifyWorkers: number;
 }
 
 /** The index settings: flags over the environment. */
-export function indexSettings(env: Env, flags: { db?: string | undefined; zmqUrl?: string | undefined } = {}): IndexSettings {
+export function indexSettings(
+  env: Env,
+  flags: { db?: string | undefined; zmqUrl?: string | undefined; verifyWorkers?: string | undefined } = {},
+): IndexSettings {
   const base = env.XDG_DATA_HOME || (env.HOME ? join(env.HOME, '.local', 'share') : undefined);
   return {
     db: flags.db ?? envValue(env, ENV_NAMES.indexDbUrl),
     zmqUrl: flags.zmqUrl ?? envValue(env, ENV_NAMES.zmqUrl),
     dataDir: base === undefined ? undefined : join(base, 'charms-ts'),
+    verifyWorkers: verifyWorkersOf(flags.verifyWorkers ?? envValue(env, ENV_NAMES.indexVerifyWorkers)),
   };
+}
+
+function verifyWorkersOf(raw: string | undefined): number {
+  if (raw === undefined) return availableParallelism();
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 0 || n > 64)
+    throw new CharmsError('CONFIG', `--verify-workers (INDEX_VERIFY_WORKERS) must be an integer from 0 to 64, got ${JSON.stringify(raw)}`);
+  return n;
 }
 
 /** The default index database of a network: `<dataDir>/index-<network>.sqlite`. */

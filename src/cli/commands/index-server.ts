@@ -40,7 +40,7 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
     rpcUrl: opts['rpc-url'],
     rpcCookie: opts['rpc-cookie'],
   });
-  const idx = indexSettings(ctx.env, { db: opts.db, zmqUrl: opts['zmq-url'] });
+  const idx = indexSettings(ctx.env, { db: opts.db, zmqUrl: opts['zmq-url'], verifyWorkers: opts['verify-workers'] });
   const apiOnly = opts['api-only'];
   const netOpt: BitcoinNetwork | undefined = opts.network;
   const source = blockSourceFromConfig(settings.querySource, netOpt ? { network: netOpt } : {});
@@ -81,6 +81,7 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
         port,
         limits: settings.limits,
         zmqUrl: idx.zmqUrl,
+        verifyWorkers: idx.verifyWorkers,
         btcSource: btcSourceFromConfig(settings.querySource, { network: network as BitcoinNetwork }),
       });
       started = true;
@@ -96,6 +97,7 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
           mode: apiOnly ? 'api-only' : 'indexer',
           mock: settings.mock,
           zmq: idx.zmqUrl ? 'configured' : 'off',
+          verify_workers: apiOnly ? 0 : idx.verifyWorkers,
         },
       };
     });
