@@ -114,7 +114,8 @@ function readOutpoints(b: Uint8Array, start: number, end: number, txIndex: numbe
     if (p + 36 > end) throw truncatedInputs();
     out.push(p, txIndex, i);
     p += 36;
-    p += varint(); // scriptSig
+    const script = varint(); // (read before adding: varint moves p)
+    p += script;
     if (p + 4 > end) throw truncatedInputs(); // sequence
     p += 4;
   }
