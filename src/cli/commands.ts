@@ -110,6 +110,13 @@ export function commandTree(binName: string): CommandDef {
           { name: 'start-height', value: 'HEIGHT', help: 'First block to index on a new index (default 0)' },
           { name: 'max-reorg-depth', value: 'BLOCKS', default: '100', help: 'Deeper reorgs stop the index (status 503) until it is rebuilt' },
           { name: 'poll-interval', value: 'SECONDS', default: '5', help: 'How often the node is polled (also with ZMQ)' },
+          { name: 'fetch-ahead', value: 'BLOCKS', default: '4', help: 'Blocks fetched while one is verified and written (memory: up to this many blocks)' },
+          {
+            name: 'commit-blocks',
+            value: 'BLOCKS',
+            default: '8',
+            help: 'Blocks per database transaction while further than this behind the node (1 = one per block; near the tip always one)',
+          },
           { name: 'api-only', help: 'Serve the database without following a node (API replicas on PostgreSQL)' },
           mockOpt('Also index mock spells (regtest, testing); such an index refuses to open without --mock'),
         ],

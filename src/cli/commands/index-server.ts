@@ -7,7 +7,7 @@ import { defaultIndexDb, indexSettings, loadSettings } from '../../settings/sett
 import { sourceFromConfig } from '../../sources/tx-sources.js';
 import { openIndexStore } from '../../indexer/open.js';
 import { startIndexService } from '../../indexer/service.js';
-import { DEFAULT_MAX_REORG_DEPTH } from '../../indexer/follower.js';
+import { DEFAULT_COMMIT_BLOCKS, DEFAULT_FETCH_AHEAD, DEFAULT_MAX_REORG_DEPTH } from '../../indexer/follower.js';
 import { blockSourceFromConfig, btcSourceFromConfig } from '../../sources/chain-sources.js';
 import type { BitcoinNetwork } from '../../sources/block-source.js';
 
@@ -57,6 +57,8 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const startHeight = intOpt(optString(a, 'start-height'), 'start-height', 0, 100_000_000) ?? 0;
   const maxReorgDepth = intOpt(optString(a, 'max-reorg-depth'), 'max-reorg-depth', 1, 1_000_000) ?? DEFAULT_MAX_REORG_DEPTH;
   const poll = intOpt(optString(a, 'poll-interval'), 'poll-interval', 1, 3600);
+  const fetchAhead = intOpt(optString(a, 'fetch-ahead'), 'fetch-ahead', 1, 64) ?? DEFAULT_FETCH_AHEAD;
+  const commitBlocks = intOpt(optString(a, 'commit-blocks'), 'commit-blocks', 1, 1000) ?? DEFAULT_COMMIT_BLOCKS;
   const db = idx.db ?? defaultIndexDb(idx, network);
   const store = await openIndexStore(db, { mode: apiOnly ? 'reader' : 'writer', network, mock: settings.mock, startHeight });
   let started = false;
@@ -72,6 +74,8 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
         startHeight: (await store.meta()).startHeight,
         maxReorgDepth,
         pollMs: poll === undefined ? undefined : poll * 1000,
+        fetchAhead,
+        commitBlocks,
         version: pkgVersion(),
         log,
         progress: (line) => ctx.stderr(`${line}\n`),
