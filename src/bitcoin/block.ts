@@ -30,7 +30,7 @@ export interface BlockHeader {
   raw: Uint8Array;
 }
 
-export interface BlockTx {
+interface BlockTx {
   /** Position in the block (0 = coinbase). */
   index: number;
   /** Txid, display order. */
