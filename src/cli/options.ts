@@ -64,6 +64,13 @@ export const indexOptions = [
     help: 'Threads verifying spells off the event loop (env INDEX_VERIFY_WORKERS; default: the cores; 0: on the event loop)',
   },
   { name: 'poll-interval', value: 'SECONDS', default: '5', help: 'How often the node is polled (also with ZMQ)' },
+  { name: 'fetch-ahead', value: 'BLOCKS', default: '4', help: 'Blocks fetched while one is verified and written (memory: up to this many blocks)' },
+  {
+    name: 'commit-blocks',
+    value: 'BLOCKS',
+    default: '8',
+    help: 'Blocks per database transaction while further than this behind the node (1 = one per block; near the tip always one)',
+  },
   { name: 'api-only', help: 'Serve the database without following a node (API replicas on PostgreSQL)' },
   mockOpt('Also index mock spells (regtest, testing); such an index refuses to open without --mock'),
 ] as const satisfies readonly OptionDef[];

@@ -6,61 +6,161 @@
  * Only transactions that can carry a spell go to the spell parser: both places a spell can sit
  * (protocol ≥ 9: an `OP_RETURN` whose second push is `spell`; older: a Taproot envelope
  * `OP_FALSE OP_IF "spell" …`, see bitcoin/spell-location.ts) put the five bytes `spell` in the
- * transaction, so a byte search is an exact prefilter. Inputs of the others are read by a light
- * reader that skips scripts and witnesses.
+ * transaction, so a byte search is an exact prefilter (one scan of the block). Inputs are read
+ * in place by a light reader that skips scripts and witnesses; the store asks for the full form
+ * (hex txids) only of those whose outpoint digest matches a charm output.
  */
 import { createHash } from 'node:crypto';
-import type { Block } from '../bitcoin/block.js';
-import { parseTx } from '../bitcoin/tx.js';
+import { blockTxid, blockTxRaw, type Block } from '../bitcoin/block.js';
+import { hashToDisplayHex, parseTx } from '../bitcoin/tx.js';
 import { encodeCbor } from '../codec/cbor.js';
 import { CharmsError } from '../errors.js';
 import { encodeSpellCbor, type NormalizedSpell } from '../model/spell.js';
 import { appToString } from '../model/primitives.js';
 import { verifySpells } from '../verify/index.js';
-import type { BlockWrite, CharmOutputWrite, InputWrite } from './store.js';
+import { outpointDigestOf, type BlockInputs, type BlockWrite, type CharmOutputWrite, type InputWrite } from './store.js';
 
 const SPELL = Buffer.from('spell');
 
+const asBuffer = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
 /** True when the transaction's bytes may carry a spell (no false negatives). */
-export const maySpell = (raw: Uint8Array): boolean => Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).indexOf(SPELL) >= 0;
+export const maySpell = (raw: Uint8Array): boolean => asBuffer(raw).indexOf(SPELL) >= 0;
+
+/**
+ * The block's transactions (not the coinbase) whose bytes contain `spell`, by index: one scan of
+ * the whole block, a hit mapped to the transaction holding all five bytes (`maySpell` of each).
+ */
+export function spellCandidates(block: Block): number[] {
+  const buf = asBuffer(block.bytes);
+  const { offsets } = block;
+  const n = offsets.length - 1;
+  const out: number[] = [];
+  let i = 1;
+  let from = n > 1 ? offsets[1]! : buf.length;
+  while (i < n) {
+    const hit = buf.indexOf(SPELL, from);
+    if (hit < 0) break;
+    while (i < n && offsets[i + 1]! <= hit) i++;
+    if (i >= n) break;
+    if (hit + SPELL.length <= offsets[i + 1]!) {
+      out.push(i);
+      from = offsets[i + 1]!;
+      i++;
+    } else from = hit + 1; // the match runs into the next transaction: not this one's
+  }
+  return out;
+}
+
+/** Outpoint positions (of the 36-byte txid ‖ vout) in a byte array, with their transaction and input index. */
+class OutpointList {
+  length = 0;
+  pos: Uint32Array;
+  tx: Uint32Array;
+  vin: Uint32Array;
+  constructor(capacity: number) {
+    this.pos = new Uint32Array(Math.max(4, capacity));
+    this.tx = new Uint32Array(this.pos.length);
+    this.vin = new Uint32Array(this.pos.length);
+  }
+  push(pos: number, tx: number, vin: number): void {
+    if (this.length === this.pos.length) {
+      const grow = (a: Uint32Array) => {
+        const b = new Uint32Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.pos = grow(this.pos);
+      this.tx = grow(this.tx);
+      this.vin = grow(this.vin);
+    }
+    this.pos[this.length] = pos;
+    this.tx[this.length] = tx;
+    this.vin[this.length] = vin;
+    this.length++;
+  }
+}
+
+const truncatedInputs = () => new CharmsError('INVALID_TX', 'invalid Bitcoin transaction: truncated inputs');
+
+/**
+ * Appends the outpoints spent by the serialized transaction `b[start, end)` to `out`, without
+ * parsing the rest. Bounds-checked: INVALID_TX on bytes that end early (a mempool transaction is
+ * hostile input).
+ */
+function readOutpoints(b: Uint8Array, start: number, end: number, txIndex: number, out: OutpointList): void {
+  let p = start + 4;
+  const varint = (): number => {
+    if (p + 1 > end) throw truncatedInputs();
+    const f = b[p]!;
+    if (f < 0xfd) return ((p += 1), f);
+    if (f === 0xfd) {
+      if (p + 3 > end) throw truncatedInputs();
+      p += 3;
+      return b[p - 2]! | (b[p - 1]! << 8);
+    }
+    if (f === 0xfe) {
+      if (p + 5 > end) throw truncatedInputs();
+      p += 5;
+      return (b[p - 4]! | (b[p - 3]! << 8) | (b[p - 2]! << 16) | (b[p - 1]! << 24)) >>> 0;
+    }
+    throw new CharmsError('INVALID_TX', 'invalid Bitcoin transaction: input count or script length too large');
+  };
+  if (p + 2 > end) throw truncatedInputs();
+  if (b[p] === 0 && b[p + 1] === 1) p += 2; // segwit marker and flag
+  const n = varint();
+  if (n * 41 > end - p) throw truncatedInputs();
+  for (let i = 0; i < n; i++) {
+    if (p + 36 > end) throw truncatedInputs();
+    out.push(p, txIndex, i);
+    p += 36;
+    const script = varint(); // (read before adding: varint moves p)
+    p += script;
+    if (p + 4 > end) throw truncatedInputs(); // sequence
+    p += 4;
+  }
+}
 
 /**
  * The outpoints a serialized transaction spends (`txid` display hex), without parsing the rest.
  * Bounds-checked: INVALID_TX on bytes that end early (a mempool transaction is hostile input).
  */
 export function spentOutpoints(raw: Uint8Array): { txid: string; vout: number }[] {
-  const b = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-  const truncated = () => new CharmsError('INVALID_TX', 'invalid Bitcoin transaction: truncated inputs');
-  let p = 4;
-  const need = (n: number) => {
-    if (p + n > b.length) throw truncated();
-  };
-  const varint = (): number => {
-    need(1);
-    const f = b[p]!;
-    if (f < 0xfd) return ((p += 1), f);
-    if (f === 0xfd) return (need(3), (p += 3), b.readUInt16LE(p - 2));
-    if (f === 0xfe) return (need(5), (p += 5), b.readUInt32LE(p - 4));
-    throw new CharmsError('INVALID_TX', 'invalid Bitcoin transaction: input count or script length too large');
-  };
-  need(2);
-  if (b[4] === 0 && b[5] === 1) p += 2; // segwit marker and flag
-  const n = varint();
-  if (n * 41 > b.length - p) throw truncated();
-  const out: { txid: string; vout: number }[] = [];
-  for (let i = 0; i < n; i++) {
-    need(36);
-    const txid = Buffer.from(b.subarray(p, p + 32))
-      .reverse()
-      .toString('hex');
-    const vout = b.readUInt32LE(p + 32);
-    p += 36;
-    p += varint(); // scriptSig
-    need(4); // sequence
-    p += 4;
-    out.push({ txid, vout });
+  const list = new OutpointList(4);
+  readOutpoints(raw, 0, raw.length, 0, list);
+  return Array.from({ length: list.length }, (_, i) => ({ txid: outpointTxid(raw, list.pos[i]!), vout: u32At(raw, list.pos[i]! + 32) }));
+}
+
+const u32At = (b: Uint8Array, p: number): number => (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
+const outpointTxid = (b: Uint8Array, p: number): string => hashToDisplayHex(b.subarray(p, p + 32));
+
+/**
+ * Every input of a block's transactions (not the coinbase), read in place: the store tests each
+ * one's digest against its unspent charm outputs and asks for the few that may match in full.
+ */
+class BitcoinBlockInputs implements BlockInputs {
+  private readonly list: OutpointList;
+  constructor(private readonly block: Block) {
+    const { bytes, offsets } = block;
+    const n = offsets.length - 1;
+    this.list = new OutpointList(2 * n);
+    for (let t = 1; t < n; t++) readOutpoints(bytes, offsets[t]!, offsets[t + 1]!, t, this.list);
   }
-  return out;
+  get length(): number {
+    return this.list.length;
+  }
+  digest(i: number): number {
+    const b = this.block.bytes;
+    const p = this.list.pos[i]!;
+    // the display-order txid's first 8 hex digits are the last four bytes, reversed (outpointDigest)
+    return outpointDigestOf((b[p + 31]! << 24) | (b[p + 30]! << 16) | (b[p + 29]! << 8) | b[p + 28]!, u32At(b, p + 32));
+  }
+  at(i: number): InputWrite {
+    const b = this.block.bytes;
+    const p = this.list.pos[i]!;
+    const t = this.list.tx[i]!;
+    return { txid: blockTxid(this.block, t), txIndex: t, vin: this.list.vin[i]!, prevTxid: outpointTxid(b, p), prevVout: u32At(b, p + 32) };
+  }
 }
 
 /**
@@ -149,12 +249,8 @@ const spellCborOf = (spell: NormalizedSpell): Uint8Array => encodedSpells.get(sp
 
 /** The BlockWrite of a checked block at `height`. */
 export async function blockWrite(block: Block, height: number, check: SpellCheck): Promise<BlockWrite> {
-  const inputs: InputWrite[] = [];
-  const candidates = block.txs.filter((t) => t.index > 0 && maySpell(t.raw));
-  for (const t of block.txs) {
-    if (t.index === 0) continue; // the coinbase spends nothing
-    spentOutpoints(t.raw).forEach((p, vin) => inputs.push({ txid: t.txid, txIndex: t.index, vin, prevTxid: p.txid, prevVout: p.vout }));
-  }
+  const candidates = spellCandidates(block).map((i) => ({ index: i, txid: blockTxid(block, i), raw: blockTxRaw(block, i) }));
+  const inputs = new BitcoinBlockInputs(block);
   const spells = candidates.length ? await check(candidates.map((t) => t.raw)) : [];
   const w: BlockWrite = { height, hash: block.header.hash, prevHash: block.header.prevHash, time: block.header.time, spellTxs: [], outputs: [], inputs };
   candidates.forEach((t, i) => {

@@ -47,7 +47,8 @@ for (const name of ENGINES) {
     // the uninterrupted run, in process
     const ref = await e.open(await e.newDb());
     const { chain, reorg } = crashChain();
-    const f = new Follower(ref, chain, { startHeight: 1, check: librarySpellCheck(false) });
+    // one block at a time; the child fetches ahead and commits several blocks per transaction
+    const f = new Follower(ref, chain, { startHeight: 1, check: librarySpellCheck(false), fetchAhead: 1, commitBlocks: 1 });
     await f.syncOnce();
     reorg();
     await f.syncOnce();

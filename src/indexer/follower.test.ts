@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.js';
 import { sharedOrSkip } from '../testing/shared.js';
 import { MemoryChain, txidOf } from '../testing/memory-chain.js';
-import { bitcoinVectors, burnTx, replayDump, vectorChain, verifiedByLibrary, VECTOR_BLOCKS } from '../testing/index-vectors.js';
+import { bitcoinVectors, burnTx, crashChain, replayDump, vectorChain, verifiedByLibrary, VECTOR_BLOCKS } from '../testing/index-vectors.js';
 import { charmOutputs, librarySpellCheck } from './block-write.js';
 import { Follower } from './follower.js';
 import { MempoolOverlay } from './mempool.js';
@@ -250,6 +250,61 @@ for (const name of ENGINES) {
       chain.mempoolAdd(burnTx(spellTx.txid, 0, 7));
       await pool.refresh(chain);
       assert.ok(pool.spender(spellTx.txid, 0));
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${name}: pipelined sync — blocks fetched ahead, several per transaction far from the tip, one near it; a reorg under the fetches`, async (t) => {
+    if (!sharedOrSkip(t)) return;
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const { chain } = crashChain(40); // 44 blocks: the vector blocks, then burns and payments
+    const store = await e.open(await e.newDb());
+    const batches: number[][] = [];
+    const apply = store.applyBlocks.bind(store);
+    store.applyBlocks = async (bs) => {
+      await apply(bs);
+      batches.push(bs.map((b) => b.height));
+    };
+    // once block 30 is asked for, the node replaces blocks 25..44 by 21 others: blocks fetched
+    // ahead from the old branch stop linking and must be fetched again, the reorg rolled back
+    const hashAt = chain.hashAt.bind(chain);
+    const charm = [...bitcoinVectors().values()][0]!.txid;
+    let reorged = false;
+    chain.hashAt = async (h) => {
+      const r = await hashAt(h);
+      if (h === 30 && !reorged) {
+        reorged = true;
+        chain.reorg(
+          20,
+          Array.from({ length: 21 }, (_, i) => [burnTx(charm, i % 2, 5000 + i)]),
+        );
+      }
+      return r;
+    };
+    const f = new Follower(store, chain, { startHeight: 1, check: librarySpellCheck(false), fetchAhead: 4, commitBlocks: 8 });
+    try {
+      await synced(f);
+      await synced(f);
+      assert.ok(reorged);
+      assert.equal((await store.tip())?.hash, chain.best[chain.height], 'at the node tip');
+      assert.equal(await store.dump(), await replayDump(e, chain), 'equals a one-block-at-a-time replay');
+      const heights = batches.flat();
+      assert.ok(batches.some((b) => b.length > 1) && batches.every((b) => b.length <= 8), `batches ${JSON.stringify(batches)}`);
+      assert.deepEqual(
+        batches.filter((b) => b.length > 1).flatMap((b) => b.slice(1).map((h, i) => h - b[i]!)),
+        batches.filter((b) => b.length > 1).flatMap((b) => b.slice(1).map(() => 1)),
+        'a batch is consecutive blocks',
+      );
+      // the last commitBlocks blocks below the node tip were committed one by one
+      const last = batches.slice(-8);
+      assert.ok(
+        last.every((b) => b.length === 1),
+        `near the tip: ${JSON.stringify(last)}`,
+      );
+      assert.equal(heights.at(-1), chain.height);
+      assert.ok(f.status.reorgs >= 1 || (await store.lastReorg()) !== undefined, 'the reorg under the fetches was followed');
     } finally {
       await store.close();
     }

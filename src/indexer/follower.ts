@@ -9,19 +9,39 @@
  *   back to the highest block we share with the source and roll back above it in one transaction.
  *   Deeper than `maxReorgDepth`: we stop writing and report it until an operator reindexes.
  * - A source that fails leaves the status with its error; the next poll tries again.
+ * - Initial sync is pipelined: the next `fetchAhead` blocks are fetched while one is verified
+ *   and written (a fetched block is only a guess until it links: one that does not is fetched
+ *   again before anything is concluded), and while more than `commitBlocks` blocks behind the
+ *   node up to `commitBlocks` blocks go into one database transaction (all or none, so a crash
+ *   still resumes from a committed block). Near the tip every block is its own transaction.
+ *   Memory: at most `fetchAhead + commitBlocks` blocks held, whatever the chain's length.
  */
 import { CharmsError } from '../errors.js';
 import type { BlockSource, ChainTip } from '../sources/block-source.js';
+import type { Block } from '../bitcoin/block.js';
 import { blockWrite, type SpellCheck } from './block-write.js';
-import type { IndexStore, StoredBlock } from './store.js';
+import type { BlockWrite, IndexStore, StoredBlock } from './store.js';
 
 export const DEFAULT_MAX_REORG_DEPTH = 100;
 const DEFAULT_POLL_MS = 5_000;
+export const DEFAULT_FETCH_AHEAD = 4;
+export const DEFAULT_COMMIT_BLOCKS = 8;
+/** A batch of blocks is committed at the latest after this long (the status stays fresh). */
+const BATCH_MS = 2_000;
+
+interface Fetched {
+  hash: string | undefined;
+  block?: Block;
+}
 
 export interface FollowerOptions {
   startHeight: number;
   maxReorgDepth?: number | undefined;
   pollMs?: number | undefined;
+  /** Blocks fetched ahead while one is verified and written (default 4; 1 = one at a time). */
+  fetchAhead?: number | undefined;
+  /** Blocks per database transaction while far behind the node (default 8; 1 = one per block). */
+  commitBlocks?: number | undefined;
   /** Verifies spells (batched; the mempool's verdict cache in front). */
   check: SpellCheck;
   /** Called after each poll (the mempool overlay refreshes here). */
@@ -60,7 +80,14 @@ export class Follower {
   };
   private readonly maxDepth: number;
   private readonly pollMs: number;
+  private readonly fetchAhead: number;
+  private readonly commitBlocks: number;
   private readonly now: () => number;
+  /** Blocks being fetched ahead, by height (guesses until they link). */
+  private readonly ahead = new Map<number, Promise<Fetched>>();
+  /** Checked, linked blocks not committed yet (one transaction when flushed). */
+  private batch: BlockWrite[] = [];
+  private batchSince = 0;
   private applied: number[] = [];
   private lastProgress = 0;
   private stopped = false;
@@ -76,6 +103,8 @@ export class Follower {
   ) {
     this.maxDepth = o.maxReorgDepth ?? DEFAULT_MAX_REORG_DEPTH;
     this.pollMs = o.pollMs ?? DEFAULT_POLL_MS;
+    this.fetchAhead = Math.max(1, o.fetchAhead ?? DEFAULT_FETCH_AHEAD);
+    this.commitBlocks = Math.max(1, o.commitBlocks ?? DEFAULT_COMMIT_BLOCKS);
     this.now = o.now ?? Date.now;
   }
 
@@ -98,6 +127,18 @@ export class Follower {
   }
 
   private async sync(): Promise<void> {
+    try {
+      await this.follow();
+    } catch (e) {
+      // blocks already checked and linked are kept; the error is what the status reports
+      await this.flush().catch(() => undefined);
+      throw e;
+    } finally {
+      this.ahead.clear(); // fetches in flight finish unobserved (their errors are handled)
+    }
+  }
+
+  private async follow(): Promise<void> {
     let node = await this.source.tip();
     this.status.node = node;
     let tip = await this.store.tip();
@@ -106,14 +147,22 @@ export class Follower {
     while (!this.stopped) {
       const next = tip ? tip.height + 1 : this.o.startHeight;
       if (next > node.height) {
+        await this.flush();
         node = await this.source.tip();
         this.status.node = node;
         if (next > node.height) break;
       }
-      const hash = await this.source.hashAt(next);
+      const early = this.ahead.has(next);
+      let { hash, block } = await this.fetched(next, node.height);
       if (hash === undefined) break; // the node's chain shrank: the next poll sees the reorg
-      const block = await this.source.block(hash);
-      if (tip && block.header.prevHash !== tip.hash) {
+      if (tip && early && block!.header.prevHash !== tip.hash) {
+        // a block fetched ahead may be from before a reorg: fetch it again before concluding
+        this.ahead.clear();
+        await this.flush();
+        ({ hash, block } = await this.fetch(next));
+        if (hash === undefined) break;
+      }
+      if (tip && block!.header.prevHash !== tip.hash) {
         if ((await this.source.hashAt(tip.height)) === tip.hash)
           throw new CharmsError(
             'UPSTREAM_FAILED',
@@ -122,11 +171,48 @@ export class Follower {
         tip = await this.reorg(tip);
         continue;
       }
-      await this.store.applyBlock(await blockWrite(block, next, this.o.check));
-      tip = { height: next, hash: block.header.hash, prevHash: block.header.prevHash, time: block.header.time };
-      this.progress(next, node.height);
+      const b = block!;
+      if (this.batch.length === 0) this.batchSince = this.now();
+      this.batch.push(await blockWrite(b, next, this.o.check));
+      tip = { height: next, hash: b.header.hash, prevHash: b.header.prevHash, time: b.header.time };
+      // far behind: more blocks join this transaction; near the tip each block is committed alone
+      const far = node.height - next >= this.commitBlocks;
+      if (!far || this.batch.length >= this.commitBlocks || this.now() - this.batchSince >= BATCH_MS) await this.flush(node.height);
     }
+    await this.flush();
     this.progress(tip?.height ?? this.o.startHeight - 1, node.height, true);
+  }
+
+  /** Commits the blocks waiting in the batch, in one transaction. */
+  private async flush(nodeHeight = this.status.node?.height ?? 0): Promise<void> {
+    if (this.batch.length === 0) return;
+    const bs = this.batch;
+    this.batch = [];
+    if (bs.length === 1) await this.store.applyBlock(bs[0]!);
+    else await this.store.applyBlocks(bs);
+    for (const b of bs) this.progress(b.height, nodeHeight);
+  }
+
+  private fetch(height: number): Promise<Fetched> {
+    return (async () => {
+      const hash = await this.source.hashAt(height);
+      return hash === undefined ? { hash } : { hash, block: await this.source.block(hash) };
+    })();
+  }
+
+  /** The block at `height`, with the next ones (up to `fetchAhead`, not above `nodeHeight`) requested meanwhile. */
+  private fetched(height: number, nodeHeight: number): Promise<Fetched> {
+    for (const h of this.ahead.keys()) if (h < height) this.ahead.delete(h);
+    const last = Math.min(nodeHeight, height + this.fetchAhead - 1);
+    for (let h = height; h <= last; h++)
+      if (!this.ahead.has(h)) {
+        const p = this.fetch(h);
+        p.catch(() => undefined); // observed when its turn comes, or dropped with the window
+        this.ahead.set(h, p);
+      }
+    const p = this.ahead.get(height) ?? this.fetch(height);
+    this.ahead.delete(height);
+    return p;
   }
 
   /** Finds the fork below `tip`, rolls back to it (or stops at the cap); returns the new tip. */

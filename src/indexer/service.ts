@@ -36,6 +36,9 @@ export interface IndexServiceOptions {
   startHeight: number;
   maxReorgDepth?: number | undefined;
   pollMs?: number | undefined;
+  /** Blocks fetched ahead, and committed per transaction while far behind (follower.ts). */
+  fetchAhead?: number | undefined;
+  commitBlocks?: number | undefined;
   maxLag?: number | undefined;
   version: string;
   log?: Logger;
@@ -100,6 +103,8 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
       startHeight: o.startHeight,
       maxReorgDepth: o.maxReorgDepth,
       pollMs: o.pollMs,
+      fetchAhead: o.fetchAhead,
+      commitBlocks: o.commitBlocks,
       check: verdicts.verify,
       afterSync: () => pool.refresh(source),
       progress: o.progress,

@@ -86,6 +86,55 @@ export interface InputWrite {
   prevVout: number;
 }
 
+/**
+ * The inputs of a block read in place (a Bitcoin block has thousands, nearly none spending a
+ * charm output): how many, each one's `outpointDigest`, and each one in full on demand.
+ */
+export interface BlockInputs {
+  readonly length: number;
+  /** `outpointDigest(prevTxid, prevVout)` of input `i`. */
+  digest(i: number): number;
+  at(i: number): InputWrite;
+}
+
+/** A 30-bit digest of the number `head` (a txid's first 8 hex digits) and a vout. */
+export const outpointDigestOf = (head: number, vout: number): number => (head ^ Math.imul(vout, 0x9e3779b1)) & 0x3fffffff;
+
+/** The digest of an outpoint: a quick "may be one of them" test before the full `txid:vout` key. */
+const outpointDigest = (txid: string, vout: number): number => outpointDigestOf(Number.parseInt(txid.slice(0, 8), 16), vout);
+
+/** The unspent charm outpoints (`txid:vout`), with a count per digest for a quick miss. */
+class OutpointSet {
+  private readonly keys = new Set<string>();
+  private readonly digests = new Map<number, number>();
+  add(txid: string, vout: number): void {
+    const key = `${txid}:${vout}`;
+    if (this.keys.has(key)) return;
+    this.keys.add(key);
+    const d = outpointDigest(txid, vout);
+    this.digests.set(d, (this.digests.get(d) ?? 0) + 1);
+  }
+  /** False when no unspent outpoint has this digest. */
+  mayHave(digest: number): boolean {
+    return this.digests.has(digest);
+  }
+  /** Removes the outpoint; false when it was not there. */
+  take(txid: string, vout: number): boolean {
+    if (!this.keys.delete(`${txid}:${vout}`)) return false;
+    const d = outpointDigest(txid, vout);
+    const c = this.digests.get(d)!;
+    if (c > 1) this.digests.set(d, c - 1);
+    else this.digests.delete(d);
+    return true;
+  }
+}
+
+const listInputs = (list: InputWrite[]): BlockInputs => ({
+  length: list.length,
+  digest: (i) => outpointDigest(list[i]!.prevTxid, list[i]!.prevVout),
+  at: (i) => list[i]!,
+});
+
 interface SpellTxWrite {
   txid: string;
   txIndex: number;
@@ -102,7 +151,7 @@ export interface BlockWrite {
   spellTxs: SpellTxWrite[];
   outputs: CharmOutputWrite[];
   /** Every input of every transaction (those that spend no charm output are ignored). */
-  inputs: InputWrite[];
+  inputs: InputWrite[] | BlockInputs;
 }
 
 export interface StoredBlock {
@@ -171,6 +220,8 @@ export interface IndexStore {
   blockAt(height: number): Promise<StoredBlock | undefined>;
   /** Writes a block on top of the tip (its prevHash must be the tip's hash), in one transaction. */
   applyBlock(b: BlockWrite): Promise<void>;
+  /** Writes consecutive blocks on top of the tip in one transaction (all or none). */
+  applyBlocks(bs: BlockWrite[]): Promise<void>;
   /** Undoes every block above `forkHeight` in one transaction and records the reorg. */
   rollbackTo(forkHeight: number, reorg: Omit<ReorgRow, 'forkHeight'>): Promise<void>;
   lastReorg(): Promise<ReorgRow | undefined>;
@@ -307,8 +358,8 @@ const blockRow = (r: Row): StoredBlock => ({ height: num(r.height), hash: hexOf(
 /** The SQL store over a Driver. `meta` is what prepareSchema returned. */
 export class SqlStore implements IndexStore {
   readonly engine: Engine;
-  /** Unspent charm outpoints (`txid:vout`), loaded on the first write; reset after a failure or rollback. */
-  private unspent: Set<string> | undefined;
+  /** Unspent charm outpoints, loaded on the first write; reset after a failure or rollback. */
+  private unspent: OutpointSet | undefined;
   private appIds = new Map<string, number>();
   private scriptIds = new Map<string, number>();
 
@@ -333,10 +384,12 @@ export class SqlStore implements IndexStore {
     return r[0] && blockRow(r[0]);
   }
 
-  private async loadUnspent(): Promise<Set<string>> {
+  private async loadUnspent(): Promise<OutpointSet> {
     if (!this.unspent) {
       const rows = await this.d.all('SELECT DISTINCT txid, vout FROM charm_outputs WHERE spent_height IS NULL');
-      this.unspent = new Set(rows.map((r) => `${hexOf(r.txid)}:${num(r.vout)}`));
+      const set = new OutpointSet();
+      for (const r of rows) set.add(hexOf(r.txid), num(r.vout));
+      this.unspent = set;
     }
     return this.unspent;
   }
@@ -355,100 +408,112 @@ export class SqlStore implements IndexStore {
     return id;
   }
 
-  async applyBlock(b: BlockWrite): Promise<void> {
+  applyBlock(b: BlockWrite): Promise<void> {
+    return this.applyBlocks([b]);
+  }
+
+  async applyBlocks(bs: BlockWrite[]): Promise<void> {
+    if (bs.length === 0) return;
     const unspent = await this.loadUnspent();
     try {
       await this.d.transaction(async (tx) => {
         const top = await tx.all('SELECT height, hash FROM blocks ORDER BY height DESC LIMIT 1');
-        if (top[0]) {
-          if (num(top[0].height) !== b.height - 1 || hexOf(top[0].hash) !== b.prevHash)
-            throw new CharmsError('INTERNAL', `block ${b.height} ${b.hash} does not extend the index tip ${num(top[0].height)} ${hexOf(top[0].hash)}`);
+        let tip = top[0] ? { height: num(top[0].height), hash: hexOf(top[0].hash) } : undefined;
+        for (const b of bs) {
+          if (tip && (tip.height !== b.height - 1 || tip.hash !== b.prevHash))
+            throw new CharmsError('INTERNAL', `block ${b.height} ${b.hash} does not extend the index tip ${tip.height} ${tip.hash}`);
+          await this.writeBlock(tx, b, unspent);
+          tip = { height: b.height, hash: b.hash };
         }
-        await tx.run('INSERT INTO blocks (height, hash, prev_hash, time, spell_txs) VALUES (?, ?, ?, ?, ?)', [
-          b.height,
-          bytes(b.hash),
-          bytes(b.prevHash),
-          b.time,
-          b.spellTxs.length,
-        ]);
-        for (const s of b.spellTxs)
-          await tx.run('INSERT INTO spell_txs (txid, height, tx_index, version, spell) VALUES (?, ?, ?, ?, ?)', [
-            bytes(s.txid),
-            b.height,
-            s.txIndex,
-            s.version,
-            Buffer.from(s.spell),
-          ]);
-        // history: (script id, tx index, app id) → received, sent
-        const hist = new Map<string, { scriptId: number; txIndex: number; txid: string; appId: number; received: bigint; sent: bigint }>();
-        const note = (scriptId: number, txIndex: number, txid: string, appId: number, received: bigint, sent: bigint) => {
-          const k = `${scriptId}:${txIndex}:${appId}`;
-          const h = hist.get(k) ?? { scriptId, txIndex, txid, appId, received: 0n, sent: 0n };
-          h.received += received;
-          h.sent += sent;
-          hist.set(k, h);
-        };
-        for (const o of b.outputs) {
-          const tag = o.app.split('/')[0]!;
-          const appId = await this.idOf(
-            'app',
-            o.app,
-            () => tx.run('INSERT INTO apps (app, tag) VALUES (?, ?) ON CONFLICT (app) DO NOTHING', [o.app, tag]),
-            () => tx.all('SELECT id FROM apps WHERE app = ?', [o.app]),
-          );
-          const sk = Buffer.from(o.script).toString('hex');
-          const scriptId = await this.idOf(
-            'script',
-            sk,
-            () => tx.run('INSERT INTO scripts (script) VALUES (?) ON CONFLICT (script) DO NOTHING', [Buffer.from(o.script)]),
-            () => tx.all('SELECT id FROM scripts WHERE script = ?', [Buffer.from(o.script)]),
-          );
-          await tx.run(
-            'INSERT INTO charm_outputs (txid, vout, app_id, script_id, amount, data, btc_value, created_height, tx_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-            [
-              bytes(o.txid),
-              o.vout,
-              appId,
-              scriptId,
-              o.amount === null ? null : o.amount.toString(),
-              o.data === null ? null : Buffer.from(o.data),
-              o.sats.toString(),
-              b.height,
-              o.txIndex,
-            ],
-          );
-          const key = `${o.txid}:${o.vout}`;
-          unspent.add(key);
-          note(scriptId, o.txIndex, o.txid, appId, o.amount ?? 1n, 0n);
-        }
-        for (const i of b.inputs) {
-          const key = `${i.prevTxid}:${i.prevVout}`;
-          if (!unspent.has(key)) continue;
-          const spent = await tx.all(
-            'UPDATE charm_outputs SET spent_height = ?, spent_txid = ?, spent_vin = ? WHERE txid = ? AND vout = ? AND spent_height IS NULL RETURNING script_id, app_id, amount',
-            [b.height, bytes(i.txid), i.vin, bytes(i.prevTxid), i.prevVout],
-          );
-          unspent.delete(key);
-          for (const r of spent) note(num(r.script_id), i.txIndex, i.txid, num(r.app_id), 0n, r.amount === null ? 1n : big(r.amount));
-        }
-        for (const h of [...hist.values()].sort((x, y) => x.scriptId - y.scriptId || x.txIndex - y.txIndex || x.appId - y.appId))
-          await tx.run('INSERT INTO script_history (script_id, height, tx_index, txid, app_id, received, sent) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-            h.scriptId,
-            b.height,
-            h.txIndex,
-            bytes(h.txid),
-            h.appId,
-            h.received.toString(),
-            h.sent.toString(),
-          ]);
       });
     } catch (e) {
-      // the transaction rolled back: forget what this block changed in memory
+      // the transaction rolled back: forget what these blocks changed in memory
       this.unspent = undefined;
       this.appIds.clear();
       this.scriptIds.clear();
       throw e;
     }
+  }
+
+  /** One block's rows, inside the caller's transaction. */
+  private async writeBlock(tx: TxDriver, b: BlockWrite, unspent: OutpointSet): Promise<void> {
+    await tx.run('INSERT INTO blocks (height, hash, prev_hash, time, spell_txs) VALUES (?, ?, ?, ?, ?)', [
+      b.height,
+      bytes(b.hash),
+      bytes(b.prevHash),
+      b.time,
+      b.spellTxs.length,
+    ]);
+    for (const s of b.spellTxs)
+      await tx.run('INSERT INTO spell_txs (txid, height, tx_index, version, spell) VALUES (?, ?, ?, ?, ?)', [
+        bytes(s.txid),
+        b.height,
+        s.txIndex,
+        s.version,
+        Buffer.from(s.spell),
+      ]);
+    // history: (script id, tx index, app id) → received, sent
+    const hist = new Map<string, { scriptId: number; txIndex: number; txid: string; appId: number; received: bigint; sent: bigint }>();
+    const note = (scriptId: number, txIndex: number, txid: string, appId: number, received: bigint, sent: bigint) => {
+      const k = `${scriptId}:${txIndex}:${appId}`;
+      const h = hist.get(k) ?? { scriptId, txIndex, txid, appId, received: 0n, sent: 0n };
+      h.received += received;
+      h.sent += sent;
+      hist.set(k, h);
+    };
+    for (const o of b.outputs) {
+      const tag = o.app.split('/')[0]!;
+      const appId = await this.idOf(
+        'app',
+        o.app,
+        () => tx.run('INSERT INTO apps (app, tag) VALUES (?, ?) ON CONFLICT (app) DO NOTHING', [o.app, tag]),
+        () => tx.all('SELECT id FROM apps WHERE app = ?', [o.app]),
+      );
+      const sk = Buffer.from(o.script).toString('hex');
+      const scriptId = await this.idOf(
+        'script',
+        sk,
+        () => tx.run('INSERT INTO scripts (script) VALUES (?) ON CONFLICT (script) DO NOTHING', [Buffer.from(o.script)]),
+        () => tx.all('SELECT id FROM scripts WHERE script = ?', [Buffer.from(o.script)]),
+      );
+      await tx.run(
+        'INSERT INTO charm_outputs (txid, vout, app_id, script_id, amount, data, btc_value, created_height, tx_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [
+          bytes(o.txid),
+          o.vout,
+          appId,
+          scriptId,
+          o.amount === null ? null : o.amount.toString(),
+          o.data === null ? null : Buffer.from(o.data),
+          o.sats.toString(),
+          b.height,
+          o.txIndex,
+        ],
+      );
+      unspent.add(o.txid, o.vout);
+      note(scriptId, o.txIndex, o.txid, appId, o.amount ?? 1n, 0n);
+    }
+    const inputs = Array.isArray(b.inputs) ? listInputs(b.inputs) : b.inputs;
+    for (let k = 0; k < inputs.length; k++) {
+      if (!unspent.mayHave(inputs.digest(k))) continue;
+      const i = inputs.at(k);
+      if (!unspent.take(i.prevTxid, i.prevVout)) continue;
+      const spent = await tx.all(
+        'UPDATE charm_outputs SET spent_height = ?, spent_txid = ?, spent_vin = ? WHERE txid = ? AND vout = ? AND spent_height IS NULL RETURNING script_id, app_id, amount',
+        [b.height, bytes(i.txid), i.vin, bytes(i.prevTxid), i.prevVout],
+      );
+      for (const r of spent) note(num(r.script_id), i.txIndex, i.txid, num(r.app_id), 0n, r.amount === null ? 1n : big(r.amount));
+    }
+    for (const h of [...hist.values()].sort((x, y) => x.scriptId - y.scriptId || x.txIndex - y.txIndex || x.appId - y.appId))
+      await tx.run('INSERT INTO script_history (script_id, height, tx_index, txid, app_id, received, sent) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+        h.scriptId,
+        b.height,
+        h.txIndex,
+        bytes(h.txid),
+        h.appId,
+        h.received.toString(),
+        h.sent.toString(),
+      ]);
   }
 
   async rollbackTo(forkHeight: number, reorg: Omit<ReorgRow, 'forkHeight'>): Promise<void> {

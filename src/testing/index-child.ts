@@ -1,7 +1,7 @@
 /**
  * A child indexer for the crash test (`kill -9` at random points): builds the deterministic
  * crash-test chain, follows it into the database named by argv[2], then reorganises it and
- * follows again; prints `applied <height>` after each block and `done` when it got to the end.
+ * follows again; prints `applied <height>` after each committed block and `done` when it got to the end.
  */
 import { openIndexStore } from '../indexer/open.js';
 import { Follower } from '../indexer/follower.js';
@@ -11,13 +11,14 @@ import { crashChain } from './index-vectors.js';
 const db = process.argv[2]!;
 const store = await openIndexStore(db, { mode: 'writer', network: 'regtest', mock: false, startHeight: 1 });
 const { chain, reorg } = crashChain();
-// tell the parent how far it got, so that kills land mid-sync
-const apply = store.applyBlock.bind(store);
-store.applyBlock = async (b) => {
-  await apply(b);
-  process.stdout.write(`applied ${b.height}\n`);
+// tell the parent how far it got, so that kills land mid-sync (applyBlock goes through applyBlocks)
+const apply = store.applyBlocks.bind(store);
+store.applyBlocks = async (bs) => {
+  await apply(bs);
+  for (const b of bs) process.stdout.write(`applied ${b.height}\n`);
 };
-const f = new Follower(store, chain, { startHeight: 1, check: librarySpellCheck(false) });
+// blocks fetched ahead and committed several per transaction (the initial sync's pipeline)
+const f = new Follower(store, chain, { startHeight: 1, check: librarySpellCheck(false), fetchAhead: 3, commitBlocks: 4 });
 const sync = async (): Promise<void> => {
   await f.syncOnce();
   if (f.status.error) throw new Error(f.status.error.message);

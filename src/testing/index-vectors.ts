@@ -61,11 +61,12 @@ const P2TR = (b: number) => Uint8Array.from([0x51, 0x20, ...new Array(32).fill(b
 export const burnTx = (txid: string, vout: number, salt: number): Uint8Array =>
   plainTx([{ txid, vout }], [{ script: P2TR(salt & 0xff), sats: 1000n + BigInt(salt) }], salt);
 
-/** The dump an index reaches by following `chain`'s current best chain from scratch. */
+/** The dump an index reaches by following `chain`'s current best chain from scratch, one block at a time. */
 export async function replayDump(e: TestEngine, chain: MemoryChain, o: { mock?: boolean; startHeight?: number } = {}): Promise<string> {
   const store: IndexStore = await e.open(await e.newDb(), { mock: o.mock ?? false });
   try {
-    const f = new Follower(store, chain, { startHeight: o.startHeight ?? 1, check: librarySpellCheck(o.mock ?? false) });
+    // the straightforward way: one block fetched, checked and committed at a time
+    const f = new Follower(store, chain, { startHeight: o.startHeight ?? 1, check: librarySpellCheck(o.mock ?? false), fetchAhead: 1, commitBlocks: 1 });
     await f.syncOnce();
     if (f.status.error) throw new Error(`replay failed: ${f.status.error.message}`);
     return await store.dump();

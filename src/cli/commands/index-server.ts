@@ -7,7 +7,7 @@ import { defaultIndexDb, indexSettings, loadSettings } from '../../settings/sett
 import { sourceFromConfig } from '../../sources/tx-sources.js';
 import { openIndexStore } from '../../indexer/open.js';
 import { startIndexService } from '../../indexer/service.js';
-import { DEFAULT_MAX_REORG_DEPTH } from '../../indexer/follower.js';
+import { DEFAULT_COMMIT_BLOCKS, DEFAULT_FETCH_AHEAD, DEFAULT_MAX_REORG_DEPTH } from '../../indexer/follower.js';
 import { startHeightFor } from '../../indexer/start-height.js';
 import { blockSourceFromConfig, btcSourceFromConfig } from '../../sources/chain-sources.js';
 import type { BitcoinNetwork } from '../../sources/block-source.js';
@@ -58,6 +58,8 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
   const startHeight = startHeightFor(network, intOpt(opts['start-height'], 'start-height', 0, 100_000_000));
   const maxReorgDepth = intOpt(opts['max-reorg-depth'], 'max-reorg-depth', 1, 1_000_000) ?? DEFAULT_MAX_REORG_DEPTH;
   const poll = intOpt(opts['poll-interval'], 'poll-interval', 1, 3600);
+  const fetchAhead = intOpt(opts['fetch-ahead'], 'fetch-ahead', 1, 64) ?? DEFAULT_FETCH_AHEAD;
+  const commitBlocks = intOpt(opts['commit-blocks'], 'commit-blocks', 1, 1000) ?? DEFAULT_COMMIT_BLOCKS;
   const db = idx.db ?? defaultIndexDb(idx, network);
   const store = await openIndexStore(db, { mode: apiOnly ? 'reader' : 'writer', network, mock: settings.mock, startHeight });
   let started = false;
@@ -73,6 +75,8 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
         startHeight: (await store.meta()).startHeight,
         maxReorgDepth,
         pollMs: poll === undefined ? undefined : poll * 1000,
+        fetchAhead,
+        commitBlocks,
         version: pkgVersion(),
         log,
         progress: (line) => ctx.stderr(`${line}\n`),

@@ -14,7 +14,7 @@ import { shutdownRunner } from '../../runner/index.js';
 after(() => shutdownRunner());
 
 const ITERATIONS = 3000;
-const NEEDS_SHARED = new Set(['bitcoin-tx', 'tx-inputs', 'cardano-tx']);
+const NEEDS_SHARED = new Set(['bitcoin-tx', 'tx-inputs', 'bitcoin-block', 'cardano-tx']);
 
 for (const target of fuzzTargets()) {
   test(`fuzz ${target.name}: ${ITERATIONS} mutants give answers or CharmsErrors only`, { timeout: 300_000 }, async (t) => {
