@@ -66,7 +66,10 @@ function write(v: J): string {
   return JSON.stringify(v);
 }
 
-export const ok = (body: J, status = 200): Res => ({ status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: write(body) });
+/** The headers of every JSON answer of the index API. */
+export const JSON_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+
+export const ok = (body: J, status = 200): Res => ({ status, headers: { ...JSON_HEADERS }, body: write(body) });
 
 const bad = (msg: string): CharmsError => new CharmsError('INVALID_INPUT', msg);
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');

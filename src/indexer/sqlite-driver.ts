@@ -54,12 +54,15 @@ class Prepared {
 export class SqliteDriver implements Driver {
   readonly engine = 'sqlite' as const;
   private readonly txs: TxQueue | undefined;
+  private readonly version: Statement;
 
   private constructor(
     private readonly writer: Prepared | undefined,
     private readonly reader: Prepared,
     private readonly lock: Database | undefined,
   ) {
+    // PRAGMA data_version moves when another connection (our writer, another process) commits
+    this.version = reader.db.prepare('PRAGMA data_version').pluck();
     const w = writer?.db;
     this.txs =
       w &&
@@ -111,6 +114,10 @@ export class SqliteDriver implements Driver {
 
   async all(sql: string, params: unknown[] = []): Promise<Row[]> {
     return this.reader.stmt(sql).all(...params) as Row[];
+  }
+
+  dataVersion(): number {
+    return this.version.get() as number;
   }
 
   transaction<T>(fn: (tx: TxDriver) => Promise<T>): Promise<T> {

@@ -20,6 +20,8 @@ export interface Driver {
   all(sql: string, params?: unknown[]): Promise<Row[]>;
   /** Runs `fn` in one write transaction on the writer connection; rolled back when it throws. */
   transaction<T>(fn: (tx: TxDriver) => Promise<T>): Promise<T>;
+  /** See IndexStore.dataVersion (absent: the engine cannot tell cheaply). */
+  dataVersion?(): number;
   close(): Promise<void>;
 }
 
@@ -191,6 +193,12 @@ export interface IndexStore {
   appFirstHeight(app: string): Promise<number | undefined>;
   /** A canonical text of the whole confirmed state (tests: incremental == replay). */
   dump(): Promise<string>;
+  /**
+   * A number that changes whenever a commit (of any connection or process) may have changed what
+   * the reads answer; undefined when the engine cannot tell without a round trip (PostgreSQL).
+   * Answers cached under one version are stale once it moves (answer-cache.ts).
+   */
+  dataVersion(): number | undefined;
   close(): Promise<void>;
 
   // ---- for the explorer-compatible API (explorer-api.ts)
@@ -562,6 +570,10 @@ export class SqlStore implements IndexStore {
     ))
       lines.push(`hist ${hexOf(h.script)} ${num(h.height)} ${num(h.tx_index)} ${hexOf(h.txid)} ${h.app as string} +${big(h.received)} -${big(h.sent)}`);
     return lines.join('\n');
+  }
+
+  dataVersion(): number | undefined {
+    return this.d.dataVersion?.();
   }
 
   close(): Promise<void> {
