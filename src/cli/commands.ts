@@ -110,6 +110,7 @@ export function commandTree(binName: string): CommandDef {
           { name: 'start-height', value: 'HEIGHT', help: 'First block to index on a new index (default 0)' },
           { name: 'max-reorg-depth', value: 'BLOCKS', default: '100', help: 'Deeper reorgs stop the index (status 503) until it is rebuilt' },
           { name: 'poll-interval', value: 'SECONDS', default: '5', help: 'How often the node is polled (also with ZMQ)' },
+          { name: 'answer-cache-mb', value: 'MB', default: '32', help: 'Memory for API answers kept until the index moves (0: none)' },
           { name: 'api-only', help: 'Serve the database without following a node (API replicas on PostgreSQL)' },
           mockOpt('Also index mock spells (regtest, testing); such an index refuses to open without --mock'),
         ],

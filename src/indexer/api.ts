@@ -154,7 +154,7 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
 
   async function balances(address: string): Promise<J> {
     const script = scriptOf(address);
-    const rows = await store.unspentByScript(script);
+    const rows = await store.unspentAmounts(script);
     const per = new Map<string, { confirmed: bigint; inn: bigint; out: bigint; utxos: number; fungible: boolean }>();
     const entry = (app: string) => {
       let e = per.get(app);

@@ -178,6 +178,8 @@ export interface IndexStore {
   lastReorg(): Promise<ReorgRow | undefined>;
   /** Unspent charm outputs paying `script`, by txid, vout, app. */
   unspentByScript(script: Uint8Array): Promise<CharmOutputRow[]>;
+  /** Per unspent charm output paying `script` and app: the amount (null: not fungible); any order. */
+  unspentAmounts(script: Uint8Array): Promise<{ txid: string; vout: number; app: string; amount: bigint | null }[]>;
   /** The charm rows of one output, spent or not (empty: it never held charms). */
   output(txid: string, vout: number): Promise<CharmOutputRow[]>;
   /** Charm rows created by a transaction. */
@@ -493,6 +495,15 @@ export class SqlStore implements IndexStore {
       [Buffer.from(script)],
     );
     return r.map(outputRow);
+  }
+
+  async unspentAmounts(script: Uint8Array): Promise<{ txid: string; vout: number; app: string; amount: bigint | null }[]> {
+    // the balances' read: half the cost of unspentByScript's (no script join, no sort, four columns)
+    const r = await this.d.all(
+      'SELECT co.txid, co.vout, a.app, co.amount FROM charm_outputs co JOIN apps a ON a.id = co.app_id WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL',
+      [Buffer.from(script)],
+    );
+    return r.map((x) => ({ txid: hexOf(x.txid), vout: num(x.vout), app: x.app as string, amount: x.amount === null ? null : big(x.amount) }));
   }
 
   async output(txid: string, vout: number): Promise<CharmOutputRow[]> {

@@ -57,6 +57,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
   const startHeight = intOpt(optString(a, 'start-height'), 'start-height', 0, 100_000_000) ?? 0;
   const maxReorgDepth = intOpt(optString(a, 'max-reorg-depth'), 'max-reorg-depth', 1, 1_000_000) ?? DEFAULT_MAX_REORG_DEPTH;
   const poll = intOpt(optString(a, 'poll-interval'), 'poll-interval', 1, 3600);
+  const answerCacheMb = intOpt(optString(a, 'answer-cache-mb'), 'answer-cache-mb', 0, 1_000_000);
   const db = idx.db ?? defaultIndexDb(idx, network);
   const store = await openIndexStore(db, { mode: apiOnly ? 'reader' : 'writer', network, mock: settings.mock, startHeight });
   let started = false;
@@ -72,6 +73,7 @@ const run: NonNullable<CommandDef['run']> = async (a, ctx) => {
         startHeight: (await store.meta()).startHeight,
         maxReorgDepth,
         pollMs: poll === undefined ? undefined : poll * 1000,
+        answerCacheBytes: answerCacheMb === undefined ? undefined : answerCacheMb * 1024 * 1024,
         version: pkgVersion(),
         log,
         progress: (line) => ctx.stderr(`${line}\n`),
