@@ -13,7 +13,7 @@
  *   GET  /v1/txs/{txid}                          spell, outputs, consumed charm outputs
  *   GET  /v1/apps/{app}?cursor=&limit=           supply and holders (app with / or %2F)
  */
-import { isAddressValidFor, addressToScript, scriptToAddress, type BitcoinChainName, type BitcoinNetwork as AddrNet } from '../bitcoin/address.js';
+import { decodeAddress, isTagValidFor, scriptToAddress, type BitcoinChainName, type BitcoinNetwork as AddrNet } from '../bitcoin/address.js';
 import { decodeCbor } from '../codec/cbor.js';
 import { parseJson, toJsonCompact } from '../codec/json.js';
 import { ValueMap } from '../codec/value.js';
@@ -66,7 +66,10 @@ function write(v: J): string {
   return JSON.stringify(v);
 }
 
-export const ok = (body: J, status = 200): Res => ({ status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: write(body) });
+/** The headers of every JSON answer of the index API. */
+export const JSON_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+
+export const ok = (body: J, status = 200): Res => ({ status, headers: { ...JSON_HEADERS }, body: write(body) });
 
 const bad = (msg: string): CharmsError => new CharmsError('INVALID_INPUT', msg);
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
@@ -75,6 +78,19 @@ const TXID = /^[0-9a-fA-F]{64}$/;
 export const chainName = (network: string): BitcoinChainName =>
   network === 'mainnet' || network === 'main' ? 'main' : network === 'testnet' ? 'test' : (network as BitcoinChainName);
 export const addrNet = (network: string): AddrNet => (network === 'mainnet' || network === 'main' ? 'main' : network === 'regtest' ? 'regtest' : 'testnet4');
+
+/** The script an address of the index's chain pays to (one decode); INVALID_INPUT for anything else. */
+export function addressScript(address: unknown, chain: BitcoinChainName, network: string): Uint8Array {
+  if (typeof address === 'string' && address.length <= 120) {
+    try {
+      const d = decodeAddress(address);
+      if (isTagValidFor(d.tag, chain)) return d.script;
+    } catch {
+      /* answered below */
+    }
+  }
+  throw bad(`${String(address).slice(0, 120)}: not a valid ${network} address`);
+}
 
 function charmJson(app: string, amount: bigint | null, data: Uint8Array | null): J {
   if (amount !== null) return { app, amount: amount.toString() };
@@ -134,14 +150,11 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
   const maxLag = o.maxLag ?? DEFAULT_MAX_LAG;
   const addressOf = (script: Uint8Array): string | null => scriptToAddress(script, net) ?? null;
 
-  const scriptOf = (address: string): Uint8Array => {
-    if (address.length > 120 || !isAddressValidFor(address, chain)) throw bad(`${address.slice(0, 120)}: not a valid ${o.network} address`);
-    return addressToScript(address).script;
-  };
+  const scriptOf = (address: string): Uint8Array => addressScript(address, chain, o.network);
 
   async function balances(address: string): Promise<J> {
     const script = scriptOf(address);
-    const rows = await store.unspentByScript(script);
+    const rows = await store.unspentAmounts(script);
     const per = new Map<string, { confirmed: bigint; inn: bigint; out: bigint; utxos: number; fungible: boolean }>();
     const entry = (app: string) => {
       let e = per.get(app);

@@ -16,7 +16,7 @@
  * explorer silently truncates). Token metadata (name, ticker, image, decimals, description) comes
  * from the token's CHIP-0420 reference NFT `n/<identity>/<vk>`; CHIP-0420's default decimals is 0.
  */
-import { addressToScript, isAddressValidFor, scriptToAddress } from '../bitcoin/address.js';
+import { scriptToAddress } from '../bitcoin/address.js';
 import { parseTx, txVsize, txWeight, hashToDisplayHex, type BitcoinTx } from '../bitcoin/tx.js';
 import { scriptAsm } from '../bitcoin/script.js';
 import { decodeCbor } from '../codec/cbor.js';
@@ -24,11 +24,11 @@ import { toJsonCompact } from '../codec/json.js';
 import { ValueMap, type Value } from '../codec/value.js';
 import { CharmsError } from '../errors.js';
 import { spellFromValue, spellToValue } from '../model/spell.js';
-import { type Handler, type Req, type Res } from '../infra/http.js';
+import type { Handler, Req, Res } from '../infra/http.js';
 import { silentLogger, type Logger } from '../infra/log.js';
 import type { BlockSource } from '../sources/block-source.js';
 import type { AddressUtxo, BtcSource } from '../sources/btc-source.js';
-import { addrNet, answeredUncached, chainName, MAX_BATCH, ok, RawJson, type J } from './api.js';
+import { addressScript, addrNet, answeredUncached, chainName, MAX_BATCH, ok, RawJson, type J } from './api.js';
 import type { MempoolOverlay } from './mempool.js';
 import type { CharmOutputRow, CharmOutputWrite, IndexStore } from './store.js';
 
@@ -160,11 +160,7 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
   /** The source of address UTXOs: only Esplora has an address index. */
   const utxoSource = btc?.addressUtxos ? btc.kind : 'none';
 
-  const scriptOf = (address: unknown): Uint8Array => {
-    if (typeof address !== 'string' || address.length > 120 || !isAddressValidFor(address, chain))
-      throw bad(`${String(address).slice(0, 120)}: not a valid ${o.network} address`);
-    return addressToScript(address).script;
-  };
+  const scriptOf = (address: unknown): Uint8Array => addressScript(address, chain, o.network);
 
   const checkNetwork = (n: unknown): void => {
     if (n === undefined || n === null) return;
@@ -568,7 +564,7 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
           };
         }
         const [utxos, tip] = await Promise.all([addressUtxos(address), btc.tipTime()]);
-        const script = hex(addressToScript(address).script);
+        const script = hex(scriptOf(address));
         const list = (utxos ?? [])
           .filter((u) => u.value >= min)
           .sort((a, b) => (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout))

@@ -219,6 +219,9 @@ test('charms index refuses a second indexer and a --mock index without --mock', 
     const noMock = await runCli(['index', '--port', '0', '--rpc-url', fake.rpcUrl, '--rpc-cookie', fake.cookieFile!, '--db', db]);
     assert.notEqual(noMock.status, 0);
     assert.match(noMock.stderr, /built with --mock/);
+    const badCache = await runCli(['index', '--port', '0', '--db', db, '--api-only', '--network', 'regtest', '--mock', '--answer-cache-mb', '-1']);
+    assert.notEqual(badCache.status, 0);
+    assert.match(badCache.stderr, /answer-cache-mb/);
     const apiOnly = await startIndex(['--db', db, '--api-only', '--network', 'regtest', '--mock']);
     children.push(apiOnly.child);
     const st = await h1(apiOnly.port, 'GET', '/v1/status');

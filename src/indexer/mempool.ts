@@ -23,6 +23,7 @@ export interface PendingTx {
 export class MempoolOverlay {
   private txs = new Map<string, PendingTx>();
   private spent = new Map<string, string>(); // outpoint → spending txid
+  private gen = 0;
 
   constructor(
     private readonly check: SpellCheck,
@@ -34,6 +35,11 @@ export class MempoolOverlay {
     return this.txs.size;
   }
 
+  /** Moves whenever what the overlay answers may have changed (answers cached before are stale). */
+  get generation(): number {
+    return this.gen;
+  }
+
   get spellTxs(): number {
     let n = 0;
     for (const t of this.txs.values()) if (t.outputs.length > 0) n++;
@@ -43,7 +49,10 @@ export class MempoolOverlay {
   async refresh(source: BlockSource): Promise<void> {
     const ids = await source.mempoolTxids();
     const live = new Set(ids);
+    const before = this.txs.size;
     for (const id of [...this.txs.keys()]) if (!live.has(id)) this.txs.delete(id);
+    const dropped = this.txs.size !== before;
+    if (dropped) this.gen++; // answers read while the rest is fetched are stale too (bumped again below)
     const fresh: { txid: string; raw: Uint8Array }[] = [];
     for (const id of ids) {
       if (this.txs.has(id) || this.txs.size + fresh.length >= this.maxTxs) continue;
@@ -65,6 +74,7 @@ export class MempoolOverlay {
     }
     this.spent = new Map();
     for (const t of this.txs.values()) for (const s of t.spends) this.spent.set(s, t.txid);
+    if (dropped || this.txs.size !== before) this.gen++;
   }
 
   /** The unconfirmed transaction spending `txid:vout`, if any. */

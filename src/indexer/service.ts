@@ -13,6 +13,7 @@ import { queryHandler } from '../query/service.js';
 import { enableMetrics } from '../infra/metrics-http.js';
 import { registerGauge } from '../util/metrics.js';
 import type { TxSource } from '../sources/tx-sources.js';
+import { cachedAnswers, DEFAULT_ANSWER_CACHE_BYTES } from './answer-cache.js';
 import { indexApiHandler } from './api.js';
 import { explorerApiHandler, withExplorerApi } from './explorer-api.js';
 import type { BtcSource } from '../sources/btc-source.js';
@@ -56,6 +57,8 @@ export interface IndexServiceOptions {
    * loop. The CLI's default is the available cores (`--verify-workers`, INDEX_VERIFY_WORKERS).
    */
   verifyWorkers?: number | undefined;
+  /** Bytes of API answers kept per index state (answer-cache.ts); 0: none. Default DEFAULT_ANSWER_CACHE_BYTES. */
+  answerCacheBytes?: number | undefined;
   /** Start following at once (default); tests drive `follower.syncOnce()` themselves. */
   autoStart?: boolean;
 }
@@ -71,6 +74,12 @@ export interface IndexService {
 function indexServiceHandler(api: Handler, query: Handler): Handler {
   return (req) => (req.path.startsWith('/v1/') ? api(req) : query(req));
 }
+
+/** GET paths whose answers depend on the index state only (no node, no BTC source, no clock). */
+const STATE_ONLY =
+  /^\/v1\/(addresses\/[^/]+\/(balances|utxos|history)|outputs\/[^/]+|txs\/[^/]+|apps\/.+|wallet\/(charms|transactions)\/[^/]+|transactions\/[^/]+|assets\/reference-nft\/[^/]+)$/;
+/** `/v1/wallet/balance/{a}` carries the BTC source's UTXOs when there is one. */
+const BALANCE = /^\/v1\/wallet\/balance\/[^/]+$/;
 
 /** The follower the index gauges read (one index per process; the latest started). */
 let metered: Follower | undefined;
@@ -112,7 +121,17 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     registerIndexMetrics(follower);
   }
   const index = indexApiHandler({ store: o.store, follower, mempool, source: o.source, network: o.network, version: o.version, maxLag: o.maxLag, log });
-  const api = withExplorerApi(explorerApiHandler({ store: o.store, mempool, source: o.source, btc: o.btcSource, network: o.network, log }), index);
+  const api = cachedAnswers(
+    withExplorerApi(explorerApiHandler({ store: o.store, mempool, source: o.source, btc: o.btcSource, network: o.network, log }), index),
+    {
+      state: () => {
+        const v = o.store.dataVersion();
+        return v === undefined ? undefined : `${v}:${mempool?.generation ?? 0}`;
+      },
+      cacheable: (path) => STATE_ONLY.test(path) || (!o.btcSource?.addressUtxos && BALANCE.test(path)),
+      maxBytes: o.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES,
+    },
+  );
   const query = queryHandler({ source: o.txSource, mock: o.mock, log, cache: o.cache });
   const server = await listenDual(indexServiceHandler(api, query), {
     host: o.host ?? '0.0.0.0',

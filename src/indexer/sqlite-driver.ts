@@ -54,18 +54,26 @@ class Prepared {
 export class SqliteDriver implements Driver {
   readonly engine = 'sqlite' as const;
   private readonly txs: TxQueue | undefined;
+  private readonly version: Statement;
+  /** Commits of our writer: the data version while we hold the writer's lock (no one else writes). */
+  private commits = 0;
 
   private constructor(
     private readonly writer: Prepared | undefined,
     private readonly reader: Prepared,
     private readonly lock: Database | undefined,
   ) {
+    // PRAGMA data_version moves when another connection commits (the writer of an --api-only reader)
+    this.version = reader.db.prepare('PRAGMA data_version').pluck();
     const w = writer?.db;
     this.txs =
       w &&
       new TxQueue({
         begin: async () => void w.exec('BEGIN IMMEDIATE'),
-        commit: async () => void w.exec('COMMIT'),
+        commit: async () => {
+          w.exec('COMMIT');
+          this.commits++;
+        },
         rollback: async () => void (w.inTransaction && w.exec('ROLLBACK')),
       });
   }
@@ -111,6 +119,11 @@ export class SqliteDriver implements Driver {
 
   async all(sql: string, params: unknown[] = []): Promise<Row[]> {
     return this.reader.stmt(sql).all(...params) as Row[];
+  }
+
+  dataVersion(): number {
+    // a reader (--api-only) asks SQLite, which counts the commits of the other connections
+    return this.writer ? this.commits : (this.version.get() as number);
   }
 
   transaction<T>(fn: (tx: TxDriver) => Promise<T>): Promise<T> {

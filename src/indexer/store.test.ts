@@ -57,6 +57,12 @@ for (const name of ENGINES) {
       assert.equal(alice.length, 3);
       assert.equal(alice[0]!.amount, U64_MAX, 'u64 amounts are exact');
       assert.deepEqual(alice[1]!.data, Uint8Array.of(0xa1, 0x61, 0x6e, 0x01));
+      const key = (x: { txid: string; vout: number; app: string }) => `${x.txid}:${x.vout}:${x.app}`;
+      assert.deepEqual(
+        (await s.unspentAmounts(ALICE)).sort((x, y) => (key(x) < key(y) ? -1 : 1)),
+        alice.map((r) => ({ txid: r.txid, vout: r.vout, app: r.app, amount: r.amount })),
+        'the balances read: the same outputs and amounts',
+      );
 
       await s.applyBlock(block2);
       assert.equal((await s.unspentByScript(ALICE)).length, 1);

@@ -20,6 +20,8 @@ export interface Driver {
   all(sql: string, params?: unknown[]): Promise<Row[]>;
   /** Runs `fn` in one write transaction on the writer connection; rolled back when it throws. */
   transaction<T>(fn: (tx: TxDriver) => Promise<T>): Promise<T>;
+  /** See IndexStore.dataVersion (absent: the engine cannot tell cheaply). */
+  dataVersion?(): number;
   close(): Promise<void>;
 }
 
@@ -227,6 +229,8 @@ export interface IndexStore {
   lastReorg(): Promise<ReorgRow | undefined>;
   /** Unspent charm outputs paying `script`, by txid, vout, app. */
   unspentByScript(script: Uint8Array): Promise<CharmOutputRow[]>;
+  /** Per unspent charm output paying `script` and app: the amount (null: not fungible); any order. */
+  unspentAmounts(script: Uint8Array): Promise<{ txid: string; vout: number; app: string; amount: bigint | null }[]>;
   /** The charm rows of one output, spent or not (empty: it never held charms). */
   output(txid: string, vout: number): Promise<CharmOutputRow[]>;
   /** Charm rows created by a transaction. */
@@ -242,6 +246,12 @@ export interface IndexStore {
   appFirstHeight(app: string): Promise<number | undefined>;
   /** A canonical text of the whole confirmed state (tests: incremental == replay). */
   dump(): Promise<string>;
+  /**
+   * A number that changes whenever a commit (of any connection or process) may have changed what
+   * the reads answer; undefined when the engine cannot tell without a round trip (PostgreSQL).
+   * Answers cached under one version are stale once it moves (answer-cache.ts).
+   */
+  dataVersion(): number | undefined;
   close(): Promise<void>;
 
   // ---- for the explorer-compatible API (explorer-api.ts)
@@ -552,6 +562,15 @@ export class SqlStore implements IndexStore {
     return r.map(outputRow);
   }
 
+  async unspentAmounts(script: Uint8Array): Promise<{ txid: string; vout: number; app: string; amount: bigint | null }[]> {
+    // the balances' read: half the cost of unspentByScript's (no script join, no sort, four columns)
+    const r = await this.d.all(
+      'SELECT co.txid, co.vout, a.app, co.amount FROM charm_outputs co JOIN apps a ON a.id = co.app_id WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL',
+      [Buffer.from(script)],
+    );
+    return r.map((x) => ({ txid: hexOf(x.txid), vout: num(x.vout), app: x.app as string, amount: x.amount === null ? null : big(x.amount) }));
+  }
+
   async output(txid: string, vout: number): Promise<CharmOutputRow[]> {
     return (await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.txid = ? AND co.vout = ? ${OUTPUT_ORDER}`, [bytes(txid), vout])).map(
       outputRow,
@@ -627,6 +646,10 @@ export class SqlStore implements IndexStore {
     ))
       lines.push(`hist ${hexOf(h.script)} ${num(h.height)} ${num(h.tx_index)} ${hexOf(h.txid)} ${h.app as string} +${big(h.received)} -${big(h.sent)}`);
     return lines.join('\n');
+  }
+
+  dataVersion(): number | undefined {
+    return this.d.dataVersion?.();
   }
 
   close(): Promise<void> {

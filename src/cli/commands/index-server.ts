@@ -60,6 +60,7 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
   const poll = intOpt(opts['poll-interval'], 'poll-interval', 1, 3600);
   const fetchAhead = intOpt(opts['fetch-ahead'], 'fetch-ahead', 1, 64) ?? DEFAULT_FETCH_AHEAD;
   const commitBlocks = intOpt(opts['commit-blocks'], 'commit-blocks', 1, 1000) ?? DEFAULT_COMMIT_BLOCKS;
+  const answerCacheMb = intOpt(opts['answer-cache-mb'], 'answer-cache-mb', 0, 1_000_000);
   const db = idx.db ?? defaultIndexDb(idx, network);
   const store = await openIndexStore(db, { mode: apiOnly ? 'reader' : 'writer', network, mock: settings.mock, startHeight });
   let started = false;
@@ -77,6 +78,7 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
         pollMs: poll === undefined ? undefined : poll * 1000,
         fetchAhead,
         commitBlocks,
+        answerCacheBytes: answerCacheMb === undefined ? undefined : answerCacheMb * 1024 * 1024,
         version: pkgVersion(),
         log,
         progress: (line) => ctx.stderr(`${line}\n`),

@@ -1,0 +1,160 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { scriptToAddress } from '../bitcoin/address.js';
+import { parseTx } from '../bitcoin/tx.js';
+import type { Handler, Req } from '../infra/http.js';
+import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.js';
+import { h1 } from '../testing/http.js';
+import { bitcoinVectors, burnTx, vectorChain } from '../testing/index-vectors.js';
+import type { MemoryChain } from '../testing/memory-chain.js';
+import { sharedOrSkip } from '../testing/shared.js';
+import { cachedAnswers } from './answer-cache.js';
+import { ok } from './api.js';
+import { startIndexService, type IndexService } from './service.js';
+
+const req = (path: string, method = 'GET'): Req => ({
+  method,
+  path,
+  query: new URLSearchParams(),
+  headers: {},
+  body: async () => new Uint8Array(),
+});
+const text = (b: Uint8Array | string | undefined) => Buffer.from(b ?? '').toString();
+
+test('answer cache: one computation per state and path; errors, POSTs and other paths pass through', async () => {
+  let calls = 0;
+  let state: string | undefined = 'a';
+  const next: Handler = async (r) => {
+    calls++;
+    if (r.path === '/v1/missing') return { status: 404, headers: { 'content-type': 'application/json' }, body: '{"error":"no","code":"NOT_FOUND"}' };
+    return ok({ path: r.path, call: calls });
+  };
+  const h = cachedAnswers(next, { state: () => state, cacheable: (p) => p !== '/v1/other', maxBytes: 1 << 20 });
+  const first = await h(req('/v1/x'));
+  assert.equal(text((await h(req('/v1/x'))).body), text(first.body));
+  assert.equal(calls, 1, 'the second GET is served from memory');
+  assert.deepEqual((await h(req('/v1/x'))).headers, first.headers, 'the headers too');
+  // concurrent identical requests share one computation
+  const both = await Promise.all([h(req('/v1/y')), h(req('/v1/y'))]);
+  assert.equal(text(both[0].body), text(both[1].body));
+  assert.equal(calls, 2);
+  // a new state: computed again
+  state = 'b';
+  assert.notEqual(text((await h(req('/v1/x'))).body), text(first.body));
+  assert.equal(calls, 3);
+  // not kept: errors, POSTs, paths that are not state-only, an unknown state
+  for (const r of [req('/v1/missing'), req('/v1/missing'), req('/v1/x', 'POST'), req('/v1/other'), req('/v1/other')]) await h(r);
+  assert.equal(calls, 8);
+  assert.equal((await h(req('/v1/missing'))).status, 404);
+  state = undefined;
+  await h(req('/v1/x'));
+  await h(req('/v1/x'));
+  assert.equal(calls, 11);
+});
+
+test('answer cache: bounded in bytes, least recently used first out', async () => {
+  let calls = 0;
+  const next: Handler = async (r) => (calls++, ok({ pad: 'x'.repeat(400), path: r.path }));
+  const h = cachedAnswers(next, { state: () => 's', cacheable: () => true, maxBytes: 1000 });
+  await h(req('/a'));
+  await h(req('/b'));
+  await h(req('/a')); // hit; /b is now the least recently used
+  assert.equal(calls, 2);
+  await h(req('/c')); // evicts /b
+  await h(req('/a'));
+  assert.equal(calls, 3);
+  await h(req('/b'));
+  assert.equal(calls, 4);
+});
+
+const engines = new TestEngines();
+after(() => engines.close());
+
+async function service(e: TestEngine, chain: MemoryChain, db: string, o: { answerCacheBytes?: number; apiOnly?: boolean } = {}): Promise<IndexService> {
+  const svc = await startIndexService({
+    store: await e.open(db, o.apiOnly ? { mode: 'reader' } : {}),
+    source: chain,
+    apiOnly: o.apiOnly ?? false,
+    mock: false,
+    network: 'regtest',
+    startHeight: 1,
+    version: 'test',
+    host: '127.0.0.1',
+    port: 0,
+    autoStart: false,
+    answerCacheBytes: o.answerCacheBytes,
+  });
+  await svc.follower?.syncOnce();
+  await svc.follower?.syncOnce(); // the mempool refresh after a settled tip
+  return svc;
+}
+
+for (const name of ENGINES) {
+  test(`${name}: cached answers change right after a block, a mempool change and a reorg`, async (t) => {
+    if (!sharedOrSkip(t)) return;
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const v = bitcoinVectors();
+    const chain = vectorChain(v);
+    const tokenTx = v.get('2efcde0d')!;
+    const addr = scriptToAddress(parseTx(tokenTx.raw).outputs[0]!.script, 'regtest')!;
+    const paths = [
+      `/v1/addresses/${addr}/balances`,
+      `/v1/addresses/${addr}/utxos?mempool=1`,
+      `/v1/addresses/${addr}/history`,
+      `/v1/outputs/${tokenTx.txid}:0`,
+      `/v1/wallet/charms/${addr}`,
+      `/v1/wallet/balance/${addr}`,
+      `/v1/wallet/transactions/${addr}`,
+    ];
+    const db = await e.newDb();
+    const cached = await service(e, chain, db);
+    const plain = await service(e, chain, await e.newDb(), { answerCacheBytes: 0 });
+    // an --api-only reader of the cached index's database: the writer's commits come from another connection
+    const reader = name === 'sqlite' ? await service(e, chain, db, { apiOnly: true }) : undefined;
+    const sync = async () => {
+      for (const s of [cached, plain]) {
+        await s.follower!.syncOnce();
+        await s.follower!.syncOnce();
+      }
+    };
+    /** Every path twice from the cached service (the second a hit), equal to the uncached service's answer. */
+    const answers = async (confirmedOnly = false): Promise<string[]> => {
+      const out: string[] = [];
+      for (const p of paths) {
+        const want = await h1(plain.server.port, 'GET', p);
+        assert.equal(want.status, 200, p);
+        for (let k = 0; k < 2; k++) assert.equal((await h1(cached.server.port, 'GET', p)).body.toString(), want.body.toString(), p);
+        if (reader && confirmedOnly) assert.equal((await h1(reader.server.port, 'GET', p)).body.toString(), want.body.toString(), `api-only ${p}`);
+        out.push(want.body.toString());
+      }
+      return out;
+    };
+    try {
+      const start = await answers(true);
+      // a block spending the token output
+      const burn = burnTx(tokenTx.txid, 0, 9);
+      chain.mine([burn]);
+      await sync();
+      const spent = await answers(true);
+      assert.notEqual(spent[0], start[0], 'the balances moved with the block');
+      // a reorg replaces that block by an empty one: unspent again
+      chain.reorg(1, [[]]);
+      await sync();
+      const back = await answers(true);
+      // the reorg undid the spend (the wallet's transaction list differs: one more confirmation)
+      assert.deepEqual(back.slice(0, 6), start.slice(0, 6), 'the reorg undid the spend');
+      assert.notEqual(back[6], spent[6]);
+      // the same spend in the mempool
+      chain.mempoolAdd(burn);
+      await sync();
+      const pending = await answers();
+      assert.notEqual(pending[0], start[0], 'the balances moved with the mempool');
+      assert.match(pending[0]!, /"unconfirmed_out":"[1-9]/);
+    } finally {
+      await reader?.close();
+      await cached.close();
+      await plain.close();
+    }
+  });
+}

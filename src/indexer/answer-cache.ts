@@ -1,0 +1,66 @@
+/**
+ * Answers of the index API kept per index state: a GET whose answer depends only on the index
+ * (confirmed tables and the mempool overlay, no outside source) is computed once per state and
+ * then served from memory until the state moves. The state is the database's data version (it
+ * moves with every commit: a block, a rollback, by this process or another one on the same
+ * SQLite file) and the mempool overlay's generation (it moves with every change); a new state
+ * drops every kept answer at once. Concurrent identical requests share one computation.
+ *
+ * Only 200 answers are kept (errors are cheap and would let a client fill the cache with junk
+ * keys), bounded in bytes (least recently used first out). PostgreSQL has no cheap data version,
+ * so its answers are not cached.
+ */
+import { MemoryCache } from '../infra/cache.js';
+import type { Handler, Req, Res } from '../infra/http.js';
+import { JSON_HEADERS } from './api.js';
+
+/** Default bound of the kept answers' bytes. */
+export const DEFAULT_ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
+
+export interface AnswerCacheOptions {
+  /** The index state, or undefined when it cannot be told (then nothing is cached). */
+  state(): string | undefined;
+  /** Whether the answer to GET `path` depends on the index state only. */
+  cacheable(path: string): boolean;
+  maxBytes: number;
+}
+
+/** A computed answer that is not kept (not a 200 JSON answer): handed to every waiter as is. */
+class NotKept {
+  constructor(readonly res: Res) {}
+}
+
+/** `next` with its state-only GET answers kept per state. The answers are byte-identical to next's. */
+export function cachedAnswers(next: Handler, o: AnswerCacheOptions): Handler {
+  if (o.maxBytes <= 0) return next;
+  let state: string | undefined;
+  let kept: MemoryCache | undefined;
+  return async (req: Req): Promise<Res> => {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !o.cacheable(req.path)) return next(req);
+    const now = o.state();
+    if (now === undefined) return next(req);
+    if (now !== state || !kept) {
+      // a computation still running for the old state finishes into the old cache, which is gone
+      state = now;
+      kept = new MemoryCache({ maxEntries: Number.MAX_SAFE_INTEGER, maxBytes: o.maxBytes });
+    }
+    const q = req.query.toString();
+    const key = `${req.method} ${q ? `${req.path}?${q}` : req.path}`;
+    try {
+      const body = await kept.getOrCompute(key, async () => {
+        const res = await next(req);
+        if (res.status !== 200 || res.body === undefined || !sameHeaders(res.headers, JSON_HEADERS)) throw new NotKept(res);
+        return typeof res.body === 'string' ? Buffer.from(res.body) : res.body;
+      });
+      return { status: 200, headers: { ...JSON_HEADERS }, body };
+    } catch (e) {
+      if (e instanceof NotKept) return e.res;
+      throw e;
+    }
+  };
+}
+
+function sameHeaders(a: Record<string, string>, b: Readonly<Record<string, string>>): boolean {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+}
