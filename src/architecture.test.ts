@@ -22,7 +22,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['util'], // bytes
   ['codec', 'settings'], // CBOR, JSON, YAML; the settings loader (environment and flags)
   ['model', 'infra'], // the data model (spell, request, CLI inputs); HTTP transport, logger, response cache
-  ['proof', 'keys'], // Groth16 / mock proof checking, spell decoding + proof check; app keys
+  ['groth16', 'keys'], // Groth16 / mock proof checking, spell decoding + proof check; app keys
   ['bitcoin', 'cardano'], // each chain: tx codec, addresses, spell extraction, builder
   ['chains'], // chain dispatch (detect a tx's chain, dest addresses)
   ['verify', 'sources'], // the browser-safe read side: dispatch to a chain's extractor; chain sources (node, Esplora)
@@ -121,7 +121,7 @@ test('the README lists the same layers, in the same order', (t) => {
   if (readme === undefined || !existsSync(readme)) return skipOrFail(t, 'README.md not found');
   const text = readFileSync(readme, 'utf8');
   const section = text.slice(text.indexOf('## Architecture'));
-  const rows = [...section.matchAll(/^\| (\d+) \| ([^|]+) \|/gm)].map((m) => [...m[2]!.matchAll(/`([a-z-]+)\/?(?:\.ts)?`/g)].map((x) => x[1]));
+  const rows = [...section.matchAll(/^\| (\d+) \| ([^|]+) \|/gm)].map((m) => [...m[2]!.matchAll(/`([a-z0-9-]+)\/?(?:\.ts)?`/g)].map((x) => x[1]));
   assert.deepEqual(
     rows,
     LAYERS.map((l) => [...l]),

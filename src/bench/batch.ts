@@ -18,7 +18,7 @@ async function throughput(txs: string[], mode: 'single' | 'batch', workers: numb
   const workerSrc = `
     const { parentPort, workerData: w } = require('node:worker_threads');
     Promise.all([import(w.mod), import(w.proof)]).then(async ([m, p]) => {
-      await p.initProofBackend('mcl-wasm');
+      await p.initPairingBackend('mcl-wasm');
       const txs = w.txs.map((hex) => ({ bitcoin: hex }));
       const once = () => {
         if (w.mode === 'batch') { if (m.verifySpells(txs, false).some((v) => !v.ok)) throw new Error('batch failed'); }
@@ -32,7 +32,7 @@ async function throughput(txs: string[], mode: 'single' | 'batch', workers: numb
       });
     });`;
   const mod = fileURLToPath(new URL('../verify/index.js', import.meta.url));
-  const proof = fileURLToPath(new URL('../proof/verify.js', import.meta.url));
+  const proof = fileURLToPath(new URL('../groth16/verify.js', import.meta.url));
   const ws = Array.from({ length: workers }, () => new Worker(workerSrc, { eval: true, workerData: { mod, proof, txs, mode, rounds } }));
   const next = (w: Worker) =>
     new Promise<void>((resolve, reject) => {

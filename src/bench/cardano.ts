@@ -3,7 +3,7 @@
  * vector, with the pure-JS and the WASM pairing backends; plus the parse-and-fill part alone.
  */
 import { extractAndVerifySpell } from '../verify/index.js';
-import { initProofBackend, prepareProofKeys } from '../proof/verify.js';
+import { initPairingBackend, prepareProofKeys } from '../groth16/verify.js';
 import { hasShared, readSharedText } from '../testing/shared.js';
 import { parseCardanoTx } from '../cardano/tx.js';
 import { findCardanoSpell, fillFromCardanoTx } from '../cardano/extract.js';
@@ -22,7 +22,7 @@ export async function run(): Promise<void> {
   prepareProofKeys();
   for (const backend of ['noble', 'mcl-wasm'] as const) {
     try {
-      await initProofBackend(backend);
+      await initPairingBackend(backend);
     } catch (e) {
       console.log(`backend ${backend} unavailable: ${(e as Error).message}`);
       continue;

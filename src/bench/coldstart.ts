@@ -71,7 +71,7 @@ export async function run(): Promise<void> {
           [
             '--input-type=module',
             '-e',
-            `const t0 = performance.now(); const m = await import(${JSON.stringify(mod)}); ${backend === 'mcl-wasm' ? 'await m.initProofBackend("mcl-wasm");' : ''} m.extractAndVerifySpell({ bitcoin: ${JSON.stringify(hex)} }, false); console.log(performance.now() - t0);`,
+            `const t0 = performance.now(); const m = await import(${JSON.stringify(mod)}); ${backend === 'mcl-wasm' ? 'await m.initPairingBackend("mcl-wasm");' : ''} m.extractAndVerifySpell({ bitcoin: ${JSON.stringify(hex)} }, false); console.log(performance.now() - t0);`,
           ],
           { encoding: 'utf8' },
         );

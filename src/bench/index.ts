@@ -12,7 +12,7 @@ import { blockWrite, librarySpellCheck } from '../indexer/block-write.js';
 import { Follower } from '../indexer/follower.js';
 import { openIndexStore } from '../indexer/open.js';
 import { SpellVerifyPool } from '../indexer/verify-pool.js';
-import { useFastProofBackend } from '../proof/init.js';
+import { useFastProofBackend } from '../groth16/init.js';
 import { coinbase, plainTx, txidOf } from '../testing/memory-chain.js';
 import { FakeBitcoind } from '../testing/fake-bitcoind.js';
 import { blockSourceFromConfig } from '../sources/chain-sources.js';

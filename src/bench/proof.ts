@@ -5,10 +5,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { initProofBackend, prepareProofKeys, verifySpellProof, type ProofBackendName } from '../proof/verify.js';
+import { initPairingBackend, prepareProofKeys, verifySpellProof, type PairingBackendName } from '../groth16/verify.js';
 import { loadavg } from 'node:os';
-import { proveMock, useMockCurve } from '../proof/mock.js';
-import { loadMclMockCurve } from '../proof/mock-mcl.js';
+import { proveMock, useMockCurve } from '../groth16/mock.js';
+import { loadMclMockCurve } from '../groth16/mock-mcl.js';
 import { fromHex } from '../util/bytes.js';
 import { hasShared, readSharedJson } from '../testing/shared.js';
 import { median, timeMedian } from './measure.js';
@@ -18,13 +18,13 @@ const timeIt = (n: number, f: () => void): number => timeMedian(n, f, 5);
 type Args = Parameters<typeof verifySpellProof>[0];
 
 /** Spawns `node` to import the verifier and verify one proof; returns the milliseconds it reports. */
-function firstCall(args: Args, backend: ProofBackendName): number {
-  const mod = fileURLToPath(new URL('../proof/verify.js', import.meta.url));
+function firstCall(args: Args, backend: PairingBackendName): number {
+  const mod = fileURLToPath(new URL('../groth16/verify.js', import.meta.url));
   const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
   const script = `
     const t0 = performance.now();
     const m = await import(${JSON.stringify(mod)});
-    ${backend === 'mcl-wasm' ? 'await m.initProofBackend("mcl-wasm");' : ''}
+    ${backend === 'mcl-wasm' ? 'await m.initPairingBackend("mcl-wasm");' : ''}
     const b = (h) => Uint8Array.from(Buffer.from(h, 'hex'));
     m.verifySpellProof({ version: ${args.version}, publicValues: b('${hex(args.publicValues)}'), proof: b('${hex(args.proof)}'), mock: false });
     console.log(performance.now() - t0);`;
@@ -73,7 +73,7 @@ export async function run(): Promise<void> {
   const warm: Record<string, number> = {};
   for (const backend of ['noble', 'mcl-wasm'] as const) {
     const t0 = performance.now();
-    await initProofBackend(backend);
+    await initPairingBackend(backend);
     prepareProofKeys();
     const init = performance.now() - t0;
     const figures = vectors.map((a) => {
@@ -85,7 +85,7 @@ export async function run(): Promise<void> {
   }
   const ratios = vectors.map((a) => `v${a.version} ${(warm[`noble:${a.version}`]! / warm[`mcl-wasm:${a.version}`]!).toFixed(1)}×`);
   console.log(`speed-up of mcl-wasm over noble: ${ratios.join(', ')}`);
-  await initProofBackend('noble'); // leave the process default as it was
+  await initPairingBackend('noble'); // leave the process default as it was
   const v12 = vectors.find((a) => a.version === 12) ?? vectors[0]!;
   for (const backend of ['noble', 'mcl-wasm'] as const) {
     const runs = [0, 1, 2].map(() => firstCall(v12, backend));

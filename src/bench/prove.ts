@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median, nodeWall, timeMedian } from './measure.js';
 import { hasShared } from '../testing/shared.js';
-import { proveMock } from '../proof/mock.js';
+import { proveMock } from '../groth16/mock.js';
 import { prepareApp } from '../runner/index.js';
 import { templateApp } from '../testing/fixtures.js';
 import { bigTemplateApp } from './big-app.js';

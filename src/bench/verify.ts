@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { extractAndVerifySpell } from '../verify/index.js';
-import { initProofBackend, prepareProofKeys } from '../proof/verify.js';
+import { initPairingBackend, prepareProofKeys } from '../groth16/verify.js';
 import { median, timeRuns } from './measure.js';
 import { hasShared, readSharedJson, readSharedText } from '../testing/shared.js';
 
@@ -20,7 +20,7 @@ export async function run(): Promise<void> {
   ];
   prepareProofKeys();
   for (const backend of ['noble', 'mcl-wasm'] as const) {
-    await initProofBackend(backend);
+    await initPairingBackend(backend);
     const hex = txs[0]![1];
     const times = timeRuns(30, () => extractAndVerifySpell({ bitcoin: hex }, false), 5);
     console.log(`extract+verify v12 with ${backend}: median ${median(times).toFixed(1)} ms (n=30)`);
@@ -50,7 +50,7 @@ export async function run(): Promise<void> {
   const workerSrc = `
     const { parentPort, workerData } = require('node:worker_threads');
     Promise.all([import(workerData.mod), import(workerData.proof)]).then(async ([m, p]) => {
-      await p.initProofBackend('mcl-wasm');
+      await p.initPairingBackend('mcl-wasm');
       m.extractAndVerifySpell({ bitcoin: workerData.hex }, false);
       const t = performance.now();
       for (let i = 0; i < workerData.n; i++) m.extractAndVerifySpell({ bitcoin: workerData.hex }, false);
@@ -64,7 +64,7 @@ export async function run(): Promise<void> {
         new Promise((resolve, reject) => {
           const w = new Worker(workerSrc, {
             eval: true,
-            workerData: { mod, proof: fileURLToPath(new URL('../proof/verify.js', import.meta.url)), hex: txs[0]![1], n: perWorker },
+            workerData: { mod, proof: fileURLToPath(new URL('../groth16/verify.js', import.meta.url)), hex: txs[0]![1], n: perWorker },
           });
           w.once('message', resolve);
           w.once('error', reject);

@@ -11,7 +11,7 @@ import { CharmsError } from '../errors.js';
 import { ByteReader, ByteWriter } from '../util/byte-io.js';
 import { equalBytes, fromHex, reversed } from '../util/bytes.js';
 import { sha256, sha256dInto } from '../util/sha256.js';
-import { hashToDisplayHex } from './tx.js';
+import { txidToDisplay } from '../model/primitives.js';
 
 const HEADER_SIZE = 80;
 
@@ -71,7 +71,7 @@ class CheckedBlock implements Block {
 }
 
 /** The txid (display order) of the block's transaction `i`. */
-export const blockTxid = (b: Block, i: number): string => hashToDisplayHex(b.ids.subarray(32 * i, 32 * i + 32));
+export const blockTxid = (b: Block, i: number): string => txidToDisplay(b.ids.subarray(32 * i, 32 * i + 32));
 
 /** The serialized transaction `i` of the block: a view into the block bytes. */
 export const blockTxRaw = (b: Block, i: number): Uint8Array => b.bytes.subarray(b.offsets[i]!, b.offsets[i + 1]!);
@@ -87,13 +87,13 @@ class Reader extends ByteReader {
 }
 
 /** The block hash (display order) of an 80-byte header. */
-export const headerHash = (raw: Uint8Array): string => hashToDisplayHex(sha256d(raw));
+export const headerHash = (raw: Uint8Array): string => txidToDisplay(sha256d(raw));
 
 export function parseBlockHeader(raw: Uint8Array): BlockHeader {
   if (raw.length !== HEADER_SIZE) throw bad(`a header is ${HEADER_SIZE} bytes, got ${raw.length}`);
   const r = new Reader(raw);
   const version = r.u32le('version');
-  const prevHash = hashToDisplayHex(r.take(32, 'previous block hash'));
+  const prevHash = txidToDisplay(r.take(32, 'previous block hash'));
   const merkleRoot = r.copy(32, 'merkle root');
   const time = r.u32le('time');
   const bits = r.u32le('bits');
@@ -270,7 +270,7 @@ export function parseBlock(bytes: Uint8Array, expectedHash?: string): Block {
   offsets[n] = p;
   if (p !== bytes.length) throw bad(`${bytes.length - p} trailing bytes after the last transaction`);
   const dup = duplicateAt(ids, n);
-  if (dup >= 0) throw bad(`transaction ${hashToDisplayHex(ids.subarray(32 * dup, 32 * dup + 32))} appears twice`);
+  if (dup >= 0) throw bad(`transaction ${txidToDisplay(ids.subarray(32 * dup, 32 * dup + 32))} appears twice`);
   if (!equalBytes(merkleRoot(ids, n), header.merkleRoot)) throw bad(`block ${header.hash}: transactions do not match the merkle root`);
   return new CheckedBlock(header, bytes, offsets, ids);
 }

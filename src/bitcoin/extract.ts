@@ -4,7 +4,7 @@
  */
 import { CharmsError } from '../errors.js';
 import type { NormalizedSpell } from '../model/spell.js';
-import { decodeSpellAndProof, verifyFilledSpell, type SpellAndProof } from '../proof/spell.js';
+import { decodeSpellAndProof, verifyFilledSpell, type SpellAndProof } from '../groth16/spell.js';
 import { parseTx, type BitcoinTx } from './tx.js';
 import { opReturnSpellPayload, witnessSpellPayload } from './spell-location.js';
 

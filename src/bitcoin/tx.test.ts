@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { hashToDisplayHex, parseTx, serializeTx, txid, txidHex, txVsize, txWeight, wtxid, type BitcoinTx } from './tx.js';
+import { parseTx, serializeTx, txid, txidHex, txVsize, txWeight, wtxid, type BitcoinTx } from './tx.js';
 import { readSharedJson, readSharedText, sharedOrSkip, sharedPath } from '../testing/shared.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { CharmsError } from '../errors.js';
+import { txidToDisplay } from '../model/primitives.js';
 
 const isInvalidTx = (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_TX';
 const chainFiles = () => readdirSync(sharedPath('vectors', 'chain')).filter((f) => f.endsWith('.bitcoin.hex'));
@@ -35,7 +36,7 @@ test('segwit and legacy forms: witness stripping keeps the txid, changes the wtx
   const stripped = parseTx(legacy);
   assert.ok(stripped.inputs.every((i) => i.witness.length === 0));
   assert.equal(toHex(serializeTx(stripped)), toHex(legacy));
-  assert.equal(hashToDisplayHex(txid(stripped)), txidHex(tx));
+  assert.equal(txidToDisplay(txid(stripped)), txidHex(tx));
   assert.notEqual(toHex(wtxid(tx)), toHex(txid(tx)));
   assert.equal(toHex(wtxid(stripped)), toHex(txid(stripped)));
   // Weight: 3 × stripped size + full size.

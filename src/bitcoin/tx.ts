@@ -10,8 +10,8 @@
  */
 import { sha256 } from '../util/sha256.js';
 import { CharmsError } from '../errors.js';
-import { reversed, toHex } from '../util/bytes.js';
 import { ByteReader, ByteWriter } from '../util/byte-io.js';
+import { txidToDisplay } from '../model/primitives.js';
 
 export interface TxIn {
   /** Previous txid, internal byte order. */
@@ -183,10 +183,8 @@ const sha256d = (b: Uint8Array): Uint8Array => sha256(sha256(b));
 export const txid = (tx: BitcoinTx): Uint8Array => sha256d(serializeTx(tx, { witness: false }));
 /** The wtxid in internal byte order (double SHA-256 of the consensus serialization). */
 export const wtxid = (tx: BitcoinTx): Uint8Array => sha256d(serializeTx(tx, { witness: true }));
-/** A 32-byte hash in display order: reversed, hex (how txids and block hashes are shown). */
-export const hashToDisplayHex = (hash: Uint8Array): string => toHex(reversed(hash));
 /** The txid as displayed (reversed hex). */
-export const txidHex = (tx: BitcoinTx): string => hashToDisplayHex(txid(tx));
+export const txidHex = (tx: BitcoinTx): string => txidToDisplay(txid(tx));
 
 /** BIP141 weight: 3 × legacy size + consensus size (rust-bitcoin `Transaction::weight`). */
 export const txWeight = (tx: BitcoinTx): number => 3 * serializeTx(tx, { witness: false }).length + serializeTx(tx, { witness: true }).length;

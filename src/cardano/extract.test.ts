@@ -9,7 +9,7 @@ import { Tagged, ValueMap, type Value } from '../codec/value.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { CharmsError } from '../errors.js';
 import { encodeSpellCbor, spellToValue, type NormalizedSpell } from '../model/spell.js';
-import { publicValuesFor } from '../proof/public-values.js';
+import { publicValuesFor } from '../groth16/public-values.js';
 import { cardanoTxHash, parseCardanoTx, parseInputs, parseOutputs } from './tx.js';
 import { extractAndVerifyCardano, findCardanoSpell, fillFromCardanoTx } from './extract.js';
 import { proxyAddressForApps } from './scripts.js';

@@ -17,7 +17,7 @@ import type { Value } from '../codec/value.js';
 import { equalBytes } from '../util/bytes.js';
 import { appToString, type App, type Data, type UtxoId } from '../model/primitives.js';
 import type { NativeOutput, NormalizedSpell } from '../model/spell.js';
-import { decodeSpellAndProof, verifyFilledSpell, type SpellAndProof } from '../proof/spell.js';
+import { decodeSpellAndProof, verifyFilledSpell, type SpellAndProof } from '../groth16/spell.js';
 import { parseCardanoTx, parseInputs, parseOutputs, parseRedeemers, type Assets, type CardanoOutput, type CardanoTx } from './tx.js';
 import { expectedTokens, isTokenApp } from './assets.js';
 import { proxyScriptHashForApps } from './scripts.js';

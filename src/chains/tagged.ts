@@ -6,20 +6,20 @@ import { CharmsError } from '../errors.js';
 import { fromHex } from '../util/bytes.js';
 import type { Chain } from '../model/request.js';
 import type { NormalizedSpell } from '../model/spell.js';
-import type { SpellAndProof } from '../proof/spell.js';
+import type { SpellAndProof } from '../groth16/spell.js';
 import { extractAndVerifyBitcoin, extractBitcoinSpell } from '../bitcoin/extract.js';
 import { extractAndVerifyCardano, extractCardanoSpell } from '../cardano/extract.js';
 
 /** A whole transaction tagged with its chain, as hex or bytes. */
-export type TxInput = { bitcoin: string | Uint8Array } | { cardano: string | Uint8Array };
+export type TaggedTx = { bitcoin: string | Uint8Array } | { cardano: string | Uint8Array };
 
 /** `tx` tagged with `chain`. */
-export const tagTx = (chain: Chain, tx: string | Uint8Array): TxInput => (chain === 'bitcoin' ? { bitcoin: tx } : { cardano: tx });
+export const tagTx = (chain: Chain, tx: string | Uint8Array): TaggedTx => (chain === 'bitcoin' ? { bitcoin: tx } : { cardano: tx });
 
 const bytesOf = (x: string | Uint8Array, what: string): Uint8Array => (typeof x === 'string' ? fromHex(x, what) : x);
 
 /** The chain and bytes of a tagged transaction (INVALID_INPUT for anything else). */
-export function untagTx(tx: TxInput): { chain: Chain; bytes: Uint8Array } {
+export function untagTx(tx: TaggedTx): { chain: Chain; bytes: Uint8Array } {
   if ('bitcoin' in tx) return { chain: 'bitcoin', bytes: bytesOf(tx.bitcoin, 'bitcoin tx') };
   if ('cardano' in tx) return { chain: 'cardano', bytes: bytesOf(tx.cardano, 'cardano tx') };
   throw new CharmsError('INVALID_INPUT', 'expected {bitcoin: hex} or {cardano: hex}');

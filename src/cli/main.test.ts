@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { CharmsError } from '../errors.js';
 import { ValueMap } from '../codec/value.js';
 import { CURRENT_VERSION } from '../model/spell.js';
-import { spellVkFor } from '../proof/constants.js';
+import { spellVkFor } from '../groth16/constants.js';
 import { toHex } from '../util/bytes.js';
 import { readSharedJson, readSharedText, sharedOrSkip } from '../testing/shared.js';
 import { type CommandDef, defineCommand, type Options, type Run } from './define.js';

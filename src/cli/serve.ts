@@ -11,17 +11,17 @@
  */
 import { CharmsError } from '../errors.js';
 import type { Settings } from '../settings/settings.js';
-import { createCache, type ProofCache } from '../infra/cache.js';
+import { createCache, type ResponseCache } from '../infra/cache.js';
 import { createLogger, type Logger } from '../infra/log.js';
 import type { Listening } from '../infra/http.js';
-import { useFastProofBackend } from '../proof/init.js';
+import { useFastProofBackend } from '../groth16/init.js';
 import { startMetricsServer } from '../infra/metrics-http.js';
 
 export interface ServeDeps {
   host: string;
   port: number;
   log: Logger;
-  cache: ProofCache;
+  cache: ResponseCache;
   /** Aborted at the first SIGTERM/SIGINT: work that would start a paid proof stops. */
   stopping: AbortSignal;
   /** Whether the server's own port answers `GET /metrics` (SVC_METRICS_ADDR). */

@@ -12,11 +12,11 @@
  */
 import { createHash } from 'node:crypto';
 import { blockTxid, blockTxRaw, type Block } from '../bitcoin/block.js';
-import { hashToDisplayHex, parseTx } from '../bitcoin/tx.js';
+import { parseTx } from '../bitcoin/tx.js';
 import { encodeCbor } from '../codec/cbor.js';
 import { CharmsError } from '../errors.js';
 import { encodeSpellCbor, type NormalizedSpell } from '../model/spell.js';
-import { appToString } from '../model/primitives.js';
+import { appToString, txidToDisplay } from '../model/primitives.js';
 import { verifySpells } from '../verify/index.js';
 import { outpointDigestOf, type BlockInputs, type BlockWrite, type CharmOutputWrite, type InputWrite } from './store.js';
 
@@ -132,7 +132,7 @@ export function spentOutpoints(raw: Uint8Array): { txid: string; vout: number }[
 }
 
 const u32At = (b: Uint8Array, p: number): number => (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
-const outpointTxid = (b: Uint8Array, p: number): string => hashToDisplayHex(b.subarray(p, p + 32));
+const outpointTxid = (b: Uint8Array, p: number): string => txidToDisplay(b.subarray(p, p + 32));
 
 /**
  * Every input of a block's transactions (not the coinbase), read in place: the store tests each

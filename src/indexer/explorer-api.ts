@@ -17,7 +17,7 @@
  * from the token's CHIP-0420 reference NFT `n/<identity>/<vk>`; CHIP-0420's default decimals is 0.
  */
 import { scriptToAddress } from '../bitcoin/address.js';
-import { parseTx, txVsize, txWeight, hashToDisplayHex, type BitcoinTx } from '../bitcoin/tx.js';
+import { parseTx, txVsize, txWeight, type BitcoinTx } from '../bitcoin/tx.js';
 import { scriptAsm } from '../bitcoin/script.js';
 import { decodeCbor } from '../codec/cbor.js';
 import { toJsonCompact } from '../codec/json.js';
@@ -31,6 +31,7 @@ import type { AddressUtxo, BtcSource } from '../sources/btc-source.js';
 import { addressScript, addrNet, answeredUncached, chainName, MAX_BATCH, ok, RawJson, type J } from './api.js';
 import type { MempoolOverlay } from './mempool.js';
 import type { CharmOutputRow, CharmOutputWrite, IndexStore } from './store.js';
+import { txidToDisplay } from '../model/primitives.js';
 
 /** Paths this module answers (the service sends them here before the index API). */
 const EXPLORER_PATHS = /^\/v1\/(wallet\/|transactions\/|assets\/reference-nft\/)/;
@@ -431,7 +432,7 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
       if (fee !== undefined) return { sats: fee, unavailable: null };
       const src = o.source;
       if (!src) return none('no source for the previous outputs');
-      const prevIds = [...new Set(tx.inputs.map((i) => hashToDisplayHex(i.txid)))];
+      const prevIds = [...new Set(tx.inputs.map((i) => txidToDisplay(i.txid)))];
       if (prevIds.length > MAX_FEE_PREV_TXS) return none(`spends outputs of ${prevIds.length} transactions (more than ${MAX_FEE_PREV_TXS} are not read)`);
       const values = new Map<string, bigint[]>();
       for (const p of prevIds) {
@@ -444,8 +445,8 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
       }
       let sum = 0n;
       for (const i of tx.inputs) {
-        const v = values.get(hashToDisplayHex(i.txid))?.[i.vout];
-        if (v === undefined) return none(`input ${hashToDisplayHex(i.txid)}:${i.vout} names an output that does not exist`);
+        const v = values.get(txidToDisplay(i.txid))?.[i.vout];
+        if (v === undefined) return none(`input ${txidToDisplay(i.txid)}:${i.vout} names an output that does not exist`);
         sum += v;
       }
       const paid = sum - tx.outputs.reduce((a, x) => a + x.value, 0n);
@@ -482,7 +483,7 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
       time: block?.time ?? null,
       blocktime: block?.time ?? null,
       inputs: tx.inputs.map((i) => ({
-        txid: hashToDisplayHex(i.txid),
+        txid: txidToDisplay(i.txid),
         vout: i.vout,
         script_sig: hex(i.scriptSig),
         sequence: i.sequence,

@@ -4,7 +4,7 @@
  * (`GET`/`PUT /spells/<txid>`) and the wallet page.
  */
 import { listenDual, type Handler, type Listening } from '../infra/http.js';
-import type { ProofCache } from '../infra/cache.js';
+import type { ResponseCache } from '../infra/cache.js';
 import { silentLogger, type Logger } from '../infra/log.js';
 import type { ServerLimits } from '../settings/limits.js';
 import type { BlockSource } from '../sources/block-source.js';
@@ -44,7 +44,7 @@ export interface IndexServiceOptions {
   version: string;
   log?: Logger;
   progress?: ((line: string) => void) | undefined;
-  cache?: ProofCache | undefined;
+  cache?: ResponseCache | undefined;
   host?: string;
   port?: number;
   limits?: Partial<ServerLimits> | undefined;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { extractSpellOn } from '../chains/tagged.js';
 import { CharmsError } from '../errors.js';
 import { encodeSpellCbor, type NormalizedSpell } from '../model/spell.js';
-import { useFastProofBackend } from '../proof/init.js';
+import { useFastProofBackend } from '../groth16/init.js';
 import { FAULT } from '../testing/faulty-verify-worker.js';
 import { bitcoinVectors, replayDump, vectorChain } from '../testing/index-vectors.js';
 import { TestEngines } from '../testing/index-stores.js';

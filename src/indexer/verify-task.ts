@@ -3,8 +3,8 @@
  * the pool): the library's batch verifier, with the pairing backends loaded once per thread.
  */
 import { encodeSpellCbor, type NormalizedSpell } from '../model/spell.js';
-import { useFastProofBackend } from '../proof/init.js';
-import { prepareProofKeys } from '../proof/verify.js';
+import { useFastProofBackend } from '../groth16/init.js';
+import { prepareProofKeys } from '../groth16/verify.js';
 import { inThreadSpellCheck } from './block-write.js';
 
 export interface VerifyTask {

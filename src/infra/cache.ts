@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 import { CharmsError } from '../errors.js';
 import { redactText } from '../util/redact.js';
 
-export interface ProofCache {
+export interface ResponseCache {
   getOrCompute(key: string, compute: () => Promise<Uint8Array>): Promise<Uint8Array>;
   ready(): Promise<boolean>;
   close(): Promise<void>;
@@ -34,7 +34,7 @@ export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
  * buffer of its own size (never as a view pinning a larger one), and the least recently used
  * entries go until both bounds hold.
  */
-export class MemoryCache implements ProofCache {
+export class MemoryCache implements ResponseCache {
   private readonly entries = new Map<string, Uint8Array>();
   private readonly inflight = new Map<string, Promise<Uint8Array>>();
   private readonly maxEntries: number;
@@ -154,7 +154,7 @@ export const DEFAULT_LEASE_MS = 10_000;
 /** ioredis, loaded by the first Redis cache only: importing the package, or a server without CACHE_URL, does not load it. */
 const loadIoredis = (): typeof import('ioredis') => createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
 
-export class RedisCache implements ProofCache {
+export class RedisCache implements ResponseCache {
   private readonly client: Redis;
   private readonly inflight = new Map<string, Promise<Uint8Array>>();
   private readonly leaseMs: number;
@@ -335,7 +335,7 @@ export class RedisCache implements ProofCache {
  * Redis at `url` (`Settings.cacheUrl`: `CACHE_URL`, alias `REDIS_URL`), with results authenticated
  * by `opts.secret` (`CACHE_SECRET`); else in-process, bounded by `memoryBytes` (`SVC_CACHE_BYTES`).
  */
-export function createCache(url: string | undefined, log?: Logger, opts: RedisCacheOptions & { memoryBytes?: number } = {}): ProofCache {
+export function createCache(url: string | undefined, log?: Logger, opts: RedisCacheOptions & { memoryBytes?: number } = {}): ResponseCache {
   const { memoryBytes, ...redis } = opts;
   return url ? new RedisCache(url, { ...redis, ...(log ? { log } : {}) }) : new MemoryCache(memoryBytes === undefined ? {} : { maxBytes: memoryBytes });
 }

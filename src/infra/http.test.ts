@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import http2 from 'node:http2';
 import { listenDual, type Handler, type Listening } from './http.js';
-import { limitsOf, DEFAULT_LIMITS } from '../settings/limits.js';
+import { limitsOf, DEFAULT_SERVER_LIMITS } from '../settings/limits.js';
 import { h1, h2 } from '../testing/http.js';
 import { waitFor } from '../testing/wait.js';
 
@@ -186,7 +186,7 @@ test('a global in-flight body budget: concurrent large bodies past it get 503 (r
 });
 
 test('limits come from SVC_* variables; bad values are configuration errors', () => {
-  assert.deepEqual(limitsOf({}), DEFAULT_LIMITS);
+  assert.deepEqual(limitsOf({}), DEFAULT_SERVER_LIMITS);
   const l = limitsOf({ SVC_MAX_CONNECTIONS: '64', SVC_BODY_TIMEOUT_MS: '1000', SVC_INFLIGHT_BODY_BYTES: '1048576' });
   assert.equal(l.maxConnections, 64);
   assert.equal(l.bodyTimeoutMs, 1000);

@@ -15,7 +15,7 @@ import net from 'node:net';
 import { Duplex } from 'node:stream';
 import { CharmsError, httpStatus, type ErrorCode } from '../errors.js';
 import { redactText } from '../util/redact.js';
-import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
+import { DEFAULT_SERVER_LIMITS, type ServerLimits } from '../settings/limits.js';
 import { silentLogger, type Logger } from './log.js';
 import { registerGauge } from '../util/metrics.js';
 import { ByteBudget } from '../util/byte-budget.js';
@@ -353,7 +353,7 @@ export function listenDual(
   handler: Handler,
   opts: { host?: string; port?: number; limits?: Partial<ServerLimits>; log?: Logger; observe?: RequestObserver },
 ): Promise<Listening> {
-  const limits: ServerLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...opts.limits };
   const budget = new BodyBudget(limits.inflightBodyBytes);
   liveBudgets.add(budget);
   const deadlines = new WeakMap<net.Socket, Deadline>();

@@ -19,7 +19,7 @@ import { opReturnSpellPayload, opReturnSpellScript } from '../bitcoin/spell-loca
 import { extractAndVerifyBitcoin } from '../bitcoin/extract.js';
 import { extractAndVerifyCardano, findSpellPayload } from '../cardano/extract.js';
 import { parseCardanoTx, parseOutputs } from '../cardano/tx.js';
-import { decodeSpellAndProof } from '../proof/spell.js';
+import { decodeSpellAndProof } from '../groth16/spell.js';
 import { encodeSpellCbor, spellToValue } from './spell.js';
 import { toJsonCompact } from '../codec/json.js';
 

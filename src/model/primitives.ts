@@ -106,6 +106,7 @@ export const b32ToValue = (b: B32, hr: boolean): Value => (hr ? toHex(b) : bytes
 
 // ------------------------------------------------------------------------------ TxId / UtxoId
 
+/** A 32-byte hash (txid, block hash) in display order: reversed, hex. */
 export const txidToDisplay = (txid: Uint8Array): string => toHex(reversed(txid));
 export const txidFromDisplay = (s: string, path = 'txid'): Uint8Array => {
   if (s.length !== 64) throw invalid(path, `expected 64 hex characters, got ${s.length}`);

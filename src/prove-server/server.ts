@@ -5,14 +5,14 @@
 import { createHash } from 'node:crypto';
 import { CharmsError, HTTP_STATUS } from '../errors.js';
 import { errorResponse, jsonError, listenDual, type Listening, type Res } from '../infra/http.js';
-import type { ProofCache } from '../infra/cache.js';
+import type { ResponseCache } from '../infra/cache.js';
 import { silentLogger, type Logger } from '../infra/log.js';
 import { bodyHandler, proveResponseNotice } from '../prover/service.js';
 import { proveServiceFor } from '../prover/setup.js';
 import { ProofWorkers } from '../prover/proof-workers.js';
 import { configureRunner, runnerLimits } from '../runner/index.js';
 import { MAX_RELAY_HOPS, RELAYED_BY_HEADER } from '../prover/client.js';
-import { DEFAULT_LIMITS, type ServerLimits } from '../settings/limits.js';
+import { DEFAULT_SERVER_LIMITS, type ServerLimits } from '../settings/limits.js';
 import type { RunnerSettings, Settings } from '../settings/settings.js';
 import { cacheHitBytes, cacheHits, cacheMissBytes, cacheMisses } from '../util/metrics.js';
 import { enableMetrics, metricsResponse, requestObserver } from '../infra/metrics-http.js';
@@ -20,7 +20,7 @@ import { enableMetrics, metricsResponse, requestObserver } from '../infra/metric
 const PROVE_ROUTES = new Set(['/spells/prove', '/ready', '/metrics']);
 const proveRoute = (path: string): string => (PROVE_ROUTES.has(path) ? path : 'other');
 
-const BODY_LIMIT = DEFAULT_LIMITS.maxBodyBytes;
+const BODY_LIMIT = DEFAULT_SERVER_LIMITS.maxBodyBytes;
 
 export type ProveFn = (req: { body: Uint8Array; format: 'json' | 'cbor'; relayedBy?: readonly string[] }) => Promise<Uint8Array>;
 
@@ -45,7 +45,7 @@ function relayPath(header: unknown, relayId: string | undefined): string[] {
 interface ServerOptions {
   host?: string;
   port?: number;
-  cache?: ProofCache;
+  cache?: ResponseCache;
   log?: Logger;
   /** This server's id in the relay hop header when it relays (see prover/client.ts). */
   relayId?: string;

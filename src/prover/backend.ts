@@ -7,7 +7,7 @@
 import type { ProofWorkers } from './proof-workers.js';
 import { CharmsError } from '../errors.js';
 import type { Logger } from '../infra/log.js';
-import { proveMock } from '../proof/mock.js';
+import { proveMock } from '../groth16/mock.js';
 import type { ProverConfig } from '../settings/settings.js';
 import type { ProofInput } from './network/backend.js';
 import { networkPlan } from './network/plan.js';

@@ -7,9 +7,9 @@
  */
 import { parentPort } from 'node:worker_threads';
 import type { CharmsError } from '../errors.js';
-import { useFastProofBackend } from '../proof/init.js';
-import { verifySpellProofs, type SpellProofCheck } from '../proof/verify.js';
-import { proveMock } from '../proof/mock.js';
+import { useFastProofBackend } from '../groth16/init.js';
+import { verifySpellProofs, type SpellProofCheck } from '../groth16/verify.js';
+import { proveMock } from '../groth16/mock.js';
 
 export type ProofTask = { id: number; verify: SpellProofCheck[] } | { id: number; prove: Uint8Array } | { id: number; backend: true };
 export type ProofReply =

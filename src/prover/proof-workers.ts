@@ -6,7 +6,7 @@
  * its task fails with an INTERNAL error; idle threads do not keep the process alive.
  */
 import { CharmsError } from '../errors.js';
-import type { SpellProofCheck } from '../proof/verify.js';
+import type { SpellProofCheck } from '../groth16/verify.js';
 import { WorkerPool, type PoolOutcome } from '../runner/pool.js';
 import type { ProofReply, ProofTask } from './proof-worker.js';
 

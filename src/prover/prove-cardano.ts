@@ -15,7 +15,7 @@ import { buildCardanoTx, canonicalContent, cardanoFeeAddressBytes, resolvePrevOu
 import type { CardanoProtocolParams } from '../cardano/protocol-params.js';
 import { encodeSpellCbor, type NormalizedSpell } from '../model/spell.js';
 import type { ProveRequest, ChainTx } from '../model/request.js';
-import { publicValuesFor } from '../proof/public-values.js';
+import { publicValuesFor } from '../groth16/public-values.js';
 import { checkSpell, type CheckResult } from '../checker/check.js';
 import { charmsInUtxo, prevSpells } from '../checker/prev-spells.js';
 import { runApp as defaultRunApp } from '../runner/index.js';

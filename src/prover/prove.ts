@@ -15,7 +15,7 @@ import { charmsFee, feeScriptFor, type FeeSettings } from '../bitcoin/fee-settin
 import { encodeSpellCbor, spellToValue, type NormalizedSpell } from '../model/spell.js';
 import { utxoIdToString, txidToDisplay } from '../model/primitives.js';
 import type { ChainTx, ProveRequest } from '../model/request.js';
-import { publicValuesFor } from '../proof/public-values.js';
+import { publicValuesFor } from '../groth16/public-values.js';
 import { checkSpell, type CheckResult } from '../checker/check.js';
 import { runApp as defaultRunApp } from '../runner/index.js';
 import { refuseWhenStopping, type ProofBackend } from './backend.js';

@@ -6,7 +6,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { startProveServer } from '../prove-server/server.js';
 import { bodyHandler, LocalProveService } from './service.js';
 import { MockBackend, type ProofBackend } from './backend.js';
-import { proveMock } from '../proof/mock.js';
+import { proveMock } from '../groth16/mock.js';
 import { refuseUnboundScrollOutputs } from './prove.js';
 import { readSharedText, sharedOrSkip } from '../testing/shared.js';
 import { funding } from '../testing/fixtures.js';

@@ -25,10 +25,10 @@ import { ValueMap } from '../codec/value.js';
 import { parseTx } from '../bitcoin/tx.js';
 import { identifyTx } from '../chains/detect.js';
 import { tagTx } from '../chains/tagged.js';
-import { isNoSpell as noValidSpell, spellOrNone, type SpellVerdict, type TxInput } from '../verify/index.js';
+import { isNoSpell as noValidSpell, spellOrNone, type SpellVerdict, type TaggedTx } from '../verify/index.js';
 import { SpellBatcher } from '../verify/batcher.js';
 import { errorResponse, jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../infra/http.js';
-import { DEFAULT_CACHE_BYTES, MemoryCache, type ProofCache } from '../infra/cache.js';
+import { DEFAULT_CACHE_BYTES, MemoryCache, type ResponseCache } from '../infra/cache.js';
 import { silentLogger, type Logger } from '../infra/log.js';
 import type { ServerLimits } from '../settings/limits.js';
 import { spellQueryJson } from './shape.js';
@@ -54,7 +54,7 @@ export interface QueryServiceOptions {
   /** Where GET finds transactions; without one, GET answers 503 and only PUT works. */
   source?: TxSource | undefined;
   /** Default: an in-process LRU of at most 10 000 answers and DEFAULT_CACHE_BYTES. */
-  cache?: ProofCache | undefined;
+  cache?: ResponseCache | undefined;
   /** Accept mock proofs. */
   mock?: boolean | undefined;
   log?: Logger | undefined;
@@ -73,7 +73,7 @@ function queryRoute(path: string): string {
  * The answer for a transaction: the spell-query JSON bytes, or the "no spell" marker. Throws only
  * for a transaction that cannot be parsed (INVALID_TX) or an internal failure.
  */
-export function answerFor(tx: TxInput, mock: boolean): Uint8Array {
+export function answerFor(tx: TaggedTx, mock: boolean): Uint8Array {
   const spell = spellOrNone(tx, mock);
   return spell === undefined ? NO_SPELL : enc.encode(spellQueryJson(spell));
 }
@@ -132,7 +132,7 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
   const source = o.source;
   // concurrent requests are verified together (one random-linear-combination pairing check)
   const batcher = new SpellBatcher(mock);
-  const answer = async (tx: TxInput): Promise<Uint8Array> => answerOf(await batcher.verify(tx));
+  const answer = async (tx: TaggedTx): Promise<Uint8Array> => answerOf(await batcher.verify(tx));
 
   const fromSource = async (id: string): Promise<Uint8Array> => {
     const { hex, bytes } = await fetchCheckedTx(source!, id);

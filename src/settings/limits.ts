@@ -27,7 +27,7 @@ export interface ServerLimits {
   drainTimeoutMs: number;
 }
 
-export const DEFAULT_LIMITS: Readonly<ServerLimits> = {
+export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = {
   maxBodyBytes: 32 * 1024 * 1024,
   inflightBodyBytes: 256 * 1024 * 1024,
   maxConnections: 512,
@@ -41,8 +41,8 @@ export const DEFAULT_LIMITS: Readonly<ServerLimits> = {
 
 /** The limits from the environment (positive integers), defaults for the unset ones. */
 export function limitsOf(env: Env): ServerLimits {
-  const out: ServerLimits = { ...DEFAULT_LIMITS };
-  for (const k of Object.keys(DEFAULT_LIMITS) as (keyof ServerLimits)[]) {
+  const out: ServerLimits = { ...DEFAULT_SERVER_LIMITS };
+  for (const k of Object.keys(DEFAULT_SERVER_LIMITS) as (keyof ServerLimits)[]) {
     const raw = envValue(env, ENV_NAMES[k]);
     if (raw === undefined) continue;
     const n = Number(raw);

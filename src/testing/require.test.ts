@@ -29,7 +29,7 @@ test('CHARMS_REQUIRE_ALL=1 turns a missing prerequisite into a failure; without 
 });
 
 test('a vector test file whose vectors are missing (CHARMS_SHARED_DIR pointing at nothing): skips normally, fails under CHARMS_REQUIRE_ALL=1', () => {
-  const file = join(repoRoot, 'dist', 'proof', 'constants.test.js');
+  const file = join(repoRoot, 'dist', 'groth16', 'constants.test.js');
   const env: NodeJS.ProcessEnv = { ...process.env, CHARMS_SHARED_DIR: '/nonexistent-shared', CHARMS_REQUIRE_ALL: '' };
   delete env.NODE_TEST_CONTEXT; // the child reports on stdout, not to this runner
   const run = (extra: Record<string, string>) =>

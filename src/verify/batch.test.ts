@@ -6,17 +6,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { extractAndVerifySpell, spellToJson, verifySpells, type TxInput } from './index.js';
-import { initProofBackend, verifySpellProof, verifySpellProofs, type ProofBackendName, type SpellProofCheck } from '../proof/verify.js';
-import { BN254_P } from '../proof/gnark.js';
-import { proveMock } from '../proof/mock.js';
+import { extractAndVerifySpell, spellToJson, verifySpells, type TaggedTx } from './index.js';
+import { initPairingBackend, verifySpellProof, verifySpellProofs, type PairingBackendName, type SpellProofCheck } from '../groth16/verify.js';
+import { BN254_P } from '../groth16/gnark.js';
+import { proveMock } from '../groth16/mock.js';
 import { CharmsError } from '../errors.js';
 import { fromHex } from '../util/bytes.js';
 import { readSharedJson, readSharedText, sharedOrSkip, sharedPath } from '../testing/shared.js';
 
-const BACKENDS: ProofBackendName[] = ['noble', 'mcl-wasm'];
+const BACKENDS: PairingBackendName[] = ['noble', 'mcl-wasm'];
 
-function chainTxs(): { name: string; tx: TxInput }[] {
+function chainTxs(): { name: string; tx: TaggedTx }[] {
   return readdirSync(sharedPath('vectors', 'chain'))
     .filter((f) => /\.(bitcoin|cardano)\.hex$/.test(f))
     .sort()
@@ -27,7 +27,7 @@ function chainTxs(): { name: string; tx: TxInput }[] {
 }
 
 /** extractAndVerifySpell's verdict in comparable form: the spell JSON, or the error code. */
-function single(tx: TxInput, mock: boolean): string {
+function single(tx: TaggedTx, mock: boolean): string {
   try {
     return `ok ${spellToJson(extractAndVerifySpell(tx, mock))}`;
   } catch (e) {
@@ -36,7 +36,7 @@ function single(tx: TxInput, mock: boolean): string {
   }
 }
 
-const batched = (txs: TxInput[], mock: boolean): string[] =>
+const batched = (txs: TaggedTx[], mock: boolean): string[] =>
   verifySpells(txs, mock).map((v) => (v.ok ? `ok ${spellToJson(v.spell)}` : `error ${v.error.code}`));
 
 const realProofs = (): SpellProofCheck[] =>
@@ -63,7 +63,7 @@ const verdictCodes = (vs: (CharmsError | undefined)[]) => vs.map((e) => e?.code 
 for (const kind of BACKENDS) {
   test(`[${kind}] verifySpells gives every chain vector the verdict and spell extractAndVerifySpell gives`, async (t) => {
     if (!sharedOrSkip(t)) return;
-    await initProofBackend(kind);
+    await initPairingBackend(kind);
     const txs = chainTxs();
     assert.ok(txs.length >= 30, `${txs.length} chain vectors`);
     for (const mock of [false, true]) {
@@ -76,12 +76,12 @@ for (const kind of BACKENDS) {
       );
       txs.forEach((x, i) => assert.equal(got[i], expected[i], `${x.name} (mock=${mock})`));
     }
-    await initProofBackend('noble');
+    await initPairingBackend('noble');
   });
 
   test(`[${kind}] a batch with one corrupted proof finds it; the others still verify`, async (t) => {
     if (!sharedOrSkip(t)) return;
-    await initProofBackend(kind);
+    await initPairingBackend(kind);
     const good = realProofs();
     assert.ok(good.length >= 3);
     for (const c of good) verifySpellProof(c); // each is valid on its own
@@ -107,12 +107,12 @@ for (const kind of BACKENDS) {
         assert.match(verdicts[good.length + bad]!.message, /pairing check failed/);
       }
     }
-    await initProofBackend('noble');
+    await initPairingBackend('noble');
   });
 
   test(`[${kind}] mixed transaction batches: a tampered spell fails alone`, async (t) => {
     if (!sharedOrSkip(t)) return;
-    await initProofBackend(kind);
+    await initPairingBackend(kind);
     const v = readSharedJson('vectors', 'bitcoin-v12-spell-tx-decoded.json');
     const tx = fromHex(v.tx_hex);
     const payload = fromHex(v.payload_hex);
@@ -142,7 +142,7 @@ for (const kind of BACKENDS) {
       if (!alone.ok && /pairing check failed/.test(alone.error.message)) pairingFailures++;
     }
     assert.ok(pairingFailures >= (kind === 'noble' ? 1 : 5), `${pairingFailures} flips reached the pairing check`);
-    await initProofBackend('noble');
+    await initPairingBackend('noble');
   });
 }
 

@@ -3,10 +3,10 @@
  * of the event loop, up to `maxBatch`) are verified with one verifySpells call, so concurrent
  * queries share one random-linear-combination pairing check. Browser-safe (setTimeout only).
  */
-import { verifySpells, type SpellVerdict, type TxInput } from './index.js';
+import { verifySpells, type SpellVerdict, type TaggedTx } from './index.js';
 
 interface Waiting {
-  tx: TxInput;
+  tx: TaggedTx;
   resolve: (v: SpellVerdict) => void;
   reject: (e: unknown) => void;
 }
@@ -21,7 +21,7 @@ export class SpellBatcher {
   ) {}
 
   /** The verdict for one transaction, verified together with the others queued meanwhile. */
-  verify(tx: TxInput): Promise<SpellVerdict> {
+  verify(tx: TaggedTx): Promise<SpellVerdict> {
     return new Promise((resolve, reject) => {
       this.queue.push({ tx, resolve, reject });
       if (!this.scheduled) {

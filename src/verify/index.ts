@@ -10,18 +10,20 @@ import { CharmsError, type ErrorCode } from '../errors.js';
 import { spellToValue, type NormalizedSpell } from '../model/spell.js';
 import { toJsonPretty } from '../codec/json.js';
 import { toYaml } from '../codec/yaml.js';
-import { spellProofCheck, type SpellAndProof } from '../proof/spell.js';
-import { verifySpellProofs, type SpellProofCheck } from '../proof/verify.js';
-import { extractAndVerifyOn, extractSpellOn, untagTx, type TxInput } from '../chains/tagged.js';
+import { spellProofCheck, type SpellAndProof } from '../groth16/spell.js';
+import { verifySpellProofs, type SpellProofCheck } from '../groth16/verify.js';
+import { extractAndVerifyOn, extractSpellOn, untagTx, type TaggedTx } from '../chains/tagged.js';
 
-export type { TxInput } from '../chains/tagged.js';
+export type { TaggedTx } from '../chains/tagged.js';
+/** @deprecated the old name of `TaggedTx`. */
+export type { TaggedTx as TxInput } from '../chains/tagged.js';
 
 /**
  * Returns the spell (with `tx.ins`/`tx.coins` recovered from the transaction) if the transaction
  * carries a spell with a valid proof; throws a CharmsError otherwise. Mock proofs are accepted
  * only when `mock` is true.
  */
-export function extractAndVerifySpell(tx: TxInput, mock = false): NormalizedSpell {
+export function extractAndVerifySpell(tx: TaggedTx, mock = false): NormalizedSpell {
   return onlyCharmsErrors(() => {
     const { chain, bytes } = untagTx(tx);
     return extractAndVerifyOn(chain, bytes, mock);
@@ -50,7 +52,7 @@ export type SpellVerdict = { ok: true; spell: NormalizedSpell } | { ok: false; e
  * for indexers and wallets, several times faster per transaction than one call each. A
  * transaction whose spell or proof is bad fails alone; the others still verify.
  */
-export function verifySpells(txs: readonly TxInput[], mock = false): SpellVerdict[] {
+export function verifySpells(txs: readonly TaggedTx[], mock = false): SpellVerdict[] {
   const verdicts: SpellVerdict[] = [];
   const checks: SpellProofCheck[] = [];
   const pending: { at: number; spell: NormalizedSpell }[] = [];
@@ -100,7 +102,7 @@ export const isNoSpell = (e: unknown): boolean => e instanceof CharmsError && !R
  * (unreadable transaction, bugs) are thrown. Used by `tx show-spell`, the spell-query service,
  * prev-spell reading and `wallet list`.
  */
-export function spellOrNone(tx: TxInput, mock = false): NormalizedSpell | undefined {
+export function spellOrNone(tx: TaggedTx, mock = false): NormalizedSpell | undefined {
   try {
     return extractAndVerifySpell(tx, mock);
   } catch (e) {
@@ -117,4 +119,6 @@ export const spellToYaml = (s: NormalizedSpell): string => toYaml(spellToValue(s
 export type { NormalizedSpell } from '../model/spell.js';
 export { CharmsError } from '../errors.js';
 /** Optional: load the WASM pairing backend (about 4× faster); verification stays synchronous. */
-export { initProofBackend } from '../proof/verify.js';
+export { initPairingBackend } from '../groth16/verify.js';
+/** @deprecated the old name of `initPairingBackend`. */
+export { initPairingBackend as initProofBackend } from '../groth16/verify.js';

@@ -16,8 +16,8 @@ import { tagTx } from '../../chains/tagged.js';
 import { prepareAhead, shutdownRunner } from '../../runner/index.js';
 import { CARDANO_MOCK_NOTICE } from '../../prover/prove-cardano.js';
 import { checkProverAnswer, describeAnswer } from '../../prover/answer-check.js';
-import { loadMclMockCurve } from '../../proof/mock-mcl.js';
-import { useMockCurve } from '../../proof/mock.js';
+import { loadMclMockCurve } from '../../groth16/mock-mcl.js';
+import { useMockCurve } from '../../groth16/mock.js';
 import { changeAddressNetwork } from '../../bitcoin/preflight.js';
 import { decodeAddress } from '../../bitcoin/address.js';
 

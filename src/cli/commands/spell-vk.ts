@@ -4,7 +4,7 @@ import { json } from '../output.js';
 import { ValueMap } from '../../codec/value.js';
 import { toHex } from '../../util/bytes.js';
 import { CURRENT_VERSION } from '../../model/spell.js';
-import { spellVkFor } from '../../proof/constants.js';
+import { spellVkFor } from '../../groth16/constants.js';
 
 /** `{prover, version, vk}` with keys sorted as serde_json prints them; `--mock` adds `mock: true`. */
 const run: Run<typeof spellVkOptions> = async ({ opts }, ctx) => {

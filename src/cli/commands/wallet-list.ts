@@ -2,7 +2,7 @@ import type { Run } from '../define.js';
 import type { walletListOptions } from '../options.js';
 import { documents } from '../output.js';
 import { ValueMap } from '../../codec/value.js';
-import { useFastProofBackend } from '../../proof/init.js';
+import { useFastProofBackend } from '../../groth16/init.js';
 import { loadSettings } from '../../settings/settings.js';
 import { walletNodeOf } from '../../sources/bitcoin-node.js';
 import { listWalletCharms } from '../../query/wallet-list.js';

@@ -20,9 +20,9 @@ import {
   u32MapToValue,
   type NormalizedSpell,
 } from '../../model/spell.js';
-import { CURRENT_PROTOCOL_VERSION, spellVkFor } from '../../proof/constants.js';
-import { publicValuesFor } from '../../proof/public-values.js';
-import { verifySpellProof } from '../../proof/verify.js';
+import { CURRENT_PROTOCOL_VERSION, spellVkFor } from '../../groth16/constants.js';
+import { publicValuesFor } from '../../groth16/public-values.js';
+import { verifySpellProof } from '../../groth16/verify.js';
 import { bigEndianToBigInt, fromHex, toHex } from '../../util/bytes.js';
 import { committedDigestDecimal, decodeGroth16Proof, spliceCompressedProof, stdinWithInput, stdinWithProof } from './bincode.js';
 import type { SignedScrollOutputs } from '../../bitcoin/scrolls.js';

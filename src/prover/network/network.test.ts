@@ -11,7 +11,7 @@ import { ValueMap, type Value } from '../../codec/value.js';
 import type { CharmsError } from '../../errors.js';
 import type { ProveRequest } from '../../model/request.js';
 import { spellFromValue, type NormalizedSpell } from '../../model/spell.js';
-import { CURRENT_PROTOCOL_VERSION, spellVkFor } from '../../proof/constants.js';
+import { CURRENT_PROTOCOL_VERSION, spellVkFor } from '../../groth16/constants.js';
 import { FakeProverNetwork, type Outcome } from '../../testing/fake-prover-network.js';
 import { readSharedJson, sharedOrSkip } from '../../testing/shared.js';
 import { fromHex, toHex } from '../../util/bytes.js';

@@ -12,7 +12,7 @@ import type { ValueMap, Value } from '../../codec/value.js';
 import { toJsonCompact } from '../../codec/json.js';
 import { proveRequestToValue } from '../../model/request.js';
 import { encodeSpellCbor, spellFromValue } from '../../model/spell.js';
-import { publicValuesFor } from '../../proof/public-values.js';
+import { publicValuesFor } from '../../groth16/public-values.js';
 import { shutdownRunner } from '../../runner/index.js';
 import { startProveServer } from '../../prove-server/server.js';
 import { MemoryCache } from '../../infra/cache.js';

@@ -17,7 +17,7 @@ import { coinbase } from '../memory-chain.js';
 import { findBitcoinSpell, fillFromBitcoinTx } from '../../bitcoin/extract.js';
 import { findSpellPayload } from '../../cardano/extract.js';
 import { parseCardanoTx, parseInputs, parseOutputs, parseRedeemers } from '../../cardano/tx.js';
-import { decodeSpellAndProof } from '../../proof/spell.js';
+import { decodeSpellAndProof } from '../../groth16/spell.js';
 import { parseSpellText } from '../../model/inputs.js';
 import { decodeProveRequest } from '../../prover/service.js';
 import { proveRequestToValue } from '../../model/request.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { mockCurveName, mockPublicInput, proveMock, readMockPk, readMockVk, useMockCurve, verifyMockProof } from './mock.js';
 import { loadMclMockCurve } from './mock-mcl.js';
-import { initProofBackend, verifySpellProof } from './verify.js';
+import { initPairingBackend, verifySpellProof } from './verify.js';
 import { CharmsError } from '../errors.js';
 import { fromHex } from '../util/bytes.js';
 import { readSharedJson, sharedOrSkip } from '../testing/shared.js';
@@ -106,7 +106,7 @@ test('mcl mock curve: the same verdicts as noble for historical, wrong-input and
 
 test('BN254 (real proofs) and BLS12-381 (mock proofs) on two mcl instances side by side', async (t) => {
   if (!sharedOrSkip(t)) return;
-  await initProofBackend('mcl-wasm');
+  await initPairingBackend('mcl-wasm');
   useMockCurve(await loadMclMockCurve());
   try {
     const v = readSharedJson<{ version: string; public_values_hex: string; proof_hex: string }[]>('vectors', 'groth16-real-btc.json')[0]!;
@@ -119,7 +119,7 @@ test('BN254 (real proofs) and BLS12-381 (mock proofs) on two mcl instances side 
     assert.throws(() => verifySpellProof({ ...real, publicValues: pv }), { code: 'PROOF_INVALID' });
   } finally {
     useMockCurve(undefined);
-    await initProofBackend('noble');
+    await initPairingBackend('noble');
   }
 });
 
@@ -128,14 +128,14 @@ test('a one-shot process may give the shared mcl instance to the mock curve; BN2
   const script = `
     const { loadMclMockCurve } = await import(${url('./mock-mcl.js')});
     const { proveMock, verifyMockProof, useMockCurve } = await import(${url('./mock.js')});
-    const { initProofBackend } = await import(${url('./verify.js')});
+    const { initPairingBackend } = await import(${url('./verify.js')});
     useMockCurve(await loadMclMockCurve({ shareInstance: true }));
     const pv = new Uint8Array(50).fill(9);
     if (!verifyMockProof(proveMock(pv), pv)) throw new Error('mock proof does not verify');
     let refused = '';
-    try { await initProofBackend('mcl-wasm'); } catch (e) { refused = e.cause?.code; }
+    try { await initPairingBackend('mcl-wasm'); } catch (e) { refused = e.cause?.code; }
     if (refused !== 'UNSUPPORTED') throw new Error('BN254 on mcl was not refused: ' + refused);
-    if ((await initProofBackend('noble')) !== 'noble') throw new Error('pure JS unavailable');`;
+    if ((await initPairingBackend('noble')) !== 'noble') throw new Error('pure JS unavailable');`;
   const file = join(mkdtempSync(join(tmpdir(), 'mcl-owner-')), 'share.mjs');
   writeFileSync(file, script);
   const r = spawnSync(process.execPath, [file], { encoding: 'utf8', timeout: 60_000 });

@@ -4,7 +4,7 @@
  * protocol 11, v6 shape with exit code / vk root / nonce from 12). Mock spells: the arkworks
  * BLS12-381 mock verifier. Browser-safe.
  *
- * Verification is synchronous. It runs on the pure-JS backend until `await initProofBackend()`
+ * Verification is synchronous. It runs on the pure-JS backend until `await initPairingBackend()`
  * has loaded the WebAssembly one (mcl-wasm, about 3× faster); the result is the same either way.
  */
 import { sha256 } from '../util/sha256.js';
@@ -16,7 +16,7 @@ import { loadMclBackend } from './bn254-mcl.js';
 import { BN254_R, parseGnarkProof, parseGnarkVerifyingKey, type GnarkVerifyingKey } from './gnark.js';
 import { MOCK_PROOF_BYTES, mockPublicValuesVariants, prepareMockKeys, verifyMockProof } from './mock.js';
 
-export type ProofBackendName = Bn254Backend['name'];
+export type PairingBackendName = Bn254Backend['name'];
 
 /** v5 shape: prefix(4) ‖ gnark proof(256). v6 shape adds exit code, vk root and nonce (32 each). */
 const V5_PROOF_BYTES = 260;
@@ -29,7 +29,7 @@ let backend: Bn254Backend = nobleBackend;
  * module once) or 'noble' (pure JS). Resolves to the backend now in use. If mcl-wasm cannot be
  * loaded it rejects with CharmsError INTERNAL and verification stays on the pure-JS backend.
  */
-export async function initProofBackend(kind: ProofBackendName = 'mcl-wasm'): Promise<ProofBackendName> {
+export async function initPairingBackend(kind: PairingBackendName = 'mcl-wasm'): Promise<PairingBackendName> {
   if (kind === 'noble') backend = nobleBackend;
   else {
     try {
@@ -42,7 +42,7 @@ export async function initProofBackend(kind: ProofBackendName = 'mcl-wasm'): Pro
 }
 
 /** The BN254 backend verifySpellProof currently uses. */
-export const proofBackend = (): ProofBackendName => backend.name;
+export const proofBackend = (): PairingBackendName => backend.name;
 
 const parsedKeys = new Map<Groth16KeyName, { vk: GnarkVerifyingKey; prefix: Uint8Array }>();
 const preparedKeys = new Map<string, PreparedKey>();

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bn254 } from '@noble/curves/bn254.js';
-import { committedValuesDigest, initProofBackend, proofBackend, verifySpellProof, type ProofBackendName } from './verify.js';
+import { committedValuesDigest, initPairingBackend, proofBackend, verifySpellProof, type PairingBackendName } from './verify.js';
 import { spellVkFor } from './constants.js';
 import { BN254_P } from './gnark.js';
 import { CharmsError } from '../errors.js';
@@ -46,12 +46,12 @@ function nonSubgroupG2(): Uint8Array {
   }
 }
 
-const BACKENDS: ProofBackendName[] = ['noble', 'mcl-wasm'];
+const BACKENDS: PairingBackendName[] = ['noble', 'mcl-wasm'];
 
 for (const kind of BACKENDS) {
   test(`[${kind}] real SP1 proofs verify with the inputs the vectors list`, async (t) => {
     if (!sharedOrSkip(t)) return;
-    assert.equal(await initProofBackend(kind), kind);
+    assert.equal(await initPairingBackend(kind), kind);
     assert.equal(proofBackend(), kind);
     for (const v of realVectors()) {
       const digest = committedValuesDigest(v.publicValues);
@@ -65,7 +65,7 @@ for (const kind of BACKENDS) {
 
   test(`[${kind}] flipping any bit of a proof, or bits across the public values, fails`, async (t) => {
     if (!sharedOrSkip(t)) return;
-    await initProofBackend(kind);
+    await initPairingBackend(kind);
     for (const v of realVectors()) {
       const { version, publicValues, proof } = v;
       for (let bit = 0; bit < proof.length * 8; bit++) {
@@ -88,7 +88,7 @@ for (const kind of BACKENDS) {
 
   test(`[${kind}] a proof does not verify under another version's key or vk`, async (t) => {
     if (!sharedOrSkip(t)) return;
-    await initProofBackend(kind);
+    await initPairingBackend(kind);
     for (const v of realVectors()) {
       for (let other = 0; other <= 15; other++) {
         if (other === v.version) continue;
@@ -106,7 +106,7 @@ for (const kind of BACKENDS) {
 
   test(`[${kind}] malformed points and lengths are rejected as PROOF_INVALID`, async (t) => {
     if (!sharedOrSkip(t)) return;
-    await initProofBackend(kind);
+    await initPairingBackend(kind);
     const v12 = realVectors().find((v) => v.version === 12)!;
     const v8 = realVectors().find((v) => v.version === 8)!;
     for (const { version, publicValues, proof } of [v12, v8]) {
@@ -142,8 +142,8 @@ for (const kind of BACKENDS) {
   });
 }
 
-test('initProofBackend switches back to the pure-JS backend', async () => {
-  assert.equal(await initProofBackend('mcl-wasm'), 'mcl-wasm');
-  assert.equal(await initProofBackend('noble'), 'noble');
+test('initPairingBackend switches back to the pure-JS backend', async () => {
+  assert.equal(await initPairingBackend('mcl-wasm'), 'mcl-wasm');
+  assert.equal(await initPairingBackend('noble'), 'noble');
   assert.equal(proofBackend(), 'noble');
 });

@@ -3,7 +3,7 @@
  * mcl instance on BLS12-381 for mock proofs); one-shot commands keep pure JS unless they verify
  * many proofs. Node only.
  */
-import { initProofBackend } from './verify.js';
+import { initPairingBackend } from './verify.js';
 import { useMockCurve } from './mock.js';
 import { loadMclMockCurve } from './mock-mcl.js';
 
@@ -11,7 +11,7 @@ import { loadMclMockCurve } from './mock-mcl.js';
 export async function useFastProofBackend(warn: (msg: string) => void, opts: { mockProofs?: boolean } = {}): Promise<string> {
   let real: string;
   try {
-    real = await initProofBackend('mcl-wasm');
+    real = await initPairingBackend('mcl-wasm');
   } catch (e) {
     warn(`WASM pairing backend unavailable, verifying with pure JS: ${(e as Error).message}`);
     real = 'noble';
