@@ -9,8 +9,8 @@
  *   back to the highest block we share with the source and roll back above it in one transaction.
  *   Deeper than `maxReorgDepth`: we stop writing and report it until an operator reindexes.
  * - A source that fails leaves the status with its error; the next poll tries again.
- * - Initial sync is pipelined: the next `fetchAhead` blocks are fetched while one is verified
- *   and written (a fetched block is only a guess until it links: one that does not is fetched
+ * - Initial sync is pipelined: the next `fetchAhead` blocks are fetched, and their spells verified,
+ *   while one is written (a fetched block is only a guess until it links: one that does not is fetched
  *   again before anything is concluded), and while more than `commitBlocks` blocks behind the
  *   node up to `commitBlocks` blocks go into one database transaction (all or none, so a crash
  *   still resumes from a committed block). Near the tip every block is its own transaction.
@@ -32,6 +32,8 @@ const BATCH_MS = 2_000;
 interface Fetched {
   hash: string | undefined;
   block?: Block;
+  /** The block's spells, verified as soon as it arrived (a guess like the block until it links). */
+  write?: Promise<BlockWrite>;
 }
 
 export interface FollowerOptions {
@@ -153,13 +155,13 @@ export class Follower {
         if (next > node.height) break;
       }
       const early = this.ahead.has(next);
-      let { hash, block } = await this.fetched(next, node.height);
+      let { hash, block, write: fetchedWrite } = await this.fetched(next, node.height);
       if (hash === undefined) break; // the node's chain shrank: the next poll sees the reorg
       if (tip && early && block!.header.prevHash !== tip.hash) {
         // a block fetched ahead may be from before a reorg: fetch it again before concluding
         this.ahead.clear();
         await this.flush();
-        ({ hash, block } = await this.fetch(next));
+        ({ hash, block, write: fetchedWrite } = await this.fetch(next));
         if (hash === undefined) break;
       }
       if (tip && block!.header.prevHash !== tip.hash) {
@@ -173,7 +175,7 @@ export class Follower {
       }
       const b = block!;
       if (this.batch.length === 0) this.batchSince = this.now();
-      this.batch.push(await blockWrite(b, next, this.o.check));
+      this.batch.push(await fetchedWrite!);
       tip = { height: next, hash: b.header.hash, prevHash: b.header.prevHash, time: b.header.time };
       // far behind: more blocks join this transaction; near the tip each block is committed alone
       const far = node.height - next >= this.commitBlocks;
@@ -196,7 +198,13 @@ export class Follower {
   private fetch(height: number): Promise<Fetched> {
     return (async () => {
       const hash = await this.source.hashAt(height);
-      return hash === undefined ? { hash } : { hash, block: await this.source.block(hash) };
+      if (hash === undefined) return { hash };
+      const block = await this.source.block(hash);
+      // verified at once (on the worker threads) while the blocks before it are verified and
+      // written: the pipeline's overlap. Dropped with the block if it does not link.
+      const write = blockWrite(block, height, this.o.check);
+      write.catch(() => undefined); // observed when its turn comes, or dropped with the window
+      return { hash, block, write };
     })();
   }
 
