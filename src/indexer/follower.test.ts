@@ -4,7 +4,9 @@ import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.j
 import { sharedOrSkip } from '../testing/shared.js';
 import { MemoryChain, txidOf } from '../testing/memory-chain.js';
 import { bitcoinVectors, burnTx, crashChain, replayDump, vectorChain, verifiedByLibrary, VECTOR_BLOCKS } from '../testing/index-vectors.js';
-import { charmOutputs, librarySpellCheck } from './block-write.js';
+import { charmOutputs, librarySpellCheck, type SpellCheck } from './block-write.js';
+import { CharmsError } from '../errors.js';
+import { toHex } from '../util/bytes.js';
 import { Follower } from './follower.js';
 import { MempoolOverlay } from './mempool.js';
 import type { IndexStore } from './store.js';
@@ -250,6 +252,36 @@ for (const name of ENGINES) {
       chain.mempoolAdd(burnTx(spellTx.txid, 0, 7));
       await pool.refresh(chain);
       assert.ok(pool.spender(spellTx.txid, 0));
+    } finally {
+      await store.close();
+    }
+  });
+
+  test(`${name}: a block's verification that fails ahead of its turn (threads busy) is tried again, not reported`, async (t) => {
+    if (!sharedOrSkip(t)) return;
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const { chain } = crashChain(10);
+    const store = await e.open(await e.newDb());
+    const inner = librarySpellCheck(false);
+    const refused = new Set<string>();
+    let refusals = 0;
+    // every batch of candidates is refused the first time it is asked for, as a full pool would
+    const busyOnce: SpellCheck = async (raws) => {
+      const key = raws.map((r) => toHex(r)).join();
+      if (!refused.has(key)) {
+        refused.add(key);
+        refusals++;
+        throw new CharmsError('SERVER_BUSY', 'spell verification is busy');
+      }
+      return inner(raws);
+    };
+    const f = new Follower(store, chain, { startHeight: 1, check: busyOnce, fetchAhead: 4, commitBlocks: 8 });
+    try {
+      await synced(f);
+      assert.ok(refusals > 0, 'some verification was refused');
+      assert.equal((await store.tip())?.hash, chain.best[chain.height], 'at the node tip');
+      assert.equal(await store.dump(), await replayDump(e, chain), 'equals a one-block-at-a-time replay');
     } finally {
       await store.close();
     }

@@ -175,7 +175,8 @@ export class Follower {
       }
       const b = block!;
       if (this.batch.length === 0) this.batchSince = this.now();
-      this.batch.push(await fetchedWrite!);
+      // a verification that failed ahead of its turn (e.g. the threads were busy) is tried once more now
+      this.batch.push(await fetchedWrite!.catch(() => blockWrite(b, next, this.o.check)));
       tip = { height: next, hash: b.header.hash, prevHash: b.header.prevHash, time: b.header.time };
       // far behind: more blocks join this transaction; near the tip each block is committed alone
       const far = node.height - next >= this.commitBlocks;
