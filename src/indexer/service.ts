@@ -126,13 +126,15 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     {
       state: () => {
         const v = o.store.dataVersion();
-        return v === undefined ? undefined : `${v}:${mempool?.generation ?? 0}`;
+        const of = (n: number | undefined) => (n === undefined ? undefined : `${n}:${mempool?.generation ?? 0}`);
+        return typeof v === 'object' ? v.then(of) : of(v);
       },
       cacheable: (path) => STATE_ONLY.test(path) || (!o.btcSource?.addressUtxos && BALANCE.test(path)),
       maxBytes: o.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES,
     },
   );
-  const query = queryHandler({ source: o.txSource, mock: o.mock, log, cache: o.cache });
+  // GET/PUT /spells/<txid> verify their spells on the same threads as the follower
+  const query = queryHandler({ source: o.txSource, mock: o.mock, log, cache: o.cache, verifyOffThread: verifyPool?.check });
   const server = await listenDual(indexServiceHandler(api, query), {
     host: o.host ?? '0.0.0.0',
     port: o.port ?? DEFAULT_INDEX_PORT,
