@@ -32,6 +32,14 @@ export interface AnswerCacheOptions {
   maxBytes: number;
 }
 
+/** Answers their handler marked as not to be kept (they may be better when asked again). */
+const unkept = new WeakSet<Res>();
+/** Marks `res` as not to be kept by the answer cache (e.g. a fee list a bound left incomplete). */
+export function notKept(res: Res): Res {
+  unkept.add(res);
+  return res;
+}
+
 /** A computed answer that is not kept (not a 200 JSON answer): handed to every waiter as is. */
 class NotKept {
   constructor(readonly res: Res) {}
@@ -57,7 +65,7 @@ export function cachedAnswers(next: Handler, o: AnswerCacheOptions): Handler {
     try {
       const body = await kept.getOrCompute(key, async () => {
         const res = await next(req);
-        if (res.status !== 200 || res.body === undefined || !sameHeaders(res.headers, JSON_HEADERS)) throw new NotKept(res);
+        if (res.status !== 200 || res.body === undefined || unkept.has(res) || !sameHeaders(res.headers, JSON_HEADERS)) throw new NotKept(res);
         return typeof res.body === 'string' ? Buffer.from(res.body) : res.body;
       });
       return { status: 200, headers: { ...JSON_HEADERS }, body };

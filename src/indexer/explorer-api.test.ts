@@ -10,11 +10,13 @@ import { h1 } from '../testing/http.js';
 import { spendTx } from '../testing/vector-chain.js';
 import { bitcoinVectors } from '../testing/index-vectors.js';
 import { chip420Meta, explorerApiHandler, MAX_FEE_READS_PER_REQUEST } from './explorer-api.js';
+import { cachedAnswers } from './answer-cache.js';
 import { ValueMap } from '../codec/value.js';
 import { FakeBitcoind } from '../testing/fake-bitcoind.js';
 import { fromHex } from '../util/bytes.js';
 import type { IndexService } from './service.js';
 import type { SourceConfig } from '../settings/settings.js';
+import type { BtcSource } from '../sources/btc-source.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -594,5 +596,72 @@ test('wallet/transactions entries: the fee /wallet/tx gives, within a bound of u
     assert.equal(fake.requests.filter((r) => r === `/esplora/tx/${spend.txid}`).length, asked);
   } finally {
     await s.close();
+  }
+});
+
+test('wallet/transactions fees: at most MAX_FEE_READS_PER_REQUEST upstream reads per request; the rest on the next request', async (t) => {
+  const e = await engines.engine('sqlite', t);
+  if (!e) return;
+  const store = await e.open(await e.newDb());
+  try {
+    const script = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(7)]);
+    const n = MAX_FEE_READS_PER_REQUEST + 10;
+    const txid = (i: number) => i.toString(16).padStart(64, '0');
+    await store.applyBlock({
+      height: 1,
+      hash: 'aa'.repeat(32),
+      prevHash: '00'.repeat(32),
+      time: 1,
+      spellTxs: [],
+      outputs: Array.from({ length: n }, (_, i) => ({
+        txid: txid(i + 1),
+        txIndex: i + 1,
+        vout: 0,
+        app: `t/${'11'.repeat(32)}/${'22'.repeat(32)}`,
+        amount: 5n,
+        data: null,
+        script,
+        sats: 1000n,
+      })),
+      inputs: [],
+    });
+    const asked: string[] = [];
+    // an Esplora-like BTC source: one read per fee
+    const btc = {
+      name: 'counting',
+      kind: 'esplora',
+      txFee: async (id: string) => (asked.push(id), BigInt(Number.parseInt(id.slice(-4), 16))),
+    } as unknown as BtcSource;
+    // behind an answer cache whose state never moves: only complete answers may be kept
+    const handler = cachedAnswers(explorerApiHandler({ store, btc, network: 'regtest' }), { state: () => 'one', cacheable: () => true, maxBytes: 1 << 20 });
+    const list = async () => {
+      const res = await handler({
+        method: 'GET',
+        path: `/v1/wallet/transactions/${scriptToAddress(script, 'regtest')}`,
+        query: new URLSearchParams({ page_size: '100' }),
+        headers: {},
+        body: async () => new Uint8Array(),
+      });
+      assert.equal(res.status, 200);
+      return { res, entries: JSON.parse(Buffer.from(res.body!).toString()).transactions as Any[] };
+    };
+    const first = await list();
+    assert.equal(first.entries.length, n);
+    assert.equal(asked.length, MAX_FEE_READS_PER_REQUEST, 'the bound of one request');
+    const left = first.entries.filter((x) => x.fee === null);
+    assert.equal(left.length, 10);
+    for (const x of left) assert.match(x.fee_unavailable, /bound of \d+ upstream reads for fees is spent/);
+    for (const x of first.entries.filter((y) => y.fee !== null)) assert.deepEqual([x.fee, x.fee_unavailable], [Number.parseInt(x.txid.slice(-4), 16), null]);
+    // the next request reads only the fees still missing
+    const second = await list();
+    assert.equal(asked.length, n);
+    assert.equal(new Set(asked).size, n, 'no fee read twice');
+    assert.ok(second.entries.every((x) => x.fee === Number.parseInt(x.txid.slice(-4), 16) && x.fee_unavailable === null));
+    // the complete answer is kept: no read, the same bytes
+    const third = await list();
+    assert.equal(asked.length, n);
+    assert.equal(Buffer.from(third.res.body!).toString(), Buffer.from(second.res.body!).toString());
+  } finally {
+    await store.close();
   }
 });

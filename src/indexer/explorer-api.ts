@@ -28,6 +28,7 @@ import type { Handler, Req, Res } from '../infra/http.js';
 import { silentLogger, type Logger } from '../infra/log.js';
 import type { BlockSource } from '../sources/block-source.js';
 import type { AddressUtxo, BtcSource } from '../sources/btc-source.js';
+import { notKept } from './answer-cache.js';
 import { addressScript, addrNet, answeredUncached, chainName, MAX_BATCH, ok, RawJson, type J } from './api.js';
 import type { MempoolOverlay } from './mempool.js';
 import type { CharmOutputRow, CharmOutputWrite, IndexStore } from './store.js';
@@ -821,8 +822,8 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
 }
 
 /** Satoshis as a BTC decimal with 8 places, written exactly (Bitcoin Core's `value`). */
-/** `res`, marked not to be kept (answer cache, HTTP caches) unless `complete`. */
-const keptIf = (complete: boolean, res: Res): Res => (complete ? res : { ...res, headers: { ...res.headers, 'cache-control': 'no-store' } });
+/** `res`, marked not to be kept by the answer cache unless `complete`. */
+const keptIf = (complete: boolean, res: Res): Res => (complete ? res : notKept(res));
 
 function btcText(sats: bigint): string {
   const s = sats.toString().padStart(9, '0');

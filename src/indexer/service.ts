@@ -75,7 +75,11 @@ function indexServiceHandler(api: Handler, query: Handler): Handler {
   return (req) => (req.path.startsWith('/v1/') ? api(req) : query(req));
 }
 
-/** GET paths whose answers depend on the index state only (no node, no BTC source, no clock). */
+/**
+ * GET paths whose answers depend on the index state only (no node, no BTC source, no clock).
+ * `/wallet/transactions`' fees come from the sources but never change for a txid; an answer that
+ * lacks one the sources may still give is marked `notKept`.
+ */
 const STATE_ONLY =
   /^\/v1\/(addresses\/[^/]+\/(balances|utxos|history)|outputs\/[^/]+|txs\/[^/]+|apps\/.+|wallet\/(charms|transactions)\/[^/]+|transactions\/[^/]+|assets\/reference-nft\/[^/]+)$/;
 /** `/v1/wallet/balance/{a}` carries the BTC source's UTXOs when there is one. */

@@ -144,6 +144,18 @@ test('the spell-query routes verify on the pool (as in charms index) and answer 
       await pool.close();
     }
   }
+  // threads too busy to take the batch (SERVER_BUSY): verified on the event loop, the same answers
+  const busy = new SpellVerifyPool({ size: 1, mock: false, maxQueued: 0 });
+  try {
+    const some = all.slice(0, 12);
+    const pooled = queryHandler({ verifyOffThread: busy.check });
+    const got = (await Promise.all(some.map((raw) => pooled(put(raw))))).map(answer);
+    const want = (await Promise.all(some.map((raw) => queryHandler()(put(raw))))).map(answer);
+    assert.deepEqual(got, want);
+    assert.ok(got.some((g) => g.status === 200));
+  } finally {
+    await busy.close();
+  }
 });
 
 test('a thread that crashes or exits is replaced; a batch that fails twice fails with a clear error', async (t) => {
