@@ -64,7 +64,12 @@ export const indexOptions = [
     help: 'Threads verifying spells off the event loop (env INDEX_VERIFY_WORKERS; default: the cores; 0: on the event loop)',
   },
   { name: 'poll-interval', value: 'SECONDS', default: '5', help: 'How often the node is polled (also with ZMQ)' },
-  { name: 'fetch-ahead', value: 'BLOCKS', default: '4', help: 'Blocks fetched while one is verified and written (memory: up to this many blocks)' },
+  {
+    name: 'fetch-ahead',
+    value: 'BLOCKS',
+    default: '4',
+    help: 'Blocks fetched while one is verified and written; their spells are verified while they wait (memory: up to this many blocks)',
+  },
   {
     name: 'commit-blocks',
     value: 'BLOCKS',

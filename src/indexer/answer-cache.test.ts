@@ -11,6 +11,7 @@ import { sharedOrSkip } from '../testing/shared.js';
 import { cachedAnswers } from './answer-cache.js';
 import { ok } from './api.js';
 import { startIndexService, type IndexService } from './service.js';
+import type { IndexStore } from './store.js';
 
 const req = (path: string, method = 'GET'): Req => ({
   method,
@@ -70,9 +71,15 @@ test('answer cache: bounded in bytes, least recently used first out', async () =
 const engines = new TestEngines();
 after(() => engines.close());
 
-async function service(e: TestEngine, chain: MemoryChain, db: string, o: { answerCacheBytes?: number; apiOnly?: boolean } = {}): Promise<IndexService> {
+async function service(
+  e: TestEngine,
+  chain: MemoryChain,
+  db: string,
+  o: { answerCacheBytes?: number; apiOnly?: boolean } = {},
+): Promise<IndexService & { store: IndexStore }> {
+  const store = await e.open(db, o.apiOnly ? { mode: 'reader' } : {});
   const svc = await startIndexService({
-    store: await e.open(db, o.apiOnly ? { mode: 'reader' } : {}),
+    store,
     source: chain,
     apiOnly: o.apiOnly ?? false,
     mock: false,
@@ -86,7 +93,7 @@ async function service(e: TestEngine, chain: MemoryChain, db: string, o: { answe
   });
   await svc.follower?.syncOnce();
   await svc.follower?.syncOnce(); // the mempool refresh after a settled tip
-  return svc;
+  return { ...svc, store };
 }
 
 for (const name of ENGINES) {
@@ -111,7 +118,13 @@ for (const name of ENGINES) {
     const cached = await service(e, chain, db);
     const plain = await service(e, chain, await e.newDb(), { answerCacheBytes: 0 });
     // an --api-only reader of the cached index's database: the writer's commits come from another connection
-    const reader = name === 'sqlite' ? await service(e, chain, db, { apiOnly: true }) : undefined;
+    const reader = await service(e, chain, db, { apiOnly: true });
+    /** The state the caches key on: told (so answers are kept), and moved by the writer's commits. */
+    const versions = async () => {
+      const both = [await cached.store.dataVersion(), await reader.store.dataVersion()];
+      for (const v of both) assert.equal(typeof v, 'number', 'the index state is told: answers are kept');
+      return both;
+    };
     const sync = async () => {
       for (const s of [cached, plain]) {
         await s.follower!.syncOnce();
@@ -125,22 +138,27 @@ for (const name of ENGINES) {
         const want = await h1(plain.server.port, 'GET', p);
         assert.equal(want.status, 200, p);
         for (let k = 0; k < 2; k++) assert.equal((await h1(cached.server.port, 'GET', p)).body.toString(), want.body.toString(), p);
-        if (reader && confirmedOnly) assert.equal((await h1(reader.server.port, 'GET', p)).body.toString(), want.body.toString(), `api-only ${p}`);
+        if (confirmedOnly) assert.equal((await h1(reader.server.port, 'GET', p)).body.toString(), want.body.toString(), `api-only ${p}`);
         out.push(want.body.toString());
       }
       return out;
     };
     try {
       const start = await answers(true);
+      const v0 = await versions();
       // a block spending the token output
       const burn = burnTx(tokenTx.txid, 0, 9);
       chain.mine([burn]);
       await sync();
+      const v1 = await versions();
+      assert.ok(v1[0] !== v0[0] && v1[1] !== v0[1], 'the block moved both states');
       const spent = await answers(true);
       assert.notEqual(spent[0], start[0], 'the balances moved with the block');
       // a reorg replaces that block by an empty one: unspent again
       chain.reorg(1, [[]]);
       await sync();
+      const v2 = await versions();
+      assert.ok(v2[0] !== v1[0] && v2[1] !== v1[1], 'the reorg moved both states');
       const back = await answers(true);
       // the reorg undid the spend (the wallet's transaction list differs: one more confirmation)
       assert.deepEqual(back.slice(0, 6), start.slice(0, 6), 'the reorg undid the spend');
@@ -152,7 +170,7 @@ for (const name of ENGINES) {
       assert.notEqual(pending[0], start[0], 'the balances moved with the mempool');
       assert.match(pending[0]!, /"unconfirmed_out":"[1-9]/);
     } finally {
-      await reader?.close();
+      await reader.close();
       await cached.close();
       await plain.close();
     }

@@ -6,9 +6,13 @@
  * SQLite file) and the mempool overlay's generation (it moves with every change); a new state
  * drops every kept answer at once. Concurrent identical requests share one computation.
  *
+ * On PostgreSQL the writer counts its own commits; an `--api-only` reader (another process
+ * writes) asks the database per request for the data version the writer moves in each block
+ * transaction (pg-driver.ts: one small read shared by concurrent requests), so a kept answer is
+ * never older than what a fresh query would see.
+ *
  * Only 200 answers are kept (errors are cheap and would let a client fill the cache with junk
- * keys), bounded in bytes (least recently used first out). PostgreSQL has no cheap data version,
- * so its answers are not cached.
+ * keys), bounded in bytes (least recently used first out).
  */
 import { MemoryCache } from '../infra/cache.js';
 import type { Handler, Req, Res } from '../infra/http.js';
@@ -18,11 +22,22 @@ import { JSON_HEADERS } from './api.js';
 export const DEFAULT_ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
 
 export interface AnswerCacheOptions {
-  /** The index state, or undefined when it cannot be told (then nothing is cached). */
-  state(): string | undefined;
+  /**
+   * The index state as of the call (a promise when it takes a round trip), or undefined when it
+   * cannot be told (then nothing is cached).
+   */
+  state(): string | undefined | Promise<string | undefined>;
   /** Whether the answer to GET `path` depends on the index state only. */
   cacheable(path: string): boolean;
   maxBytes: number;
+}
+
+/** Answers their handler marked as not to be kept (they may be better when asked again). */
+const unkept = new WeakSet<Res>();
+/** Marks `res` as not to be kept by the answer cache (e.g. a fee list a bound left incomplete). */
+export function notKept(res: Res): Res {
+  unkept.add(res);
+  return res;
 }
 
 /** A computed answer that is not kept (not a 200 JSON answer): handed to every waiter as is. */
@@ -37,7 +52,8 @@ export function cachedAnswers(next: Handler, o: AnswerCacheOptions): Handler {
   let kept: MemoryCache | undefined;
   return async (req: Req): Promise<Res> => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || !o.cacheable(req.path)) return next(req);
-    const now = o.state();
+    const asked = o.state();
+    const now = typeof asked === 'object' ? await asked : asked;
     if (now === undefined) return next(req);
     if (now !== state || !kept) {
       // a computation still running for the old state finishes into the old cache, which is gone
@@ -49,7 +65,7 @@ export function cachedAnswers(next: Handler, o: AnswerCacheOptions): Handler {
     try {
       const body = await kept.getOrCompute(key, async () => {
         const res = await next(req);
-        if (res.status !== 200 || res.body === undefined || !sameHeaders(res.headers, JSON_HEADERS)) throw new NotKept(res);
+        if (res.status !== 200 || res.body === undefined || unkept.has(res) || !sameHeaders(res.headers, JSON_HEADERS)) throw new NotKept(res);
         return typeof res.body === 'string' ? Buffer.from(res.body) : res.body;
       });
       return { status: 200, headers: { ...JSON_HEADERS }, body };

@@ -9,12 +9,14 @@ import { sharedOrSkip } from '../testing/shared.js';
 import { h1 } from '../testing/http.js';
 import { spendTx } from '../testing/vector-chain.js';
 import { bitcoinVectors } from '../testing/index-vectors.js';
-import { chip420Meta, explorerApiHandler } from './explorer-api.js';
+import { chip420Meta, explorerApiHandler, MAX_FEE_READS_PER_REQUEST } from './explorer-api.js';
+import { cachedAnswers } from './answer-cache.js';
 import { ValueMap } from '../codec/value.js';
 import { FakeBitcoind } from '../testing/fake-bitcoind.js';
 import { fromHex } from '../util/bytes.js';
 import type { IndexService } from './service.js';
 import type { SourceConfig } from '../settings/settings.js';
+import type { BtcSource } from '../sources/btc-source.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -526,6 +528,8 @@ test('wallet/tx: fee from Esplora or from the previous outputs on a node, null w
     for (const tx of [viaEsplora, viaNode]) {
       // 15 000 in, 12 000 out: Bitcoin Core's `fee` in BTC
       assert.deepEqual([tx.fee, tx.fee_sats, tx.fee_unavailable], [0.00003, 3000, null]);
+      // not a charm transaction, so not in the index: the confirmations are the BTC source's
+      assert.deepEqual([tx.confirmations, tx.block_height], [1, null]);
       assert.deepEqual(tx.outputs[0].script_pubkey, {
         asm: '0 751e76e8199196d454941c45d1b3a323f1433bd6',
         hex: '0014751e76e8199196d454941c45d1b3a323f1433bd6',
@@ -537,6 +541,7 @@ test('wallet/tx: fee from Esplora or from the previous outputs on a node, null w
     for (const get of [esplora, rpc]) {
       const f = await get(funding.txid);
       assert.deepEqual([f.fee, f.fee_sats], [null, null]);
+      assert.equal(f.confirmations, 2);
       assert.match(f.fee_unavailable, /previous transaction e{64} is unknown/);
       const cb = await get(coinbase);
       assert.deepEqual([cb.fee, cb.fee_unavailable], [null, 'coinbase: no fee']);
@@ -544,5 +549,119 @@ test('wallet/tx: fee from Esplora or from the previous outputs on a node, null w
   } finally {
     for (const s of services) await s.close();
     await fake.stop();
+  }
+});
+
+test('wallet/transactions entries: the fee /wallet/tx gives, within a bound of upstream reads per request; found fees kept', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const s = await setup(t);
+  if (!s) return;
+  const { fake, port } = s;
+  try {
+    const order = bitcoinVectors().get('2efcde0d')!;
+    const orderAddr = addrOf(order.raw, 0);
+    // a block spending the order output: an "out" entry whose previous transaction the node has
+    const spend = spendTx([{ txid: order.txid, vout: 0 }], {
+      tag: 43,
+      outputs: [{ value: 100n, script: fromHex('0014751e76e8199196d454941c45d1b3a323f1433bd6') }],
+    });
+    fake.mine([spend.bytes]);
+    await s.svc.follower!.syncOnce();
+    await s.svc.follower!.syncOnce();
+    const paid = parseTx(order.raw).outputs[0]!.value - 100n;
+
+    const reads = () => fake.requests.length + [...fake.calls.values()].reduce((a, b) => a + b, 0);
+    const before = reads();
+    const list = await h1(port, 'GET', `/v1/wallet/transactions/${orderAddr}`);
+    assert.equal(list.status, 200);
+    assert.ok(reads() - before <= MAX_FEE_READS_PER_REQUEST, `upstream reads of one request: ${reads() - before}`);
+    const entries = json(list.body).transactions as Any[];
+    const out = entries.find((x) => x.txid === spend.txid);
+    assert.deepEqual([out.direction, out.fee, out.fee_unavailable], ['out', Number(paid), null], 'fee in sats, as amount');
+    const inEntry = entries.find((x) => x.txid === order.txid);
+    assert.equal(inEntry.fee, null);
+    assert.match(inEntry.fee_unavailable, /previous transaction [0-9a-f]{64} is unknown/);
+    // the same figure and reason as /wallet/tx
+    for (const e of entries) {
+      const one = json((await h1(port, 'GET', `/v1/wallet/tx/${e.txid}`)).body);
+      assert.deepEqual([e.fee, e.fee_unavailable], [one.fee_sats, one.fee_unavailable], e.txid);
+    }
+    // the batch route gives the same entries; the spend's fee was kept (no new upstream read for it)
+    const asked = fake.requests.filter((r) => r === `/esplora/tx/${spend.txid}`).length;
+    const batch = json((await h1(port, 'POST', '/v1/wallet/transactions/batch', JSON.stringify({ addresses: [orderAddr] }))).body);
+    assert.deepEqual(
+      (batch.results[orderAddr].transactions as Any[]).map((x) => [x.txid, x.fee, x.fee_unavailable]),
+      entries.map((x) => [x.txid, x.fee, x.fee_unavailable]),
+    );
+    assert.equal(fake.requests.filter((r) => r === `/esplora/tx/${spend.txid}`).length, asked);
+  } finally {
+    await s.close();
+  }
+});
+
+test('wallet/transactions fees: at most MAX_FEE_READS_PER_REQUEST upstream reads per request; the rest on the next request', async (t) => {
+  const e = await engines.engine('sqlite', t);
+  if (!e) return;
+  const store = await e.open(await e.newDb());
+  try {
+    const script = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(7)]);
+    const n = MAX_FEE_READS_PER_REQUEST + 10;
+    const txid = (i: number) => i.toString(16).padStart(64, '0');
+    await store.applyBlock({
+      height: 1,
+      hash: 'aa'.repeat(32),
+      prevHash: '00'.repeat(32),
+      time: 1,
+      spellTxs: [],
+      outputs: Array.from({ length: n }, (_, i) => ({
+        txid: txid(i + 1),
+        txIndex: i + 1,
+        vout: 0,
+        app: `t/${'11'.repeat(32)}/${'22'.repeat(32)}`,
+        amount: 5n,
+        data: null,
+        script,
+        sats: 1000n,
+      })),
+      inputs: [],
+    });
+    const asked: string[] = [];
+    // an Esplora-like BTC source: one read per fee
+    const btc = {
+      name: 'counting',
+      kind: 'esplora',
+      txFee: async (id: string) => (asked.push(id), BigInt(Number.parseInt(id.slice(-4), 16))),
+    } as unknown as BtcSource;
+    // behind an answer cache whose state never moves: only complete answers may be kept
+    const handler = cachedAnswers(explorerApiHandler({ store, btc, network: 'regtest' }), { state: () => 'one', cacheable: () => true, maxBytes: 1 << 20 });
+    const list = async () => {
+      const res = await handler({
+        method: 'GET',
+        path: `/v1/wallet/transactions/${scriptToAddress(script, 'regtest')}`,
+        query: new URLSearchParams({ page_size: '100' }),
+        headers: {},
+        body: async () => new Uint8Array(),
+      });
+      assert.equal(res.status, 200);
+      return { res, entries: JSON.parse(Buffer.from(res.body!).toString()).transactions as Any[] };
+    };
+    const first = await list();
+    assert.equal(first.entries.length, n);
+    assert.equal(asked.length, MAX_FEE_READS_PER_REQUEST, 'the bound of one request');
+    const left = first.entries.filter((x) => x.fee === null);
+    assert.equal(left.length, 10);
+    for (const x of left) assert.match(x.fee_unavailable, /bound of \d+ upstream reads for fees is spent/);
+    for (const x of first.entries.filter((y) => y.fee !== null)) assert.deepEqual([x.fee, x.fee_unavailable], [Number.parseInt(x.txid.slice(-4), 16), null]);
+    // the next request reads only the fees still missing
+    const second = await list();
+    assert.equal(asked.length, n);
+    assert.equal(new Set(asked).size, n, 'no fee read twice');
+    assert.ok(second.entries.every((x) => x.fee === Number.parseInt(x.txid.slice(-4), 16) && x.fee_unavailable === null));
+    // the complete answer is kept: no read, the same bytes
+    const third = await list();
+    assert.equal(asked.length, n);
+    assert.equal(Buffer.from(third.res.body!).toString(), Buffer.from(second.res.body!).toString());
+  } finally {
+    await store.close();
   }
 });

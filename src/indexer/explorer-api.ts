@@ -28,6 +28,7 @@ import type { Handler, Req, Res } from '../infra/http.js';
 import { silentLogger, type Logger } from '../infra/log.js';
 import type { BlockSource } from '../sources/block-source.js';
 import type { AddressUtxo, BtcSource } from '../sources/btc-source.js';
+import { notKept } from './answer-cache.js';
 import { addressScript, addrNet, answeredUncached, chainName, MAX_BATCH, ok, RawJson, type J } from './api.js';
 import type { MempoolOverlay } from './mempool.js';
 import type { CharmOutputRow, CharmOutputWrite, IndexStore } from './store.js';
@@ -41,6 +42,20 @@ const MAX_TX_PAGE = 100;
 const MAX_HISTORY = 10_000;
 /** Distinct previous transactions read to compute one fee from a node (bounded work per request). */
 const MAX_FEE_PREV_TXS = 25;
+/**
+ * Upstream reads (the BTC source's `/tx/:txid`, the node's transactions) one transaction-list
+ * request may spend on its entries' fees; entries past it say so and the answer is not kept.
+ */
+export const MAX_FEE_READS_PER_REQUEST = 60;
+/** Fees found, by txid (a txid commits to the inputs and outputs, so its fee never changes). */
+const MAX_KEPT_FEES = 50_000;
+
+/** A fee in sats, or null with the reason; `retry` when asking again may find it (a source failed, the bound was spent). */
+interface Fee {
+  sats: bigint | null;
+  unavailable: string | null;
+  retry?: true;
+}
 
 export interface ExplorerApiOptions {
   store: IndexStore;
@@ -162,6 +177,7 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
   const utxoSource = btc?.addressUtxos ? btc.kind : 'none';
 
   const scriptOf = (address: unknown): Uint8Array => addressScript(address, chain, o.network);
+  const keptFees = new Map<string, bigint>();
 
   const checkNetwork = (n: unknown): void => {
     if (n === undefined || n === null) return;
@@ -351,6 +367,7 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
         direction: 'in',
         amount: num([...sats.values()].reduce((a, b) => a + b, 0n)),
         fee: null,
+        fee_unavailable: null,
         block_height: null,
         block_time: null,
         confirmations: 0,
@@ -377,6 +394,7 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
         direction: received ? 'in' : 'out',
         amount: num([...sats.values()].reduce((a, b) => a + b, 0n)),
         fee: null,
+        fee_unavailable: null,
         block_height: h.height,
         block_time: times.get(h.height) ?? null,
         confirmations: tip === undefined ? null : tip - h.height + 1,
@@ -421,21 +439,46 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
   /**
    * A transaction's fee: Esplora's figure when the BTC source is Esplora, else the sum of its
    * previous outputs (read from the chain source, at most MAX_FEE_PREV_TXS transactions) minus its
-   * outputs. Never guessed: null with the reason when neither can say.
+   * outputs. Never guessed: null with the reason when neither can say. `tx` absent: read from the
+   * chain source when needed. `budget`: upstream reads this may still spend (each one takes one).
    */
-  async function txFee(txid: string, tx: BitcoinTx): Promise<{ sats: bigint | null; unavailable: string | null }> {
+  async function txFee(txid: string, tx: BitcoinTx | undefined, budget?: { left: number }): Promise<Fee> {
     const none = (why: string) => ({ sats: null, unavailable: why });
-    const first = tx.inputs[0];
-    if (tx.inputs.length === 1 && first && first.vout === 0xffffffff && first.txid.every((b) => b === 0)) return none('coinbase: no fee');
+    const kept = keptFees.get(txid);
+    if (kept !== undefined) return { sats: kept, unavailable: null };
+    const spent = (): Fee => ({
+      sats: null,
+      unavailable: `this request's bound of ${MAX_FEE_READS_PER_REQUEST} upstream reads for fees is spent: ask again (fees found are kept) or GET /v1/wallet/tx/${txid}`,
+      retry: true,
+    });
+    const take = (): boolean => !budget || budget.left-- > 0;
+    const found = (sats: bigint): Fee => {
+      if (keptFees.size >= MAX_KEPT_FEES) keptFees.delete(keptFees.keys().next().value as string);
+      keptFees.set(txid, sats);
+      return { sats, unavailable: null };
+    };
+    const isCoinbase = (t: BitcoinTx) => t.inputs.length === 1 && t.inputs[0]!.vout === 0xffffffff && t.inputs[0]!.txid.every((b) => b === 0);
+    if (tx && isCoinbase(tx)) return none('coinbase: no fee');
     try {
-      const fee = await btc?.txFee?.(txid);
-      if (fee !== undefined) return { sats: fee, unavailable: null };
+      if (btc?.txFee) {
+        if (!take()) return spent();
+        const fee = await btc.txFee(txid);
+        if (fee !== undefined) return found(fee);
+      }
       const src = o.source;
       if (!src) return none('no source for the previous outputs');
+      if (!tx) {
+        if (!take()) return spent();
+        const raw = await src.rawTx(txid);
+        if (!raw) return none(`transaction ${txid} is unknown to ${src.name}`);
+        tx = parseTx(raw);
+        if (isCoinbase(tx)) return none('coinbase: no fee');
+      }
       const prevIds = [...new Set(tx.inputs.map((i) => txidToDisplay(i.txid)))];
       if (prevIds.length > MAX_FEE_PREV_TXS) return none(`spends outputs of ${prevIds.length} transactions (more than ${MAX_FEE_PREV_TXS} are not read)`);
       const values = new Map<string, bigint[]>();
       for (const p of prevIds) {
+        if (!take()) return spent();
         const prev = await src.rawTx(p);
         if (!prev) return none(`previous transaction ${p} is unknown to ${src.name}`);
         values.set(
@@ -450,10 +493,35 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
         sum += v;
       }
       const paid = sum - tx.outputs.reduce((a, x) => a + x.value, 0n);
-      return paid < 0n ? none('outputs exceed inputs') : { sats: paid, unavailable: null };
+      return paid < 0n ? none('outputs exceed inputs') : found(paid);
     } catch (e) {
       log.warn('fee unavailable', { txid, error: (e as Error).message });
-      return none(`the source failed (${e instanceof CharmsError ? e.code : 'INTERNAL'}): retry`);
+      return { ...none(`the source failed (${e instanceof CharmsError ? e.code : 'INTERNAL'}): retry`), retry: true };
+    }
+  }
+
+  /**
+   * `fee` (sats, as `amount`) and `fee_unavailable` of transaction list entries, within `budget`
+   * upstream reads; false when some entry may get its fee when asked again (then the answer is
+   * not kept).
+   */
+  async function withFees(items: Record<string, J>[], budget: { left: number }): Promise<boolean> {
+    let complete = true;
+    for (const it of items) {
+      const f = await txFee(it.txid as string, undefined, budget);
+      it.fee = f.sats === null ? null : num(f.sats);
+      it.fee_unavailable = f.unavailable;
+      if (f.retry) complete = false;
+    }
+    return complete;
+  }
+
+  async function btcConfirmations(txid: string): Promise<number | undefined> {
+    try {
+      return await btc?.txConfirmations?.(txid);
+    } catch (e) {
+      log.warn('confirmations unavailable', { txid, error: (e as Error).message });
+      return undefined;
     }
   }
 
@@ -465,6 +533,8 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
     const tip = await tipHeight();
     const block = height === undefined ? undefined : await store.blockAt(height);
     const pending = height === undefined && mempool?.get(txid) !== undefined;
+    // a transaction the index does not hold: the BTC source's count, where it can tell
+    const told = height === undefined && !pending ? await btcConfirmations(txid) : undefined;
     return {
       txid,
       version: tx.version,
@@ -476,8 +546,9 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
       fee: fee.sats === null ? null : new RawJson(btcText(fee.sats)),
       fee_sats: fee.sats === null ? null : num(fee.sats),
       fee_unavailable: fee.unavailable,
-      // known for charm transactions the index holds and for mempool ones; otherwise null (not invented)
-      confirmations: height !== undefined && tip !== undefined ? tip - height + 1 : pending ? 0 : null,
+      // known for charm transactions the index holds, for mempool ones, and for others where the
+      // BTC source can tell; otherwise null (not invented)
+      confirmations: height !== undefined && tip !== undefined ? tip - height + 1 : pending ? 0 : (told ?? null),
       block_hash: block?.hash ?? null,
       block_height: height ?? null,
       time: block?.time ?? null,
@@ -528,10 +599,14 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
         if (typeof ps !== 'number' || !Number.isInteger(ps) || ps < 1 || ps > MAX_TX_PAGE) throw bad(`page_size: expected an integer from 1 to ${MAX_TX_PAGE}`);
         const since = body.since_block ?? undefined;
         if (since !== undefined && (typeof since !== 'number' || !Number.isInteger(since) || since < 0)) throw bad('since_block: expected a block height');
+        const budget = { left: MAX_FEE_READS_PER_REQUEST };
+        let complete = true;
         for (const a of addrs) {
           const t = await addressTxs(a, ps, since as number | undefined);
+          if (!(await withFees(t.items, budget))) complete = false;
           results[a] = { transactions: t.items, total: t.total, last_block: t.tip ?? null };
         }
+        return keptIf(complete, ok({ results }));
       }
       return ok({ results });
     }
@@ -583,15 +658,20 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
       const page = intParam(req.query.get('page'), 'page', 1, 1_000_000) ?? 1;
       const size = intParam(req.query.get('page_size'), 'page_size', 1, MAX_TX_PAGE) ?? 50;
       const t = await addressTxs(address, Math.min(page * size, MAX_HISTORY));
-      return ok({
-        address,
-        network: o.network,
-        transactions: t.items.slice((page - 1) * size, page * size),
-        page,
-        page_size: size,
-        total: t.total,
-        total_pages: Math.ceil(t.total / size),
-      });
+      const transactions = t.items.slice((page - 1) * size, page * size);
+      const complete = await withFees(transactions, { left: MAX_FEE_READS_PER_REQUEST });
+      return keptIf(
+        complete,
+        ok({
+          address,
+          network: o.network,
+          transactions,
+          page,
+          page_size: size,
+          total: t.total,
+          total_pages: Math.ceil(t.total / size),
+        }),
+      );
     }
 
     if (p === '/v1/wallet/tip' && method === 'GET') {
@@ -742,6 +822,9 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
 }
 
 /** Satoshis as a BTC decimal with 8 places, written exactly (Bitcoin Core's `value`). */
+/** `res`, marked not to be kept by the answer cache unless `complete`. */
+const keptIf = (complete: boolean, res: Res): Res => (complete ? res : notKept(res));
+
 function btcText(sats: bigint): string {
   const s = sats.toString().padStart(9, '0');
   return `${s.slice(0, -8)}.${s.slice(-8)}`;

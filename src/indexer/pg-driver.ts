@@ -27,6 +27,11 @@ const unavailable = (url: string, e: unknown): CharmsError =>
 export class PgDriver implements Driver {
   readonly engine = 'postgres' as const;
   private readonly txs: TxQueue | undefined;
+  /** The writer's commits: no other process writes this database (the advisory lock). */
+  private commits = 0;
+  /** A reader's read of `meta.data_version` in flight, and the one queued behind it. */
+  private versionRead: Promise<number | undefined> | undefined;
+  private versionNext: Promise<number | undefined> | undefined;
 
   private constructor(
     private readonly url: string,
@@ -38,7 +43,10 @@ export class PgDriver implements Driver {
       w &&
       new TxQueue({
         begin: async () => void (await w.query('BEGIN')),
-        commit: async () => void (await w.query('COMMIT')),
+        commit: async () => {
+          await w.query('COMMIT');
+          this.commits++;
+        },
         rollback: async () => void (await w.query('ROLLBACK').catch(() => {})),
       });
   }
@@ -85,6 +93,37 @@ export class PgDriver implements Driver {
     } catch (e) {
       throw (e as { code?: string }).code === undefined ? unavailable(this.url, e) : e;
     }
+  }
+
+  /**
+   * The writer: its own commit count (no round trip; the answer cache's state). A reader: the
+   * writer's `meta.data_version` (store.ts moves it in every block transaction) read by a query
+   * sent after this call, so a commit that a fresh query would see is never missed; concurrent
+   * callers share it (one read in flight, callers arriving meanwhile share the next one).
+   * Undefined when the row is missing or the read fails (nothing is cached then).
+   */
+  dataVersion(): number | Promise<number | undefined> {
+    if (this.writer) return this.commits;
+    if (!this.versionRead) return this.readVersion();
+    this.versionNext ??= this.versionRead.then(() => {
+      this.versionNext = undefined;
+      return this.readVersion();
+    });
+    return this.versionNext;
+  }
+
+  private readVersion(): Promise<number | undefined> {
+    const p: Promise<number | undefined> = this.pool
+      .query("SELECT value FROM meta WHERE key = 'data_version'")
+      .then(
+        (r) => (r.rows[0] ? Number((r.rows[0] as { value: string }).value) : undefined),
+        () => undefined,
+      )
+      .finally(() => {
+        if (this.versionRead === p) this.versionRead = undefined;
+      });
+    this.versionRead = p;
+    return p;
   }
 
   transaction<T>(fn: (tx: TxDriver) => Promise<T>): Promise<T> {

@@ -53,5 +53,12 @@ CREATE TABLE reorgs (
   old_tip {BLOB} NOT NULL, new_tip {BLOB} NOT NULL);
 `;
 
-export const MIGRATIONS: readonly string[] = [V1];
+/**
+ * Version 2: the data version PostgreSQL readers ask (`meta.data_version`, moved by every block
+ * transaction and rollback, store.ts): a writer from before it would not move it, so it refuses
+ * this schema instead of leaving the answer caches of `--api-only` readers stale.
+ */
+const V2 = `INSERT INTO meta (key, value) VALUES ('data_version', '0') ON CONFLICT (key) DO NOTHING;`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2];
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -75,7 +75,11 @@ function indexServiceHandler(api: Handler, query: Handler): Handler {
   return (req) => (req.path.startsWith('/v1/') ? api(req) : query(req));
 }
 
-/** GET paths whose answers depend on the index state only (no node, no BTC source, no clock). */
+/**
+ * GET paths whose answers depend on the index state only (no node, no BTC source, no clock).
+ * `/wallet/transactions`' fees come from the sources but never change for a txid; an answer that
+ * lacks one the sources may still give is marked `notKept`.
+ */
 const STATE_ONLY =
   /^\/v1\/(addresses\/[^/]+\/(balances|utxos|history)|outputs\/[^/]+|txs\/[^/]+|apps\/.+|wallet\/(charms|transactions)\/[^/]+|transactions\/[^/]+|assets\/reference-nft\/[^/]+)$/;
 /** `/v1/wallet/balance/{a}` carries the BTC source's UTXOs when there is one. */
@@ -126,13 +130,15 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     {
       state: () => {
         const v = o.store.dataVersion();
-        return v === undefined ? undefined : `${v}:${mempool?.generation ?? 0}`;
+        const of = (n: number | undefined) => (n === undefined ? undefined : `${n}:${mempool?.generation ?? 0}`);
+        return typeof v === 'object' ? v.then(of) : of(v);
       },
       cacheable: (path) => STATE_ONLY.test(path) || (!o.btcSource?.addressUtxos && BALANCE.test(path)),
       maxBytes: o.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES,
     },
   );
-  const query = queryHandler({ source: o.txSource, mock: o.mock, log, cache: o.cache });
+  // GET/PUT /spells/<txid> verify their spells on the same threads as the follower
+  const query = queryHandler({ source: o.txSource, mock: o.mock, log, cache: o.cache, verifyOffThread: verifyPool?.check });
   const server = await listenDual(indexServiceHandler(api, query), {
     host: o.host ?? '0.0.0.0',
     port: o.port ?? DEFAULT_INDEX_PORT,

@@ -20,8 +20,8 @@ export interface Driver {
   all(sql: string, params?: unknown[]): Promise<Row[]>;
   /** Runs `fn` in one write transaction on the writer connection; rolled back when it throws. */
   transaction<T>(fn: (tx: TxDriver) => Promise<T>): Promise<T>;
-  /** See IndexStore.dataVersion (absent: the engine cannot tell cheaply). */
-  dataVersion?(): number;
+  /** See IndexStore.dataVersion (absent: the engine cannot tell). */
+  dataVersion?(): number | Promise<number | undefined>;
   close(): Promise<void>;
 }
 
@@ -248,10 +248,11 @@ export interface IndexStore {
   dump(): Promise<string>;
   /**
    * A number that changes whenever a commit (of any connection or process) may have changed what
-   * the reads answer; undefined when the engine cannot tell without a round trip (PostgreSQL).
-   * Answers cached under one version are stale once it moves (answer-cache.ts).
+   * the reads answer, as of this call: the SQLite engine's and a writer's are at hand; a PostgreSQL
+   * reader (`--api-only`, another process writes) reads `meta.data_version` (a promise); undefined
+   * when it cannot be told. Answers cached under one version are stale once it moves (answer-cache.ts).
    */
-  dataVersion(): number | undefined;
+  dataVersion(): number | Promise<number | undefined> | undefined;
   close(): Promise<void>;
 
   // ---- for the explorer-compatible API (explorer-api.ts)
@@ -435,6 +436,7 @@ export class SqlStore implements IndexStore {
           await this.writeBlock(tx, b, unspent);
           tip = { height: b.height, hash: b.hash };
         }
+        await this.moveDataVersion(tx);
       });
     } catch (e) {
       // the transaction rolled back: forget what these blocks changed in memory
@@ -541,6 +543,7 @@ export class SqlStore implements IndexStore {
           bytes(reorg.oldTip),
           bytes(reorg.newTip),
         ]);
+        await this.moveDataVersion(tx);
       });
     } finally {
       this.unspent = undefined;
@@ -648,7 +651,16 @@ export class SqlStore implements IndexStore {
     return lines.join('\n');
   }
 
-  dataVersion(): number | undefined {
+  /**
+   * PostgreSQL readers of another process learn of a commit from `meta.data_version`, moved in the
+   * same transaction: a reader that can see the new rows sees the new version. SQLite counts
+   * commits itself (PRAGMA data_version).
+   */
+  private async moveDataVersion(tx: TxDriver): Promise<void> {
+    if (this.d.engine === 'postgres') await tx.run("UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'data_version'");
+  }
+
+  dataVersion(): number | Promise<number | undefined> | undefined {
     return this.d.dataVersion?.();
   }
 

@@ -17,6 +17,9 @@ import { sharedOrSkip } from '../testing/shared.js';
 import { inThreadSpellCheck } from './block-write.js';
 import { revivedSpell, SpellVerifyPool } from './verify-pool.js';
 import { Tagged, ValueMap } from '../codec/value.js';
+import { identifyTx } from '../chains/detect.js';
+import type { Req, Res } from '../infra/http.js';
+import { queryHandler } from '../query/service.js';
 
 const faulty = new URL('../testing/faulty-verify-worker.js', import.meta.url);
 const marker = (b: number) => Uint8Array.of(b);
@@ -94,6 +97,64 @@ test('the pool gives the in-thread verdicts for every vector, valid and invalid,
     } finally {
       await pool.close();
     }
+  }
+});
+
+test('the spell-query routes verify on the pool (as in charms index) and answer what the event loop does', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  await useFastProofBackend(() => {}, { mockProofs: true });
+  const all = corpus();
+  const put = (raw: Uint8Array): Req => {
+    let txid = 'ee'.repeat(32);
+    try {
+      txid = identifyTx(raw).txid;
+    } catch {
+      // unreadable: both answer the same error
+    }
+    return {
+      method: 'PUT',
+      path: `/spells/${txid}`,
+      query: new URLSearchParams(),
+      headers: {},
+      body: async () => new TextEncoder().encode(JSON.stringify({ tx_hex: Buffer.from(raw).toString('hex') })),
+    };
+  };
+  const answer = (r: Res) => ({ status: r.status, headers: r.headers, body: Buffer.from(r.body ?? '').toString() });
+  for (const mock of [false, true]) {
+    const pool = new SpellVerifyPool({ size: 1, mock });
+    const onPool = new Set<string>();
+    const pooled = queryHandler({
+      mock,
+      verifyOffThread: (raws) => {
+        for (const r of raws) onPool.add(Buffer.from(r).toString('hex'));
+        return pool.check(raws);
+      },
+    });
+    const here = queryHandler({ mock });
+    try {
+      // concurrent requests: batched onto the pool together, as the event loop's batcher does
+      const got = (await Promise.all(all.map((raw) => pooled(put(raw))))).map(answer);
+      const want = (await Promise.all(all.map((raw) => here(put(raw))))).map(answer);
+      assert.deepEqual(got, want);
+      const spells = all.filter((_, i) => want[i]!.status === 200);
+      assert.ok(spells.length >= (mock ? 12 : 10), `valid spells: ${spells.length}`);
+      assert.ok(want.filter((w) => w.status === 204).length >= 20, 'and transactions without a valid spell');
+      for (const raw of spells) assert.ok(onPool.has(Buffer.from(raw).toString('hex')), 'every spell answered was verified on the pool');
+    } finally {
+      await pool.close();
+    }
+  }
+  // threads too busy to take the batch (SERVER_BUSY): verified on the event loop, the same answers
+  const busy = new SpellVerifyPool({ size: 1, mock: false, maxQueued: 0 });
+  try {
+    const some = all.slice(0, 12);
+    const pooled = queryHandler({ verifyOffThread: busy.check });
+    const got = (await Promise.all(some.map((raw) => pooled(put(raw))))).map(answer);
+    const want = (await Promise.all(some.map((raw) => queryHandler()(put(raw))))).map(answer);
+    assert.deepEqual(got, want);
+    assert.ok(got.some((g) => g.status === 200));
+  } finally {
+    await busy.close();
   }
 });
 

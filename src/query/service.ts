@@ -24,9 +24,10 @@ import { parseJson } from '../codec/json.js';
 import { ValueMap } from '../codec/value.js';
 import { parseTx } from '../bitcoin/tx.js';
 import { identifyTx } from '../chains/detect.js';
-import { tagTx } from '../chains/tagged.js';
-import { isNoSpell as noValidSpell, spellOrNone, type SpellVerdict, type TaggedTx } from '../verify/index.js';
-import { SpellBatcher } from '../verify/batcher.js';
+import { tagTx, untagTx } from '../chains/tagged.js';
+import { isNoSpell as noValidSpell, spellOrNone, verifySpells, type SpellVerdict, type TaggedTx } from '../verify/index.js';
+import { SpellBatcher, type BatchVerify } from '../verify/batcher.js';
+import type { NormalizedSpell } from '../model/spell.js';
 import { errorResponse, jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../infra/http.js';
 import { DEFAULT_CACHE_BYTES, MemoryCache, type ResponseCache } from '../infra/cache.js';
 import { silentLogger, type Logger } from '../infra/log.js';
@@ -60,6 +61,12 @@ export interface QueryServiceOptions {
   log?: Logger | undefined;
   /** `GET /metrics` on this port (default) or not (`off`: none, or served by a listener of its own). */
   metrics?: 'public' | 'off' | undefined;
+  /**
+   * Bitcoin transactions verified off the event loop (`charms index`: its spell verification
+   * threads): per raw transaction its verified spell, or undefined for no valid spell. Absent:
+   * everything is verified on the event loop.
+   */
+  verifyOffThread?: ((raws: Uint8Array[]) => Promise<(NormalizedSpell | undefined)[]>) | undefined;
 }
 
 /** The route label of a path (bounded: a txid is never a label). */
@@ -83,6 +90,42 @@ function answerOf(v: SpellVerdict): Uint8Array {
   if (v.ok) return enc.encode(spellQueryJson(v.spell));
   if (noValidSpell(v.error)) return NO_SPELL;
   throw v.error;
+}
+
+/**
+ * Verdicts with the Bitcoin transactions' spells verified by `offThread` (the proofs' pairing work
+ * off the event loop). A transaction it finds without a valid spell is verified again here for
+ * the exact verdict (no spell, or a real error such as an unreadable transaction), as are Cardano
+ * transactions: nearly all of those fail before any pairing work. When the threads are busy
+ * (SERVER_BUSY), the batch is verified here, as without threads.
+ */
+function offThreadVerdicts(offThread: (raws: Uint8Array[]) => Promise<(NormalizedSpell | undefined)[]>, mock: boolean): BatchVerify {
+  return async (txs) => {
+    const out: (SpellVerdict | undefined)[] = txs.map(() => undefined);
+    const btc = txs.flatMap((t, i) => {
+      if (!('bitcoin' in t)) return [];
+      try {
+        return [{ i, raw: untagTx(t).bytes }];
+      } catch {
+        return []; // not hex: verified here, for the error the caller gets
+      }
+    });
+    try {
+      const spells = btc.length ? await offThread(btc.map((b) => b.raw)) : [];
+      btc.forEach((b, k) => {
+        const spell = spells[k];
+        if (spell) out[b.i] = { ok: true, spell };
+      });
+    } catch (e) {
+      if (!(e instanceof CharmsError && e.code === 'SERVER_BUSY')) throw e;
+    }
+    const here = txs.flatMap((_, i) => (out[i] ? [] : [i]));
+    verifySpells(
+      here.map((i) => txs[i]!),
+      mock,
+    ).forEach((v, k) => (out[here[k]!] = v));
+    return out as SpellVerdict[];
+  };
 }
 
 const etags = new WeakMap<Uint8Array, string>();
@@ -131,7 +174,7 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
   const mock = o.mock ?? false;
   const source = o.source;
   // concurrent requests are verified together (one random-linear-combination pairing check)
-  const batcher = new SpellBatcher(mock);
+  const batcher = new SpellBatcher(mock, undefined, o.verifyOffThread && offThreadVerdicts(o.verifyOffThread, mock));
   const answer = async (tx: TaggedTx): Promise<Uint8Array> => answerOf(await batcher.verify(tx));
 
   const fromSource = async (id: string): Promise<Uint8Array> => {

@@ -43,6 +43,12 @@ export interface BtcSource {
    * the previous outputs there).
    */
   txFee?(txid: string): Promise<bigint | undefined>;
+  /**
+   * A transaction's confirmations as the source sees it (0: unconfirmed); undefined when the
+   * source does not know the transaction (Bitcoin Core without `-txindex` knows only its mempool
+   * and its wallet's).
+   */
+  txConfirmations?(txid: string): Promise<number | undefined>;
 }
 
 /** Bitcoin Core's `getblockchaininfo.chain` names. */

@@ -175,6 +175,16 @@ export class EsploraBlockSource implements BlockSource, BtcSource {
     return BigInt(fee);
   }
 
+  /** From `/tx/:txid`'s `status` and the tip's height. */
+  async txConfirmations(txid: string): Promise<number | undefined> {
+    const info = await this.client.json(`/tx/${hashArg(txid, 'txid')}`, { limit: TX_JSON_ANSWER_LIMIT });
+    if (!isObject(info)) return undefined;
+    if (!isObject(info.status)) throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered a transaction without a status`);
+    if (info.status.confirmed !== true) return 0;
+    const height = countFrom(info.status.block_height, this.name, 'a block height');
+    return Math.max(0, (await this.tip()).height - height + 1);
+  }
+
   async tipTime(): Promise<ChainTip & { time: number }> {
     const t = await this.tip();
     const h = await this.header(t.hash);

@@ -21,6 +21,8 @@ const MEMPOOL_ANSWER_LIMIT = 96 * 1024 * 1024;
 
 /** A block as hex inside a JSON-RPC answer: twice its bytes plus the envelope. */
 const BLOCK_HEX_ANSWER_LIMIT = 2 * MAX_BLOCK_BYTES + 4096;
+/** A decoded transaction (`getrawtransaction … true`): its hex plus every input and output spelled out. */
+const TX_VERBOSE_ANSWER_LIMIT = 32 * 1024 * 1024;
 
 /** RPC error codes: invalid parameter (a height above the tip), rejected transactions. */
 const RPC_INVALID_PARAMETER = -8;
@@ -184,6 +186,18 @@ export class RpcBlockSource implements BlockSource, BtcSource {
 
   async rawTx(txid: string): Promise<Uint8Array | undefined> {
     return fetchCheckedTxIfKnown(this.txs, hashArg(txid, 'txid'));
+  }
+
+  /** `getrawtransaction <txid> true`'s `confirmations` (absent for a mempool transaction); undefined when the node does not know it. */
+  async txConfirmations(txid: string): Promise<number | undefined> {
+    let r: Record<string, unknown>;
+    try {
+      r = asObject(await this.node.call('getrawtransaction', [hashArg(txid, 'txid'), true], TX_VERBOSE_ANSWER_LIMIT), this.name, 'getrawtransaction');
+    } catch (err) {
+      if (err instanceof CharmsError && (err.code === 'NOT_FOUND' || rpcCodeOf(err) === -5)) return undefined;
+      throw err;
+    }
+    return r.confirmations === undefined ? 0 : countFrom(r.confirmations, this.name, 'a confirmation count');
   }
 
   async feeEstimate(targetBlocks: number): Promise<FeeEstimate | undefined> {

@@ -1,7 +1,8 @@
 /**
  * Micro-batching for servers: verification requests that arrive close together (in the same turn
- * of the event loop, up to `maxBatch`) are verified with one verifySpells call, so concurrent
- * queries share one random-linear-combination pairing check. Browser-safe (setTimeout only).
+ * of the event loop, up to `maxBatch`) are verified with one verifySpells call (or the caller's
+ * batch verifier, e.g. worker threads), so concurrent queries share one random-linear-combination
+ * pairing check. Browser-safe (setTimeout only).
  */
 import { verifySpells, type SpellVerdict, type TaggedTx } from './index.js';
 
@@ -11,14 +12,21 @@ interface Waiting {
   reject: (e: unknown) => void;
 }
 
+/** Verdicts for a batch, in input order (default: verifySpells on this thread). */
+export type BatchVerify = (txs: TaggedTx[]) => SpellVerdict[] | Promise<SpellVerdict[]>;
+
 export class SpellBatcher {
   private queue: Waiting[] = [];
   private scheduled = false;
+  private readonly verifyBatch: BatchVerify;
 
   constructor(
-    private readonly mock: boolean,
+    mock: boolean,
     private readonly maxBatch = 64,
-  ) {}
+    verify?: BatchVerify,
+  ) {
+    this.verifyBatch = verify ?? ((txs) => verifySpells(txs, mock));
+  }
 
   /** The verdict for one transaction, verified together with the others queued meanwhile. */
   verify(tx: TaggedTx): Promise<SpellVerdict> {
@@ -36,13 +44,16 @@ export class SpellBatcher {
     if (this.queue.length > 0)
       setTimeout(() => this.flush(), 0); // let other work run between batches
     else this.scheduled = false;
-    try {
-      verifySpells(
-        batch.map((w) => w.tx),
-        this.mock,
-      ).forEach((v, i) => batch[i]!.resolve(v));
-    } catch (e) {
+    const fail = (e: unknown) => {
       for (const w of batch) w.reject(e);
+    };
+    try {
+      const verdicts = this.verifyBatch(batch.map((w) => w.tx));
+      const answer = (vs: SpellVerdict[]) => vs.forEach((v, i) => batch[i]!.resolve(v));
+      if (Array.isArray(verdicts)) answer(verdicts);
+      else verdicts.then(answer, fail);
+    } catch (e) {
+      fail(e);
     }
   }
 }
