@@ -7,6 +7,7 @@
 import type * as Mcl from 'mcl-wasm';
 import { CharmsError } from '../errors.js';
 import { claimSharedMcl } from './mcl-owner.js';
+import { mclG2Membership } from './bn254-mcl-g2.js';
 import { batchCoefficients, ProductCache, type Bn254Backend, type PreparedKey, type PreparedProof } from './bn254.js';
 import { BN254_R, invalidProof, type G1Affine, type G2Affine, type GnarkProof, type GnarkVerifyingKey } from './gnark.js';
 
@@ -21,11 +22,18 @@ interface MclKey extends PreparedKey {
   products: ProductCache<Mcl.G1>;
 }
 
+/**
+ * A checked proof. L = K[0] + Σ sᵢ·K[i+1] is computed only for a check on its own: a batch needs
+ * Σ ρⱼ·Lⱼ alone, which it takes as one small multi-scalar multiplication over the K points with
+ * the scalars Σⱼ ρⱼ·sⱼᵢ summed as integers (no per-proof multiplication at all).
+ */
 interface MclProof extends PreparedProof {
   A: Mcl.G1;
   B: Mcl.G2;
   C: Mcl.G1;
-  L: Mcl.G1;
+  inputs: readonly bigint[];
+  repeating: readonly number[];
+  L?: Mcl.G1;
 }
 
 let loading: Promise<Bn254Backend> | undefined;
@@ -47,6 +55,10 @@ export function loadMclBackend(): Promise<Bn254Backend> {
 
 function makeBackend(mcl: McLib): Bn254Backend {
   const hex = (v: bigint) => v.toString(16);
+  // the endomorphism test (bn254-mcl-g2.ts), about 3× faster than mcl's multiplication by r;
+  // mcl's own test if this mcl-wasm build lacks the raw exports it needs
+  const membership = mclG2Membership(mcl);
+  const inG2 = membership ? (q: Mcl.G2) => membership.inG2(q) : (q: Mcl.G2) => q.isValidOrder();
   /** mcl parses "1 x y" (affine) and rejects points off the curve. */
   const g1 = (p: G1Affine, what: string): Mcl.G1 => {
     const q = new mcl.G1();
@@ -65,7 +77,7 @@ function makeBackend(mcl: McLib): Bn254Backend {
     } catch (e) {
       throw invalidProof(`${what} is not a valid G2 point (off the curve or outside the subgroup)`, e);
     }
-    if (!q.isValid() || !q.isValidOrder())
+    if (!q.isValid() || !inG2(q))
       // on the twist and in the prime-order subgroup
       throw invalidProof(`${what} is not a valid G2 point (off the curve or outside the subgroup)`);
     return q;
@@ -104,10 +116,10 @@ function makeBackend(mcl: McLib): Bn254Backend {
         ps.map((p, i) => mcl.mul(p.A, r[i]!)),
         ps.map((p) => p.B),
       );
-      const L = mcl.mulVec(
-        ps.map((p) => p.L),
-        r,
-      );
+      // Σ ρⱼ·Lⱼ = (Σ ρⱼ)·K[0] + Σᵢ (Σⱼ ρⱼ·sⱼᵢ)·K[i+1]
+      const sums: bigint[] = [];
+      ps.forEach((p, j) => p.inputs.forEach((s, i) => (sums[i] = (sums[i] ?? 0n) + rho[j]! * s)));
+      const L = combination(key, rho.reduce((a, b) => a + b, 0n) % BN254_R, sums);
       const C = mcl.mulVec(
         ps.map((p) => p.C),
         r,
@@ -161,35 +173,56 @@ function makeBackend(mcl: McLib): Bn254Backend {
     return out;
   }
 
-  function prepareProof(prepared: PreparedKey, proof: GnarkProof, inputs: readonly bigint[], repeating: readonly number[] = []): PreparedProof {
-    const key = prepared as MclKey;
+  function prepareProof(_key: PreparedKey, proof: GnarkProof, inputs: readonly bigint[], repeating: readonly number[] = []): PreparedProof {
     const A = g1(proof.a, 'A');
     const B = g2(proof.b, 'B');
     const C = g1(proof.c, 'C');
-    // L = K[0] + Σ sᵢ·K[i+1]: cached products for repeating inputs, one multi-scalar
-    // multiplication for the others
-    const terms: Mcl.G1[] = key.k[0] ? [key.k[0]] : [];
+    const p: MclProof = { backend: 'mcl-wasm', A, B, C, inputs, repeating };
+    return p;
+  }
+
+  /** c₀·K[0] + Σ cᵢ·K[i+1] (scalars reduced here), one multi-scalar multiplication. */
+  function combination(key: MclKey, c0: bigint, cs: readonly bigint[]): Mcl.G1 {
     const points: Mcl.G1[] = [];
     const scalars: Mcl.Fr[] = [];
-    inputs.forEach((s, i) => {
+    const k0 = key.k[0];
+    if (k0 && c0 !== 0n) {
+      points.push(k0);
+      scalars.push(fr(c0));
+    }
+    cs.forEach((c, i) => {
       const k = key.k[i + 1];
+      const s = c % BN254_R;
       if (s === 0n || !k) return;
-      if (repeating.includes(i)) terms.push(key.products.get(i, s, () => mcl.mul(k, fr(s)), true));
-      else {
-        points.push(k);
-        scalars.push(fr(s));
-      }
+      points.push(k);
+      scalars.push(fr(s));
     });
-    if (points.length > 0) terms.push(points.length === 1 ? mcl.mul(points[0]!, scalars[0]!) : mcl.mulVec(points, scalars));
-    let L = terms[0] ?? new mcl.G1(); // a fresh G1 is the point at infinity
+    if (points.length === 0) return new mcl.G1(); // a fresh G1 is the point at infinity
+    return points.length === 1 ? mcl.mul(points[0]!, scalars[0]!) : mcl.mulVec(points, scalars);
+  }
+
+  /** L = K[0] + Σ sᵢ·K[i+1] of one proof: cached products for repeating inputs, one multi-scalar multiplication for the others. */
+  function lOf(key: MclKey, p: MclProof): Mcl.G1 {
+    if (p.L) return p.L;
+    const terms: Mcl.G1[] = key.k[0] ? [key.k[0]] : [];
+    const others = p.inputs.map((s, i) => {
+      const k = key.k[i + 1];
+      if (s === 0n || !k || !p.repeating.includes(i)) return s;
+      terms.push(key.products.get(i, s, () => mcl.mul(k, fr(s)), true));
+      return 0n;
+    });
+    if (others.some((s) => s !== 0n)) terms.push(combination(key, 0n, others));
+    let L = terms[0] ?? new mcl.G1();
     for (const t of terms.slice(1)) L = mcl.add(L, t);
-    const p: MclProof = { backend: 'mcl-wasm', A, B, C, L };
-    return p;
+    p.L = L;
+    return L;
   }
 
   function check(prepared: PreparedKey, proof: PreparedProof): boolean {
     const key = prepared as MclKey;
-    const { A, B, C, L } = proof as MclProof;
+    const p = proof as MclProof;
+    const { A, B, C } = p;
+    const L = lOf(key, p);
     // e(A,B)·e(L,−γ)·e(C,−δ) == e(α,β) after one final exponentiation; mcl's Miller loop
     // gives 1 for the point at infinity, so an infinite L needs no special case.
     const ml = mcl.mul(mcl.millerLoop(A, B), mcl.precomputedMillerLoop2(L, key.gammaNeg, C, key.deltaNeg));

@@ -35,6 +35,15 @@ export function decodeSpellAndProof(payload: Uint8Array): SpellAndProof {
   });
 }
 
+const checkedCbor = new WeakMap<NormalizedSpell, Uint8Array>();
+
+/**
+ * encodeSpellCbor(spell) as spellProofCheck encoded it for the proof's public values (the index
+ * stores these bytes and need not encode the spell again), or undefined if it did not see this
+ * spell. A verified spell is not changed afterwards.
+ */
+export const checkedSpellCbor = (spell: NormalizedSpell): Uint8Array | undefined => checkedCbor.get(spell);
+
 /**
  * What verifying the proof of an extracted, filled spell takes (for verifySpellProof or, batched,
  * verifySpellProofs). Throws PROOF_INVALID for a mock spell unless `mock` allows mock spells.
@@ -42,7 +51,9 @@ export function decodeSpellAndProof(payload: Uint8Array): SpellAndProof {
 export function spellProofCheck(filled: NormalizedSpell, proof: Uint8Array, mock: boolean): SpellProofCheck {
   if (filled.mock && !mock) throw new CharmsError('PROOF_INVALID', 'spell is a mock, but we are not in mock mode');
   // For mock spells verifySpellProof also tries the framing early mock provers used.
-  const publicValues = publicValuesFor(filled.version, encodeSpellCbor(filled), filled.mock);
+  const cbor = encodeSpellCbor(filled);
+  checkedCbor.set(filled, cbor);
+  const publicValues = publicValuesFor(filled.version, cbor, filled.mock);
   return { version: filled.version, publicValues, proof, mock: filled.mock };
 }
 

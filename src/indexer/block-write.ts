@@ -18,6 +18,7 @@ import { CharmsError } from '../errors.js';
 import { encodeSpellCbor, type NormalizedSpell } from '../model/spell.js';
 import { appToString, txidToDisplay } from '../model/primitives.js';
 import { verifySpells } from '../verify/index.js';
+import { checkedSpellCbor } from '../groth16/spell.js';
 import { outpointDigestOf, type BlockInputs, type BlockWrite, type CharmOutputWrite, type InputWrite } from './store.js';
 
 const SPELL = Buffer.from('spell');
@@ -245,7 +246,7 @@ export function charmOutputs(spell: NormalizedSpell, raw: Uint8Array, txid: stri
 const encodedSpells = new WeakMap<NormalizedSpell, Uint8Array>();
 /** Records `cbor` as encodeSpellCbor(spell) (verify-pool.ts, for spells from its threads). */
 export const rememberSpellCbor = (spell: NormalizedSpell, cbor: Uint8Array): void => void encodedSpells.set(spell, cbor);
-const spellCborOf = (spell: NormalizedSpell): Uint8Array => encodedSpells.get(spell) ?? encodeSpellCbor(spell);
+const spellCborOf = (spell: NormalizedSpell): Uint8Array => encodedSpells.get(spell) ?? checkedSpellCbor(spell) ?? encodeSpellCbor(spell);
 
 /** The BlockWrite of a checked block at `height`. */
 export async function blockWrite(block: Block, height: number, check: SpellCheck): Promise<BlockWrite> {

@@ -5,6 +5,7 @@
 import { encodeSpellCbor, type NormalizedSpell } from '../model/spell.js';
 import { useFastProofBackend } from '../groth16/init.js';
 import { prepareProofKeys } from '../groth16/verify.js';
+import { checkedSpellCbor } from '../groth16/spell.js';
 import { inThreadSpellCheck } from './block-write.js';
 
 export interface VerifyTask {
@@ -22,7 +23,7 @@ export type VerifyReply = { id: number; spells: ({ spell: NormalizedSpell; cbor:
 /** The answer to one task, on this thread (the worker's message handler; tests call it too). */
 export function answerVerifyTask(t: VerifyTask): VerifyReply {
   try {
-    return { id: t.id, spells: inThreadSpellCheck(t.raws, t.mock).map((s) => (s ? { spell: s, cbor: encodeSpellCbor(s) } : null)) };
+    return { id: t.id, spells: inThreadSpellCheck(t.raws, t.mock).map((s) => (s ? { spell: s, cbor: checkedSpellCbor(s) ?? encodeSpellCbor(s) } : null)) };
   } catch (e) {
     return { id: t.id, failure: e instanceof Error ? e.message : String(e) };
   }

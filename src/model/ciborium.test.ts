@@ -20,6 +20,7 @@ import { extractAndVerifyBitcoin } from '../bitcoin/extract.js';
 import { extractAndVerifyCardano, findSpellPayload } from '../cardano/extract.js';
 import { parseCardanoTx, parseOutputs } from '../cardano/tx.js';
 import { decodeSpellAndProof } from '../groth16/spell.js';
+import { CiboriumReader } from './ciborium.js';
 import { encodeSpellCbor, spellToValue } from './spell.js';
 import { toJsonCompact } from '../codec/json.js';
 
@@ -439,4 +440,58 @@ test("ciborium's recursion limit: 256 containers from the top, the (spell, proof
   const deep = (n: number) => concatBytes(new Uint8Array(n).fill(0x81), Uint8Array.of(0x00));
   assert.doesNotThrow(() => decodeSpellAndProof(payloadWith([BASE[0]!, outsWithData(deep(251)), BASE[2]!])));
   assert.throws(() => decodeSpellAndProof(payloadWith([BASE[0]!, outsWithData(deep(252)), BASE[2]!])), /recursion limit exceeded/);
+});
+
+test('a Vec<u8> or B32 written as a plain array of u8 (the fast path) reads as the type-by-type reader reads it, errors included', () => {
+  const plain = (bytes: Uint8Array) => {
+    const items = [...bytes].flatMap((v) => (v < 24 ? [v] : [0x18, v]));
+    return Uint8Array.from([
+      ...(bytes.length < 24 ? [0x80 + bytes.length] : bytes.length < 256 ? [0x98, bytes.length] : [0x99, bytes.length >> 8, bytes.length & 0xff]),
+      ...items,
+    ]);
+  };
+  const data = Uint8Array.from({ length: 356 }, (_, i) => (i * 97 + 13) & 0xff);
+  const fast = plain(data);
+  const read = (b: Uint8Array, f: (r: CiboriumReader) => Uint8Array) => {
+    const r = new CiboriumReader(b);
+    const v = f(r);
+    return { v: toHex(v), pos: r.pos };
+  };
+  assert.deepEqual(
+    read(fast, (r) => r.byteVec('p')),
+    { v: toHex(data), pos: fast.length },
+  );
+  // the same values with one item as a 16-bit integer or with a tag in front: the type-by-type path
+  const last = fast.length - (data[355]! < 24 ? 1 : 2);
+  const wide = concatBytes(fast.subarray(0, last), Uint8Array.of(0x19, 0, data[355]!));
+  assert.deepEqual(
+    read(wide, (r) => r.byteVec('p')),
+    { v: toHex(data), pos: wide.length },
+  );
+  const tagged = concatBytes(Uint8Array.of(0xc6), fast);
+  assert.deepEqual(
+    read(tagged, (r) => r.byteVec('p')),
+    { v: toHex(data), pos: tagged.length },
+  );
+  const b32 = data.subarray(0, 32);
+  assert.deepEqual(
+    read(plain(b32), (r) => r.b32('p')),
+    { v: toHex(b32), pos: plain(b32).length },
+  );
+  assert.deepEqual(
+    read(plain(new Uint8Array(0)), (r) => r.byteVec('p')),
+    { v: '', pos: 1 },
+  );
+  const fails = (b: Uint8Array, f: (r: CiboriumReader) => unknown, pattern: RegExp) =>
+    assert.throws(
+      () => f(new CiboriumReader(b)),
+      (e: unknown) => e instanceof CharmsError && pattern.test(e.message),
+      pattern.source,
+    );
+  fails(fast.subarray(0, fast.length - 1), (r) => r.byteVec('p'), /unexpected end of input/);
+  fails(concatBytes(fast.subarray(0, last), Uint8Array.of(0x18)), (r) => r.byteVec('p'), /unexpected end of input/);
+  fails(concatBytes(fast.subarray(0, last), Uint8Array.of(0x19, 1, 0)), (r) => r.byteVec('p'), /expected u8/);
+  fails(concatBytes(fast.subarray(0, last), Uint8Array.of(0x20)), (r) => r.byteVec('p'), /unexpected negative integer/);
+  fails(plain(data.subarray(0, 31)), (r) => r.b32('p'), /invalid length 31/);
+  fails(plain(data.subarray(0, 33)), (r) => r.b32('p'), /invalid length 33/);
 });

@@ -300,8 +300,46 @@ export class CiboriumReader {
     );
   }
 
+  /**
+   * The common shape of a `Vec<u8>` or `[u8; N]` on chain, read in one tight loop: an untagged
+   * array of definite length (`count` items if given) whose items are all untagged u8 written as
+   * `00`–`17` or `18 xx`. Anything else (tags, other integer widths, a byte string, an indefinite
+   * array, another count, the end of the input) returns undefined with nothing read, and the
+   * type-by-type reader takes it from the start, errors and all. Same value either way.
+   */
+  private plainU8Array(count?: number): Uint8Array | undefined {
+    const b = this.bytes;
+    let at = this.pos;
+    const h = b[at];
+    if (h === undefined || h >> 5 !== 4 || this.recurse === 0) return undefined;
+    let len = h & 31;
+    at++;
+    if (len === 24) len = b[at++] ?? -1;
+    else if (len === 25) {
+      len = ((b[at] ?? 256) << 8) | (b[at + 1] ?? 256);
+      at += 2;
+    } else if (len > 24) return undefined;
+    if (len < 0 || len > 0xffff || (count !== undefined && len !== count) || len > b.length - at) return undefined;
+    const out = new Uint8Array(len);
+    for (let i = 0; i < len; i++) {
+      const v = b[at];
+      if (v === undefined) return undefined;
+      if (v < 24) {
+        out[i] = v;
+        at++;
+      } else if (v === 24 && at + 1 < b.length) {
+        out[i] = b[at + 1]!;
+        at += 2;
+      } else return undefined;
+    }
+    this.pos = at;
+    return out;
+  }
+
   /** A `Vec<u8>`: an array of u8 or a byte string. */
   byteVec(path: string): Uint8Array {
+    const plain = this.plainU8Array();
+    if (plain) return plain;
     return Uint8Array.from(
       this.vec(
         path,
@@ -315,6 +353,8 @@ export class CiboriumReader {
   b32(path: string): Uint8Array {
     const short = (n: number) => invalid(path, `invalid length ${n}, expected 32 elements`);
     const long = () => invalid(path, 'invalid length 33, expected exactly 32 elements');
+    const plain = this.plainU8Array(32);
+    if (plain) return plain;
     return this.seq(
       path,
       (next) => {

@@ -11,7 +11,9 @@ import { initPairingBackend, verifySpellProof, verifySpellProofs, type PairingBa
 import { BN254_P } from '../groth16/gnark.js';
 import { proveMock } from '../groth16/mock.js';
 import { CharmsError } from '../errors.js';
-import { fromHex } from '../util/bytes.js';
+import { fromHex, toHex } from '../util/bytes.js';
+import { checkedSpellCbor } from '../groth16/spell.js';
+import { encodeSpellCbor } from '../model/spell.js';
 import { readSharedJson, readSharedText, sharedOrSkip, sharedPath } from '../testing/shared.js';
 
 const BACKENDS: PairingBackendName[] = ['noble', 'mcl-wasm'];
@@ -169,4 +171,19 @@ test('verifySpellProofs: mock proofs and malformed proofs keep their single verd
     single,
   );
   assert.deepEqual(verifySpellProofs([]), []);
+});
+
+test('a verified spell keeps the CBOR its proof was checked against: encodeSpellCbor of the spell returned', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  await initPairingBackend('mcl-wasm');
+  let n = 0;
+  for (const v of verifySpells(
+    chainTxs().map((c) => c.tx),
+    false,
+  )) {
+    if (!v.ok) continue;
+    n++;
+    assert.equal(toHex(checkedSpellCbor(v.spell)!), toHex(encodeSpellCbor(v.spell)));
+  }
+  assert.ok(n > 5);
 });
