@@ -33,6 +33,30 @@ export function unreachable(what: string, e: unknown): CharmsError {
   return new CharmsError('UPSTREAM_UNAVAILABLE', redactText(`${what} is unreachable: ${reason}`), { cause: e });
 }
 
+/**
+ * Whether a request failed because the server closed its connection before answering: the race
+ * of every keep-alive client, when a server drops an idle connection just as a request is sent on
+ * it (a refused connection or a timeout is not this).
+ */
+function closedBeforeAnswer(e: unknown): boolean {
+  const code = e instanceof Error && e.cause instanceof Error ? (e.cause as { code?: unknown }).code : undefined;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
+}
+
+/**
+ * `fetch`, sent once more on a fresh connection when the first was closed before any answer.
+ * Only for requests that change nothing when repeated (reads); the caller's timeout signal
+ * bounds both tries together.
+ */
+export async function fetchRead(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (e) {
+    if (!closedBeforeAnswer(e) || init.signal?.aborted) throw e;
+    return fetch(url, init);
+  }
+}
+
 /** The answer's bytes, reading at most `limit` bytes (declared or received); UPSTREAM_FAILED past it. */
 export async function readCappedBytes(res: Response, what: string, limit: number, larger = 'larger than any transaction'): Promise<Uint8Array> {
   const tooBig = () => new CharmsError('UPSTREAM_FAILED', `${what} answered more than ${limit} bytes, ${larger}: refused`);
@@ -110,7 +134,8 @@ export class RpcNode implements BitcoinNode {
     let res: Response;
     let text: string;
     try {
-      res = await fetch(this.url, {
+      // A broadcast is not sent twice: its second answer would be "already known".
+      res = await (method === 'sendrawtransaction' ? fetch : fetchRead)(this.url, {
         method: 'POST',
         headers,
         body: JSON.stringify({ jsonrpc: '1.0', id: 'charms', method, params }),

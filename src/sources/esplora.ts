@@ -8,7 +8,7 @@
  */
 import { CharmsError } from '../errors.js';
 import { redactText, withoutCredentials } from '../util/redact.js';
-import { SOURCE_ANSWER_LIMIT, readCappedBytes, shownUrl, unreachable } from './bitcoin-node.js';
+import { SOURCE_ANSWER_LIMIT, fetchRead, readCappedBytes, shownUrl, unreachable } from './bitcoin-node.js';
 
 export interface EsploraAnswer {
   status: number;
@@ -58,7 +58,7 @@ export class EsploraClient {
     let res: Response;
     let bytes: Uint8Array;
     try {
-      res = await fetch(this.urlFor(path), {
+      res = await (o.method === undefined || o.method === 'GET' ? fetchRead : fetch)(this.urlFor(path), {
         method: o.method ?? 'GET',
         headers: o.body === undefined ? this.headers : { ...this.headers, 'content-type': 'text/plain' },
         ...(o.body === undefined ? {} : { body: o.body }),

@@ -11,7 +11,7 @@
 import { CharmsError } from '../errors.js';
 import type { Block } from '../bitcoin/block.js';
 import { fromHex } from '../util/bytes.js';
-import { readCappedBytes, rpcCodeOf, unreachable, type RpcNode } from './bitcoin-node.js';
+import { fetchRead, readCappedBytes, rpcCodeOf, unreachable, type RpcNode } from './bitcoin-node.js';
 import type { BitcoinNetwork, BlockSource, ChainTip, HeaderInfo } from './block-source.js';
 import { MAX_BLOCK_BYTES, checkedBlock, countFrom, hashArg, hashFrom, networkOfCoreChain, txidOfHex, type BtcSource, type FeeEstimate } from './btc-source.js';
 import { NodeSource, fetchCheckedTxIfKnown } from './tx-sources.js';
@@ -126,7 +126,7 @@ export class RpcBlockSource implements BlockSource, BtcSource {
     const auth = this.node.auth();
     if (auth !== undefined) headers.authorization = `Basic ${Buffer.from(auth).toString('base64')}`;
     try {
-      const res = await fetch(this.restUrl(path), { headers, signal: AbortSignal.timeout(this.node.timeoutMs) });
+      const res = await fetchRead(this.restUrl(path), { headers, signal: AbortSignal.timeout(this.node.timeoutMs) });
       return { status: res.status, bytes: await readCappedBytes(res, `${this.name} REST`, limit, larger) };
     } catch (e) {
       if (e instanceof CharmsError) throw e;
