@@ -66,6 +66,7 @@ test('HTTP/1.1 fast path: the same bytes as node’s server for plain requests, 
       'plain GETs, HEAD, query, percent-escapes, header whitespace',
       `GET /a/b%20c?x=1&y=a+b&z HTTP/1.1\r\n${H}X-A:  v w \r\n\r\nHEAD /h HTTP/1.1\r\nhost: y\r\n\r\n${close}`,
     ],
+    ['a target URL parsing refuses (400, the server lives on)', `GET //[/ HTTP/1.1\r\n${H}\r\nGET /[ok] HTTP/1.1\r\n${H}\r\n${close}`],
     [
       'targets URL parsing rewrites (dot segments, //, fragment, escapes)',
       `GET /../x/./y/%2e%2E/z?q=%41#frag HTTP/1.1\r\n${H}\r\nGET //evil/x HTTP/1.1\r\n${H}\r\nGET /a"b<c>?d=" HTTP/1.1\r\n${H}\r\n${close}`,

@@ -151,6 +151,14 @@ const SHUTTING_DOWN = (): Res => {
   return r;
 };
 
+/** The answer to a request target URL parsing refuses (it would otherwise throw out of the server). */
+const BAD_TARGET = (): Res => jsonError(400, 'INVALID_INPUT', 'the request target is not a valid path');
+
+interface Target {
+  path: string;
+  query: URLSearchParams;
+}
+
 /** Requests in progress, and whether the server drains (shared by the connections of one server). */
 class Lifecycle {
   draining = false;
@@ -191,9 +199,10 @@ async function serve(
   observe?: RequestObserver,
 ) {
   const t0 = performance.now();
-  const url = new URL(req.url ?? '/', 'http://localhost');
+  const url = requestTarget(req.url ?? '/');
   const h1 = 'httpVersionMajor' in req && req.httpVersionMajor === 1 && !(req instanceof http2.Http2ServerRequest);
   if (life.draining) return void write(SHUTTING_DOWN(), req, res, h1, true);
+  if (!url) return void write(BAD_TARGET(), req, res, h1, false);
   // cut at the end of a drain: answered 503 now; the handler's late answer is dropped
   const cut = () => write(SHUTTING_DOWN(), req, res, h1, true);
   life.inflight.add(cut);
@@ -220,7 +229,7 @@ async function answer(
   limits: ServerLimits,
   budget: BodyBudget,
   log: Logger,
-  url: URL,
+  url: Target,
   h1: boolean,
   req: AnyReq,
   res: AnyRes,
@@ -235,8 +244,8 @@ async function answer(
     else
       out = await handler({
         method: req.method ?? 'GET',
-        path: url.pathname,
-        query: url.searchParams,
+        path: url.path,
+        query: url.query,
         headers: req.headers as Req['headers'],
         body: (limit) => {
           if (read) return read.promise;
@@ -255,7 +264,7 @@ async function answer(
       });
   } catch (e) {
     // handlers answer their own errors; one that throws is a bug: logged, answered without details
-    log.error('request handler threw', { path: url.pathname, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+    log.error('request handler threw', { path: url.path, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
     out = jsonError(500, 'INTERNAL', 'internal error');
   }
   // the transport answers body failures itself, whatever the handler made of them
@@ -275,7 +284,7 @@ async function answer(
   const abandon = !req.complete;
   if (abandon && h1) headers['connection'] = 'close';
   if (res.destroyed || res.writableEnded || res.headersSent) return;
-  observe?.({ method: req.method ?? 'GET', path: url.pathname }, out.status, (performance.now() - t0) / 1000);
+  observe?.({ method: req.method ?? 'GET', path: url.path }, out.status, (performance.now() - t0) / 1000);
   res.writeHead(out.status, headers);
   if (body) res.end(body);
   else res.end();
@@ -407,12 +416,21 @@ function parsePlain(head: string): PlainRequest | undefined {
   return { method: m[1]!, target: m[2]!, headers, close: connection === 'close' };
 }
 
-function pathAndQuery(target: string): { path: string; query: URLSearchParams } {
+/**
+ * A request's path and query as URL parsing gives them (dot segments resolved, escapes
+ * normalised), without a URL object for plain targets; undefined when URL parsing refuses it
+ * (`//[/`: an invalid authority).
+ */
+function requestTarget(target: string): Target | undefined {
   const q = target.indexOf('?');
   const path = q < 0 ? target : target.slice(0, q);
   if (!target.includes('#') && PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path)) return { path, query: new URLSearchParams(q < 0 ? '' : target.slice(q + 1)) };
-  const url = new URL(target, 'http://localhost');
-  return { path: url.pathname, query: url.searchParams };
+  try {
+    const url = new URL(target, 'http://localhost');
+    return { path: url.pathname, query: url.searchParams };
+  } catch {
+    return undefined;
+  }
 }
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -542,13 +560,15 @@ function serveHttp1(socket: net.Socket, first: Buffer, c: FastContext, deadline:
       deadline.set(c.limits.idleTimeoutMs + c.limits.headersTimeoutMs);
       const proceed = () => {
         busy = false;
-        next();
+        queueMicrotask(next); // not recursion: answers of pipelined requests can be synchronous
       };
       if (more) proceed();
       else socket.once('drain', proceed);
     };
-    const { path, query } = pathAndQuery(r.target);
+    const target = requestTarget(r.target);
     if (c.life.draining) return send(SHUTTING_DOWN(), 'server');
+    if (!target) return send(BAD_TARGET(), undefined);
+    const { path, query } = target;
     const cut = () => send(SHUTTING_DOWN(), 'server');
     c.life.inflight.add(cut);
     try {
