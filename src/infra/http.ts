@@ -368,14 +368,15 @@ const HEAD_END = Buffer.from('\r\n\r\n');
 /** Heads longer than this go to node's server (its own limit, 16 KiB by default, is larger). */
 const FAST_HEAD_MAX = 8 * 1024;
 const FAST_HEADERS_MAX = 100;
-const REQUEST_LINE = /^([A-Z]{1,20}) (\/[\x21-\x7e]*) HTTP\/1\.1$/;
+/** Methods node's parser knows that the API uses; any other goes to node (which refuses most). */
+const REQUEST_LINE = /^(GET|HEAD|OPTIONS|POST|PUT|DELETE|PATCH) (\/[\x21-\x7e]*) HTTP\/1\.1$/;
 const HEADER_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*([\x20-\x7e\t]*?)[ \t]*$/;
 /** Targets whose path URL parsing keeps as is (no dot segments, no `//` authority, no fragment). */
 const PLAIN_PATH = /^\/(?!\/)[A-Za-z0-9\-_~!$&'()*+,;=:@%/.]*$/;
 const DOT_SEGMENT = /\/(\.|%2e)/i;
 /** Request headers that make a request not plain. */
 const NOT_PLAIN = new Set(['content-length', 'transfer-encoding', 'expect', 'upgrade', '__proto__']);
-const EMPTY_BODY = new Uint8Array(0);
+const EMPTY_BODY = Buffer.alloc(0); // what node's path reads from a request without a body
 const NO_BODY_STATUS = (s: number) => s === 204 || s === 304 || (s >= 100 && s < 200);
 
 /** node's Date header, recomputed once a second like node's own. */
