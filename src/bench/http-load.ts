@@ -1,11 +1,13 @@
 /**
  * A load generator for the API benchmarks, in a child process of its own (so the server's
  * process measures only the server): `concurrency` keep-alive HTTP/1.1 connections on raw
- * sockets, one request in flight on each, requests drawn from a list (a seeded random choice per
- * request, so runs compare). Responses are read by their content-length (our servers always send
- * one); a status >= 400 or a request left unanswered (its connection closed or failed) is an
- * error. Raw sockets rather
- * than node's http client: that client costs more CPU per request than the server under test.
+ * sockets, one request in flight on each, requests pre-serialised and drawn from a list (a seeded
+ * random choice per request, so runs compare). Responses are framed by their content-length or
+ * chunked encoding; only a complete 200 answer counts, anything else (another status, a request
+ * left unanswered because its connection closed or failed) is an error. Latencies go to a
+ * preallocated array; the result carries the generator's own CPU time, so a run tells whether
+ * it measured the server or itself. Raw sockets rather than node's http client: that client
+ * costs more CPU per request than the server under test.
  */
 import { fork } from 'node:child_process';
 import net from 'node:net';
@@ -25,16 +27,23 @@ export interface HttpLoadOptions {
   concurrency: number;
   count: number;
   seed?: number;
+  /** Requests in list order (each once per round) rather than drawn at random: warms a cache. */
+  inOrder?: boolean;
 }
 
 export interface HttpLoadResult {
+  /** Complete 200 answers per second. */
   rps: number;
   p50: number;
   p99: number;
+  /** Requests not answered 200 (another status, or no complete answer). */
   errors: number;
+  /** CPU time the generator itself used (user + system), per request sent. */
+  loadCpuUsPerRequest: number;
 }
 
 const HEAD_END = Buffer.from('\r\n\r\n');
+const CRLF = Buffer.from('\r\n');
 
 function encode(r: LoadRequest): Buffer {
   const body = Buffer.from(r.body ?? '');
@@ -45,12 +54,34 @@ function encode(r: LoadRequest): Buffer {
   return Buffer.concat([Buffer.from(`${r.method} ${r.path} HTTP/1.1\r\nhost: 127.0.0.1\r\n${extra}${length}\r\n`), body]);
 }
 
+/**
+ * The length of the first complete answer in `buf` (head, body and chunked trailer); 0 when it
+ * is not complete yet, -1 when it cannot be framed.
+ */
+function answerLength(buf: Buffer, head: string, bodyStart: number): number {
+  const m = /\r\ncontent-length: *(\d+)/i.exec(head);
+  if (m) return buf.length >= bodyStart + Number(m[1]) ? bodyStart + Number(m[1]) : 0;
+  if (!/\r\ntransfer-encoding: *chunked/i.test(head)) return head.startsWith('HTTP/1.1 204') || head.startsWith('HTTP/1.1 304') ? bodyStart : -1;
+  let at = bodyStart;
+  for (;;) {
+    const eol = buf.indexOf(CRLF, at);
+    if (eol < 0) return 0;
+    const size = Number.parseInt(buf.toString('latin1', at, eol), 16);
+    if (!Number.isSafeInteger(size) || size < 0) return -1;
+    at = eol + 2 + size + 2;
+    if (size === 0) return buf.length >= at ? at : 0; // no trailers from our servers
+    if (buf.length < at) return 0;
+  }
+}
+
 /** Runs the load in this process. */
 export async function httpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
   const wire = o.requests.map(encode);
   let seed = (o.seed ?? 1) >>> 0 || 1;
+  let next = 0;
   const pick = (): Buffer => {
     if (wire.length === 1) return wire[0]!;
+    if (o.inOrder) return wire[next++ % wire.length]!;
     seed ^= seed << 13; // xorshift32
     seed ^= seed >>> 17;
     seed ^= seed << 5;
@@ -58,8 +89,8 @@ export async function httpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
   };
   const lat = new Float64Array(o.count);
   let issued = 0;
-  let answered = 0;
-  let errors = 0;
+  let good = 0;
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const connection = () =>
     new Promise<void>((resolve) => {
@@ -82,12 +113,15 @@ export async function httpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
         const end = buf.indexOf(HEAD_END);
         if (end < 0) return;
         const head = buf.toString('latin1', 0, end);
-        const m = /\r\ncontent-length: *(\d+)/i.exec(head);
-        const total = end + 4 + (m ? Number(m[1]) : 0);
-        if (buf.length < total) return;
-        buf = undefined; // one request in flight: nothing follows the answer
-        lat[answered++] = performance.now() - started;
-        if (Number(head.slice(9, 12)) >= 400) errors++;
+        const total = answerLength(buf, head, end + 4);
+        if (total === 0) return;
+        if (total < 0 || total !== buf.length) {
+          // unframeable, or bytes beyond the one answer asked for: the connection cannot go on
+          s.destroy();
+          return resolve();
+        }
+        buf = undefined;
+        if (head.startsWith('HTTP/1.1 200 ')) lat[good++] = performance.now() - started;
         if (/\r\nconnection: *close/i.test(head)) {
           s.destroy();
           return resolve();
@@ -99,9 +133,16 @@ export async function httpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
     });
   await Promise.all(Array.from({ length: o.concurrency }, connection));
   const secs = (performance.now() - t0) / 1000;
-  const done = lat.subarray(0, answered).sort();
+  const cpu = process.cpuUsage(cpu0);
+  const done = lat.subarray(0, good).sort();
   const pct = (p: number) => (done.length ? done[Math.min(done.length - 1, Math.floor(done.length * p))]! : Number.NaN);
-  return { rps: answered / secs, p50: pct(0.5), p99: pct(0.99), errors: errors + (o.count - answered) }; // unanswered requests are errors too
+  return {
+    rps: good / secs,
+    p50: pct(0.5),
+    p99: pct(0.99),
+    errors: o.count - good, // non-200 answers, and requests never (completely) answered
+    loadCpuUsPerRequest: (cpu.user + cpu.system) / Math.max(1, issued),
+  };
 }
 
 /** Runs the load in a child process (this module), so it does not share the server's CPU time or event loop. */

@@ -7,8 +7,11 @@
  * HTTP/1.1, 64 connections), so the server's figures are its own; both share the machine's cores.
  * Our `GET /v1/addresses/{a}/balances` and the explorer-compatible `GET /v1/wallet/charms/{a}`, for
  * one address (an answer-cache hit after the first request) and for a random one of the 20 000 per
- * request, with the answer cache on and off, and `POST /v1/wallet/balance/batch` (never cached).
- * Each line gives the server's CPU time per request: the figure the machine's load moves least.
+ * request (also once the cache holds every address's answer), with the answer cache on and off,
+ * `POST /v1/wallet/balance/batch` (never cached), and the one-address case through node's own
+ * HTTP/1.1 server (infra/http.ts without its fast path) for a ratio within the same run.
+ * Each line gives the server's CPU time per request (the figure the machine's load moves least)
+ * and the load generator's, which shares the machine's cores.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -75,14 +78,22 @@ export async function run(): Promise<void> {
     body: JSON.stringify({ addresses: [hot] }),
     headers: { 'content-type': 'application/json' },
   };
-  type Case = { name: string; requests: LoadRequest[] };
-  const runs: { serving: string; mode: 'writer' | 'reader'; cacheBytes?: number; cases: Case[] }[] = [
+  /** `warmAll`: the warm-up asks every request once (in order), so a big enough cache holds all. */
+  type Case = { name: string; requests: LoadRequest[]; warmAll?: boolean };
+  const runs: { serving: string; mode: 'writer' | 'reader'; cacheBytes?: number; http1?: 'node'; cases: Case[] }[] = [
+    {
+      serving: "as `charms index`, answer cache on, through node's HTTP/1.1 server (no fast path)",
+      mode: 'writer',
+      http1: 'node',
+      cases: [{ name: 'GET /v1/addresses/{a}/balances, one address', requests: get(balances, [hot]) }],
+    },
     {
       serving: 'as `charms index` (the writer process), answer cache on',
       mode: 'writer',
       cases: [
         { name: 'GET /v1/addresses/{a}/balances, one address', requests: get(balances, [hot]) },
         { name: 'GET /v1/addresses/{a}/balances, random of 20 000', requests: get(balances, all) },
+        { name: 'GET /v1/addresses/{a}/balances, random of 20 000, cache warm', requests: get(balances, all), warmAll: true },
         { name: 'GET /v1/wallet/charms/{a}, one address', requests: get(charms, [hot]) },
         { name: 'GET /v1/wallet/charms/{a}, random of 20 000', requests: get(charms, all) },
         { name: 'POST /v1/wallet/balance/batch (1 address, never cached)', requests: [batch] },
@@ -117,17 +128,19 @@ export async function run(): Promise<void> {
         host: '127.0.0.1',
         port: 0,
         answerCacheBytes: run.cacheBytes,
+        http1: run.http1,
       });
       console.log(`index-api: served ${run.serving}`);
       try {
         for (const c of run.cases) {
           const o = { port: svc.server.port, requests: c.requests, concurrency: 64 };
-          await httpLoadInChild({ ...o, count: 2000, seed: 7 }); // warm-up
+          if (c.warmAll) await httpLoadInChild({ ...o, count: c.requests.length, inOrder: true });
+          else await httpLoadInChild({ ...o, count: 2000, seed: 7 }); // warm-up
           const cpu = process.cpuUsage();
           const r = await httpLoadInChild({ ...o, count: REQUESTS, seed: 11 });
           const used = process.cpuUsage(cpu);
           console.log(
-            `index-api:   ${c.name}, c=64: ${Math.round(r.rps)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${r.errors} errors; server CPU ${Math.round((used.user + used.system) / REQUESTS)} µs/request (load avg ${loadavg()[0]!.toFixed(2)})`,
+            `index-api:   ${c.name}, c=64: ${Math.round(r.rps)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${r.errors} errors; server CPU ${Math.round((used.user + used.system) / REQUESTS)} µs/request, load generator CPU ${Math.round(r.loadCpuUsPerRequest)} µs/request (load avg ${loadavg()[0]!.toFixed(2)})`,
           );
         }
       } finally {

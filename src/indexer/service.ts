@@ -59,6 +59,8 @@ export interface IndexServiceOptions {
   verifyWorkers?: number | undefined;
   /** Bytes of API answers kept per index state (answer-cache.ts); 0: none. Default DEFAULT_ANSWER_CACHE_BYTES. */
   answerCacheBytes?: number | undefined;
+  /** HTTP/1.1 transport (infra/http.ts): the fast path (default) or node's server only (benchmarks). */
+  http1?: 'fast' | 'node' | undefined;
   /** Start following at once (default); tests drive `follower.syncOnce()` themselves. */
   autoStart?: boolean;
 }
@@ -144,6 +146,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     port: o.port ?? DEFAULT_INDEX_PORT,
     log,
     ...(o.limits ? { limits: o.limits } : {}),
+    ...(o.http1 ? { http1: o.http1 } : {}),
   });
   if (o.autoStart !== false) follower?.start();
   let zmq: ZmqSubscriber | undefined;

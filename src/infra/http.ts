@@ -151,6 +151,14 @@ const SHUTTING_DOWN = (): Res => {
   return r;
 };
 
+/** The answer to a request target URL parsing refuses (it would otherwise throw out of the server). */
+const BAD_TARGET = (): Res => jsonError(400, 'INVALID_INPUT', 'the request target is not a valid path');
+
+interface Target {
+  path: string;
+  query: URLSearchParams;
+}
+
 /** Requests in progress, and whether the server drains (shared by the connections of one server). */
 class Lifecycle {
   draining = false;
@@ -191,9 +199,10 @@ async function serve(
   observe?: RequestObserver,
 ) {
   const t0 = performance.now();
-  const url = new URL(req.url ?? '/', 'http://localhost');
+  const url = requestTarget(req.url ?? '/');
   const h1 = 'httpVersionMajor' in req && req.httpVersionMajor === 1 && !(req instanceof http2.Http2ServerRequest);
   if (life.draining) return void write(SHUTTING_DOWN(), req, res, h1, true);
+  if (!url) return void write(BAD_TARGET(), req, res, h1, false);
   // cut at the end of a drain: answered 503 now; the handler's late answer is dropped
   const cut = () => write(SHUTTING_DOWN(), req, res, h1, true);
   life.inflight.add(cut);
@@ -220,7 +229,7 @@ async function answer(
   limits: ServerLimits,
   budget: BodyBudget,
   log: Logger,
-  url: URL,
+  url: Target,
   h1: boolean,
   req: AnyReq,
   res: AnyRes,
@@ -235,8 +244,8 @@ async function answer(
     else
       out = await handler({
         method: req.method ?? 'GET',
-        path: url.pathname,
-        query: url.searchParams,
+        path: url.path,
+        query: url.query,
         headers: req.headers as Req['headers'],
         body: (limit) => {
           if (read) return read.promise;
@@ -255,7 +264,7 @@ async function answer(
       });
   } catch (e) {
     // handlers answer their own errors; one that throws is a bug: logged, answered without details
-    log.error('request handler threw', { path: url.pathname, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+    log.error('request handler threw', { path: url.path, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
     out = jsonError(500, 'INTERNAL', 'internal error');
   }
   // the transport answers body failures itself, whatever the handler made of them
@@ -275,7 +284,7 @@ async function answer(
   const abandon = !req.complete;
   if (abandon && h1) headers['connection'] = 'close';
   if (res.destroyed || res.writableEnded || res.headersSent) return;
-  observe?.({ method: req.method ?? 'GET', path: url.pathname }, out.status, (performance.now() - t0) / 1000);
+  observe?.({ method: req.method ?? 'GET', path: url.path }, out.status, (performance.now() - t0) / 1000);
   res.writeHead(out.status, headers);
   if (body) res.end(body);
   else res.end();
@@ -336,6 +345,254 @@ class Deadline {
   }
 }
 
+// ------------------------------------------------------------------ HTTP/1.1 fast path
+//
+// node's http server costs more CPU per request than a cached answer of the index API (its
+// IncomingMessage/ServerResponse streams, a writev per answer). Plain requests (HTTP/1.1, no body,
+// a simple origin-form target, unique well-formed headers, a Host) are parsed and answered here
+// with one write each; the first request of a connection that is anything else (a body, chunked,
+// Expect, Upgrade, HTTP/1.0, a malformed or large head, ...) and everything after it go to node's
+// server, bytes put back unread: node keeps the final word on all that is not plain.
+
+interface FastContext {
+  handler: Handler;
+  limits: ServerLimits;
+  log: Logger;
+  life: Lifecycle;
+  observe: RequestObserver | undefined;
+  /** Gives the socket to node's HTTP/1.1 server, `rest` (unread bytes) first. */
+  handOver(socket: net.Socket, rest: Buffer): void;
+}
+
+const HEAD_END = Buffer.from('\r\n\r\n');
+/** Heads longer than this go to node's server (its own limit, 16 KiB by default, is larger). */
+const FAST_HEAD_MAX = 8 * 1024;
+const FAST_HEADERS_MAX = 100;
+/** Methods node's parser knows that the API uses; any other goes to node (which refuses most). */
+const REQUEST_LINE = /^(GET|HEAD|OPTIONS|POST|PUT|DELETE|PATCH) (\/[\x21-\x7e]*) HTTP\/1\.1$/;
+const HEADER_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*([\x20-\x7e\t]*?)[ \t]*$/;
+/** Targets whose path URL parsing keeps as is (no dot segments, no `//` authority, no fragment). */
+const PLAIN_PATH = /^\/(?!\/)[A-Za-z0-9\-_~!$&'()*+,;=:@%/.]*$/;
+const DOT_SEGMENT = /\/(\.|%2e)/i;
+/** Request headers that make a request not plain. */
+const NOT_PLAIN = new Set(['content-length', 'transfer-encoding', 'expect', 'upgrade', '__proto__']);
+const EMPTY_BODY = Buffer.alloc(0); // what node's path reads from a request without a body
+const NO_BODY_STATUS = (s: number) => s === 204 || s === 304 || (s >= 100 && s < 200);
+
+/** node's Date header, recomputed once a second like node's own. */
+let dateText = '';
+let dateSecond = -1;
+function httpDate(): string {
+  const s = Math.floor(Date.now() / 1000);
+  if (s !== dateSecond) {
+    dateSecond = s;
+    dateText = new Date(s * 1000).toUTCString();
+  }
+  return dateText;
+}
+
+interface PlainRequest {
+  method: string;
+  target: string;
+  headers: Record<string, string>;
+  close: boolean;
+}
+
+/** The request in `head` (without its blank line) when it is plain; undefined otherwise. */
+function parsePlain(head: string): PlainRequest | undefined {
+  const lines = head.split('\r\n');
+  const m = REQUEST_LINE.exec(lines[0]!);
+  if (!m || lines.length - 1 > FAST_HEADERS_MAX) return undefined;
+  const headers: Record<string, string> = {};
+  for (let i = 1; i < lines.length; i++) {
+    const h = HEADER_LINE.exec(lines[i]!);
+    if (!h) return undefined;
+    const name = h[1]!.toLowerCase();
+    if (NOT_PLAIN.has(name) || Object.hasOwn(headers, name)) return undefined;
+    headers[name] = h[2]!;
+  }
+  if (headers.host === undefined) return undefined;
+  const connection = headers.connection?.toLowerCase();
+  if (connection !== undefined && connection !== 'keep-alive' && connection !== 'close') return undefined;
+  return { method: m[1]!, target: m[2]!, headers, close: connection === 'close' };
+}
+
+/**
+ * A request's path and query as URL parsing gives them (dot segments resolved, escapes
+ * normalised), without a URL object for plain targets; undefined when URL parsing refuses it
+ * (`//[/`: an invalid authority).
+ */
+function requestTarget(target: string): Target | undefined {
+  const q = target.indexOf('?');
+  const path = q < 0 ? target : target.slice(0, q);
+  if (!target.includes('#') && PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path)) return { path, query: new URLSearchParams(q < 0 ? '' : target.slice(q + 1)) };
+  try {
+    const url = new URL(target, 'http://localhost');
+    return { path: url.pathname, query: url.searchParams };
+  } catch {
+    return undefined;
+  }
+}
+
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const BAD_HEADER_VALUE = /[^\t\x20-\x7e]/;
+/** The CORS headers as written on the wire (first in every answer). */
+const CORS_TEXT = Object.entries(CORS_HEADERS)
+  .map(([k, v]) => `${k}: ${v}\r\n`)
+  .join('');
+const statusLines = new Map<number, string>();
+const statusLine = (status: number): string => {
+  let l = statusLines.get(status);
+  if (l === undefined) statusLines.set(status, (l = `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'unknown'}\r\n`));
+  return l;
+};
+const CHUNKED_END = Buffer.from('0\r\n\r\n');
+
+/**
+ * The bytes of an answer as node's server writes them (same headers, same order): `close` is who
+ * closes the connection after it (the server while it drains, or the client that asked).
+ */
+function encodeAnswer(out: Res, head: boolean, close: 'server' | 'client' | undefined, keepAliveSeconds: number): Buffer {
+  const body = out.body === undefined ? undefined : typeof out.body === 'string' ? Buffer.from(out.body) : out.body;
+  // the headers as `{...CORS_HEADERS, ...out.headers, content-length, connection}` would order them
+  let text = statusLine(out.status);
+  let merged = false;
+  for (const k in out.headers) if (k in CORS_HEADERS || k === 'content-length' || k === 'connection') merged = true;
+  let userConnection = false;
+  const line = (k: string, v: string) => {
+    if (BAD_HEADER_VALUE.test(v) || !HEADER_NAME.test(k)) throw new Error(`invalid answer header ${JSON.stringify(k)}`);
+    if (!userConnection && k.length === 10 && k.toLowerCase() === 'connection') userConnection = true;
+    text += `${k}: ${v}\r\n`;
+  };
+  if (merged) {
+    const headers = { ...CORS_HEADERS, ...out.headers };
+    if (body) headers['content-length'] = String(body.byteLength);
+    if (close === 'server') headers['connection'] = 'close';
+    for (const k in headers) line(k, headers[k]!);
+  } else {
+    text += CORS_TEXT;
+    for (const k in out.headers) line(k, out.headers[k]!);
+    if (body) text += `content-length: ${body.byteLength}\r\n`;
+    if (close === 'server') line('connection', 'close');
+  }
+  text += `Date: ${httpDate()}\r\n`;
+  if (!userConnection) text += close ? 'Connection: close\r\n' : `Connection: keep-alive\r\nKeep-Alive: timeout=${keepAliveSeconds}\r\n`;
+  const chunked = !body && !NO_BODY_STATUS(out.status);
+  if (chunked) text += 'Transfer-Encoding: chunked\r\n';
+  text += '\r\n';
+  const payload = head || NO_BODY_STATUS(out.status) ? undefined : chunked ? CHUNKED_END : body;
+  const n = text.length; // latin1: one byte per character (header text is checked ASCII)
+  const wire = Buffer.allocUnsafe(n + (payload?.byteLength ?? 0));
+  wire.write(text, 0, 'latin1');
+  if (payload) wire.set(payload, n);
+  return wire;
+}
+
+/** Whether an answer's own headers close the connection (node then sends no keep-alive). */
+function closesConnection(out: Res): boolean {
+  for (const k in out.headers) if (k.toLowerCase() === 'connection') return out.headers[k]!.toLowerCase() === 'close';
+  return false;
+}
+
+/** Serves `socket`'s plain HTTP/1.1 requests, one at a time, `first` being its bytes so far. */
+function serveHttp1(socket: net.Socket, first: Buffer, c: FastContext, deadline: Deadline): void {
+  let buf = first;
+  let busy = false;
+  let gone = false;
+  const keepAliveSeconds = Math.floor(c.limits.idleTimeoutMs / 1000);
+  const onData = (chunk: Buffer) => {
+    buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+    // a client that sends faster than we answer waits (its bytes stay in the kernel)
+    if (busy && buf.length > FAST_HEAD_MAX) socket.pause();
+    if (!busy) next();
+  };
+  const stop = () => {
+    gone = true;
+    socket.removeListener('data', onData);
+  };
+  socket.on('data', onData);
+  socket.once('close', stop);
+
+  const handOver = () => {
+    stop();
+    socket.removeListener('close', stop);
+    const rest = buf;
+    buf = Buffer.alloc(0);
+    c.handOver(socket, rest);
+  };
+
+  function next(): void {
+    if (gone || busy) return;
+    const end = buf.length === 0 ? -1 : buf.indexOf(HEAD_END);
+    if (end < 0) {
+      if (buf.length > FAST_HEAD_MAX) return handOver();
+      if (socket.isPaused()) socket.resume(); // more bytes needed
+      return;
+    }
+    const req = end <= FAST_HEAD_MAX ? parsePlain(buf.toString('latin1', 0, end)) : undefined;
+    if (!req) return handOver();
+    buf = buf.subarray(end + 4);
+    busy = true;
+    deadline.clear(); // headers are in; the handler has no timer (as with node's server)
+    void run(req);
+  }
+
+  async function run(r: PlainRequest): Promise<void> {
+    const t0 = performance.now();
+    let answered = false;
+    const send = (out: Res, close: 'server' | 'client' | undefined) => {
+      if (answered || socket.destroyed) return;
+      answered = true;
+      const closing = close !== undefined || closesConnection(out);
+      let wire: Buffer;
+      try {
+        wire = encodeAnswer(out, r.method === 'HEAD', close, keepAliveSeconds);
+      } catch (e) {
+        c.log.error('request handler answered an invalid header', { error: (e as Error).message });
+        wire = encodeAnswer(jsonError(500, 'INTERNAL', 'internal error'), r.method === 'HEAD', close, keepAliveSeconds);
+      }
+      const more = socket.write(wire);
+      if (closing) {
+        stop();
+        socket.end();
+        socket.destroySoon();
+        return;
+      }
+      deadline.set(c.limits.idleTimeoutMs + c.limits.headersTimeoutMs);
+      const proceed = () => {
+        busy = false;
+        queueMicrotask(next); // not recursion: answers of pipelined requests can be synchronous
+      };
+      if (more) proceed();
+      else socket.once('drain', proceed);
+    };
+    const target = requestTarget(r.target);
+    if (c.life.draining) return send(SHUTTING_DOWN(), 'server');
+    if (!target) return send(BAD_TARGET(), undefined);
+    const { path, query } = target;
+    const cut = () => send(SHUTTING_DOWN(), 'server');
+    c.life.inflight.add(cut);
+    try {
+      let out: Res;
+      try {
+        out =
+          r.method === 'OPTIONS'
+            ? { status: 204, headers: {} }
+            : await c.handler({ method: r.method, path, query, headers: r.headers, body: async () => EMPTY_BODY });
+      } catch (e) {
+        c.log.error('request handler threw', { path, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+        out = jsonError(500, 'INTERNAL', 'internal error');
+      }
+      if (!answered && !socket.destroyed) c.observe?.({ method: r.method, path }, out.status, (performance.now() - t0) / 1000);
+      send(out, r.close ? 'client' : undefined);
+    } finally {
+      c.life.done(cut);
+    }
+  }
+
+  next();
+}
+
 export interface Listening {
   port: number;
   close(): Promise<void>;
@@ -351,7 +608,15 @@ export interface Listening {
 
 export function listenDual(
   handler: Handler,
-  opts: { host?: string; port?: number; limits?: Partial<ServerLimits>; log?: Logger; observe?: RequestObserver },
+  opts: {
+    host?: string;
+    port?: number;
+    limits?: Partial<ServerLimits>;
+    log?: Logger;
+    observe?: RequestObserver;
+    /** `node`: every HTTP/1.1 request through node's server, no fast path (benchmarks compare the two). */
+    http1?: 'fast' | 'node';
+  },
 ): Promise<Listening> {
   const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...opts.limits };
   const budget = new BodyBudget(limits.inflightBodyBytes);
@@ -394,6 +659,19 @@ export function listenDual(
     });
   });
 
+  const fast: FastContext = {
+    handler,
+    limits,
+    log,
+    life,
+    observe: opts.observe,
+    handOver: (socket, rest) => {
+      socket.pause();
+      if (rest.length > 0) socket.unshift(rest);
+      h1.emit('connection', socket);
+      socket.resume();
+    },
+  };
   const sockets = new Set<net.Socket>();
   const tcp = net.createServer((socket) => {
     sockets.add(socket);
@@ -422,10 +700,10 @@ export function listenDual(
         h2.emit('connection', replayingDuplex(socket, buf));
         return;
       }
-      socket.pause();
-      socket.unshift(buf);
-      h1.emit('connection', socket);
-      socket.resume();
+      // HTTP/1.1: plain requests without a body are served by the fast path below; it hands the
+      // socket to node's server at the first request it does not take (bytes put back unread)
+      if (opts.http1 === 'node') fast.handOver(socket, buf);
+      else serveHttp1(socket, buf, fast, deadline);
     };
     socket.on('data', onData);
     socket.on('error', () => socket.destroy());
