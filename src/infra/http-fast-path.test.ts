@@ -9,6 +9,7 @@ import net from 'node:net';
 import { CharmsError } from '../errors.js';
 import { errorResponse, listenDual, type Handler, type Listening } from './http.js';
 import { silentLogger } from './log.js';
+import { Rng } from '../testing/fuzz/harness.js';
 
 /** Shows what the handler saw: method, path, query, headers and body length. */
 const echo: Handler = async (req) => {
@@ -90,6 +91,8 @@ test('HTTP/1.1 fast path: the same bytes as node’s server for plain requests, 
     ['an obsolete folded header (node drops the connection)', `GET /f HTTP/1.1\r\n${H}X-F: a\r\n b\r\n\r\n${close}`, 'dropped'],
     ['a head over the fast path’s 8 KiB (node takes it)', `GET /big HTTP/1.1\r\n${H}X-Big: ${'b'.repeat(10_000)}\r\n\r\n${close}`],
     ['a head over node’s 16 KiB (node drops the connection)', `GET /huge HTTP/1.1\r\n${H}X-Big: ${'b'.repeat(20_000)}\r\n\r\n`, 'dropped'],
+    ['`HTTP/2.0` in a request line, an unread body (the transport is HTTP/1 all the same)', `GET /missing HTTP/2.0\r\n${H}Content-Length: 5\r\n\r\n`],
+    ['OPTIONS keeps the connection on both paths', `OPTIONS /o HTTP/1.1\r\n${H}\r\n${close}`],
     ['Connection: upgrade', `GET /u HTTP/1.1\r\n${H}Connection: upgrade\r\nUpgrade: websocket\r\n\r\n${close}`],
   ];
   await servers(async (fast, node) => {
@@ -132,4 +135,37 @@ test('HTTP/1.1 fast path: a drain answers the request in progress 503 and closes
   } finally {
     await server.close();
   }
+});
+
+/** A random request head from pieces that are plain, nearly plain or hostile (latin1: one byte per char). */
+function randomHead(rng: Rng): string {
+  const methods = ['GET', 'GET', 'GET', 'HEAD', 'OPTIONS', 'DELETE', 'get', 'G T', '', 'FOO', 'PRI', 'GET\x00'];
+  const pieces = ['/', '/', 'v1', 'a', '%', '%2', '%2e', '%2F', '..', '.', '?', '?x=1&y', '&', '=', '#', '//', '[', ']', '"', '<', ' ', '\x7f', '\x80', '\xc3\xa9', '+', ';', '@', ':', '~', '\t'];
+  let target = rng.int(10) === 0 ? rng.pick(['*', 'http://x/y', 'x', '']) : '/';
+  for (let i = rng.int(8); i > 0; i--) target += rng.pick(pieces);
+  const version = rng.pick(['HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'http/1.1', 'HTTP/1.1 ', 'HTTP/1.10']);
+  const eol = () => (rng.int(20) === 0 ? rng.pick(['\n', '\r', '\r\r\n']) : '\r\n');
+  let head = `${rng.pick(methods)}${rng.int(15) === 0 ? '  ' : ' '}${target} ${version}${eol()}`;
+  const names = ['Host', 'host', 'HOST', 'X-A', 'x-a', 'Connection', 'Accept', 'Bad Name', 'X:Y', '', 'X-\x80', 'Keep-Alive', 'Content-Length', 'Expect', 'Transfer-Encoding', '__proto__', 'constructor'];
+  const values = ['x', 'x', '', ' ', '\t', 'close', 'keep-alive', 'Keep-Alive', 'upgrade', 'CLOSE', 'a b', ' v ', '\x01', '\x7f', '\x80\xff', '\xc3\xa9', '0', '5', 'chunked', '100-continue'];
+  if (rng.int(10) !== 0) head += `Host: x${eol()}`;
+  for (let i = rng.int(5); i > 0; i--) head += `${rng.pick(names)}${rng.pick([':', ': ', ' :', ':  '])}${rng.pick(values)}${rng.int(8) === 0 ? ' ' : ''}${eol()}`;
+  return head + '\r\n';
+}
+
+test('HTTP/1.1 fast path: random request heads get node’s answer, byte for byte (differential fuzz)', { timeout: 120_000 }, async () => {
+  const rng = new Rng(Number(process.env.FUZZ_SEED ?? 0x5eed_f457));
+  const cases = Array.from({ length: Number(process.env.FUZZ_N ?? 160) }, () => randomHead(rng) + close);
+  const differ: string[] = [];
+  await servers(async (fast, node) => {
+    for (let i = 0; i < cases.length; i += 8) {
+      await Promise.all(
+        cases.slice(i, i + 8).map(async (bytes) => {
+          const [a, b] = await Promise.all([exchange(fast.port, bytes), exchange(node.port, bytes)]);
+          if (a !== b) differ.push(`${JSON.stringify(bytes)}\n fast: ${JSON.stringify(a.slice(0, 300))}\n node: ${JSON.stringify(b.slice(0, 300))}`);
+        }),
+      );
+    }
+  });
+  assert.deepEqual(differ, [], `${differ.length} of ${cases.length} heads answered differently`);
 });

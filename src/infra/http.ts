@@ -200,7 +200,8 @@ async function serve(
 ) {
   const t0 = performance.now();
   const url = requestTarget(req.url ?? '/');
-  const h1 = 'httpVersionMajor' in req && req.httpVersionMajor === 1 && !(req instanceof http2.Http2ServerRequest);
+  // by transport, not by the version the request line claims: node's HTTP/1 parser also takes `HTTP/2.0`
+  const h1 = !(req instanceof http2.Http2ServerRequest);
   if (life.draining) return void write(SHUTTING_DOWN(), req, res, h1, true);
   if (!url) return void write(BAD_TARGET(), req, res, h1, false);
   // cut at the end of a drain: answered 503 now; the handler's late answer is dropped
@@ -281,7 +282,9 @@ async function answer(
   if (body) headers['content-length'] = String(body.length);
   // A request whose body was refused or left unread: answer, then stop reading it (HTTP/1.1:
   // close the connection; h2: reset the stream once the answer is out, RFC 9113 §8.1).
-  const abandon = !req.complete;
+  // HTTP/1 without Content-Length or Transfer-Encoding has no body to abandon, even when the
+  // answer (OPTIONS) comes before the parser has marked the request complete
+  const abandon = !req.complete && (!h1 || req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0');
   if (abandon && h1) headers['connection'] = 'close';
   if (res.destroyed || res.writableEnded || res.headersSent) return;
   observe?.({ method: req.method ?? 'GET', path: url.path }, out.status, (performance.now() - t0) / 1000);
