@@ -284,7 +284,7 @@ const num = (v: unknown): number => Number(v);
  * meta: network and mock flag must match what the command was started with.
  */
 export async function prepareSchema(d: Driver, o: OpenOptions): Promise<IndexMeta> {
-  const version = await schemaVersion(d);
+  const version = await schemaVersion(d, o.label);
   if (version > SCHEMA_VERSION)
     throw new CharmsError(
       'CONFIG',
@@ -328,13 +328,40 @@ export async function prepareSchema(d: Driver, o: OpenOptions): Promise<IndexMet
   return meta;
 }
 
-async function schemaVersion(d: Driver): Promise<number> {
+/** The tables of the database (SQLite file, or PostgreSQL's current schema). */
+async function tableNames(d: Driver): Promise<string[]> {
+  const rows =
+    d.engine === 'sqlite'
+      ? await d.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      : await d.all('SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename');
+  return rows.map((r) => String(r.name));
+}
+
+/**
+ * The index's schema version: 0 for an empty database. A database that holds other tables (another
+ * program's, such as the Charms explorer's own PostgreSQL) or an unreadable version is refused:
+ * migrating it would mix our tables into it or fail half-way on a name clash.
+ */
+async function schemaVersion(d: Driver, label: string): Promise<number> {
+  let rows: Row[] | undefined;
   try {
-    const r = await d.all("SELECT value FROM meta WHERE key = 'schema_version'");
-    return r.length === 0 ? 0 : Number(r[0]!.value);
+    rows = await d.all("SELECT value FROM meta WHERE key = 'schema_version'");
   } catch {
-    return 0; // no meta table: an empty database
+    rows = undefined; // no meta table
   }
+  if (rows && rows.length > 0) {
+    const raw = String(rows[0]!.value);
+    if (!/^\d{1,6}$/.test(raw))
+      throw new CharmsError('CONFIG', `${label}: meta.schema_version is ${JSON.stringify(raw.slice(0, 40))}, not a charms index's; use another --db`);
+    return Number(raw);
+  }
+  const tables = (await tableNames(d)).filter((t) => t !== 'meta');
+  if (tables.length > 0)
+    throw new CharmsError(
+      'CONFIG',
+      `${label}: the database holds tables that are not a charms index (${tables.slice(0, 5).join(', ')}${tables.length > 5 ? ', …' : ''}); index into an empty database (another --db)`,
+    );
+  return 0;
 }
 
 async function setMeta(tx: TxDriver, key: string, value: string): Promise<void> {
