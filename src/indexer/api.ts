@@ -2,7 +2,8 @@
  * The charms index's HTTP API (`/v1/...`), a Handler over an IndexStore, the follower's status and
  * the mempool overlay. Amounts are decimal strings (exact beyond 2^53, sums beyond u64); answers
  * depend only on the index state (deterministic orders everywhere) apart from wall-clock fields of
- * the status. Addresses are checked against the index's network (400 otherwise).
+ * the status. Addresses are checked against the index's network (400 otherwise), and so is a
+ * `?network=` a client adds.
  *
  *   GET  /v1/status                              200 synced, 503 over-cap reorg or lag > maxLag
  *   GET  /v1/addresses/{address}/balances        per app: confirmed, unconfirmed_in/out, utxos
@@ -74,6 +75,12 @@ export const ok = (body: J, status = 200): Res => ({ status, headers: { ...JSON_
 const bad = (msg: string): CharmsError => new CharmsError('INVALID_INPUT', msg);
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const TXID = /^[0-9a-fA-F]{64}$/;
+
+/** Whether a `network` a client names (the explorer's and the wallet's spellings too) is `ours`. */
+export function sameNetwork(asked: string, ours: string): boolean {
+  const n = (x: string) => (x === 'main' || x === 'bitcoin' ? 'mainnet' : x === 'test' ? 'testnet' : x);
+  return n(asked) === n(ours);
+}
 
 export const chainName = (network: string): BitcoinChainName =>
   network === 'mainnet' || network === 'main' ? 'main' : network === 'testnet' ? 'test' : (network as BitcoinChainName);
@@ -254,6 +261,9 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
   async function route(req: Req): Promise<Res> {
     const method = req.method === 'HEAD' ? 'GET' : req.method;
     const p = req.path;
+    // a client that names a network gets this index's answers only if it is the one indexed
+    const asked = req.query.get('network');
+    if (asked !== null && !sameNetwork(asked, o.network)) throw bad(`network ${asked.slice(0, 40)}: this index serves ${o.network}`);
     if (p === '/v1/status' && method === 'GET') return status();
 
     if (p === '/v1/addresses/balances') {

@@ -10,6 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { betterSqliteModule } from './sqlite-driver.js';
 import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.js';
+import { scriptToAddress } from '../bitcoin/address.js';
+import type { Handler, Req } from '../infra/http.js';
+import { indexApiHandler } from './api.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -64,3 +67,81 @@ test('sqlite: a --db path that is no SQLite database (a text file, a directory) 
   await assert.rejects(e.open(text), /cannot be used as the index's SQLite file/);
   await assert.rejects(e.open(dir), /cannot be used as the index's SQLite file/);
 });
+
+// ------------------------------------------------------------------ the API and the status
+
+const U64_MAX = 2n ** 64n - 1n;
+const SCRIPT = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(7)]);
+const APP = `t/${'31'.repeat(32)}/${'32'.repeat(32)}`;
+
+const req = (path: string, method = 'GET', body = ''): Req => {
+  const u = new URL(path, 'http://x');
+  return { method, path: u.pathname, query: u.searchParams, headers: {}, body: async () => new TextEncoder().encode(body) };
+};
+const answer = async (h: Handler, path: string, method = 'GET', body = '') => {
+  const r = await h(req(path, method, body));
+  return { status: r.status, json: JSON.parse(String(r.body)) };
+};
+
+for (const name of ENGINES) {
+  test(`${name}: our API's amounts are exact decimal strings at u64 and beyond (sums); ?network= must name the index's`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const store = await e.open(await e.newDb());
+    try {
+      const tx = (n: number) => n.toString(16).padStart(64, '0');
+      // one transaction pays the address two outputs of u64-max tokens, another one more
+      const out = (txid: string, vout: number) => ({
+        txid,
+        txIndex: Number.parseInt(txid, 16),
+        vout,
+        app: APP,
+        amount: U64_MAX,
+        data: null,
+        script: SCRIPT,
+        sats: 1000n,
+      });
+      await store.applyBlock({
+        height: 1,
+        hash: tx(0x101),
+        prevHash: tx(0x100),
+        time: 1,
+        spellTxs: [],
+        outputs: [out(tx(1), 0), out(tx(1), 1), out(tx(2), 0)],
+        inputs: [],
+      });
+      const h = indexApiHandler({ store, network: 'regtest', version: 'test' });
+      const address = scriptToAddress(SCRIPT, 'regtest')!;
+      const bal = await answer(h, `/v1/addresses/${address}/balances`);
+      assert.equal(bal.status, 200);
+      assert.equal(bal.json.balances[0].confirmed, (3n * U64_MAX).toString(), 'a balance beyond u64, exact');
+      const utxos = await answer(h, `/v1/addresses/${address}/utxos`);
+      assert.deepEqual(
+        utxos.json.utxos.map((u: { charms: { amount: string }[] }) => u.charms[0]!.amount),
+        [U64_MAX.toString(), U64_MAX.toString(), U64_MAX.toString()],
+      );
+      const hist = await answer(h, `/v1/addresses/${address}/history`);
+      const received = hist.json.items.map((i: { txid: string; changes: { received: string }[] }) => [i.txid, i.changes[0]!.received]);
+      assert.deepEqual(received.sort(), [
+        [tx(1), (2n * U64_MAX).toString()],
+        [tx(2), U64_MAX.toString()],
+      ]);
+      const app = await answer(h, `/v1/apps/${encodeURIComponent(APP)}`);
+      assert.equal(app.json.supply, (3n * U64_MAX).toString());
+      assert.equal(app.json.holders[0].amount, (3n * U64_MAX).toString());
+      const batch = await answer(h, '/v1/addresses/balances', 'POST', JSON.stringify({ addresses: [address] }));
+      assert.equal(batch.json.balances[0].balances[0].confirmed, (3n * U64_MAX).toString());
+
+      // ?network= as the explorer-compatible routes take it: ours (any spelling) answers, another is a 400
+      for (const path of [`/v1/addresses/${address}/balances`, '/v1/status', `/v1/apps/${APP}`]) {
+        assert.equal((await answer(h, `${path}?network=regtest`)).status, 200, path);
+        const other = await answer(h, `${path}?network=mainnet`);
+        assert.equal(other.status, 400, path);
+        assert.deepEqual(other.json, { error: 'network mainnet: this index serves regtest', code: 'INVALID_INPUT' });
+      }
+      assert.equal((await answer(h, '/v1/addresses/balances?network=testnet4', 'POST', JSON.stringify({ addresses: [address] }))).status, 400);
+    } finally {
+      await store.close();
+    }
+  });
+}
