@@ -13,6 +13,9 @@ import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.j
 import { scriptToAddress } from '../bitcoin/address.js';
 import type { Handler, Req } from '../infra/http.js';
 import { indexApiHandler } from './api.js';
+import { MemoryChain } from '../testing/memory-chain.js';
+import { librarySpellCheck } from './block-write.js';
+import { Follower } from './follower.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -145,3 +148,92 @@ for (const name of ENGINES) {
     }
   });
 }
+
+// ------------------------------------------------------------------ following: status, progress, polling
+
+/** Runs the event loop's pending work until `cond` holds (bounded by turns, not by the clock: the tests below mock setTimeout). */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200_000 && !cond(); i++) await new Promise((r) => setImmediate(r));
+  assert.ok(cond(), `waiting for ${what}`);
+}
+
+test('status: 503 past 6 blocks of lag and 200 at 6; progress (height, blocks/s, ETA) on the progress lines and in /v1/status', async () => {
+  const e = engines.sqlite();
+  const store = await e.open(await e.newDb());
+  const chain = new MemoryChain();
+  for (let i = 0; i < 30; i++) chain.mine();
+  let clock = 1_000_000;
+  const lines: string[] = [];
+  let stopped = false;
+  const f = new Follower(store, chain, {
+    startHeight: 1,
+    fetchAhead: 1,
+    commitBlocks: 1,
+    check: librarySpellCheck(false),
+    now: () => (clock += 250),
+    progress: (line) => {
+      lines.push(line);
+      // the node starts answering garbage once a line with a rate was printed: the sync stops half-way
+      if (!stopped && / [1-9][\d.]* blocks\/s/.test(line)) [stopped, chain.fault] = [true, 'garbage'];
+    },
+  });
+  const h = indexApiHandler({ store, follower: f, network: 'regtest', version: 'test' });
+  try {
+    await f.syncOnce();
+    const line = lines.map((l) => /^index: block (\d+) of 30, ([\d.]+) blocks\/s, ETA (\d+) s$/.exec(l)).find((m) => m && Number(m[2]) > 0);
+    assert.ok(line, `a progress line with height, rate and ETA: ${lines.join(' | ')}`);
+    let st = await answer(h, '/v1/status');
+    assert.equal(st.status, 503, 'far behind the node');
+    assert.ok(st.json.lag_blocks > 6);
+    assert.equal(st.json.node.height, 30);
+    assert.equal(st.json.lag_blocks, 30 - st.json.index.height);
+    assert.ok(st.json.sync.rate_blocks_per_s > 0, 'the sync rate in the status');
+    assert.ok(st.json.sync.eta_seconds > 0, 'the ETA in the status');
+    assert.equal(st.json.error.code, 'UPSTREAM_FAILED', 'the node fault in the status');
+    assert.equal(st.json.synced, false);
+
+    chain.fault = undefined;
+    await f.syncOnce();
+    st = await answer(h, '/v1/status');
+    assert.equal(st.status, 200);
+    assert.deepEqual([st.json.lag_blocks, st.json.synced, st.json.sync.eta_seconds, st.json.error], [0, true, 0, null]);
+
+    // the node moves on while its blocks cannot be read: 6 behind is still healthy, 7 is not
+    chain.fault = 'garbage';
+    for (let i = 0; i < 6; i++) chain.mine();
+    await f.syncOnce();
+    st = await answer(h, '/v1/status');
+    assert.deepEqual([st.status, st.json.lag_blocks], [200, 6]);
+    chain.mine();
+    await f.syncOnce();
+    st = await answer(h, '/v1/status');
+    assert.deepEqual([st.status, st.json.lag_blocks], [503, 7]);
+  } finally {
+    await store.close();
+  }
+});
+
+test('without ZMQ the follower polls the node every 5 s by default', async (t) => {
+  const e = engines.sqlite();
+  const store = await e.open(await e.newDb());
+  const chain = new MemoryChain();
+  chain.mine();
+  let polls = 0;
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const f = new Follower(store, chain, { startHeight: 1, check: librarySpellCheck(false), afterSync: async () => void polls++ });
+  try {
+    f.start();
+    await until(() => polls === 1, 'the first poll');
+    for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r)); // the loop reaches its timer
+    t.mock.timers.tick(4_999);
+    for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(polls, 1, 'no poll before 5 s');
+    chain.mine();
+    t.mock.timers.tick(1);
+    await until(() => polls === 2, 'the poll at 5 s');
+    assert.equal((await store.tip())?.height, 2, 'the new block, read by that poll');
+  } finally {
+    await f.stop();
+    await store.close();
+  }
+});
