@@ -234,7 +234,10 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
     const indexHeight = tip?.height ?? meta.startHeight - 1;
     const lag = node ? Math.max(0, node.height - indexHeight) : 0;
     const last = await store.lastReorg();
-    const unrecoverable = f?.unrecoverable;
+    // the follower's, or (an --api-only reader, a restarted indexer before its first poll) the recorded one
+    const unrecoverable = f?.unrecoverable ?? (await store.unrecoverable());
+    // an indexer that never reached its node cannot say it is in sync: not healthy yet
+    const unreached = o.follower !== undefined && node === undefined;
     const body: J = {
       chain: meta.chain,
       network: meta.network,
@@ -255,7 +258,7 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       error: error ? { code: error.code, message: error.message, at: error.at } : null,
       started_at: startedAt,
     };
-    return ok(body, unrecoverable || lag > maxLag ? 503 : 200);
+    return ok(body, unrecoverable || unreached || lag > maxLag ? 503 : 200);
   }
 
   async function route(req: Req): Promise<Res> {

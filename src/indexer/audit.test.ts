@@ -16,6 +16,7 @@ import { indexApiHandler } from './api.js';
 import { MemoryChain } from '../testing/memory-chain.js';
 import { librarySpellCheck } from './block-write.js';
 import { Follower } from './follower.js';
+import type { IndexStore } from './store.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -237,3 +238,57 @@ test('without ZMQ the follower polls the node every 5 s by default', async (t) =
     await store.close();
   }
 });
+
+for (const name of ENGINES) {
+  test(`${name}: an over-cap reorg stays reported after a restart and by --api-only readers; an unreached node is a 503`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const db = await e.newDb();
+    const chain = new MemoryChain();
+    for (let i = 0; i < 5; i++) chain.mine();
+    const follower = (store: IndexStore) => new Follower(store, chain, { startHeight: 1, maxReorgDepth: 2, check: librarySpellCheck(false) });
+    let store = await e.open(db);
+    const reader = await e.open(db, { mode: 'reader' });
+    try {
+      let f = follower(store);
+      await f.syncOnce();
+      const tip = await store.tip();
+      chain.reorg(3, [[], [], [], []]);
+      await f.syncOnce();
+      assert.equal(f.status.unrecoverable?.depth, 3);
+      // an --api-only reader of the same database (no follower of its own)
+      const replica = indexApiHandler({ store: reader, network: 'regtest', version: 'test' });
+      let st = await answer(replica, '/v1/status');
+      assert.equal(st.status, 503, 'the reader reports the stopped index');
+      assert.equal(st.json.reorg.unrecoverable.depth, 3);
+      // the indexer restarted: still stopped, nothing written, 503 from the start
+      await store.close();
+      store = await e.open(db);
+      f = follower(store);
+      const h = indexApiHandler({ store, follower: f, network: 'regtest', version: 'test' });
+      assert.equal((await answer(h, '/v1/status')).status, 503, 'before the first poll');
+      await f.syncOnce();
+      st = await answer(h, '/v1/status');
+      assert.equal(st.status, 503);
+      assert.equal(st.json.reorg.unrecoverable.depth, 3);
+      assert.match(st.json.error.message, /--max-reorg-depth 2 .*reindex/);
+      assert.deepEqual(await store.tip(), tip, 'no writes after the restart either');
+    } finally {
+      await reader.close();
+      await store.close();
+    }
+    // a fresh index whose node is down: no node height known, so not healthy
+    const down = new MemoryChain();
+    down.fault = 'down';
+    const s2 = await e.open(await e.newDb());
+    try {
+      const f = new Follower(s2, down, { startHeight: 1, check: librarySpellCheck(false) });
+      await f.syncOnce();
+      const st = await answer(indexApiHandler({ store: s2, follower: f, network: 'regtest', version: 'test' }), '/v1/status');
+      assert.equal(st.status, 503);
+      assert.deepEqual([st.json.node, st.json.error.code], [null, 'UPSTREAM_UNAVAILABLE']);
+    } finally {
+      await s2.close();
+    }
+  });
+}

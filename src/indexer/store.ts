@@ -184,6 +184,13 @@ export interface HistoryEntry {
   changes: { app: string; received: bigint; sent: bigint }[];
 }
 
+/** A reorg deeper than `--max-reorg-depth`: the index stopped writing at it. */
+export interface UnrecoverableReorg {
+  forkHeight: number;
+  depth: number;
+  at: number;
+}
+
 export interface ReorgRow {
   at: number;
   forkHeight: number;
@@ -227,6 +234,10 @@ export interface IndexStore {
   /** Undoes every block above `forkHeight` in one transaction and records the reorg. */
   rollbackTo(forkHeight: number, reorg: Omit<ReorgRow, 'forkHeight'>): Promise<void>;
   lastReorg(): Promise<ReorgRow | undefined>;
+  /** Records that a reorg deeper than the cap stopped the index (kept until the index is rebuilt). */
+  markUnrecoverable(u: UnrecoverableReorg): Promise<void>;
+  /** The over-cap reorg that stopped the index, if one did (readers see it too). */
+  unrecoverable(): Promise<UnrecoverableReorg | undefined>;
   /** Unspent charm outputs paying `script`, by txid, vout, app. */
   unspentByScript(script: Uint8Array): Promise<CharmOutputRow[]>;
   /** Per unspent charm output paying `script` and app: the amount (null: not fungible); any order. */
@@ -579,6 +590,21 @@ export class SqlStore implements IndexStore {
   async lastReorg(): Promise<ReorgRow | undefined> {
     const r = await this.d.all('SELECT at, fork_height, depth, old_tip, new_tip FROM reorgs ORDER BY id DESC LIMIT 1');
     return r[0] && { at: num(r[0].at), forkHeight: num(r[0].fork_height), depth: num(r[0].depth), oldTip: hexOf(r[0].old_tip), newTip: hexOf(r[0].new_tip) };
+  }
+
+  async markUnrecoverable(u: UnrecoverableReorg): Promise<void> {
+    await this.d.transaction((tx) => setMeta(tx, 'unrecoverable', JSON.stringify({ forkHeight: u.forkHeight, depth: u.depth, at: u.at })));
+  }
+
+  async unrecoverable(): Promise<UnrecoverableReorg | undefined> {
+    const r = await this.d.all("SELECT value FROM meta WHERE key = 'unrecoverable'");
+    if (!r[0]) return undefined;
+    try {
+      const u = JSON.parse(String(r[0].value)) as UnrecoverableReorg;
+      return { forkHeight: num(u.forkHeight), depth: num(u.depth), at: num(u.at) };
+    } catch {
+      return { forkHeight: -1, depth: -1, at: 0 }; // unreadable, but recorded: still stopped
+    }
   }
 
   async unspentByScript(script: Uint8Array): Promise<CharmOutputRow[]> {
