@@ -33,6 +33,8 @@ const DEFAULT_PAGE = 50;
 const MAX_PAGE = 500;
 /** Status answers 503 when the index is more blocks than this behind the node. */
 const DEFAULT_MAX_LAG = 6;
+/** The schema's INTEGER columns (heights, positions, output indexes) hold at most this. */
+const MAX_INT32 = 2 ** 31 - 1;
 
 export interface IndexApiOptions {
   store: IndexStore;
@@ -134,7 +136,8 @@ function parseLimit(q: URLSearchParams): number {
 function parseHistoryCursor(raw: string | null): { height: number; txIndex: number } | undefined {
   if (raw === null) return undefined;
   const m = /^(\d{1,10})-(\d{1,10})$/.exec(raw);
-  if (!m) throw bad('cursor: expected the next_cursor of a previous page');
+  // heights and positions are 32-bit signed in the schema: a larger one is no cursor we issued
+  if (!m || Number(m[1]) > MAX_INT32 || Number(m[2]) > MAX_INT32) throw bad('cursor: expected the next_cursor of a previous page');
   return { height: Number(m[1]), txIndex: Number(m[2]) };
 }
 
@@ -320,7 +323,9 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
     if (m && method === 'GET') {
       const txid = m[1]!.toLowerCase();
       const vout = Number(m[2]);
-      const g = groupOutputs(await store.output(txid, vout))[0];
+      if (vout > 0xffffffff) throw bad('vout: expected an output index (at most 4294967295)');
+      // no transaction has 2^31 outputs (and PostgreSQL's INTEGER would refuse the number)
+      const g = vout > MAX_INT32 ? undefined : groupOutputs(await store.output(txid, vout))[0];
       if (!g) {
         const pending = mempool?.get(txid)?.outputs.filter((x) => x.vout === vout) ?? [];
         const pg = groupOutputs(pending)[0];

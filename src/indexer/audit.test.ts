@@ -292,3 +292,29 @@ for (const name of ENGINES) {
     }
   });
 }
+
+for (const name of ENGINES) {
+  test(`${name}: numbers past the schema's 32-bit columns are a 400 or a 404, never a 500`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const store = await e.open(await e.newDb());
+    try {
+      const h = indexApiHandler({ store, network: 'regtest', version: 'test' });
+      const address = scriptToAddress(SCRIPT, 'regtest')!;
+      const txid = 'ab'.repeat(32);
+      const cases: [string, number][] = [
+        [`/v1/addresses/${address}/history?cursor=4294967296-1`, 400],
+        [`/v1/addresses/${address}/history?cursor=1-9999999999`, 400],
+        [`/v1/addresses/${address}/history?cursor=2147483647-2147483647`, 200],
+        [`/v1/outputs/${txid}:2147483647`, 404],
+        [`/v1/outputs/${txid}:2147483648`, 404],
+        [`/v1/outputs/${txid}:4294967295`, 404],
+        [`/v1/outputs/${txid}:4294967296`, 400],
+        [`/v1/outputs/${txid}:9999999999`, 400],
+      ];
+      for (const [path, status] of cases) assert.equal((await answer(h, path)).status, status, path);
+    } finally {
+      await store.close();
+    }
+  });
+}
