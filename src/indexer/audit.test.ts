@@ -15,7 +15,9 @@ import type { Handler, Req } from '../infra/http.js';
 import { indexApiHandler } from './api.js';
 import { MemoryChain } from '../testing/memory-chain.js';
 import { librarySpellCheck } from './block-write.js';
-import { Follower } from './follower.js';
+import { DEFAULT_MAX_REORG_DEPTH, Follower } from './follower.js';
+import { defaultIndexDb, indexSettings } from '../settings/settings.js';
+import { indexOptions } from '../cli/options.js';
 import type { IndexStore } from './store.js';
 
 const engines = new TestEngines();
@@ -318,3 +320,17 @@ for (const name of ENGINES) {
     }
   });
 }
+
+test('INDEX_DB_URL and BITCOIN_ZMQ_URL are read, flags win, the default database is per network in the data directory; option defaults are the library’s', () => {
+  const env = { INDEX_DB_URL: 'postgres://idx@db/charms', BITCOIN_ZMQ_URL: 'tcp://127.0.0.1:28332', XDG_DATA_HOME: '/data', HOME: '/home/u' };
+  assert.deepEqual([indexSettings(env).db, indexSettings(env).zmqUrl], ['postgres://idx@db/charms', 'tcp://127.0.0.1:28332']);
+  assert.equal(indexSettings(env, { db: '/tmp/x.sqlite' }).db, '/tmp/x.sqlite');
+  assert.equal(defaultIndexDb(indexSettings({ XDG_DATA_HOME: '/data' }), 'testnet4'), '/data/charms-ts/index-testnet4.sqlite');
+  assert.equal(defaultIndexDb(indexSettings({ HOME: '/home/u' }), 'mainnet'), '/home/u/.local/share/charms-ts/index-mainnet.sqlite');
+  assert.throws(() => defaultIndexDb(indexSettings({}), 'mainnet'), /give --db or INDEX_DB_URL/);
+  const opt = (name: string) => indexOptions.find((o) => o.name === name) as { default?: string } | undefined;
+  assert.equal(opt('port')?.default, '17786');
+  assert.equal(opt('max-reorg-depth')?.default, String(DEFAULT_MAX_REORG_DEPTH));
+  assert.equal(DEFAULT_MAX_REORG_DEPTH, 100);
+  assert.equal(opt('poll-interval')?.default, '5');
+});
