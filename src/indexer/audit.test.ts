@@ -13,6 +13,8 @@ import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.j
 import { scriptToAddress } from '../bitcoin/address.js';
 import type { Handler, Req } from '../infra/http.js';
 import { indexApiHandler } from './api.js';
+import { startIndexService } from './service.js';
+import { h1 } from '../testing/http.js';
 import { MemoryChain } from '../testing/memory-chain.js';
 import { librarySpellCheck } from './block-write.js';
 import { DEFAULT_MAX_REORG_DEPTH, Follower } from './follower.js';
@@ -333,4 +335,61 @@ test('INDEX_DB_URL and BITCOIN_ZMQ_URL are read, flags win, the default database
   assert.equal(opt('max-reorg-depth')?.default, String(DEFAULT_MAX_REORG_DEPTH));
   assert.equal(DEFAULT_MAX_REORG_DEPTH, 100);
   assert.equal(opt('poll-interval')?.default, '5');
+});
+
+/** A node whose blocks from `from` on wait until `release()` (a sync caught half-way). */
+class GatedChain extends MemoryChain {
+  private blockCalls = 0;
+  private open!: () => void;
+  private readonly gate = new Promise<void>((r) => (this.open = r));
+  reached!: () => void;
+  readonly reachedGate = new Promise<void>((r) => (this.reached = r));
+  constructor(private readonly from: number) {
+    super();
+  }
+  release(): void {
+    this.open();
+  }
+  override async block(hash: string): ReturnType<MemoryChain['block']> {
+    if (++this.blockCalls >= this.from) {
+      this.reached();
+      await this.gate;
+    }
+    return super.block(hash);
+  }
+}
+
+test('the API answers over HTTP while the index syncs (a block fetch pending), with the lag so far', async () => {
+  const e = engines.sqlite();
+  const chain = new GatedChain(4);
+  for (let i = 0; i < 10; i++) chain.mine();
+  const svc = await startIndexService({
+    store: await e.open(await e.newDb()),
+    source: chain,
+    apiOnly: false,
+    mock: false,
+    network: 'regtest',
+    startHeight: 1,
+    fetchAhead: 1,
+    commitBlocks: 1,
+    version: 'test',
+    host: '127.0.0.1',
+    port: 0,
+    autoStart: false,
+  });
+  try {
+    const sync = svc.follower!.syncOnce();
+    await chain.reachedGate;
+    const st = await h1(svc.server.port, 'GET', '/v1/status');
+    const s = JSON.parse(st.body.toString());
+    assert.deepEqual([st.status, s.node.height, s.index.height, s.lag_blocks], [503, 10, 3, 7]);
+    const address = scriptToAddress(SCRIPT, 'regtest')!;
+    assert.equal((await h1(svc.server.port, 'GET', `/v1/addresses/${address}/balances`)).status, 200);
+    chain.release();
+    await sync;
+    assert.equal((await h1(svc.server.port, 'GET', '/v1/status')).status, 200);
+  } finally {
+    chain.release();
+    await svc.close();
+  }
 });
