@@ -2,7 +2,8 @@
  * The charms index's HTTP API (`/v1/...`), a Handler over an IndexStore, the follower's status and
  * the mempool overlay. Amounts are decimal strings (exact beyond 2^53, sums beyond u64); answers
  * depend only on the index state (deterministic orders everywhere) apart from wall-clock fields of
- * the status. Addresses are checked against the index's network (400 otherwise).
+ * the status. Addresses are checked against the index's network (400 otherwise), and so is a
+ * `?network=` a client adds.
  *
  *   GET  /v1/status                              200 synced, 503 over-cap reorg or lag > maxLag
  *   GET  /v1/addresses/{address}/balances        per app: confirmed, unconfirmed_in/out, utxos
@@ -32,6 +33,8 @@ const DEFAULT_PAGE = 50;
 const MAX_PAGE = 500;
 /** Status answers 503 when the index is more blocks than this behind the node. */
 const DEFAULT_MAX_LAG = 6;
+/** The schema's INTEGER columns (heights, positions, output indexes) hold at most this. */
+const MAX_INT32 = 2 ** 31 - 1;
 
 export interface IndexApiOptions {
   store: IndexStore;
@@ -74,6 +77,12 @@ export const ok = (body: J, status = 200): Res => ({ status, headers: { ...JSON_
 const bad = (msg: string): CharmsError => new CharmsError('INVALID_INPUT', msg);
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const TXID = /^[0-9a-fA-F]{64}$/;
+
+/** Whether a `network` a client names (the explorer's and the wallet's spellings too) is `ours`. */
+export function sameNetwork(asked: string, ours: string): boolean {
+  const n = (x: string) => (x === 'main' || x === 'bitcoin' ? 'mainnet' : x === 'test' ? 'testnet' : x);
+  return n(asked) === n(ours);
+}
 
 export const chainName = (network: string): BitcoinChainName =>
   network === 'mainnet' || network === 'main' ? 'main' : network === 'testnet' ? 'test' : (network as BitcoinChainName);
@@ -127,7 +136,8 @@ function parseLimit(q: URLSearchParams): number {
 function parseHistoryCursor(raw: string | null): { height: number; txIndex: number } | undefined {
   if (raw === null) return undefined;
   const m = /^(\d{1,10})-(\d{1,10})$/.exec(raw);
-  if (!m) throw bad('cursor: expected the next_cursor of a previous page');
+  // heights and positions are 32-bit signed in the schema: a larger one is no cursor we issued
+  if (!m || Number(m[1]) > MAX_INT32 || Number(m[2]) > MAX_INT32) throw bad('cursor: expected the next_cursor of a previous page');
   return { height: Number(m[1]), txIndex: Number(m[2]) };
 }
 
@@ -227,7 +237,10 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
     const indexHeight = tip?.height ?? meta.startHeight - 1;
     const lag = node ? Math.max(0, node.height - indexHeight) : 0;
     const last = await store.lastReorg();
-    const unrecoverable = f?.unrecoverable;
+    // the follower's, or (an --api-only reader, a restarted indexer before its first poll) the recorded one
+    const unrecoverable = f?.unrecoverable ?? (await store.unrecoverable());
+    // an indexer that never reached its node cannot say it is in sync: not healthy yet
+    const unreached = o.follower !== undefined && node === undefined;
     const body: J = {
       chain: meta.chain,
       network: meta.network,
@@ -248,12 +261,15 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       error: error ? { code: error.code, message: error.message, at: error.at } : null,
       started_at: startedAt,
     };
-    return ok(body, unrecoverable || lag > maxLag ? 503 : 200);
+    return ok(body, unrecoverable || unreached || lag > maxLag ? 503 : 200);
   }
 
   async function route(req: Req): Promise<Res> {
     const method = req.method === 'HEAD' ? 'GET' : req.method;
     const p = req.path;
+    // a client that names a network gets this index's answers only if it is the one indexed
+    const asked = req.query.get('network');
+    if (asked !== null && !sameNetwork(asked, o.network)) throw bad(`network ${asked.slice(0, 40)}: this index serves ${o.network}`);
     if (p === '/v1/status' && method === 'GET') return status();
 
     if (p === '/v1/addresses/balances') {
@@ -307,7 +323,9 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
     if (m && method === 'GET') {
       const txid = m[1]!.toLowerCase();
       const vout = Number(m[2]);
-      const g = groupOutputs(await store.output(txid, vout))[0];
+      if (vout > 0xffffffff) throw bad('vout: expected an output index (at most 4294967295)');
+      // no transaction has 2^31 outputs (and PostgreSQL's INTEGER would refuse the number)
+      const g = vout > MAX_INT32 ? undefined : groupOutputs(await store.output(txid, vout))[0];
       if (!g) {
         const pending = mempool?.get(txid)?.outputs.filter((x) => x.vout === vout) ?? [];
         const pg = groupOutputs(pending)[0];

@@ -29,7 +29,7 @@ import { silentLogger, type Logger } from '../infra/log.js';
 import type { BlockSource } from '../sources/block-source.js';
 import type { AddressUtxo, BtcSource } from '../sources/btc-source.js';
 import { notKept } from './answer-cache.js';
-import { addressScript, addrNet, answeredUncached, chainName, MAX_BATCH, ok, RawJson, type J } from './api.js';
+import { addressScript, addrNet, answeredUncached, chainName, MAX_BATCH, ok, RawJson, sameNetwork, type J } from './api.js';
 import type { MempoolOverlay } from './mempool.js';
 import type { CharmOutputRow, CharmOutputWrite, IndexStore } from './store.js';
 import { txidToDisplay } from '../model/primitives.js';
@@ -118,12 +118,6 @@ const TXID = /^[0-9a-fA-F]{64}$/;
 const assetType = (app: string): string => (app.startsWith('t/') ? 'token' : app.startsWith('n/') ? 'nft' : 'dapp');
 const noBtc = (what: string): CharmsError =>
   new CharmsError('UPSTREAM_UNAVAILABLE', `${what}: no BTC source configured (start charms index with --esplora-url or --rpc-url)`);
-
-/** Network names the wallet may send for ours. */
-function sameNetwork(asked: string, ours: string): boolean {
-  const n = (x: string) => (x === 'main' || x === 'bitcoin' ? 'mainnet' : x === 'test' ? 'testnet' : x);
-  return n(asked) === n(ours);
-}
 
 async function bodyJson(req: Req, what: string): Promise<Record<string, unknown>> {
   let v: unknown;

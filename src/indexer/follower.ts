@@ -69,6 +69,9 @@ export interface FollowerStatus {
   reorgs: number;
 }
 
+const unrecoverableMessage = (maxDepth: number, height: number): string =>
+  `reorg deeper than --max-reorg-depth ${maxDepth} below block ${height}: the index stopped; reindex (delete the database or use a new --db)`;
+
 export class Follower {
   readonly status: FollowerStatus = {
     node: undefined,
@@ -97,6 +100,8 @@ export class Follower {
   /** A notification arrived while a poll ran: poll again at once. */
   private notified = false;
   private running: Promise<void> | undefined;
+  /** The store was asked once for an over-cap reorg recorded before this process. */
+  private recordedChecked = false;
 
   constructor(
     private readonly store: IndexStore,
@@ -113,6 +118,14 @@ export class Follower {
   /** Brings the index to the source's tip (or as far as it can); never throws, see `status.error`. */
   async syncOnce(): Promise<void> {
     if (this.status.unrecoverable) return;
+    // an over-cap reorg recorded before a restart still stops the index, until it is rebuilt
+    const recorded = this.recordedChecked ? undefined : await this.store.unrecoverable().catch(() => undefined);
+    this.recordedChecked = true;
+    if (recorded) {
+      this.status.unrecoverable = recorded;
+      this.status.error = { code: 'UPSTREAM_FAILED', message: unrecoverableMessage(this.maxDepth, recorded.forkHeight + recorded.depth), at: this.now() };
+      return;
+    }
     try {
       await this.sync();
       this.status.error = undefined;
@@ -230,11 +243,10 @@ export class Follower {
     for (;;) {
       const depth = tip.height - h;
       if (depth > this.maxDepth) {
-        this.status.unrecoverable = { forkHeight: h, depth, at: this.now() };
-        throw new CharmsError(
-          'UPSTREAM_FAILED',
-          `reorg deeper than --max-reorg-depth ${this.maxDepth} below block ${tip.height}: the index stopped; reindex (delete the database or use a new --db)`,
-        );
+        const u = { forkHeight: h, depth, at: this.now() };
+        this.status.unrecoverable = u;
+        await this.store.markUnrecoverable(u); // so that a restart and the --api-only readers know
+        throw new CharmsError('UPSTREAM_FAILED', unrecoverableMessage(this.maxDepth, tip.height));
       }
       const ours = await this.store.blockAt(h);
       if (!ours) break; // below the first indexed block: everything we have is gone

@@ -91,8 +91,17 @@ export class SqliteDriver implements Driver {
       r.pragma('busy_timeout = 5000');
       return new SqliteDriver(undefined, new Prepared(r), undefined);
     }
-    mkdirSync(dirname(path), { recursive: true });
-    const lock = new Db(`${path}.lock`);
+    const unusable = (e: unknown) =>
+      new CharmsError('CONFIG', `${path}: cannot be used as the index's SQLite file (${(e as Error).message}); name a new or existing index file with --db`, {
+        cause: e,
+      });
+    let lock: Database;
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      lock = new Db(`${path}.lock`);
+    } catch (e) {
+      throw unusable(e);
+    }
     try {
       lock.pragma('busy_timeout = 0');
       lock.pragma('locking_mode = EXCLUSIVE');
@@ -107,14 +116,22 @@ export class SqliteDriver implements Driver {
         { cause: e },
       );
     }
-    const w = new Db(path);
-    w.pragma('journal_mode = WAL');
-    w.pragma('synchronous = NORMAL');
-    w.pragma('busy_timeout = 5000');
-    w.pragma('cache_size = -65536');
-    const r = new Db(path, { readonly: true });
-    r.pragma('busy_timeout = 5000');
-    return new SqliteDriver(new Prepared(w), new Prepared(r), lock);
+    let w: Database | undefined;
+    try {
+      w = new Db(path);
+      w.pragma('journal_mode = WAL');
+      w.pragma('synchronous = NORMAL');
+      w.pragma('busy_timeout = 5000');
+      w.pragma('cache_size = -65536');
+      const r = new Db(path, { readonly: true });
+      r.pragma('busy_timeout = 5000');
+      return new SqliteDriver(new Prepared(w), new Prepared(r), lock);
+    } catch (e) {
+      // not a database (a text file, a directory, a Bitcoin block file): said so, lock released
+      w?.close();
+      lock.close();
+      throw unusable(e);
+    }
   }
 
   async all(sql: string, params: unknown[] = []): Promise<Row[]> {

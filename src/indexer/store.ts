@@ -184,6 +184,13 @@ export interface HistoryEntry {
   changes: { app: string; received: bigint; sent: bigint }[];
 }
 
+/** A reorg deeper than `--max-reorg-depth`: the index stopped writing at it. */
+export interface UnrecoverableReorg {
+  forkHeight: number;
+  depth: number;
+  at: number;
+}
+
 export interface ReorgRow {
   at: number;
   forkHeight: number;
@@ -227,6 +234,10 @@ export interface IndexStore {
   /** Undoes every block above `forkHeight` in one transaction and records the reorg. */
   rollbackTo(forkHeight: number, reorg: Omit<ReorgRow, 'forkHeight'>): Promise<void>;
   lastReorg(): Promise<ReorgRow | undefined>;
+  /** Records that a reorg deeper than the cap stopped the index (kept until the index is rebuilt). */
+  markUnrecoverable(u: UnrecoverableReorg): Promise<void>;
+  /** The over-cap reorg that stopped the index, if one did (readers see it too). */
+  unrecoverable(): Promise<UnrecoverableReorg | undefined>;
   /** Unspent charm outputs paying `script`, by txid, vout, app. */
   unspentByScript(script: Uint8Array): Promise<CharmOutputRow[]>;
   /** Per unspent charm output paying `script` and app: the amount (null: not fungible); any order. */
@@ -285,7 +296,7 @@ const num = (v: unknown): number => Number(v);
  * meta: network and mock flag must match what the command was started with.
  */
 export async function prepareSchema(d: Driver, o: OpenOptions): Promise<IndexMeta> {
-  const version = await schemaVersion(d);
+  const version = await schemaVersion(d, o.label);
   if (version > SCHEMA_VERSION)
     throw new CharmsError(
       'CONFIG',
@@ -329,13 +340,40 @@ export async function prepareSchema(d: Driver, o: OpenOptions): Promise<IndexMet
   return meta;
 }
 
-async function schemaVersion(d: Driver): Promise<number> {
+/** The tables of the database (SQLite file, or PostgreSQL's current schema). */
+async function tableNames(d: Driver): Promise<string[]> {
+  const rows =
+    d.engine === 'sqlite'
+      ? await d.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      : await d.all('SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename');
+  return rows.map((r) => String(r.name));
+}
+
+/**
+ * The index's schema version: 0 for an empty database. A database that holds other tables (another
+ * program's, such as the Charms explorer's own PostgreSQL) or an unreadable version is refused:
+ * migrating it would mix our tables into it or fail half-way on a name clash.
+ */
+async function schemaVersion(d: Driver, label: string): Promise<number> {
+  let rows: Row[] | undefined;
   try {
-    const r = await d.all("SELECT value FROM meta WHERE key = 'schema_version'");
-    return r.length === 0 ? 0 : Number(r[0]!.value);
+    rows = await d.all("SELECT value FROM meta WHERE key = 'schema_version'");
   } catch {
-    return 0; // no meta table: an empty database
+    rows = undefined; // no meta table
   }
+  if (rows && rows.length > 0) {
+    const raw = String(rows[0]!.value);
+    if (!/^\d{1,6}$/.test(raw))
+      throw new CharmsError('CONFIG', `${label}: meta.schema_version is ${JSON.stringify(raw.slice(0, 40))}, not a charms index's; use another --db`);
+    return Number(raw);
+  }
+  const tables = (await tableNames(d)).filter((t) => t !== 'meta');
+  if (tables.length > 0)
+    throw new CharmsError(
+      'CONFIG',
+      `${label}: the database holds tables that are not a charms index (${tables.slice(0, 5).join(', ')}${tables.length > 5 ? ', …' : ''}); index into an empty database (another --db)`,
+    );
+  return 0;
 }
 
 async function setMeta(tx: TxDriver, key: string, value: string): Promise<void> {
@@ -555,6 +593,21 @@ export class SqlStore implements IndexStore {
   async lastReorg(): Promise<ReorgRow | undefined> {
     const r = await this.d.all('SELECT at, fork_height, depth, old_tip, new_tip FROM reorgs ORDER BY id DESC LIMIT 1');
     return r[0] && { at: num(r[0].at), forkHeight: num(r[0].fork_height), depth: num(r[0].depth), oldTip: hexOf(r[0].old_tip), newTip: hexOf(r[0].new_tip) };
+  }
+
+  async markUnrecoverable(u: UnrecoverableReorg): Promise<void> {
+    await this.d.transaction((tx) => setMeta(tx, 'unrecoverable', JSON.stringify({ forkHeight: u.forkHeight, depth: u.depth, at: u.at })));
+  }
+
+  async unrecoverable(): Promise<UnrecoverableReorg | undefined> {
+    const r = await this.d.all("SELECT value FROM meta WHERE key = 'unrecoverable'");
+    if (!r[0]) return undefined;
+    try {
+      const u = JSON.parse(String(r[0].value)) as UnrecoverableReorg;
+      return { forkHeight: num(u.forkHeight), depth: num(u.depth), at: num(u.at) };
+    } catch {
+      return { forkHeight: -1, depth: -1, at: 0 }; // unreadable, but recorded: still stopped
+    }
   }
 
   async unspentByScript(script: Uint8Array): Promise<CharmOutputRow[]> {

@@ -73,6 +73,28 @@ export function jsonError(status: number, code: string, error: string): Res {
  * request); a 5xx only the top message, details go to the log. Anything not a CharmsError is a
  * bug: logged with its stack, answered 500 INTERNAL without details.
  */
+/**
+ * A request node's parser refused (bad bytes in the request line, an unknown method, oversized
+ * headers, broken chunked framing): answered `{error, code}` as every other refusal is, then the
+ * connection closed. Node answers these itself only while no `clientError` listener is set.
+ */
+function answerClientError(e: NodeJS.ErrnoException, socket: net.Socket): void {
+  // something already written on this connection (or a dead socket): nothing can be added
+  if (!socket.writable || socket.bytesWritten > 0 || e.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, body] =
+    e.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', { error: 'request line or headers too large', code: 'INVALID_INPUT' }]
+      : [400, 'Bad Request', { error: 'malformed HTTP request', code: 'INVALID_INPUT' }];
+  const text = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+    () => socket.destroy(),
+  );
+}
+
 export function errorResponse(e: unknown, log: Logger): Res {
   if (!(e instanceof CharmsError)) {
     log.error('unexpected error', { error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
@@ -638,7 +660,7 @@ export function listenDual(
     d?.clear(); // headers are in; the body has its own timer, the handler none
     res.once('finish', () => d?.set(limits.idleTimeoutMs + limits.headersTimeoutMs));
   });
-  h1.on('clientError', (_e, socket: net.Socket) => socket.destroy());
+  h1.on('clientError', (e: NodeJS.ErrnoException, socket: net.Socket) => answerClientError(e, socket));
 
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: limits.maxStreamsPerConnection } }, onRequest as never);
   const sessions = new Set<http2.Http2Session>();
