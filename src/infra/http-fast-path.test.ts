@@ -140,16 +140,87 @@ test('HTTP/1.1 fast path: a drain answers the request in progress 503 and closes
 /** A random request head from pieces that are plain, nearly plain or hostile (latin1: one byte per char). */
 function randomHead(rng: Rng): string {
   const methods = ['GET', 'GET', 'GET', 'HEAD', 'OPTIONS', 'DELETE', 'get', 'G T', '', 'FOO', 'PRI', 'GET\x00'];
-  const pieces = ['/', '/', 'v1', 'a', '%', '%2', '%2e', '%2F', '..', '.', '?', '?x=1&y', '&', '=', '#', '//', '[', ']', '"', '<', ' ', '\x7f', '\x80', '\xc3\xa9', '+', ';', '@', ':', '~', '\t'];
+  const pieces = [
+    '/',
+    '/',
+    'v1',
+    'a',
+    '%',
+    '%2',
+    '%2e',
+    '%2F',
+    '..',
+    '.',
+    '?',
+    '?x=1&y',
+    '&',
+    '=',
+    '#',
+    '//',
+    '[',
+    ']',
+    '"',
+    '<',
+    ' ',
+    '\x7f',
+    '\x80',
+    '\xc3\xa9',
+    '+',
+    ';',
+    '@',
+    ':',
+    '~',
+    '\t',
+  ];
   let target = rng.int(10) === 0 ? rng.pick(['*', 'http://x/y', 'x', '']) : '/';
   for (let i = rng.int(8); i > 0; i--) target += rng.pick(pieces);
   const version = rng.pick(['HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'http/1.1', 'HTTP/1.1 ', 'HTTP/1.10']);
   const eol = () => (rng.int(20) === 0 ? rng.pick(['\n', '\r', '\r\r\n']) : '\r\n');
   let head = `${rng.pick(methods)}${rng.int(15) === 0 ? '  ' : ' '}${target} ${version}${eol()}`;
-  const names = ['Host', 'host', 'HOST', 'X-A', 'x-a', 'Connection', 'Accept', 'Bad Name', 'X:Y', '', 'X-\x80', 'Keep-Alive', 'Content-Length', 'Expect', 'Transfer-Encoding', '__proto__', 'constructor'];
-  const values = ['x', 'x', '', ' ', '\t', 'close', 'keep-alive', 'Keep-Alive', 'upgrade', 'CLOSE', 'a b', ' v ', '\x01', '\x7f', '\x80\xff', '\xc3\xa9', '0', '5', 'chunked', '100-continue'];
+  const names = [
+    'Host',
+    'host',
+    'HOST',
+    'X-A',
+    'x-a',
+    'Connection',
+    'Accept',
+    'Bad Name',
+    'X:Y',
+    '',
+    'X-\x80',
+    'Keep-Alive',
+    'Content-Length',
+    'Expect',
+    'Transfer-Encoding',
+    '__proto__',
+    'constructor',
+  ];
+  const values = [
+    'x',
+    'x',
+    '',
+    ' ',
+    '\t',
+    'close',
+    'keep-alive',
+    'Keep-Alive',
+    'upgrade',
+    'CLOSE',
+    'a b',
+    ' v ',
+    '\x01',
+    '\x7f',
+    '\x80\xff',
+    '\xc3\xa9',
+    '0',
+    '5',
+    'chunked',
+    '100-continue',
+  ];
   if (rng.int(10) !== 0) head += `Host: x${eol()}`;
-  for (let i = rng.int(5); i > 0; i--) head += `${rng.pick(names)}${rng.pick([':', ': ', ' :', ':  '])}${rng.pick(values)}${rng.int(8) === 0 ? ' ' : ''}${eol()}`;
+  for (let i = rng.int(5); i > 0; i--)
+    head += `${rng.pick(names)}${rng.pick([':', ': ', ' :', ':  '])}${rng.pick(values)}${rng.int(8) === 0 ? ' ' : ''}${eol()}`;
   return head + '\r\n';
 }
 
