@@ -815,10 +815,10 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
   return answeredUncached(route, log);
 }
 
-/** Satoshis as a BTC decimal with 8 places, written exactly (Bitcoin Core's `value`). */
 /** `res`, marked not to be kept by the answer cache unless `complete`. */
 const keptIf = (complete: boolean, res: Res): Res => (complete ? res : notKept(res));
 
+/** Satoshis as a BTC decimal with 8 places, written exactly (Bitcoin Core's `value`). */
 function btcText(sats: bigint): string {
   const s = sats.toString().padStart(9, '0');
   return `${s.slice(0, -8)}.${s.slice(-8)}`;
