@@ -393,28 +393,19 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       if (first === undefined) throw new CharmsError('NOT_FOUND', `app ${app} has no charms in this index`);
       const limit = parseLimit(req.query);
       const cursor = req.query.get('cursor');
-      if (cursor !== null && !/^[0-9a-f]{2,20000}$/.test(cursor)) throw bad('cursor: expected the next_cursor of a previous page');
-      const holders = new Map<string, { amount: bigint; utxos: number }>();
-      let supply = 0n;
-      for (const r of await store.unspentOfApp(app)) {
-        const k = hex(r.script);
-        const h = holders.get(k) ?? { amount: 0n, utxos: 0 };
-        h.amount += r.amount ?? 1n;
-        h.utxos++;
-        holders.set(k, h);
-        supply += r.amount ?? 1n;
-      }
-      const sorted = [...holders.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).filter(([k]) => cursor === null || k > cursor);
-      const page = sorted.slice(0, limit);
+      // a cursor is a holder's script (hex) as next_cursor gave it
+      if (cursor !== null && !/^(?:[0-9a-f]{2}){1,10000}$/.test(cursor)) throw bad('cursor: expected the next_cursor of a previous page');
+      const h = await store.appHolders(app, cursor === null ? undefined : Buffer.from(cursor, 'hex'), limit + 1);
+      const page = h.page.slice(0, limit);
       return ok({
         app,
         tag: app.split('/')[0]!,
         fungible: app.startsWith('t/'),
         first_height: first,
-        supply: supply.toString(),
-        holders_count: holders.size,
-        holders: page.map(([k, h]) => ({ script_pubkey: k, address: addressOf(Buffer.from(k, 'hex')), amount: h.amount.toString(), utxos: h.utxos })),
-        next_cursor: sorted.length > limit ? page[page.length - 1]![0] : null,
+        supply: h.supply.toString(),
+        holders_count: h.holders,
+        holders: page.map((x) => ({ script_pubkey: hex(x.script), address: addressOf(x.script), amount: x.amount.toString(), utxos: x.utxos })),
+        next_cursor: h.page.length > limit ? hex(page[page.length - 1]!.script) : null,
       });
     }
     throw new CharmsError('NOT_FOUND', `no route for ${req.method} ${p}`);

@@ -38,9 +38,23 @@ function loadBetterSqlite(): typeof BetterSqlite3 {
   }
 }
 
+/**
+ * `charms_sum(text)`: the exact sum of decimal-text amounts, as text (SQLite's own SUM reads text
+ * as a 64-bit integer or a double; a supply can pass u64). NULL for no rows, as SUM.
+ */
+function addExactSum(db: Database): void {
+  db.aggregate('charms_sum', {
+    start: () => undefined as bigint | undefined,
+    step: (total: bigint | undefined, v: unknown) => (v === null ? total : (total ?? 0n) + BigInt(v as string)),
+    result: (total: bigint | undefined) => (total === undefined ? null : total.toString()),
+  });
+}
+
 class Prepared {
   private readonly cache = new Map<string, Statement>();
-  constructor(readonly db: Database) {}
+  constructor(readonly db: Database) {
+    addExactSum(db);
+  }
   stmt(sql: string): Statement {
     let s = this.cache.get(sql);
     if (!s) {

@@ -184,6 +184,12 @@ export interface HistoryEntry {
   changes: { app: string; received: bigint; sent: bigint }[];
 }
 
+export interface AppHolders {
+  supply: bigint;
+  holders: number;
+  page: { script: Uint8Array; amount: bigint; utxos: number }[];
+}
+
 /** A reorg deeper than `--max-reorg-depth`: the index stopped writing at it. */
 export interface UnrecoverableReorg {
   forkHeight: number;
@@ -253,6 +259,12 @@ export interface IndexStore {
   history(script: Uint8Array, limit: number, cursor?: HistoryCursor): Promise<HistoryEntry[]>;
   /** Unspent rows of an app (for supply and holders). */
   unspentOfApp(app: string): Promise<{ script: Uint8Array; amount: bigint | null }[]>;
+  /**
+   * An app's supply (unspent amounts, an output without one counting 1), its holder count, and
+   * `limit` holders (scripts) after `after` in byte order, each with its amount and outputs:
+   * summed by the engine, so memory grows with the page, not with the app.
+   */
+  appHolders(app: string, after: Uint8Array | undefined, limit: number): Promise<AppHolders>;
   /** The first height an app appeared at, undefined when it never did. */
   appFirstHeight(app: string): Promise<number | undefined>;
   /** A canonical text of the whole confirmed state (tests: incremental == replay). */
@@ -680,6 +692,23 @@ export class SqlStore implements IndexStore {
       [app],
     );
     return r.map((x) => ({ script: new Uint8Array(x.script as Uint8Array), amount: x.amount === null ? null : big(x.amount) }));
+  }
+
+  async appHolders(app: string, after: Uint8Array | undefined, limit: number): Promise<AppHolders> {
+    // exact sums: NUMERIC on PostgreSQL, charms_sum (sqlite-driver.ts) over SQLite's text amounts
+    const sum = this.engine === 'sqlite' ? "charms_sum(COALESCE(co.amount, '1'))" : 'SUM(COALESCE(co.amount, 1))::text';
+    const unspent = 'co.app_id = (SELECT id FROM apps WHERE app = ?) AND co.spent_height IS NULL';
+    const totals = await this.d.all(`SELECT COUNT(DISTINCT co.script_id) AS holders, ${sum} AS supply FROM charm_outputs co WHERE ${unspent}`, [app]);
+    const rows = await this.d.all(
+      `SELECT s.script, ${sum} AS amount, COUNT(*) AS utxos FROM charm_outputs co JOIN scripts s ON s.id = co.script_id WHERE ${unspent}${after ? ' AND s.script > ?' : ''} GROUP BY s.script ORDER BY s.script LIMIT ?`,
+      after ? [app, Buffer.from(after), limit] : [app, limit],
+    );
+    const t = totals[0];
+    return {
+      supply: t?.supply === null || t?.supply === undefined ? 0n : big(t.supply),
+      holders: t ? num(t.holders) : 0,
+      page: rows.map((r) => ({ script: new Uint8Array(r.script as Uint8Array), amount: big(r.amount), utxos: num(r.utxos) })),
+    };
   }
 
   async appFirstHeight(app: string): Promise<number | undefined> {
