@@ -23,6 +23,8 @@ export interface PendingTx {
 export class MempoolOverlay {
   private txs = new Map<string, PendingTx>();
   private spent = new Map<string, string>(); // outpoint → spending txid
+  /** The transactions with charm outputs (a few among the whole mempool's): what receives read. */
+  private charmTxs: PendingTx[] = [];
   private gen = 0;
 
   constructor(
@@ -41,9 +43,7 @@ export class MempoolOverlay {
   }
 
   get spellTxs(): number {
-    let n = 0;
-    for (const t of this.txs.values()) if (t.outputs.length > 0) n++;
-    return n;
+    return this.charmTxs.length;
   }
 
   async refresh(source: BlockSource): Promise<void> {
@@ -51,6 +51,7 @@ export class MempoolOverlay {
     const live = new Set(ids);
     const before = this.txs.size;
     for (const id of [...this.txs.keys()]) if (!live.has(id)) this.txs.delete(id);
+    this.charmTxs = this.charmTxs.filter((t) => live.has(t.txid));
     const dropped = this.txs.size !== before;
     if (dropped) this.gen++; // answers read while the rest is fetched are stale too (bumped again below)
     const fresh: { txid: string; raw: Uint8Array }[] = [];
@@ -74,6 +75,7 @@ export class MempoolOverlay {
     }
     this.spent = new Map();
     for (const t of this.txs.values()) for (const s of t.spends) this.spent.set(s, t.txid);
+    this.charmTxs = [...this.txs.values()].filter((t) => t.outputs.length > 0);
     if (dropped || this.txs.size !== before) this.gen++;
   }
 
@@ -86,7 +88,7 @@ export class MempoolOverlay {
   receivesOf(script: Uint8Array): CharmOutputWrite[] {
     const key = Buffer.from(script).toString('hex');
     const out: CharmOutputWrite[] = [];
-    for (const t of this.txs.values())
+    for (const t of this.charmTxs)
       for (const o of t.outputs) if (Buffer.from(o.script).toString('hex') === key && !this.spent.has(`${o.txid}:${o.vout}`)) out.push(o);
     return out.sort((a, b) => (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout || (a.app < b.app ? -1 : 1)));
   }
