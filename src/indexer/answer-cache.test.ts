@@ -8,6 +8,7 @@ import { h1 } from '../testing/http.js';
 import { bitcoinVectors, burnTx, vectorChain } from '../testing/index-vectors.js';
 import type { MemoryChain } from '../testing/memory-chain.js';
 import { sharedOrSkip } from '../testing/shared.js';
+import { spendTx } from '../testing/vector-chain.js';
 import { cachedAnswers } from './answer-cache.js';
 import { ok } from './api.js';
 import { startIndexService, type IndexService } from './service.js';
@@ -163,7 +164,11 @@ for (const name of ENGINES) {
       // the reorg undid the spend (the wallet's transaction list differs: one more confirmation)
       assert.deepEqual(back.slice(0, 6), start.slice(0, 6), 'the reorg undid the spend');
       assert.notEqual(back[6], spent[6]);
-      // the same spend in the mempool
+      // a mempool transaction no answer reads (it spends no charm output) keeps the kept answers...
+      chain.mempoolAdd(spendTx([{ txid: 'ab'.repeat(32), vout: 0 }], { tag: 7 }).bytes);
+      await sync();
+      assert.deepEqual(await answers(), back, 'a plain mempool transaction changes no answer');
+      // ...the same spend in the mempool moves them
       chain.mempoolAdd(burn);
       await sync();
       const pending = await answers();

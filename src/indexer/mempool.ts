@@ -10,7 +10,7 @@
  */
 import type { BlockSource } from '../sources/block-source.js';
 import { charmOutputs, maySpell, spentOutpoints, type SpellCheck } from './block-write.js';
-import type { CharmOutputWrite } from './store.js';
+import type { CharmOutpoints, CharmOutputWrite } from './store.js';
 
 export interface PendingTx {
   txid: string;
@@ -27,10 +27,20 @@ export class MempoolOverlay {
   private charmTxs: PendingTx[] = [];
   private gen = 0;
 
+  /** What the answers read after the last refresh: charm transactions and spends of charm outpoints. */
+  private seen: { writes: number; charmTxs: string; charmSpends: Map<string, string> } | undefined;
+
   constructor(
     private readonly check: SpellCheck,
     /** At most this many transactions are tracked (memory bound); the rest wait for the next refresh. */
     private readonly maxTxs = 200_000,
+    /**
+     * Whether an outpoint is an unspent charm output of the confirmed index (the store's exact
+     * test; undefined when it cannot tell now). With it, a change of the mempool that no answer
+     * reads (a transaction without charms spending no charm output: nearly all of a busy mempool)
+     * keeps the generation, so kept answers live on; without it, every change moves it.
+     */
+    private readonly charmOutpoints?: () => Promise<CharmOutpoints | undefined>,
   ) {}
 
   get size(): number {
@@ -51,9 +61,11 @@ export class MempoolOverlay {
     const live = new Set(ids);
     const before = this.txs.size;
     for (const id of [...this.txs.keys()]) if (!live.has(id)) this.txs.delete(id);
-    this.charmTxs = this.charmTxs.filter((t) => live.has(t.txid));
     const dropped = this.txs.size !== before;
-    if (dropped) this.gen++; // answers read while the rest is fetched are stale too (bumped again below)
+    const charmBefore = this.charmTxs.length;
+    this.charmTxs = this.charmTxs.filter((t) => live.has(t.txid));
+    // receives and lookups by txid see a dropped charm transaction at once (spends at the end)
+    if (this.charmTxs.length !== charmBefore) this.gen++;
     const fresh: { txid: string; raw: Uint8Array }[] = [];
     for (const id of ids) {
       if (this.txs.has(id) || this.txs.size + fresh.length >= this.maxTxs) continue;
@@ -63,6 +75,8 @@ export class MempoolOverlay {
     const candidates = fresh.filter((f) => maySpell(f.raw));
     const spells = candidates.length ? await this.check(candidates.map((c) => c.raw)) : [];
     const spellOf = new Map(candidates.map((c, i) => [c.txid, spells[i]]));
+    // asked before the maps change below, so that they change and the generation moves in one turn
+    const isCharm = await this.charmOutpoints?.().catch(() => undefined);
     for (const f of fresh) {
       let spends: string[];
       try {
@@ -76,7 +90,31 @@ export class MempoolOverlay {
     this.spent = new Map();
     for (const t of this.txs.values()) for (const s of t.spends) this.spent.set(s, t.txid);
     this.charmTxs = [...this.txs.values()].filter((t) => t.outputs.length > 0);
-    if (dropped || this.txs.size !== before) this.gen++;
+    if (dropped || this.txs.size !== before) this.moveIfRead(isCharm);
+  }
+
+  /**
+   * Moves the generation when what answers read changed since the last refresh: the charm
+   * transactions, or the spender of a charm outpoint (an unspent confirmed one, or a pending one),
+   * or when that cannot be told (`isCharm` undefined) or the confirmed state moved since.
+   */
+  private moveIfRead(isCharm: CharmOutpoints | undefined): void {
+    const charmTxs = this.charmTxs
+      .map((t) => t.txid)
+      .sort()
+      .join();
+    const pending = new Set<string>();
+    for (const t of this.charmTxs) for (const o of t.outputs) pending.add(`${o.txid}:${o.vout}`);
+    const charmSpends = new Map<string, string>();
+    if (isCharm)
+      for (const [op, by] of this.spent) {
+        const colon = op.lastIndexOf(':');
+        if (pending.has(op) || isCharm.has(op.slice(0, colon), Number(op.slice(colon + 1)))) charmSpends.set(op, by);
+      }
+    const last = this.seen;
+    this.seen = isCharm ? { writes: isCharm.writes, charmTxs, charmSpends } : undefined;
+    // compared under the same confirmed state only (a block between refreshes: moved)
+    if (!isCharm || !last || last.writes !== isCharm.writes || last.charmTxs !== charmTxs || !sameEntries(last.charmSpends, charmSpends)) this.gen++;
   }
 
   /** The unconfirmed transaction spending `txid:vout`, if any. */
@@ -96,4 +134,10 @@ export class MempoolOverlay {
   get(txid: string): PendingTx | undefined {
     return this.txs.get(txid);
   }
+}
+
+function sameEntries(a: Map<string, string>, b: Map<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
 }

@@ -113,7 +113,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
   let mempool: MempoolOverlay | undefined;
   if (!o.apiOnly && o.source) {
     const source = o.source;
-    const pool = (mempool = new MempoolOverlay(verdicts.verify));
+    const pool = (mempool = new MempoolOverlay(verdicts.verify, undefined, () => o.store.charmOutpoints?.() ?? Promise.resolve(undefined)));
     follower = new Follower(o.store, source, {
       startHeight: o.startHeight,
       maxReorgDepth: o.maxReorgDepth,

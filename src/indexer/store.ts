@@ -116,6 +116,9 @@ class OutpointSet {
     const d = outpointDigest(txid, vout);
     this.digests.set(d, (this.digests.get(d) ?? 0) + 1);
   }
+  has(txid: string, vout: number): boolean {
+    return this.keys.has(`${txid}:${vout}`);
+  }
   /** False when no unspent outpoint has this digest. */
   mayHave(digest: number): boolean {
     return this.digests.has(digest);
@@ -184,6 +187,12 @@ export interface HistoryEntry {
   changes: { app: string; received: bigint; sent: bigint }[];
 }
 
+/** The unspent charm outputs of the committed index as of `writes` block writes and rollbacks. */
+export interface CharmOutpoints {
+  writes: number;
+  has(txid: string, vout: number): boolean;
+}
+
 export interface AppHolders {
   supply: bigint;
   holders: number;
@@ -244,6 +253,11 @@ export interface IndexStore {
   markUnrecoverable(u: UnrecoverableReorg): Promise<void>;
   /** The over-cap reorg that stopped the index, if one did (readers see it too). */
   unrecoverable(): Promise<UnrecoverableReorg | undefined>;
+  /**
+   * The writer's test of whether `txid:vout` is an unspent charm output of the committed index
+   * (exact), or undefined when it cannot tell now (a reader, or a block being written).
+   */
+  charmOutpoints?(): Promise<CharmOutpoints | undefined>;
   /** Unspent charm outputs paying `script`, by txid, vout, app. */
   unspentByScript(script: Uint8Array): Promise<CharmOutputRow[]>;
   /** Per unspent charm output paying `script` and app: the amount (null: not fungible); any order. */
@@ -421,6 +435,9 @@ export class SqlStore implements IndexStore {
   readonly engine: Engine;
   /** Unspent charm outpoints, loaded on the first write; reset after a failure or rollback. */
   private unspent: OutpointSet | undefined;
+  /** Block writes and rollbacks in progress (the unspent set may hold uncommitted changes), and done. */
+  private writing = 0;
+  private writes = 0;
   private appIds = new Map<string, number>();
   private scriptIds = new Map<string, number>();
 
@@ -475,6 +492,23 @@ export class SqlStore implements IndexStore {
 
   async applyBlocks(bs: BlockWrite[]): Promise<void> {
     if (bs.length === 0) return;
+    this.writing++;
+    try {
+      await this.applyBlocksNow(bs);
+    } finally {
+      this.writing--;
+      this.writes++;
+    }
+  }
+
+  async charmOutpoints(): Promise<CharmOutpoints | undefined> {
+    if (this.writing > 0) return undefined;
+    const writes = this.writes;
+    const set = await this.loadUnspent();
+    return this.writing > 0 || writes !== this.writes ? undefined : { writes, has: (txid, vout) => set.has(txid, vout) };
+  }
+
+  private async applyBlocksNow(bs: BlockWrite[]): Promise<void> {
     const unspent = await this.loadUnspent();
     try {
       await this.d.transaction(async (tx) => {
@@ -579,6 +613,7 @@ export class SqlStore implements IndexStore {
   }
 
   async rollbackTo(forkHeight: number, reorg: Omit<ReorgRow, 'forkHeight'>): Promise<void> {
+    this.writing++;
     try {
       await this.d.transaction(async (tx) => {
         await tx.run('DELETE FROM charm_outputs WHERE created_height > ?', [forkHeight]);
@@ -596,6 +631,8 @@ export class SqlStore implements IndexStore {
         await this.moveDataVersion(tx);
       });
     } finally {
+      this.writing--;
+      this.writes++;
       this.unspent = undefined;
       this.appIds.clear();
       this.scriptIds.clear();
