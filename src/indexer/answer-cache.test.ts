@@ -13,6 +13,7 @@ import { cachedAnswers } from './answer-cache.js';
 import { ok } from './api.js';
 import { startIndexService, type IndexService } from './service.js';
 import type { IndexStore } from './store.js';
+import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
 
 const req = (path: string, method = 'GET'): Req => ({
   method,
@@ -82,14 +83,8 @@ async function service(
   const svc = await startIndexService({
     store,
     source: chain,
+    ...TEST_INDEX_SERVICE,
     apiOnly: o.apiOnly ?? false,
-    mock: false,
-    network: 'regtest',
-    startHeight: 1,
-    version: 'test',
-    host: '127.0.0.1',
-    port: 0,
-    autoStart: false,
     answerCacheBytes: o.answerCacheBytes,
   });
   await svc.follower?.syncOnce();

@@ -8,6 +8,7 @@ import { h1, h2 } from '../testing/http.js';
 import { txidOf } from '../testing/memory-chain.js';
 import { bitcoinVectors, burnTx, vectorChain } from '../testing/index-vectors.js';
 import { startIndexService, type IndexService } from './service.js';
+import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -19,15 +20,8 @@ async function service(e: TestEngine, chain: ReturnType<typeof vectorChain>, max
   const svc = await startIndexService({
     store,
     source: chain,
-    apiOnly: false,
-    mock: false,
-    network: 'regtest',
-    startHeight: 1,
+    ...TEST_INDEX_SERVICE,
     maxReorgDepth,
-    version: 'test',
-    host: '127.0.0.1',
-    port: 0,
-    autoStart: false,
   });
   await svc.follower!.syncOnce();
   await svc.follower!.syncOnce(); // the mempool refresh after a settled tip

@@ -21,6 +21,7 @@ import { DEFAULT_MAX_REORG_DEPTH, Follower } from './follower.js';
 import { defaultIndexDb, indexSettings } from '../settings/settings.js';
 import { indexOptions } from '../cli/options.js';
 import type { IndexStore } from './store.js';
+import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -366,16 +367,9 @@ test('the API answers over HTTP while the index syncs (a block fetch pending), w
   const svc = await startIndexService({
     store: await e.open(await e.newDb()),
     source: chain,
-    apiOnly: false,
-    mock: false,
-    network: 'regtest',
-    startHeight: 1,
+    ...TEST_INDEX_SERVICE,
     fetchAhead: 1,
     commitBlocks: 1,
-    version: 'test',
-    host: '127.0.0.1',
-    port: 0,
-    autoStart: false,
   });
   try {
     const sync = svc.follower!.syncOnce();

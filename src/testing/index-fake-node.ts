@@ -11,6 +11,18 @@ import { bitcoinVectors, VECTOR_BLOCKS } from './index-vectors.js';
 import type { TestEngine } from './index-stores.js';
 import type { SourceConfig } from '../settings/settings.js';
 
+/** The options every test index service shares: regtest from block 1, loopback, driven by the test. */
+export const TEST_INDEX_SERVICE = {
+  apiOnly: false,
+  mock: false,
+  network: 'regtest',
+  startHeight: 1,
+  version: 'test',
+  host: '127.0.0.1',
+  port: 0,
+  autoStart: false,
+} as const;
+
 export interface IndexOverFakeNode {
   fake: FakeBitcoind;
   svc: IndexService;
@@ -32,14 +44,7 @@ export async function indexServiceOver(e: TestEngine, cfg: SourceConfig, withBtc
     store: await e.open(await e.newDb()),
     source: blockSourceFromConfig(cfg, { network: 'regtest' }),
     btcSource: withBtc ? btcSourceFromConfig(cfg, { network: 'regtest' }) : undefined,
-    apiOnly: false,
-    mock: false,
-    network: 'regtest',
-    startHeight: 1,
-    version: 'test',
-    host: '127.0.0.1',
-    port: 0,
-    autoStart: false,
+    ...TEST_INDEX_SERVICE,
   });
   await svc.follower!.syncOnce();
   return svc;
