@@ -33,6 +33,8 @@ const DEFAULT_PAGE = 50;
 const MAX_PAGE = 500;
 /** Status answers 503 when the index is more blocks than this behind the node. */
 const DEFAULT_MAX_LAG = 6;
+/** At most this many addresses' decoded scripts are kept (some 250 bytes each). */
+const MAX_KEPT_SCRIPTS = 10_000;
 /** The schema's INTEGER columns (heights, positions, output indexes) hold at most this. */
 const MAX_INT32 = 2 ** 31 - 1;
 
@@ -160,7 +162,17 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
   const maxLag = o.maxLag ?? DEFAULT_MAX_LAG;
   const addressOf = (script: Uint8Array): string | null => scriptToAddress(script, net) ?? null;
 
-  const scriptOf = (address: string): Uint8Array => addressScript(address, chain, o.network);
+  // the scripts of addresses asked lately (a decode is ~5 µs, a bech32 checksum): valid ones only
+  const scripts = new Map<string, Uint8Array>();
+  const scriptOf = (address: string): Uint8Array => {
+    let s = scripts.get(address);
+    if (s === undefined) {
+      s = addressScript(address, chain, o.network);
+      if (scripts.size >= MAX_KEPT_SCRIPTS) scripts.clear();
+      scripts.set(address, s);
+    }
+    return s;
+  };
 
   async function balances(address: string): Promise<RawJson> {
     const script = scriptOf(address);

@@ -84,8 +84,8 @@ class Prepared {
  * with the writer's file pages. Read-only connections only (a write through a map is unsafe on
  * some file systems).
  */
-export const READ_CACHE_KIB = 65536;
-export const READ_MMAP_BYTES = 1 << 30;
+const READ_CACHE_KIB = 65536;
+const READ_MMAP_BYTES = 1 << 30;
 
 function tuneReader(r: Database): void {
   r.pragma('busy_timeout = 5000');
