@@ -60,5 +60,16 @@ CREATE TABLE reorgs (
  */
 const V2 = `INSERT INTO meta (key, value) VALUES ('data_version', '0') ON CONFLICT (key) DO NOTHING;`;
 
-export const MIGRATIONS: readonly string[] = [V1, V2];
+/**
+ * Version 3: the txids of the last blocks (`--recent-tx-blocks`, follower.ts), so that the
+ * explorer API knows the height of any recent transaction, spell or not, without asking a node
+ * that may lack `-txindex`. Written with the block, deleted by a rollback above it, pruned below
+ * the window; only blocks near the node's tip are written (initial sync skips the rest).
+ */
+const V3 = `
+CREATE TABLE recent_txs (txid {BLOB} PRIMARY KEY, height INTEGER NOT NULL) {NOROWID};
+CREATE INDEX recent_txs_height ON recent_txs(height);
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3];
 export const SCHEMA_VERSION = MIGRATIONS.length;

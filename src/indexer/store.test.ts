@@ -166,6 +166,7 @@ for (const name of ENGINES) {
     const setVersion = (v: string) => sql("UPDATE meta SET value = $1 WHERE key = 'schema_version'", [v]);
     // a schema-1 index (before meta.data_version) is migrated by the writer, refused by a reader until then
     await sql("DELETE FROM meta WHERE key = 'data_version'");
+    await sql('DROP TABLE recent_txs'); // (schema 3)
     await setVersion('1');
     await assert.rejects(e.open(db, { mode: 'reader' }), /has schema 1/);
     const migrated = await e.open(db);
