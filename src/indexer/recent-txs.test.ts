@@ -10,6 +10,12 @@ import { betterSqliteModule } from './sqlite-driver.js';
 import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.js';
 import type { BlockWrite, IndexStore } from './store.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import { startIndexService, type IndexService } from './service.js';
+import { FakeBitcoind } from '../testing/fake-bitcoind.js';
+import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
+import { fillerTx } from '../testing/vector-chain.js';
+import { h1 } from '../testing/http.js';
+import { blockSourceFromConfig, btcSourceFromConfig } from '../sources/chain-sources.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -131,6 +137,92 @@ for (const name of ENGINES) {
       assert.equal(await store.recentTxHeight(txid(3, 0)), undefined);
     } finally {
       await store.close();
+    }
+  });
+}
+
+for (const name of ENGINES) {
+  test(`${name}: /v1/wallet/tx of plain transactions from a Bitcoin Core without -txindex: heights of the recent blocks, a reorg, beyond the window`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const fake = await FakeBitcoind.start();
+    fake.txindex = false;
+    const services: IndexService[] = [];
+    try {
+      const cfg = { rpcUrl: fake.rpcUrl, rpcCookie: fake.cookieFile! };
+      const [a, b, c] = fillerTx(3, 0x7ec);
+      fake.mine([a!.bytes]); // 1
+      fake.mine([b!.bytes]); // 2
+      fake.mineEmpty(2); // 3, 4
+      const db = await e.newDb();
+      const start = async (apiOnly: boolean) => {
+        const store = await e.open(db, apiOnly ? { mode: 'reader' } : {});
+        const svc = await startIndexService({
+          ...TEST_INDEX_SERVICE,
+          store,
+          apiOnly,
+          source: blockSourceFromConfig(cfg, { network: 'regtest' }),
+          btcSource: btcSourceFromConfig(cfg, { network: 'regtest' }),
+          recentTxBlocks: 3,
+        });
+        services.push(svc);
+        return { svc, store };
+      };
+      const { svc, store } = await start(false);
+      // which blocks the follower hands over with their txids
+      const kept: number[] = [];
+      const apply = store.applyBlocks.bind(store);
+      store.applyBlocks = async (bs: BlockWrite[]) => {
+        for (const w of bs) if (w.txids) kept.push(w.height);
+        return apply(bs);
+      };
+      await svc.follower!.syncOnce();
+      assert.equal(svc.follower!.status.error, undefined);
+      assert.deepEqual(kept, [2, 3, 4], 'the initial sync writes the txids of the window below the node tip only');
+      const reader = await start(true);
+      const get = async (port: number, txid: string) => {
+        const r = await h1(port, 'GET', `/v1/wallet/tx/${txid}`);
+        return { status: r.status, body: JSON.parse(r.body.toString()) as Record<string, unknown> };
+      };
+      const where = async (port: number, txid: string) => {
+        const r = await get(port, txid);
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        return [r.body.confirmations, r.body.block_height, r.body.block_hash];
+      };
+      // the node alone does not know a confirmed transaction outside its wallet
+      const btc = btcSourceFromConfig(cfg, { network: 'regtest' })!;
+      assert.equal(await btc.txConfirmations!(b!.txid), undefined);
+      // b, at height 2, is within the window (2..4): its height from the index, its bytes from its block
+      for (const port of [svc.server.port, reader.svc.server.port]) {
+        assert.deepEqual(await where(port, b!.txid), [3, 2, fake.hashAt(2)]);
+        const hex = await h1(port, 'GET', `/v1/wallet/tx/${b!.txid}/hex`);
+        assert.deepEqual(JSON.parse(hex.body.toString()), { txid: b!.txid, hex: b!.hex });
+        const prev = await h1(port, 'POST', '/v1/wallet/prev-txs', JSON.stringify({ txids: [b!.txid] }), { 'content-type': 'application/json' });
+        assert.deepEqual(JSON.parse(prev.body.toString()), { transactions: { [b!.txid]: b!.hex } });
+      }
+      // a, at height 1, is below the window: neither knows it (the node needs its block to find it) …
+      assert.equal((await get(svc.server.port, a!.txid)).status, 404);
+      // … and with -txindex the node tells (the index does not: no height, no block hash)
+      fake.txindex = true;
+      assert.deepEqual(await where(svc.server.port, a!.txid), [4, null, null]);
+      fake.txindex = false;
+
+      // c mined at the tip, then a reorg puts it back into the node's mempool: no stale height
+      fake.mine([c!.bytes]); // 5
+      await svc.follower!.syncOnce();
+      assert.deepEqual(await where(svc.server.port, c!.txid), [1, 5, fake.hashAt(5)]);
+      assert.equal(await store.recentTxHeight(b!.txid), undefined, 'block 2 left the window');
+      fake.reorg(1, [[]]); // another block 5, without c
+      await svc.follower!.syncOnce();
+      assert.equal(svc.follower!.status.reorgs, 1);
+      for (const port of [svc.server.port, reader.svc.server.port]) assert.deepEqual(await where(port, c!.txid), [0, null, null]);
+      // mined again one block higher: its new height
+      fake.mine([c!.bytes]); // 6
+      await svc.follower!.syncOnce();
+      for (const port of [svc.server.port, reader.svc.server.port]) assert.deepEqual(await where(port, c!.txid), [1, 6, fake.hashAt(6)]);
+    } finally {
+      for (const s of services.reverse()) await s.close();
+      await fake.stop();
     }
   });
 }
