@@ -305,7 +305,13 @@ test('an --api-only instance verifies its spell-query routes on its own pool: th
     );
     const want = await Promise.all(
       all.map(async (raw) => {
-        const r = await here({ method: 'PUT', path: `/spells/${txidOf(raw)}`, query: new URLSearchParams(), headers: {}, body: async () => new TextEncoder().encode(body(raw)) });
+        const r = await here({
+          method: 'PUT',
+          path: `/spells/${txidOf(raw)}`,
+          query: new URLSearchParams(),
+          headers: {},
+          body: async () => new TextEncoder().encode(body(raw)),
+        });
         return { status: r.status, body: Buffer.from(r.body ?? '').toString() };
       }),
     );
