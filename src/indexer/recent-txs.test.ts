@@ -5,9 +5,7 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { betterSqliteModule } from './sqlite-driver.js';
-import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.js';
+import { ENGINES, sqlOn, TestEngines } from '../testing/index-stores.js';
 import type { BlockWrite, IndexStore } from './store.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { startIndexService, type IndexService } from './service.js';
@@ -44,21 +42,6 @@ function block(height: number, o: { n?: number; txids?: string[]; window?: numbe
 
 /** The heights `store` answers for `ids` (undefined: not kept). */
 const heights = (store: IndexStore, ids: string[]) => Promise.all(ids.map((t) => store.recentTxHeight(t)));
-
-async function sql(e: TestEngine, db: string, text: string, params: string[] = []): Promise<void> {
-  if (e.name === 'sqlite') {
-    const Database = createRequire(import.meta.url)(betterSqliteModule()) as typeof import('better-sqlite3');
-    const d = new Database(db);
-    d.prepare(text.replace(/\$\d/g, '?')).run(...params);
-    d.close();
-  } else {
-    const { default: pg } = await import('pg');
-    const c = new pg.Client({ connectionString: db });
-    await c.connect();
-    await c.query(text, params);
-    await c.end();
-  }
-}
 
 for (const name of ENGINES) {
   test(`${name}: recent txids are written with their block, pruned below the window, rolled back exactly, read by a reader`, async (t) => {
@@ -116,8 +99,8 @@ for (const name of ENGINES) {
     const dump = await old.dump();
     await old.close();
     // make it an index of version `before`: no recent_txs table, and the version says so
-    await sql(e, file, 'DROP TABLE recent_txs');
-    await sql(e, file, "UPDATE meta SET value = $1 WHERE key = 'schema_version'", [String(before)]);
+    await sqlOn(e, file, 'DROP TABLE recent_txs');
+    await sqlOn(e, file, "UPDATE meta SET value = $1 WHERE key = 'schema_version'", [String(before)]);
     await assert.rejects(e.open(file, { mode: 'reader' }), new RegExp(`has schema ${before}`));
     const store = await e.open(file);
     try {

@@ -2,7 +2,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { betterSqliteModule } from './sqlite-driver.js';
-import { ENGINES, TestEngines } from '../testing/index-stores.js';
+import { ENGINES, sqlOn, TestEngines } from '../testing/index-stores.js';
 import type { BlockWrite } from './store.js';
 import { SCHEMA_VERSION } from './schema.js';
 
@@ -149,20 +149,7 @@ for (const name of ENGINES) {
     if (!e) return;
     const db = await e.newDb();
     await (await e.open(db)).close();
-    const sql = async (text: string, params: string[] = []) => {
-      if (name === 'sqlite') {
-        const Database = createRequire(import.meta.url)(betterSqliteModule()) as typeof import('better-sqlite3');
-        const d = new Database(db);
-        d.prepare(text.replace(/\$\d/g, '?')).run(...params);
-        d.close();
-      } else {
-        const { default: pg } = await import('pg');
-        const c = new pg.Client({ connectionString: db });
-        await c.connect();
-        await c.query(text, params);
-        await c.end();
-      }
-    };
+    const sql = (text: string, params: string[] = []) => sqlOn(e, db, text, params);
     const setVersion = (v: string) => sql("UPDATE meta SET value = $1 WHERE key = 'schema_version'", [v]);
     // a schema-1 index (before meta.data_version) is migrated by the writer, refused by a reader until then
     await sql("DELETE FROM meta WHERE key = 'data_version'");

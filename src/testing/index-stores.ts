@@ -4,9 +4,11 @@
  * skipOrFail when PostgreSQL is not installed).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openIndexStore } from '../indexer/open.js';
+import { betterSqliteModule } from '../indexer/sqlite-driver.js';
 import type { IndexStore, OpenOptions } from '../indexer/store.js';
 import { skipOrFail } from './require.js';
 import { startPostgres, type TestPostgres } from './postgres.js';
@@ -69,3 +71,19 @@ export class TestEngines {
 }
 
 export const ENGINES = ['sqlite', 'postgres'] as const;
+
+/** Runs one SQL statement on the database `db` of `e` directly, past the store (`$1`… parameters). */
+export async function sqlOn(e: TestEngine, db: string, text: string, params: string[] = []): Promise<void> {
+  if (e.name === 'sqlite') {
+    const Database = createRequire(import.meta.url)(betterSqliteModule()) as typeof import('better-sqlite3');
+    const d = new Database(db);
+    d.prepare(text.replace(/\$\d/g, '?')).run(...params);
+    d.close();
+  } else {
+    const { default: pg } = await import('pg');
+    const c = new pg.Client({ connectionString: db });
+    await c.connect();
+    await c.query(text, params);
+    await c.end();
+  }
+}
