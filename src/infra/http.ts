@@ -502,7 +502,8 @@ function encodeAnswer(out: Res, head: boolean, close: 'server' | 'client' | unde
   }
   text += `Date: ${httpDate()}\r\n`;
   if (!userConnection) text += close ? 'Connection: close\r\n' : `Connection: keep-alive\r\nKeep-Alive: timeout=${keepAliveSeconds}\r\n`;
-  const chunked = !body && !NO_BODY_STATUS(out.status);
+  // node frames a bodiless answer chunked, except to HEAD (no body follows, so no framing either)
+  const chunked = !body && !head && !NO_BODY_STATUS(out.status);
   if (chunked) text += 'Transfer-Encoding: chunked\r\n';
   text += '\r\n';
   const payload = head || NO_BODY_STATUS(out.status) ? undefined : chunked ? CHUNKED_END : body;
@@ -522,6 +523,8 @@ function closesConnection(out: Res): boolean {
 /** Serves `socket`'s plain HTTP/1.1 requests, one at a time, `first` being its bytes so far. */
 function serveHttp1(socket: net.Socket, first: Buffer, c: FastContext, deadline: Deadline): void {
   let buf = first;
+  /** Bytes at the start of `buf` already seen to be whole plain lines of the head in progress. */
+  let checked = 0;
   let busy = false;
   let gone = false;
   const keepAliveSeconds = Math.floor(c.limits.idleTimeoutMs / 1000);
@@ -550,16 +553,32 @@ function serveHttp1(socket: net.Socket, first: Buffer, c: FastContext, deadline:
     if (gone || busy) return;
     const end = buf.length === 0 ? -1 : buf.indexOf(HEAD_END);
     if (end < 0) {
-      if (buf.length > FAST_HEAD_MAX) return handOver();
+      // a head that cannot be plain goes to node now (it answers 400 at once, not at the deadline)
+      if (buf.length > FAST_HEAD_MAX || !plainSoFar()) return handOver();
       if (socket.isPaused()) socket.resume(); // more bytes needed
       return;
     }
     const req = end <= FAST_HEAD_MAX ? parsePlain(buf.toString('latin1', 0, end)) : undefined;
     if (!req) return handOver();
     buf = buf.subarray(end + 4);
+    checked = 0;
     busy = true;
     deadline.clear(); // headers are in; the handler has no timer (as with node's server)
     void run(req);
+  }
+
+  /**
+   * Whether the whole lines of an unfinished head are plain (a request line, then header lines,
+   * each ended by CRLF). Checked as lines arrive, so a head sent a byte at a time costs O(length).
+   */
+  function plainSoFar(): boolean {
+    for (let eol = buf.indexOf(10, checked); eol >= 0; eol = buf.indexOf(10, checked)) {
+      if (buf[eol - 1] !== 13) return false; // a bare LF
+      const line = buf.toString('latin1', checked, eol - 1);
+      if (!(checked === 0 ? REQUEST_LINE : HEADER_LINE).test(line)) return false;
+      checked = eol + 1;
+    }
+    return true;
   }
 
   async function run(r: PlainRequest): Promise<void> {
