@@ -79,8 +79,10 @@ export function jsonError(status: number, code: string, error: string): Res {
  * connection closed. Node answers these itself only while no `clientError` listener is set.
  */
 function answerClientError(e: NodeJS.ErrnoException, socket: net.Socket): void {
-  // something already written on this connection (or a dead socket): nothing can be added
-  if (!socket.writable || socket.bytesWritten > 0 || e.code === 'ECONNRESET') {
+  // an answer in the middle of being written (or a dead socket): nothing can be added. As node's
+  // own default: earlier answers on a kept-alive connection (node's or the fast path's) are whole.
+  const inFlight = (socket as net.Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent || e.code === 'ECONNRESET') {
     socket.destroy();
     return;
   }
