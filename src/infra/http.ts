@@ -357,18 +357,32 @@ function replayingDuplex(socket: net.Socket, head: Buffer): Duplex {
   return d;
 }
 
+/**
+ * How long a client may take to read an answer once it is handed to the socket, `unread` bytes of
+ * it still waiting there: the idle bound `base` per MiB (and one more), so a client that reads at a
+ * modest rate is never cut while one that stops reading cannot hold its connection, and the
+ * answer's bytes, for ever ('finish' comes only when the last byte has left).
+ */
+const deliveryMs = (base: number, unread: number): number => Math.ceil(base * (1 + unread / (1024 * 1024)));
+
 /** One timer per connection: when it fires, the connection is dropped. */
 class Deadline {
   private timer: NodeJS.Timeout | undefined;
+  private ms = 0;
   constructor(private readonly drop: () => void) {}
   set(ms: number): void {
     this.clear();
+    this.ms = ms;
     this.timer = setTimeout(this.drop, ms);
     this.timer.unref();
   }
   clear(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+  }
+  /** Starts a running deadline over (a client that takes its answer, however slowly, keeps it). */
+  extend(): void {
+    if (this.timer) this.set(this.ms);
   }
 }
 
@@ -598,13 +612,14 @@ function serveHttp1(socket: net.Socket, first: Buffer, c: FastContext, deadline:
         wire = encodeAnswer(jsonError(500, 'INTERNAL', 'internal error'), r.method === 'HEAD', close, keepAliveSeconds);
       }
       const more = socket.write(wire);
+      // from here the connection waits for the client to take the answer: bounded (each drain extends it)
+      deadline.set(deliveryMs(c.limits.idleTimeoutMs + c.limits.headersTimeoutMs, socket.writableLength));
       if (closing) {
         stop();
         socket.end();
         socket.destroySoon();
         return;
       }
-      deadline.set(c.limits.idleTimeoutMs + c.limits.headersTimeoutMs);
       const proceed = () => {
         busy = false;
         queueMicrotask(next); // not recursion: answers of pipelined requests can be synchronous
@@ -679,7 +694,12 @@ export function listenDual(
   h1.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const d = deadlines.get(req.socket);
     d?.clear(); // headers are in; the body has its own timer, the handler none
-    res.once('finish', () => d?.set(limits.idleTimeoutMs + limits.headersTimeoutMs));
+    const idleMs = limits.idleTimeoutMs + limits.headersTimeoutMs;
+    res.once('finish', () => d?.set(idleMs));
+    // 'finish' waits until the answer is flushed: a client that never reads it would hold the
+    // connection and the answer's bytes for ever, so the deadline also runs from the answer's end
+    // ('prefinish': end() called; each drain extends it, see below)
+    res.once('prefinish', () => d?.set(deliveryMs(idleMs, req.socket.writableLength)));
   });
   h1.on('clientError', (e: NodeJS.ErrnoException, socket: net.Socket) => answerClientError(e, socket));
 
@@ -752,6 +772,7 @@ export function listenDual(
       else serveHttp1(socket, buf, fast, deadline);
     };
     socket.on('data', onData);
+    socket.on('drain', () => deadline.extend());
     socket.on('error', () => socket.destroy());
   });
   // Past the cap, node closes new connections at once (before they cost a request's memory).
