@@ -28,22 +28,7 @@ const echo: Handler = async (req) => {
 };
 
 /** Everything the server sends on one connection until it closes it (bounded by the test's timeout). */
-function exchange(port: number, bytes: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1');
-    const chunks: Buffer[] = [];
-    sock.on('data', (d) => chunks.push(d));
-    sock.on('error', reject);
-    sock.once('close', () =>
-      resolve(
-        Buffer.concat(chunks)
-          .toString('latin1')
-          .replace(/\r\nDate: [^\r]*/g, '\r\nDate: <now>'),
-      ),
-    );
-    sock.write(bytes);
-  });
-}
+const exchange = (port: number, bytes: string): Promise<string> => exchangeInPieces(port, [bytes]);
 
 async function servers<T>(fn: (fast: Listening, node: Listening) => Promise<T>): Promise<T> {
   // short idle bounds: a connection the client leaves open ends soon after its last answer
@@ -108,7 +93,7 @@ test('HTTP/1.1 fast path: the same bytes as node’s server for plain requests, 
   });
 });
 
-/** Like exchange, the bytes written in pieces, each once the previous one is handed to the kernel. */
+/** What the server answers to `pieces`, each written once the previous one is handed to the kernel (Date masked). */
 function exchangeInPieces(port: number, pieces: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     const sock = net.connect(port, '127.0.0.1');
