@@ -312,7 +312,15 @@ async function answer(
   if (abandon && h1) headers['connection'] = 'close';
   if (res.destroyed || res.writableEnded || res.headersSent) return;
   observe?.({ method: req.method ?? 'GET', path: url.path }, out.status, (performance.now() - t0) / 1000);
-  res.writeHead(out.status, headers);
+  try {
+    res.writeHead(out.status, headers);
+  } catch (e) {
+    // an invalid status or header from the handler is a bug: answered 500 as the fast path does
+    // (it would otherwise reject out of the server: an unhandled rejection ends the process)
+    log.error('request handler answered an invalid header', { path: url.path, error: (e as Error).message });
+    write(jsonError(500, 'INTERNAL', 'internal error'), req, res, h1, abandon);
+    return;
+  }
   if (body) res.end(body);
   else res.end();
   if (abandon) {
