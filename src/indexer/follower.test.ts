@@ -287,6 +287,41 @@ for (const name of ENGINES) {
     }
   });
 
+  test(`${name}: a reorg found while blocks wait uncommitted in a batch (no fetch ahead) rolls back to the real fork`, async (t) => {
+    if (!sharedOrSkip(t)) return;
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const { chain } = crashChain(40);
+    const store = await e.open(await e.newDb());
+    // once block 30 is asked for, blocks 25.. are replaced: the follower holds 25..30 of the old
+    // branch in its batch (far behind: several blocks per transaction) when 31 stops linking
+    const hashAt = chain.hashAt.bind(chain);
+    const charm = [...bitcoinVectors().values()][0]!.txid;
+    const oldTip = { height: 0, hash: '' };
+    chain.hashAt = async (h) => {
+      const r = await hashAt(h);
+      if (h === 30 && !oldTip.hash) {
+        Object.assign(oldTip, { height: chain.height, hash: chain.best[chain.height]! });
+        chain.reorg(
+          chain.height - 24,
+          Array.from({ length: chain.height - 22 }, (_, i) => [burnTx(charm, i % 2, 7000 + i)]),
+        );
+      }
+      return r;
+    };
+    const f = new Follower(store, chain, { startHeight: 1, check: librarySpellCheck(false), fetchAhead: 1, commitBlocks: 8 });
+    try {
+      await synced(f);
+      assert.ok(oldTip.hash, 'the node reorganised under the sync');
+      assert.equal((await store.tip())?.hash, chain.best[chain.height], 'at the node tip');
+      assert.equal(await store.dump(), await replayDump(e, chain), 'equals a one-block-at-a-time replay');
+      const last = await store.lastReorg();
+      assert.equal(last?.forkHeight, 24, `the recorded reorg is the real one: ${JSON.stringify(last)}`);
+    } finally {
+      await store.close();
+    }
+  });
+
   test(`${name}: pipelined sync — blocks fetched ahead, several per transaction far from the tip, one near it; a reorg under the fetches`, async (t) => {
     if (!sharedOrSkip(t)) return;
     const e = await engines.engine(name, t);

@@ -188,6 +188,9 @@ export class Follower {
         if (hash === undefined) break;
       }
       if (tip && block!.header.prevHash !== tip.hash) {
+        // the blocks waiting in the batch link to the stored tip: commit them, so that the walk
+        // below finds the fork among stored blocks (it reads the store) and rolls them back too
+        await this.flush();
         if ((await this.source.hashAt(tip.height)) === tip.hash)
           throw new CharmsError(
             'UPSTREAM_FAILED',

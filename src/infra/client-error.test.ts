@@ -39,3 +39,32 @@ test('requests the HTTP parser refuses get a 400 / 431 with {error, code}, not a
     await server.close();
   }
 });
+
+test('a refused request after answered ones on a kept-alive connection gets its 400 too (both HTTP/1.1 paths)', async () => {
+  for (const http1 of ['fast', 'node'] as const) {
+    const server = await listenDual(async () => ({ status: 200, headers: {}, body: 'ok' }), { host: '127.0.0.1', port: 0, http1 });
+    try {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const s = net.connect(server.port, '127.0.0.1', () => s.write('GET /first HTTP/1.1\r\nHost: x\r\n\r\n'));
+        const chunks: Buffer[] = [];
+        let sent = false;
+        s.setTimeout(5_000, () => s.destroy(new Error('no answer within 5 s')));
+        s.on('data', (c) => {
+          chunks.push(c);
+          // the first answer is in: the next request on the connection is one the parser refuses
+          if (!sent && Buffer.concat(chunks).toString('latin1').endsWith('\r\n\r\nok')) {
+            sent = true;
+            s.write('BREW /second HTTP/1.1\r\nHost: x\r\n\r\n');
+          }
+        });
+        s.on('error', (e) => ((e as NodeJS.ErrnoException).code === 'ECONNRESET' ? resolve(Buffer.concat(chunks).toString('latin1')) : reject(e)));
+        s.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+      });
+      const second = answer.slice(answer.indexOf('\r\n\r\nok') + 6);
+      assert.match(second, /^HTTP\/1\.1 400 /, `${http1}: ${JSON.stringify(answer)}`);
+      assert.equal(JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4)).code, 'INVALID_INPUT');
+    } finally {
+      await server.close();
+    }
+  }
+});

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { listenDual } from './http.js';
+import { listenDual, type Handler } from './http.js';
 import type { Logger } from './log.js';
-import { h1 } from '../testing/http.js';
+import { h1, h2 } from '../testing/http.js';
 
 test('a handler that throws: 500 INTERNAL without details, and the error is logged', async () => {
   const errors: [string, Record<string, unknown> | undefined][] = [];
@@ -22,5 +22,22 @@ test('a handler that throws: 500 INTERNAL without details, and the error is logg
     assert.match(String(errors[0]![1]?.error), /TypeError: a bug in the handler/);
   } finally {
     await server.close();
+  }
+});
+
+test('an answer with an invalid header is a 500 on both HTTP/1.1 paths, not an unhandled rejection', async () => {
+  const handler: Handler = async () => ({ status: 200, headers: { 'x-bad': 'a\nb' }, body: 'x' });
+  for (const http1 of ['fast', 'node'] as const) {
+    const server = await listenDual(handler, { host: '127.0.0.1', port: 0, http1 });
+    try {
+      const a = await h1(server.port, 'GET', '/bad');
+      assert.equal(a.status, 500, `${http1} HTTP/1.1`);
+      assert.equal(JSON.parse(a.body.toString()).code, 'INTERNAL');
+      // h2c carries such a value (nghttp2 does not refuse it): answered, and the server lives on
+      assert.equal((await h2(server.port, 'GET', '/bad')).status, 200, 'h2c');
+      assert.equal((await h1(server.port, 'GET', '/bad')).status, 500, `${http1}: still serving`);
+    } finally {
+      await server.close();
+    }
   }
 });

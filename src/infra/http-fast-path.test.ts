@@ -28,22 +28,7 @@ const echo: Handler = async (req) => {
 };
 
 /** Everything the server sends on one connection until it closes it (bounded by the test's timeout). */
-function exchange(port: number, bytes: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1');
-    const chunks: Buffer[] = [];
-    sock.on('data', (d) => chunks.push(d));
-    sock.on('error', reject);
-    sock.once('close', () =>
-      resolve(
-        Buffer.concat(chunks)
-          .toString('latin1')
-          .replace(/\r\nDate: [^\r]*/g, '\r\nDate: <now>'),
-      ),
-    );
-    sock.write(bytes);
-  });
-}
+const exchange = (port: number, bytes: string): Promise<string> => exchangeInPieces(port, [bytes]);
 
 async function servers<T>(fn: (fast: Listening, node: Listening) => Promise<T>): Promise<T> {
   // short idle bounds: a connection the client leaves open ends soon after its last answer
@@ -94,10 +79,55 @@ test('HTTP/1.1 fast path: the same bytes as node’s server for plain requests, 
     ['`HTTP/2.0` in a request line, an unread body (the transport is HTTP/1 all the same)', `GET /missing HTTP/2.0\r\n${H}Content-Length: 5\r\n\r\n`],
     ['OPTIONS keeps the connection on both paths', `OPTIONS /o HTTP/1.1\r\n${H}\r\n${close}`],
     ['Connection: upgrade', `GET /u HTTP/1.1\r\n${H}Connection: upgrade\r\nUpgrade: websocket\r\n\r\n${close}`],
+    ['HEAD of an answer without a body (no chunked framing)', `HEAD /empty HTTP/1.1\r\n${H}\r\nGET /empty HTTP/1.1\r\n${H}\r\n${close}`],
+    ['LF-only line ends (node: 400 at once, not silence at the deadline)', 'GET /lf HTTP/1.1\nHost: x\n\n'],
+    ['an unfinished head that cannot be plain (node: 400 at once)', 'GET /x HTTP/1.1\r\nBad Name: v\r\n'],
+    ['an unfinished head with a method node does not know', 'FOO /x HTTP/1.1\r\n'],
   ];
   await servers(async (fast, node) => {
     for (const [what, bytes] of sequences) {
       const [a, b] = await Promise.all([exchange(fast.port, bytes), exchange(node.port, bytes)]);
+      assert.ok(b.startsWith('HTTP/1.1 '), `${what}: node answered`);
+      assert.equal(a, b, what);
+    }
+  });
+});
+
+/** What the server answers to `pieces`, each written once the previous one is handed to the kernel (Date masked). */
+function exchangeInPieces(port: number, pieces: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1');
+    sock.setNoDelay(true);
+    const chunks: Buffer[] = [];
+    sock.on('data', (d) => chunks.push(d));
+    sock.on('error', reject);
+    sock.once('close', () =>
+      resolve(
+        Buffer.concat(chunks)
+          .toString('latin1')
+          .replace(/\r\nDate: [^\r]*/g, '\r\nDate: <now>'),
+      ),
+    );
+    let i = 0;
+    const send = (): void => {
+      if (i < pieces.length && !sock.destroyed) sock.write(pieces[i++]!, () => setImmediate(send));
+    };
+    send();
+  });
+}
+
+test('HTTP/1.1 fast path: heads split across TCP segments get node’s answers', { timeout: 60_000 }, async () => {
+  const plain = `GET /s?x=1 HTTP/1.1\r\n${H}X-A: v\r\n\r\nHEAD /empty HTTP/1.1\r\n${H}\r\n${close}`;
+  const cases: [string, string[]][] = [
+    ['a byte at a time', [...plain]],
+    ['cut inside CRLF CRLF', plain.split(/(?<=\r\n\r)/)],
+    ['cut after a request line', plain.split(/(?<=HTTP\/1\.1\r\n)/)],
+    ['a bad header line, then nothing more', ['GET /x HTTP/1.1\r\n', 'Host: x\r\n', 'X\x01: y\r\n']],
+    ['a bare LF, then nothing more', ['GET /x HTTP/1.1\r\n', 'Host: x\n']],
+  ];
+  await servers(async (fast, node) => {
+    for (const [what, pieces] of cases) {
+      const [a, b] = await Promise.all([exchangeInPieces(fast.port, pieces), exchangeInPieces(node.port, pieces)]);
       assert.ok(b.startsWith('HTTP/1.1 '), `${what}: node answered`);
       assert.equal(a, b, what);
     }

@@ -197,3 +197,28 @@ test('limits come from SVC_* variables; bad values are configuration errors', ()
     (e: Error & { code?: string }) => e.code === 'CONFIG',
   );
 });
+
+test('a client that never reads its answer does not hold the connection for ever (both HTTP/1.1 paths, close or keep-alive)', async () => {
+  const answer = Buffer.alloc(4 * 1024 * 1024, 0x78); // more than the socket buffers take: 'finish' never comes
+  for (const http1 of ['fast', 'node'] as const)
+    for (const connection of ['', 'Connection: close\r\n']) {
+      const server = await listenDual(async () => ({ status: 200, headers: { 'content-type': 'text/plain' }, body: answer }), {
+        host: '127.0.0.1',
+        port: 0,
+        limits: { idleTimeoutMs: 100, headersTimeoutMs: 100 },
+        http1,
+      });
+      const sock = net.connect(server.port, '127.0.0.1');
+      sock.on('error', () => {});
+      sock.pause(); // never reads
+      try {
+        sock.write(`GET /big HTTP/1.1\r\nHost: x\r\n${connection}\r\n`);
+        await waitFor(() => server.connections() === 1, 'the connection');
+        // the deadline is 200 ms per MiB still unread (about 1 s here)
+        await waitFor(() => server.connections() === 0, `${http1} ${JSON.stringify(connection)}: the connection dropped`);
+      } finally {
+        sock.destroy();
+        await server.close();
+      }
+    }
+});

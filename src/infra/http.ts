@@ -79,8 +79,10 @@ export function jsonError(status: number, code: string, error: string): Res {
  * connection closed. Node answers these itself only while no `clientError` listener is set.
  */
 function answerClientError(e: NodeJS.ErrnoException, socket: net.Socket): void {
-  // something already written on this connection (or a dead socket): nothing can be added
-  if (!socket.writable || socket.bytesWritten > 0 || e.code === 'ECONNRESET') {
+  // an answer in the middle of being written (or a dead socket): nothing can be added. As node's
+  // own default: earlier answers on a kept-alive connection (node's or the fast path's) are whole.
+  const inFlight = (socket as net.Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent || e.code === 'ECONNRESET') {
     socket.destroy();
     return;
   }
@@ -310,7 +312,15 @@ async function answer(
   if (abandon && h1) headers['connection'] = 'close';
   if (res.destroyed || res.writableEnded || res.headersSent) return;
   observe?.({ method: req.method ?? 'GET', path: url.path }, out.status, (performance.now() - t0) / 1000);
-  res.writeHead(out.status, headers);
+  try {
+    res.writeHead(out.status, headers);
+  } catch (e) {
+    // an invalid status or header from the handler is a bug: answered 500 as the fast path does
+    // (it would otherwise reject out of the server: an unhandled rejection ends the process)
+    log.error('request handler answered an invalid header', { path: url.path, error: (e as Error).message });
+    write(jsonError(500, 'INTERNAL', 'internal error'), req, res, h1, abandon);
+    return;
+  }
   if (body) res.end(body);
   else res.end();
   if (abandon) {
@@ -355,18 +365,32 @@ function replayingDuplex(socket: net.Socket, head: Buffer): Duplex {
   return d;
 }
 
+/**
+ * How long a client may take to read an answer once it is handed to the socket, `unread` bytes of
+ * it still waiting there: the idle bound `base` per MiB (and one more), so a client that reads at a
+ * modest rate is never cut while one that stops reading cannot hold its connection, and the
+ * answer's bytes, for ever ('finish' comes only when the last byte has left).
+ */
+const deliveryMs = (base: number, unread: number): number => Math.ceil(base * (1 + unread / (1024 * 1024)));
+
 /** One timer per connection: when it fires, the connection is dropped. */
 class Deadline {
   private timer: NodeJS.Timeout | undefined;
+  private ms = 0;
   constructor(private readonly drop: () => void) {}
   set(ms: number): void {
     this.clear();
+    this.ms = ms;
     this.timer = setTimeout(this.drop, ms);
     this.timer.unref();
   }
   clear(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+  }
+  /** Starts a running deadline over (a client that takes its answer, however slowly, keeps it). */
+  extend(): void {
+    if (this.timer) this.set(this.ms);
   }
 }
 
@@ -502,7 +526,8 @@ function encodeAnswer(out: Res, head: boolean, close: 'server' | 'client' | unde
   }
   text += `Date: ${httpDate()}\r\n`;
   if (!userConnection) text += close ? 'Connection: close\r\n' : `Connection: keep-alive\r\nKeep-Alive: timeout=${keepAliveSeconds}\r\n`;
-  const chunked = !body && !NO_BODY_STATUS(out.status);
+  // node frames a bodiless answer chunked, except to HEAD (no body follows, so no framing either)
+  const chunked = !body && !head && !NO_BODY_STATUS(out.status);
   if (chunked) text += 'Transfer-Encoding: chunked\r\n';
   text += '\r\n';
   const payload = head || NO_BODY_STATUS(out.status) ? undefined : chunked ? CHUNKED_END : body;
@@ -522,6 +547,8 @@ function closesConnection(out: Res): boolean {
 /** Serves `socket`'s plain HTTP/1.1 requests, one at a time, `first` being its bytes so far. */
 function serveHttp1(socket: net.Socket, first: Buffer, c: FastContext, deadline: Deadline): void {
   let buf = first;
+  /** Bytes at the start of `buf` already seen to be whole plain lines of the head in progress. */
+  let checked = 0;
   let busy = false;
   let gone = false;
   const keepAliveSeconds = Math.floor(c.limits.idleTimeoutMs / 1000);
@@ -550,16 +577,32 @@ function serveHttp1(socket: net.Socket, first: Buffer, c: FastContext, deadline:
     if (gone || busy) return;
     const end = buf.length === 0 ? -1 : buf.indexOf(HEAD_END);
     if (end < 0) {
-      if (buf.length > FAST_HEAD_MAX) return handOver();
+      // a head that cannot be plain goes to node now (it answers 400 at once, not at the deadline)
+      if (buf.length > FAST_HEAD_MAX || !plainSoFar()) return handOver();
       if (socket.isPaused()) socket.resume(); // more bytes needed
       return;
     }
     const req = end <= FAST_HEAD_MAX ? parsePlain(buf.toString('latin1', 0, end)) : undefined;
     if (!req) return handOver();
     buf = buf.subarray(end + 4);
+    checked = 0;
     busy = true;
     deadline.clear(); // headers are in; the handler has no timer (as with node's server)
     void run(req);
+  }
+
+  /**
+   * Whether the whole lines of an unfinished head are plain (a request line, then header lines,
+   * each ended by CRLF). Checked as lines arrive, so a head sent a byte at a time costs O(length).
+   */
+  function plainSoFar(): boolean {
+    for (let eol = buf.indexOf(10, checked); eol >= 0; eol = buf.indexOf(10, checked)) {
+      if (buf[eol - 1] !== 13) return false; // a bare LF
+      const line = buf.toString('latin1', checked, eol - 1);
+      if (!(checked === 0 ? REQUEST_LINE : HEADER_LINE).test(line)) return false;
+      checked = eol + 1;
+    }
+    return true;
   }
 
   async function run(r: PlainRequest): Promise<void> {
@@ -577,13 +620,14 @@ function serveHttp1(socket: net.Socket, first: Buffer, c: FastContext, deadline:
         wire = encodeAnswer(jsonError(500, 'INTERNAL', 'internal error'), r.method === 'HEAD', close, keepAliveSeconds);
       }
       const more = socket.write(wire);
+      // from here the connection waits for the client to take the answer: bounded (each drain extends it)
+      deadline.set(deliveryMs(c.limits.idleTimeoutMs + c.limits.headersTimeoutMs, socket.writableLength));
       if (closing) {
         stop();
         socket.end();
         socket.destroySoon();
         return;
       }
-      deadline.set(c.limits.idleTimeoutMs + c.limits.headersTimeoutMs);
       const proceed = () => {
         busy = false;
         queueMicrotask(next); // not recursion: answers of pipelined requests can be synchronous
@@ -658,7 +702,12 @@ export function listenDual(
   h1.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const d = deadlines.get(req.socket);
     d?.clear(); // headers are in; the body has its own timer, the handler none
-    res.once('finish', () => d?.set(limits.idleTimeoutMs + limits.headersTimeoutMs));
+    const idleMs = limits.idleTimeoutMs + limits.headersTimeoutMs;
+    res.once('finish', () => d?.set(idleMs));
+    // 'finish' waits until the answer is flushed: a client that never reads it would hold the
+    // connection and the answer's bytes for ever, so the deadline also runs from the answer's end
+    // ('prefinish': end() called; each drain extends it, see below)
+    res.once('prefinish', () => d?.set(deliveryMs(idleMs, req.socket.writableLength)));
   });
   h1.on('clientError', (e: NodeJS.ErrnoException, socket: net.Socket) => answerClientError(e, socket));
 
@@ -731,6 +780,7 @@ export function listenDual(
       else serveHttp1(socket, buf, fast, deadline);
     };
     socket.on('data', onData);
+    socket.on('drain', () => deadline.extend());
     socket.on('error', () => socket.destroy());
   });
   // Past the cap, node closes new connections at once (before they cost a request's memory).

@@ -39,6 +39,14 @@ test('RPC reads are sent once more when the connection closes before an answer; 
   await assert.rejects(sender.call('sendrawtransaction', ['00']), (e: unknown) => e instanceof CharmsError && e.code === 'UPSTREAM_UNAVAILABLE');
   assert.equal(once.seen.length, 1, 'a broadcast is never repeated');
 
+  // only known reads are repeated: any other method (a package broadcast, a wallet call) is sent once
+  const write = await droppingServer(2, () => JSON.stringify({ result: {}, error: null, id: 'charms' }));
+  t.after(() => write.close());
+  const writer = new RpcNode(write.url, () => undefined, 5_000);
+  for (const method of ['submitpackage', 'sendtoaddress'])
+    await assert.rejects(writer.call(method, []), (e: unknown) => e instanceof CharmsError && e.code === 'UPSTREAM_UNAVAILABLE');
+  assert.equal(write.seen.length, 2, 'each sent once');
+
   const twice = await droppingServer(2, () => JSON.stringify({ result: 1, error: null, id: 'charms' }));
   t.after(() => twice.close());
   const stubborn = new RpcNode(twice.url, () => undefined, 5_000);

@@ -111,6 +111,24 @@ function rpcError(name: string, method: string, code: number | undefined, messag
   return new CharmsError('UPSTREAM_FAILED', redactText(`${name} error ${code ?? '?'} in ${method}: ${message ?? ''}`), { cause });
 }
 
+/**
+ * The RPC methods that only read, and so are sent once more after a connection closed before the
+ * answer: an allow-list, so that a method that changes something (a broadcast, any wallet call)
+ * is never repeated, including one added later.
+ */
+const READ_METHODS: ReadonlySet<string> = new Set([
+  'estimatesmartfee',
+  'getblock',
+  'getblockchaininfo',
+  'getblockcount',
+  'getblockhash',
+  'getblockheader',
+  'getmempoolentry',
+  'getrawmempool',
+  'getrawtransaction',
+  'listunspent',
+]);
+
 /** Bitcoin Core JSON-RPC over HTTP. */
 export class RpcNode implements BitcoinNode {
   readonly name: string;
@@ -134,8 +152,8 @@ export class RpcNode implements BitcoinNode {
     let res: Response;
     let text: string;
     try {
-      // A broadcast is not sent twice: its second answer would be "already known".
-      res = await (method === 'sendrawtransaction' ? fetch : fetchRead)(this.url, {
+      // reads only: a broadcast sent twice would answer "already known", a wallet call act twice
+      res = await (READ_METHODS.has(method) ? fetchRead : fetch)(this.url, {
         method: 'POST',
         headers,
         body: JSON.stringify({ jsonrpc: '1.0', id: 'charms', method, params }),
