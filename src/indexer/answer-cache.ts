@@ -54,7 +54,13 @@ export function cachedAnswers(next: Handler, o: AnswerCacheOptions): Handler {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || !o.cacheable(req.path)) return next(req);
     const asked = o.state();
     const now = typeof asked === 'object' ? await asked : asked;
-    if (now === undefined) return next(req);
+    if (now === undefined) {
+      // the state cannot be told (say, the database is away): what was kept may belong to a state
+      // that will not come back (a rebuilt database counting its versions again), so it goes
+      state = undefined;
+      kept = undefined;
+      return next(req);
+    }
     if (now !== state || !kept) {
       // a computation still running for the old state finishes into the old cache, which is gone
       state = now;

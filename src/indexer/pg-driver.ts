@@ -26,12 +26,18 @@ const unavailable = (url: string, e: unknown): CharmsError =>
 
 export class PgDriver implements Driver {
   readonly engine = 'postgres' as const;
+  /** The writer's database cannot be rebuilt under it (it holds the lock); a reader's can. */
+  readonly idsStable: boolean;
   private readonly txs: TxQueue | undefined;
   /** The writer's commits: no other process writes this database (the advisory lock). */
   private commits = 0;
   /** A reader's read of `meta.data_version` in flight, and the one queued behind it. */
   private versionRead: Promise<number | undefined> | undefined;
   private versionNext: Promise<number | undefined> | undefined;
+  /** The `meta` table's oid the last version was read with, and what this reader adds to its versions. */
+  private metaOid: string | undefined;
+  private versionBase = 0;
+  private lastVersion = -1;
 
   private constructor(
     private readonly url: string,
@@ -39,6 +45,7 @@ export class PgDriver implements Driver {
     private readonly writer: PgTypes.Client | undefined,
   ) {
     const w = writer;
+    this.idsStable = writer !== undefined;
     this.txs =
       w &&
       new TxQueue({
@@ -122,9 +129,12 @@ export class PgDriver implements Driver {
 
   private readVersion(): Promise<number | undefined> {
     const p: Promise<number | undefined> = this.pool
-      .query("SELECT value FROM meta WHERE key = 'data_version'")
+      .query("SELECT value, 'meta'::regclass::oid::text AS meta FROM meta WHERE key = 'data_version'")
       .then(
-        (r) => (r.rows[0] ? Number((r.rows[0] as { value: string }).value) : undefined),
+        (r) => {
+          const row = r.rows[0] as { value: string; meta: string } | undefined;
+          return row ? this.versionIn(row.meta, Number(row.value)) : undefined;
+        },
         () => undefined,
       )
       .finally(() => {
@@ -132,6 +142,19 @@ export class PgDriver implements Driver {
       });
     this.versionRead = p;
     return p;
+  }
+
+  /**
+   * `version` as this reader reports it: a database rebuilt under the same URL (its `meta` a new
+   * table, so a new oid) starts its data version at 0 again, and could come back to a version this
+   * reader kept answers for; from a new `meta` on, versions count on from above every one reported
+   * before, so no two databases' states are ever the same number.
+   */
+  private versionIn(meta: string, version: number): number {
+    if (this.metaOid !== undefined && meta !== this.metaOid) this.versionBase = this.lastVersion + 1;
+    this.metaOid = meta;
+    this.lastVersion = Math.max(this.lastVersion, this.versionBase + version);
+    return this.versionBase + version;
   }
 
   transaction<T>(fn: (tx: TxDriver) => Promise<T>): Promise<T> {

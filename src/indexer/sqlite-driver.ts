@@ -95,6 +95,8 @@ function tuneReader(r: Database): void {
 
 export class SqliteDriver implements Driver {
   readonly engine = 'sqlite' as const;
+  /** A connection keeps its file: a database re-created at the path is another file. */
+  readonly idsStable = true;
   private readonly txs: TxQueue | undefined;
   private readonly version: Statement;
   /** Commits of our writer: the data version while we hold the writer's lock (no one else writes). */

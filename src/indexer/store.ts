@@ -18,6 +18,11 @@ export interface Driver {
   readonly engine: Engine;
   /** Rows of a read, on a reader connection (sees committed data only). */
   all(sql: string, params?: unknown[]): Promise<Row[]>;
+  /**
+   * Whether a row id read once names the same row for this driver's life: false for a PostgreSQL
+   * reader, whose database may be dropped and rebuilt under its URL while it runs (new ids).
+   */
+  readonly idsStable: boolean;
   /** As `all`, each row an array of the selected columns in order (cheaper for hot small reads). */
   rows(sql: string, params?: unknown[]): Promise<unknown[][]>;
   /** Runs `fn` in one write transaction on the writer connection; rolled back when it throws. */
@@ -733,15 +738,17 @@ export class SqlStore implements IndexStore {
     // outpoints only when asked (the mempool overlay spends some confirmed charm output), the txid's
     // hex written by the engine (a third less CPU in SQLite than a Buffer per row, then hex)
     const txidHex = this.engine === 'sqlite' ? 'lower(hex(co.txid))' : "encode(co.txid, 'hex')";
-    const cols = outpoints ? `co.app_id, co.amount, ${txidHex}, co.vout` : 'co.app_id, co.amount';
+    // the apps' texts from the map where ids are stable, else (a PostgreSQL reader) by a join
+    const kept = this.d.idsStable;
+    const cols = `${kept ? 'co.app_id' : 'a.app'}, co.amount${outpoints ? `, ${txidHex}, co.vout` : ''}`;
     const r = await this.d.rows(
-      `SELECT ${cols} FROM charm_outputs co WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL`,
+      `SELECT ${cols} FROM charm_outputs co ${kept ? '' : 'JOIN apps a ON a.id = co.app_id '}WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL`,
       [Buffer.from(script)],
     );
     const out: { txid: string; vout: number; app: string; amount: bigint | null }[] = new Array(r.length);
     for (let i = 0; i < r.length; i++) {
       const x = r[i]!;
-      const app = this.appTexts.get(num(x[0])) ?? (await this.appText(num(x[0])));
+      const app = kept ? (this.appTexts.get(num(x[0])) ?? (await this.appText(num(x[0])))) : (x[0] as string);
       out[i] = { txid: outpoints ? (x[2] as string) : '', vout: outpoints ? num(x[3]) : -1, app, amount: x[1] === null ? null : big(x[1]) };
     }
     return out;
@@ -749,7 +756,8 @@ export class SqlStore implements IndexStore {
 
   /**
    * The app of an id, read once (`appTexts` keeps it): an id names one app for good (apps rows are
-   * never updated or deleted, and a reader sees committed ids only). Bounded: emptied when full.
+   * never updated or deleted, a reader sees committed ids only, and the driver's ids are stable:
+   * not a PostgreSQL reader's). Bounded: emptied when full.
    */
   private async appText(id: number): Promise<string> {
     const r = await this.d.rows('SELECT app FROM apps WHERE id = ?', [id]);
