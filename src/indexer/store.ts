@@ -179,6 +179,16 @@ export interface CharmOutputRow {
   spent: { txid: string; vin: number; height: number } | null;
 }
 
+/** An unspent charm output (one app of it) as the explorer-compatible API shows it. */
+export interface WalletOutputRow {
+  txid: string;
+  vout: number;
+  app: string;
+  amount: bigint | null;
+  sats: bigint;
+  createdHeight: number;
+}
+
 export interface HistoryEntry {
   txid: string;
   height: number;
@@ -260,6 +270,11 @@ export interface IndexStore {
   charmOutpoints?(): Promise<CharmOutpoints | undefined>;
   /** Unspent charm outputs paying `script`, by txid, vout, app. */
   unspentByScript(script: Uint8Array): Promise<CharmOutputRow[]>;
+  /**
+   * The explorer-compatible API's read of the unspent charm outputs paying `script`: the rows of
+   * `unspentByScript` in the same order, with only the columns a wallet's balance shows.
+   */
+  unspentForWallet(script: Uint8Array): Promise<WalletOutputRow[]>;
   /** Per unspent charm output paying `script` and app: the amount (null: not fungible); any order. */
   unspentAmounts(script: Uint8Array): Promise<{ txid: string; vout: number; app: string; amount: bigint | null }[]>;
   /** The charm rows of one output, spent or not (empty: it never held charms). */
@@ -665,6 +680,25 @@ export class SqlStore implements IndexStore {
       [Buffer.from(script)],
     );
     return r.map(outputRow);
+  }
+
+  async unspentForWallet(script: Uint8Array): Promise<WalletOutputRow[]> {
+    // unspentByScript's rows and order without its script join and its data, script and spend
+    // columns; the engine writes the txid's hex (as unspentAmounts)
+    const txidHex = this.engine === 'sqlite' ? 'lower(hex(co.txid))' : "encode(co.txid, 'hex')";
+    const r = await this.d.all(
+      `SELECT ${txidHex} AS txid, co.vout, a.app, co.amount, co.btc_value, co.created_height FROM charm_outputs co JOIN apps a ON a.id = co.app_id
+       WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL ${OUTPUT_ORDER}`,
+      [Buffer.from(script)],
+    );
+    return r.map((x) => ({
+      txid: x.txid as string,
+      vout: num(x.vout),
+      app: x.app as string,
+      amount: x.amount === null ? null : big(x.amount),
+      sats: big(x.btc_value),
+      createdHeight: num(x.created_height),
+    }));
   }
 
   async unspentAmounts(script: Uint8Array): Promise<{ txid: string; vout: number; app: string; amount: bigint | null }[]> {
