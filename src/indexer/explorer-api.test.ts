@@ -2,7 +2,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { scriptToAddress } from '../bitcoin/address.js';
 import { parseTx } from '../bitcoin/tx.js';
-import { indexOverFakeNode, indexServiceOver, type IndexOverFakeNode } from '../testing/index-fake-node.js';
+import { indexOverFakeNode, indexServiceOver, TEST_INDEX_SERVICE, type IndexOverFakeNode } from '../testing/index-fake-node.js';
 import { ENGINES, TestEngines } from '../testing/index-stores.js';
 import { encodeCbor } from '../codec/cbor.js';
 import { sharedOrSkip } from '../testing/shared.js';
@@ -14,7 +14,7 @@ import { cachedAnswers } from './answer-cache.js';
 import { ValueMap } from '../codec/value.js';
 import { FakeBitcoind } from '../testing/fake-bitcoind.js';
 import { fromHex } from '../util/bytes.js';
-import type { IndexService } from './service.js';
+import { startIndexService, type IndexService } from './service.js';
 import type { SourceConfig } from '../settings/settings.js';
 import type { BtcSource } from '../sources/btc-source.js';
 
@@ -665,3 +665,98 @@ test('wallet/transactions fees: at most MAX_FEE_READS_PER_REQUEST upstream reads
     await store.close();
   }
 });
+
+for (const name of ENGINES) {
+  test(`${name}: balance/batch entries are the kept GET /wallet/balance answers: read once per address and index state`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const store = await e.open(await e.newDb());
+    // the wallet read and the reference-NFT lookups of the explorer API, counted
+    const reads = { outputs: 0, nfts: 0 };
+    const counted = new Proxy(store, {
+      get(target, k) {
+        if (k === 'unspentForWallet') return (s: Uint8Array) => (reads.outputs++, target.unspentForWallet(s));
+        if (k === 'nftData') return (i: string, vk?: string) => (reads.nfts++, target.nftData(i, vk));
+        const v = Reflect.get(target, k);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const svc = await startIndexService({ store: counted, ...TEST_INDEX_SERVICE, apiOnly: true });
+    // the same index, every answer computed (no answer cache, no batch through it)
+    const plain = explorerApiHandler({ store, network: 'regtest' });
+    try {
+      const script = (n: number) => Uint8Array.from([0x51, 0x20, ...new Array(32).fill(n)]);
+      const alice = scriptToAddress(script(1), 'regtest')!;
+      const bob = scriptToAddress(script(2), 'regtest')!;
+      const token = `t/${'11'.repeat(32)}/${'22'.repeat(32)}`;
+      const out = (txid: string, s: Uint8Array, app: string, amount: bigint | null, data: Uint8Array | null) => ({
+        txid,
+        txIndex: 1,
+        vout: 0,
+        app,
+        amount,
+        data,
+        script: s,
+        sats: 1000n,
+      });
+      await store.applyBlock({
+        height: 1,
+        hash: 'aa'.repeat(32),
+        prevHash: '00'.repeat(32),
+        time: 1,
+        spellTxs: [],
+        outputs: [out('01'.repeat(32), script(1), token, 5n, null), out('02'.repeat(32), script(2), token, 7n, null)],
+        inputs: [],
+      });
+      const body = JSON.stringify({ addresses: [alice, bob, alice], network: 'regtest' });
+      const batch = async () => {
+        const r = await h1(svc.server.port, 'POST', '/v1/wallet/balance/batch', body, { 'content-type': 'application/json' });
+        assert.equal(r.status, 200, r.body.toString());
+        return r.body.toString();
+      };
+      /** The batch as computed without the answer cache: the same bytes. */
+      const computed = async () =>
+        Buffer.from(
+          (await plain({ method: 'POST', path: '/v1/wallet/balance/batch', query: new URLSearchParams(), headers: {}, body: async () => Buffer.from(body) }))
+            .body!,
+        ).toString();
+
+      const first = await batch();
+      assert.equal(first, await computed(), 'the batch of kept entries is the computed batch, byte for byte');
+      assert.deepEqual(Object.keys(json(Buffer.from(first)).results), [alice, bob], 'a repeated address keeps its first place');
+      const get = await h1(svc.server.port, 'GET', `/v1/wallet/balance/${alice}`);
+      assert.ok(first.startsWith(`{"results":{${JSON.stringify(alice)}:${get.body.toString()},`), 'an entry is the GET answer');
+      assert.deepEqual(reads, { outputs: 2, nfts: 1 }, 'one read per address, one metadata lookup per app');
+      assert.equal(await batch(), first);
+      assert.deepEqual(reads, { outputs: 2, nfts: 1 }, 'the second batch is made of kept answers');
+
+      // a block: the kept entries and metadata are dropped; the token gets its reference NFT (CHIP-0420 ticker)
+      await store.applyBlock({
+        height: 2,
+        hash: 'bb'.repeat(32),
+        prevHash: 'aa'.repeat(32),
+        time: 2,
+        spellTxs: [],
+        outputs: [out('03'.repeat(32), script(2), `n/${'11'.repeat(32)}/${'22'.repeat(32)}`, null, encodeCbor(ValueMap.of({ ticker: 'TOK' })))],
+        inputs: [{ txid: '03'.repeat(32), txIndex: 1, vin: 0, prevTxid: '01'.repeat(32), prevVout: 0 }],
+      });
+      const second = await batch();
+      assert.equal(second, await computed(), 'after the block: the computed bytes again');
+      const r = json(Buffer.from(second)).results;
+      assert.deepEqual(r[alice].charms.balances, [], "alice's output is spent");
+      assert.deepEqual(
+        r[bob].charms.balances.map((b: Any) => [b.appId, b.ticker, b.confirmed]),
+        [
+          [`n/${'11'.repeat(32)}/${'22'.repeat(32)}`, 'TOK', 1],
+          [token, 'TOK', 7],
+        ],
+        'the new reference NFT names the token at once',
+      );
+      assert.equal(reads.outputs, 4, 'read again in the new state');
+      await batch();
+      assert.equal(reads.outputs, 4);
+    } finally {
+      await svc.close();
+    }
+  });
+}
