@@ -29,7 +29,7 @@ import { silentLogger, type Logger } from '../infra/log.js';
 import type { BlockSource } from '../sources/block-source.js';
 import type { AddressUtxo, BtcSource } from '../sources/btc-source.js';
 import { notKept } from './answer-cache.js';
-import { addressScript, addrNet, answeredUncached, chainName, MAX_BATCH, ok, RawJson, sameNetwork, type J } from './api.js';
+import { addressScript, addrNet, answeredUncached, chainName, JSON_HEADERS, MAX_BATCH, ok, RawJson, sameNetwork, type J } from './api.js';
 import type { MempoolOverlay } from './mempool.js';
 import type { CharmOutputWrite, IndexStore, WalletOutputRow } from './store.js';
 import { txidToDisplay } from '../model/primitives.js';
@@ -395,16 +395,19 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
    * the batch's answer, as the error it carries would be if computed here.
    */
   async function balanceBatch(addrs: string[], answer: (address: string) => Promise<Res>): Promise<Res> {
-    const parts: string[] = [];
+    const parts: Uint8Array[] = [];
     // a repeated address keeps its first place (as an object's key does)
     for (const a of new Set(addrs)) {
       const res = await answer(a);
       if (res.status !== 200 || res.body === undefined) return res;
       parts.push(
-        `${JSON.stringify(a)}:${typeof res.body === 'string' ? res.body : Buffer.from(res.body.buffer, res.body.byteOffset, res.body.byteLength).toString('utf8')}`,
+        Buffer.from(`${parts.length === 0 ? '{"results":{' : ','}${JSON.stringify(a)}:`),
+        typeof res.body === 'string' ? Buffer.from(res.body) : res.body,
       );
     }
-    return ok({ results: new RawJson(`{${parts.join(',')}}`) });
+    if (parts.length === 0) return ok({ results: {} });
+    parts.push(Buffer.from('}}'));
+    return { status: 200, headers: { ...JSON_HEADERS }, body: Buffer.concat(parts) };
   }
 
   async function tipHeight(): Promise<number | undefined> {
