@@ -204,8 +204,36 @@ test('explorer-compatible API: every field the wallet reads, both spellings, pen
     }
     const tok = wc.balances.find((x: Any) => x.appId.startsWith('t/'));
     assert.equal(tok.confirmed, 5000000000);
+    // balance entries are written by hand: compact JSON as the generic writer's (the vectors'
+    // amounts are below 2^53, so JSON.stringify writes them alike), keys in the documented order
+    const wcText = (await get(`/v1/wallet/charms/${orderAddr}?network=regtest`)).body.toString();
+    assert.equal(JSON.stringify(JSON.parse(wcText)), wcText);
+    assert.equal(JSON.stringify(b), bb.body.toString());
+    const metaKeys = ['appId', 'app_id', 'assetType', 'asset_type', 'symbol', 'ticker', 'name', 'description', 'imageUrl', 'image_url', 'image', 'decimals'];
+    for (const x of [...wc.balances, ...b.results[chexAddr].charms.balances, ...b.results[pendAddr].charms.balances]) {
+      assert.deepEqual(Object.keys(x), [...metaKeys, 'confirmed', 'unconfirmed', 'mempoolSpent', 'available', 'total', 'utxos']);
+      for (const u of x.utxos)
+        assert.deepEqual(Object.keys(u), [
+          'txid',
+          'vout',
+          'value',
+          'address',
+          'appId',
+          'app_id',
+          'amount',
+          'confirmed',
+          'blockHeight',
+          'block_height',
+          'hasOrderCharm',
+          'allCharmAppIds',
+          'mempoolSpent',
+        ]);
+    }
     // batch/indexed
-    const bi = json((await post('/v1/wallet/charms/batch/indexed', { addresses: [orderAddr], network: 'regtest' })).body);
+    const biRes = await post('/v1/wallet/charms/batch/indexed', { addresses: [orderAddr], network: 'regtest' });
+    const bi = json(biRes.body);
+    assert.equal(JSON.stringify(bi), biRes.body.toString());
+    assert.deepEqual(Object.keys(bi.results[orderAddr].balances[0]).slice(-2), ['utxos', 'cardano']);
     assertFields(
       bi.results[orderAddr],
       ['balances[].appId', 'balances[].name', 'balances[].decimals', 'balances[].cardano', 'balances[].mempoolSpent', 'count'],
