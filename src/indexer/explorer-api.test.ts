@@ -757,6 +757,8 @@ for (const name of ENGINES) {
       assert.deepEqual(reads, { outputs: 2, nfts: 1 }, 'one read per address, one metadata lookup per app');
       assert.equal(await batch(), first);
       assert.deepEqual(reads, { outputs: 2, nfts: 1 }, 'the second batch is made of kept answers');
+      assert.equal((await h1(svc.server.port, 'GET', `/v1/wallet/charms/${bob}`)).status, 200);
+      assert.deepEqual(reads, { outputs: 3, nfts: 1 }, "another answer's metadata is the one kept for this state");
 
       // a block: the kept entries and metadata are dropped; the token gets its reference NFT (CHIP-0420 ticker)
       await store.applyBlock({
@@ -780,11 +782,68 @@ for (const name of ENGINES) {
         ],
         'the new reference NFT names the token at once',
       );
-      assert.equal(reads.outputs, 4, 'read again in the new state');
+      assert.deepEqual(reads, { outputs: 5, nfts: 2 }, 'read again in the new state');
       await batch();
-      assert.equal(reads.outputs, 4);
+      assert.equal(reads.outputs, 5);
     } finally {
       await svc.close();
     }
   });
 }
+
+test('kept metadata is bounded: large CHIP-0420 strings drop what is kept, answers stay the same', async (t) => {
+  const e = await engines.engine('sqlite', t);
+  if (!e) return;
+  const store = await e.open(await e.newDb());
+  try {
+    let lookups = 0;
+    const counted = new Proxy(store, {
+      get(target, k) {
+        if (k === 'nftData') return (i: string, vk?: string) => (lookups++, target.nftData(i, vk));
+        const v = Reflect.get(target, k);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const script = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(5)]);
+    const image = `data:image/png;base64,${'A'.repeat(250 * 1024)}`; // within MAX_META_STRING, written 3 times per app
+    const apps = Array.from({ length: 12 }, (_, i) => `n/${i.toString(16).padStart(64, '0')}/${'22'.repeat(32)}`);
+    await store.applyBlock({
+      height: 1,
+      hash: 'aa'.repeat(32),
+      prevHash: '00'.repeat(32),
+      time: 1,
+      spellTxs: [],
+      outputs: apps.map((app, i) => ({
+        txid: (i + 1).toString(16).padStart(64, '0'),
+        txIndex: i + 1,
+        vout: 0,
+        app,
+        amount: null,
+        data: encodeCbor(ValueMap.of({ ticker: `T${i}`, image })),
+        script,
+        sats: 546n,
+      })),
+      inputs: [],
+    });
+    const handler = explorerApiHandler({ store: counted, network: 'regtest' });
+    const charms = async () => {
+      const res = await handler({
+        method: 'GET',
+        path: `/v1/wallet/charms/${scriptToAddress(script, 'regtest')}`,
+        query: new URLSearchParams(),
+        headers: {},
+        body: async () => new Uint8Array(),
+      });
+      assert.equal(res.status, 200);
+      return String(res.body);
+    };
+    const first = await charms();
+    assert.equal(lookups, 12, 'one lookup per app');
+    assert.equal(json(Buffer.from(first)).balances.length, 12);
+    // 12 apps of ~750 K characters each are past the bound: the next request keeps them anew
+    assert.equal(await charms(), first);
+    assert.equal(lookups, 24, 'what was kept past the bound was dropped');
+  } finally {
+    await store.close();
+  }
+});

@@ -49,8 +49,12 @@ const MAX_FEE_PREV_TXS = 25;
 export const MAX_FEE_READS_PER_REQUEST = 60;
 /** Fees found, by txid (a txid commits to the inputs and outputs, so its fee never changes). */
 const MAX_KEPT_FEES = 50_000;
-/** Apps whose metadata is kept for one index state (past it, the kept ones are dropped and kept anew). */
+/**
+ * Apps whose metadata is kept for one index state, and the characters of their text (CHIP-0420
+ * strings run up to MAX_META_STRING each); past either, the kept ones are dropped and kept anew.
+ */
 const MAX_KEPT_META = 20_000;
+const MAX_KEPT_META_CHARS = 8 * 1024 * 1024;
 
 /** A fee in sats, or null with the reason; `retry` when asking again may find it (a source failed, the bound was spent). */
 interface Fee {
@@ -208,8 +212,10 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
   interface KeptMeta {
     nfts: Map<string, Promise<TokenMeta>>;
     apps: Map<string, Promise<AppMeta>>;
+    /** Characters of the apps' texts (each holds its metadata's strings). */
+    chars: number;
   }
-  const newKeptMeta = (): KeptMeta => ({ nfts: new Map(), apps: new Map() });
+  const newKeptMeta = (): KeptMeta => ({ nfts: new Map(), apps: new Map(), chars: 0 });
   let metaState: number | undefined;
   let keptMeta = newKeptMeta();
 
@@ -227,7 +233,7 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
     let kept: KeptMeta;
     if (now === undefined) kept = newKeptMeta();
     else {
-      if (now !== metaState || keptMeta.apps.size > MAX_KEPT_META) {
+      if (now !== metaState || keptMeta.apps.size > MAX_KEPT_META || keptMeta.chars > MAX_KEPT_META_CHARS) {
         metaState = now;
         keptMeta = newKeptMeta();
       }
@@ -255,7 +261,11 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
       let p = kept.apps.get(app);
       if (!p) {
         const parts = app.split('/');
-        p = nftMeta(parts[1] ?? '', parts[2] ?? '').then((meta) => ({ meta, text: JSON.stringify(metaFields(app, meta)).slice(1, -1) }));
+        p = nftMeta(parts[1] ?? '', parts[2] ?? '').then((meta) => {
+          const text = JSON.stringify(metaFields(app, meta)).slice(1, -1);
+          kept.chars += text.length;
+          return { meta, text };
+        });
         kept.apps.set(app, p);
         p.catch(() => kept.apps.delete(app));
       }
