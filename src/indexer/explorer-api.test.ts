@@ -15,6 +15,7 @@ import { ValueMap } from '../codec/value.js';
 import { FakeBitcoind } from '../testing/fake-bitcoind.js';
 import { fromHex } from '../util/bytes.js';
 import { startIndexService, type IndexService } from './service.js';
+import type { IndexStore } from './store.js';
 import type { SourceConfig } from '../settings/settings.js';
 import type { BtcSource } from '../sources/btc-source.js';
 
@@ -50,6 +51,18 @@ function assertFields(v: Any, paths: string[], where: string): void {
 async function setup(t: { skip: (m?: string) => void }, withBtc = true): Promise<IndexOverFakeNode | undefined> {
   const e = await engines.engine('sqlite', t);
   return e && indexOverFakeNode(e, { except: ['9c048eca'], withBtc });
+}
+
+/** `store` with the calls of the methods named in `calls` counted there. */
+function countedStore(store: IndexStore, calls: Record<string, number>): IndexStore {
+  return new Proxy(store, {
+    get(target, k) {
+      const v: unknown = Reflect.get(target, k);
+      if (typeof v !== 'function') return v;
+      if (typeof k === 'string' && k in calls) return (...args: unknown[]) => (calls[k]!++, v.apply(target, args));
+      return v.bind(target);
+    },
+  });
 }
 
 const addrOf = (raw: Uint8Array, vout: number) => scriptToAddress(parseTx(raw).outputs[vout]!.script, 'regtest')!;
@@ -700,15 +713,8 @@ for (const name of ENGINES) {
     if (!e) return;
     const store = await e.open(await e.newDb());
     // the wallet read and the reference-NFT lookups of the explorer API, counted
-    const reads = { outputs: 0, nfts: 0 };
-    const counted = new Proxy(store, {
-      get(target, k) {
-        if (k === 'unspentForWallet') return (s: Uint8Array) => (reads.outputs++, target.unspentForWallet(s));
-        if (k === 'nftData') return (i: string, vk?: string) => (reads.nfts++, target.nftData(i, vk));
-        const v = Reflect.get(target, k);
-        return typeof v === 'function' ? v.bind(target) : v;
-      },
-    });
+    const reads = { unspentForWallet: 0, nftData: 0 };
+    const counted = countedStore(store, reads);
     const svc = await startIndexService({ store: counted, ...TEST_INDEX_SERVICE, apiOnly: true });
     // the same index, every answer computed (no answer cache, no batch through it)
     const plain = explorerApiHandler({ store, network: 'regtest' });
@@ -754,11 +760,11 @@ for (const name of ENGINES) {
       assert.deepEqual(Object.keys(json(Buffer.from(first)).results), [alice, bob], 'a repeated address keeps its first place');
       const get = await h1(svc.server.port, 'GET', `/v1/wallet/balance/${alice}`);
       assert.ok(first.startsWith(`{"results":{${JSON.stringify(alice)}:${get.body.toString()},`), 'an entry is the GET answer');
-      assert.deepEqual(reads, { outputs: 2, nfts: 1 }, 'one read per address, one metadata lookup per app');
+      assert.deepEqual(reads, { unspentForWallet: 2, nftData: 1 }, 'one read per address, one metadata lookup per app');
       assert.equal(await batch(), first);
-      assert.deepEqual(reads, { outputs: 2, nfts: 1 }, 'the second batch is made of kept answers');
+      assert.deepEqual(reads, { unspentForWallet: 2, nftData: 1 }, 'the second batch is made of kept answers');
       assert.equal((await h1(svc.server.port, 'GET', `/v1/wallet/charms/${bob}`)).status, 200);
-      assert.deepEqual(reads, { outputs: 3, nfts: 1 }, "another answer's metadata is the one kept for this state");
+      assert.deepEqual(reads, { unspentForWallet: 3, nftData: 1 }, "another answer's metadata is the one kept for this state");
 
       // a block: the kept entries and metadata are dropped; the token gets its reference NFT (CHIP-0420 ticker)
       await store.applyBlock({
@@ -782,9 +788,9 @@ for (const name of ENGINES) {
         ],
         'the new reference NFT names the token at once',
       );
-      assert.deepEqual(reads, { outputs: 5, nfts: 2 }, 'read again in the new state');
+      assert.deepEqual(reads, { unspentForWallet: 5, nftData: 2 }, 'read again in the new state');
       await batch();
-      assert.equal(reads.outputs, 5);
+      assert.equal(reads.unspentForWallet, 5);
     } finally {
       await svc.close();
     }
@@ -796,14 +802,8 @@ test('kept metadata is bounded: large CHIP-0420 strings drop what is kept, answe
   if (!e) return;
   const store = await e.open(await e.newDb());
   try {
-    let lookups = 0;
-    const counted = new Proxy(store, {
-      get(target, k) {
-        if (k === 'nftData') return (i: string, vk?: string) => (lookups++, target.nftData(i, vk));
-        const v = Reflect.get(target, k);
-        return typeof v === 'function' ? v.bind(target) : v;
-      },
-    });
+    const reads = { nftData: 0 };
+    const counted = countedStore(store, reads);
     const script = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(5)]);
     const image = `data:image/png;base64,${'A'.repeat(250 * 1024)}`; // within MAX_META_STRING, written 3 times per app
     const apps = Array.from({ length: 12 }, (_, i) => `n/${i.toString(16).padStart(64, '0')}/${'22'.repeat(32)}`);
@@ -838,11 +838,11 @@ test('kept metadata is bounded: large CHIP-0420 strings drop what is kept, answe
       return String(res.body);
     };
     const first = await charms();
-    assert.equal(lookups, 12, 'one lookup per app');
+    assert.equal(reads.nftData, 12, 'one lookup per app');
     assert.equal(json(Buffer.from(first)).balances.length, 12);
     // 12 apps of ~750 K characters each are past the bound: the next request keeps them anew
     assert.equal(await charms(), first);
-    assert.equal(lookups, 24, 'what was kept past the bound was dropped');
+    assert.equal(reads.nftData, 24, 'what was kept past the bound was dropped');
   } finally {
     await store.close();
   }
