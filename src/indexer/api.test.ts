@@ -61,7 +61,10 @@ for (const name of ENGINES) {
       // the token output of 2efcde0d (v8): output 0 carries two apps
       const script = parseTx(tokenTx.raw).outputs[0]!.script;
       const addr = scriptToAddress(script, 'regtest')!;
-      const bal = json((await get(`/v1/addresses/${addr}/balances`)).body);
+      assert.equal(svc.mempool!.spendsConfirmedCharms(), false, 'an empty mempool: balances read no outpoints');
+      const balBody = (await get(`/v1/addresses/${addr}/balances`)).body.toString('utf8');
+      assert.equal(JSON.stringify(JSON.parse(balBody)), balBody, 'the answer is compact JSON, keys in order');
+      const bal = JSON.parse(balBody);
       assert.equal(bal.address, addr);
       assert.ok(bal.balances.length >= 1);
       for (const b of bal.balances) {
@@ -124,6 +127,7 @@ for (const name of ENGINES) {
       // spending a confirmed charm output in the mempool
       chain.mempoolAdd(burnTx(tokenTx.txid, 0, 9));
       await svc.follower!.syncOnce();
+      assert.equal(svc.mempool!.spendsConfirmedCharms(), true, 'a pending spend of a confirmed charm output: read per output');
       const after = json((await get(`/v1/addresses/${addr}/balances`)).body);
       assert.deepEqual(
         after.balances.map((b: { confirmed: string }) => b.confirmed),

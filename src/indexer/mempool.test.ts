@@ -24,7 +24,7 @@ const PLAIN = { txid: 'ab'.repeat(32), vout: 0 };
 
 test('mempool overlay: a change no answer reads keeps the generation; spends of charm outputs, a new confirmed state and an unknown one move it', async () => {
   const m = fakeMempool();
-  let state: CharmOutpoints | undefined = { writes: 1, has: (txid, vout) => txid === CHARM.txid && vout === CHARM.vout };
+  let state: CharmOutpoints | undefined = { writes: 1, has: (txid, vout) => txid === CHARM.txid && vout === CHARM.vout, current: () => true };
   const pool = new MempoolOverlay(
     async (raws) => raws.map(() => undefined), // no spells here: every transaction is plain
     undefined,
@@ -84,4 +84,40 @@ test('mempool overlay: a change no answer reads keeps the generation; spends of 
   n.add(plainB);
   await bare.refresh(n.source);
   assert.ok(bare.generation > b);
+});
+
+test('mempool overlay: spendsConfirmedCharms is false only when no pending transaction spends an unspent confirmed charm output under the current state', async () => {
+  const m = fakeMempool();
+  let live = true;
+  let state: CharmOutpoints | undefined = { writes: 1, has: (txid, vout) => txid === CHARM.txid && vout === CHARM.vout, current: () => live };
+  const pool = new MempoolOverlay(
+    async (raws) => raws.map(() => undefined),
+    undefined,
+    async () => state,
+  );
+  assert.equal(pool.spendsConfirmedCharms(), true, 'before the first refresh: not known');
+  await pool.refresh(m.source);
+  assert.equal(pool.spendsConfirmedCharms(), false, 'an empty mempool');
+  m.add(spendTx([PLAIN], { tag: 1 }));
+  await pool.refresh(m.source);
+  assert.equal(pool.spendsConfirmedCharms(), false, 'a plain spend');
+  live = false; // a block was written (or is being written) since the refresh counted
+  assert.equal(pool.spendsConfirmedCharms(), true, 'counted under another state: not known');
+  live = true;
+  state = { ...state!, writes: 2 };
+  await pool.refresh(m.source); // no change of the mempool: counted again under the new state
+  assert.equal(pool.spendsConfirmedCharms(), false);
+  const spender = spendTx([CHARM], { tag: 3 });
+  m.add(spender);
+  await pool.refresh(m.source);
+  assert.equal(pool.spendsConfirmedCharms(), true, 'a spend of an unspent charm output');
+  m.drop(spender);
+  await pool.refresh(m.source);
+  assert.equal(pool.spendsConfirmedCharms(), false, 'gone again');
+  state = undefined;
+  await pool.refresh(m.source);
+  assert.equal(pool.spendsConfirmedCharms(), true, 'the store cannot tell');
+  const bare = new MempoolOverlay(async (raws) => raws.map(() => undefined));
+  await bare.refresh(m.source);
+  assert.equal(bare.spendsConfirmedCharms(), true, "without the store's test: always asked per output");
 });

@@ -29,6 +29,8 @@ export class MempoolOverlay {
 
   /** What the answers read after the last refresh: charm transactions and spends of charm outpoints. */
   private seen: { writes: number; charmTxs: string; charmSpends: Map<string, string> } | undefined;
+  /** How many unspent confirmed charm outputs the overlay spends, as of the confirmed state `of`. */
+  private confirmedSpends: { of: CharmOutpoints; count: number } | undefined;
 
   constructor(
     private readonly check: SpellCheck,
@@ -91,6 +93,33 @@ export class MempoolOverlay {
     for (const t of this.txs.values()) for (const s of t.spends) this.spent.set(s, t.txid);
     this.charmTxs = [...this.txs.values()].filter((t) => t.outputs.length > 0);
     if (dropped || this.txs.size !== before) this.moveIfRead(isCharm);
+    else if (isCharm && this.confirmedSpends?.of.writes !== isCharm.writes) this.countConfirmedSpends(isCharm);
+    else if (!isCharm) this.confirmedSpends = undefined;
+  }
+
+  /**
+   * Whether a pending transaction may spend an unspent confirmed charm output (then `spender`
+   * must be asked per output). False only when the last refresh counted none under the committed
+   * state that is still the index's: the balances then read no outpoints (store.unspentAmounts).
+   */
+  spendsConfirmedCharms(): boolean {
+    const c = this.confirmedSpends;
+    return !c || c.count > 0 || !c.of.current();
+  }
+
+  private countConfirmedSpends(isCharm: CharmOutpoints): Map<string, string> {
+    const pending = new Set<string>();
+    for (const t of this.charmTxs) for (const o of t.outputs) pending.add(`${o.txid}:${o.vout}`);
+    const charmSpends = new Map<string, string>();
+    let count = 0;
+    for (const [op, by] of this.spent) {
+      const colon = op.lastIndexOf(':');
+      const confirmed = isCharm.has(op.slice(0, colon), Number(op.slice(colon + 1)));
+      if (confirmed) count++;
+      if (confirmed || pending.has(op)) charmSpends.set(op, by);
+    }
+    this.confirmedSpends = { of: isCharm, count };
+    return charmSpends;
   }
 
   /**
@@ -103,14 +132,8 @@ export class MempoolOverlay {
       .map((t) => t.txid)
       .sort()
       .join();
-    const pending = new Set<string>();
-    for (const t of this.charmTxs) for (const o of t.outputs) pending.add(`${o.txid}:${o.vout}`);
-    const charmSpends = new Map<string, string>();
-    if (isCharm)
-      for (const [op, by] of this.spent) {
-        const colon = op.lastIndexOf(':');
-        if (pending.has(op) || isCharm.has(op.slice(0, colon), Number(op.slice(colon + 1)))) charmSpends.set(op, by);
-      }
+    if (!isCharm) this.confirmedSpends = undefined;
+    const charmSpends = isCharm ? this.countConfirmedSpends(isCharm) : new Map<string, string>();
     const last = this.seen;
     this.seen = isCharm ? { writes: isCharm.writes, charmTxs, charmSpends } : undefined;
     // compared under the same confirmed state only (a block between refreshes: moved)

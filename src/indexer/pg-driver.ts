@@ -95,6 +95,14 @@ export class PgDriver implements Driver {
     }
   }
 
+  async rows(sql: string, params: unknown[] = []): Promise<unknown[][]> {
+    try {
+      return (await this.pool.query({ text: numbered(sql), values: params, rowMode: 'array' })).rows as unknown[][];
+    } catch (e) {
+      throw (e as { code?: string }).code === undefined ? unavailable(this.url, e) : e;
+    }
+  }
+
   /**
    * The writer: its own commit count (no round trip; the answer cache's state). A reader: the
    * writer's `meta.data_version` (store.ts moves it in every block transaction) read by a query

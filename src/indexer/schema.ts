@@ -60,5 +60,19 @@ CREATE TABLE reorgs (
  */
 const V2 = `INSERT INTO meta (key, value) VALUES ('data_version', '0') ON CONFLICT (key) DO NOTHING;`;
 
-export const MIGRATIONS: readonly string[] = [V1, V2];
+/**
+ * Version 3: the balances' read (unspent outputs of a script: app, amount, outpoint) from the
+ * index alone. SQLite's secondary index of a WITHOUT ROWID table holds the primary key (txid,
+ * vout, app_id); with the amount and spent_height (SQLite counts a column of the partial index's
+ * WHERE as needed) every column the read asks is in it: no lookup of the table per output (half
+ * the read's CPU on a 100 000-output index, bench index-api). It serves every use of
+ * co_unspent_script (same leading columns, same WHERE), which it replaces. Building it reads the
+ * unspent outputs once (seconds for millions). Idempotent, as V2 (a re-run changes nothing).
+ */
+const V3 = `
+CREATE INDEX IF NOT EXISTS co_unspent_by_script ON charm_outputs(script_id, app_id, amount, spent_height) WHERE spent_height IS NULL;
+DROP INDEX IF EXISTS co_unspent_script;
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3];
 export const SCHEMA_VERSION = MIGRATIONS.length;

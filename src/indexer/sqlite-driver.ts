@@ -52,6 +52,7 @@ function addExactSum(db: Database): void {
 
 class Prepared {
   private readonly cache = new Map<string, Statement>();
+  private readonly rawCache = new Map<string, Statement>();
   constructor(readonly db: Database) {
     addExactSum(db);
   }
@@ -63,6 +64,33 @@ class Prepared {
     }
     return s;
   }
+  /** The statement answering rows as arrays (no object per row: a quarter less CPU on small reads). */
+  rawStmt(sql: string): Statement {
+    let s = this.rawCache.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql).raw(true);
+      this.rawCache.set(sql, s);
+    }
+    return s;
+  }
+}
+
+/**
+ * The read connections' page cache and memory map. SQLite's default cache is 2 MB per connection;
+ * the API's reads (balances: a few pages of the unspent-by-script index per request) are served
+ * from this cache instead of the OS's with 64 MB (a bound: SQLite allocates it as pages are read).
+ * The map lets reads take pages straight from the OS page cache (no copy into the connection's
+ * cache); it is address space, not memory: the OS keeps what it has room for, and it is shared
+ * with the writer's file pages. Read-only connections only (a write through a map is unsafe on
+ * some file systems).
+ */
+const READ_CACHE_KIB = 65536;
+const READ_MMAP_BYTES = 1 << 30;
+
+function tuneReader(r: Database): void {
+  r.pragma('busy_timeout = 5000');
+  r.pragma(`cache_size = -${READ_CACHE_KIB}`);
+  r.pragma(`mmap_size = ${READ_MMAP_BYTES}`);
 }
 
 export class SqliteDriver implements Driver {
@@ -102,7 +130,7 @@ export class SqliteDriver implements Driver {
       } catch (e) {
         throw new CharmsError('CONFIG', `${path}: cannot open the index read-only (${(e as Error).message}); start the indexer first`, { cause: e });
       }
-      r.pragma('busy_timeout = 5000');
+      tuneReader(r);
       return new SqliteDriver(undefined, new Prepared(r), undefined);
     }
     const unusable = (e: unknown) =>
@@ -138,7 +166,7 @@ export class SqliteDriver implements Driver {
       w.pragma('busy_timeout = 5000');
       w.pragma('cache_size = -65536');
       const r = new Db(path, { readonly: true });
-      r.pragma('busy_timeout = 5000');
+      tuneReader(r);
       return new SqliteDriver(new Prepared(w), new Prepared(r), lock);
     } catch (e) {
       // not a database (a text file, a directory, a Bitcoin block file): said so, lock released
@@ -150,6 +178,10 @@ export class SqliteDriver implements Driver {
 
   async all(sql: string, params: unknown[] = []): Promise<Row[]> {
     return this.reader.stmt(sql).all(...params) as Row[];
+  }
+
+  async rows(sql: string, params: unknown[] = []): Promise<unknown[][]> {
+    return this.reader.rawStmt(sql).all(...params) as unknown[][];
   }
 
   dataVersion(): number {

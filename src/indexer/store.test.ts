@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { betterSqliteModule } from './sqlite-driver.js';
 import { ENGINES, TestEngines } from '../testing/index-stores.js';
 import type { BlockWrite } from './store.js';
-import { SCHEMA_VERSION } from './schema.js';
+import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -44,6 +44,37 @@ const block2: BlockWrite = {
   ],
 };
 
+const key = (x: { txid: string; vout: number; app: string }) => `${x.txid}:${x.vout}:${x.app}`;
+const sorted = <T extends { txid: string; vout: number; app: string }>(xs: T[]): T[] => [...xs].sort((x, y) => (key(x) < key(y) ? -1 : 1));
+/** The balances' read without outpoints: the same apps and amounts, in the same multiset. */
+const appAmounts = (xs: { app: string; amount: bigint | null }[]) => xs.map((x) => `${x.app} ${x.amount}`).sort();
+
+/** Runs `text` on the database itself (not through the store): one statement with `$n` parameters, or a script without. */
+async function rawSql(engine: 'sqlite' | 'postgres', db: string, text: string, params: string[] = []): Promise<Record<string, unknown>[]> {
+  if (engine === 'sqlite') {
+    const Database = createRequire(import.meta.url)(betterSqliteModule()) as typeof import('better-sqlite3');
+    const d = new Database(db);
+    try {
+      if (params.length === 0 && text.includes(';')) {
+        d.exec(text);
+        return [];
+      }
+      const st = d.prepare(text.replace(/\$\d/g, '?'));
+      return st.reader ? (st.all(...params) as Record<string, unknown>[]) : (st.run(...params), []);
+    } finally {
+      d.close();
+    }
+  }
+  const { default: pg } = await import('pg');
+  const c = new pg.Client({ connectionString: db });
+  await c.connect();
+  try {
+    return (await c.query(text, params)).rows as Record<string, unknown>[];
+  } finally {
+    await c.end();
+  }
+}
+
 for (const name of ENGINES) {
   test(`${name}: blocks apply, spends and burns are recorded, a rollback undoes them exactly`, async (t) => {
     const e = await engines.engine(name, t);
@@ -57,9 +88,8 @@ for (const name of ENGINES) {
       assert.equal(alice.length, 3);
       assert.equal(alice[0]!.amount, U64_MAX, 'u64 amounts are exact');
       assert.deepEqual(alice[1]!.data, Uint8Array.of(0xa1, 0x61, 0x6e, 0x01));
-      const key = (x: { txid: string; vout: number; app: string }) => `${x.txid}:${x.vout}:${x.app}`;
       assert.deepEqual(
-        (await s.unspentAmounts(ALICE)).sort((x, y) => (key(x) < key(y) ? -1 : 1)),
+        sorted(await s.unspentAmounts(ALICE)),
         alice.map((r) => ({ txid: r.txid, vout: r.vout, app: r.app, amount: r.amount })),
         'the balances read: the same outputs and amounts',
       );
@@ -149,20 +179,7 @@ for (const name of ENGINES) {
     if (!e) return;
     const db = await e.newDb();
     await (await e.open(db)).close();
-    const sql = async (text: string, params: string[] = []) => {
-      if (name === 'sqlite') {
-        const Database = createRequire(import.meta.url)(betterSqliteModule()) as typeof import('better-sqlite3');
-        const d = new Database(db);
-        d.prepare(text.replace(/\$\d/g, '?')).run(...params);
-        d.close();
-      } else {
-        const { default: pg } = await import('pg');
-        const c = new pg.Client({ connectionString: db });
-        await c.connect();
-        await c.query(text, params);
-        await c.end();
-      }
-    };
+    const sql = (text: string, params: string[] = []) => rawSql(name, db, text, params);
     const setVersion = (v: string) => sql("UPDATE meta SET value = $1 WHERE key = 'schema_version'", [v]);
     // a schema-1 index (before meta.data_version) is migrated by the writer, refused by a reader until then
     await sql("DELETE FROM meta WHERE key = 'data_version'");
@@ -186,6 +203,98 @@ for (const name of ENGINES) {
     const s = await e.open(fresh);
     assert.equal((await s.meta()).schemaVersion, SCHEMA_VERSION);
     await s.close();
+  });
+}
+
+for (const name of ENGINES) {
+  test(`${name}: an index of schema 2 is migrated to the covering unspent-by-script index and answers identically`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const db = await e.newDb();
+    const s = await e.open(db);
+    await s.applyBlock(block1);
+    await s.applyBlock(block2);
+    const reads = async (x: Awaited<ReturnType<typeof e.open>>) => ({
+      dump: await x.dump(),
+      unspent: await Promise.all([ALICE, BOB].map((sc) => x.unspentByScript(sc))),
+      amounts: await Promise.all([ALICE, BOB].map(async (sc) => sorted(await x.unspentAmounts(sc)))),
+      bare: await Promise.all([ALICE, BOB].map(async (sc) => appAmounts(await x.unspentAmounts(sc, false)))),
+    });
+    const before = await reads(s);
+    await s.close();
+    // back to what version 2 wrote: the index V3 replaces, and the version
+    const at = MIGRATIONS.findIndex((m) => m.includes('co_unspent_by_script'));
+    assert.ok(at >= 2);
+    await rawSql(name, db, 'DROP INDEX co_unspent_by_script; CREATE INDEX co_unspent_script ON charm_outputs(script_id, app_id) WHERE spent_height IS NULL;');
+    await rawSql(name, db, "UPDATE meta SET value = $1 WHERE key = 'schema_version'", [String(at)]);
+    await assert.rejects(e.open(db, { mode: 'reader' }), new RegExp(`has schema ${at}`));
+    const migrated = await e.open(db);
+    try {
+      assert.equal((await migrated.meta()).schemaVersion, SCHEMA_VERSION);
+      assert.deepEqual(await reads(migrated), before, 'the same answers after the migration');
+      const indexes = (
+        await rawSql(
+          name,
+          db,
+          name === 'sqlite'
+            ? "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'co_unspent%'"
+            : "SELECT indexname AS name FROM pg_indexes WHERE indexname LIKE 'co_unspent%'",
+        )
+      )
+        .map((r) => String(r.name))
+        .sort();
+      assert.deepEqual(indexes, ['co_unspent_app', 'co_unspent_by_script']);
+      if (name === 'sqlite') {
+        const plan = await rawSql(
+          name,
+          db,
+          'EXPLAIN QUERY PLAN SELECT co.app_id, co.amount, lower(hex(co.txid)), co.vout FROM charm_outputs co WHERE co.script_id = 1 AND co.spent_height IS NULL',
+        );
+        assert.ok(
+          plan.some((r) => String(r.detail).includes('COVERING INDEX co_unspent_by_script')),
+          `the balances read is answered from the index alone: ${JSON.stringify(plan)}`,
+        );
+      }
+      // and the migrated index goes on: a rollback and a block write
+      await migrated.rollbackTo(1, { at: 1, depth: 1, oldTip: h(0x102), newTip: h(0x202) });
+      await migrated.applyBlock(block2);
+      assert.deepEqual((await reads(migrated)).amounts, before.amounts);
+    } finally {
+      await migrated.close();
+    }
+  });
+
+  test(`${name}: the balances read names apps added after its app map was filled, for the writer and a reader`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const db = await e.newDb();
+    const s = await e.open(db);
+    await s.applyBlock(block1);
+    const reader = await e.open(db, { mode: 'reader' });
+    try {
+      for (const x of [s, reader])
+        assert.deepEqual(appAmounts(await x.unspentAmounts(ALICE, false)), [`${APP_N} null`, `${APP_T} ${U64_MAX}`, `${APP_T} ${U64_MAX}`]);
+      const APP_X = `t/${'ee'.repeat(32)}/${'ff'.repeat(32)}`;
+      await s.applyBlock({
+        height: 2,
+        hash: h(0x102),
+        prevHash: h(0x101),
+        time: 1001,
+        spellTxs: [],
+        outputs: [{ txid: h(0xd), txIndex: 1, vout: 0, app: APP_X, amount: 5n, data: null, script: ALICE, sats: 546n }],
+        inputs: [],
+      });
+      for (const x of [s, reader]) {
+        const full = await x.unspentAmounts(ALICE);
+        assert.deepEqual(sorted(full), sorted((await x.unspentByScript(ALICE)).map((r) => ({ txid: r.txid, vout: r.vout, app: r.app, amount: r.amount }))));
+        assert.ok(full.some((r) => r.app === APP_X && r.amount === 5n && r.txid === h(0xd) && r.vout === 0));
+        assert.deepEqual(appAmounts(await x.unspentAmounts(ALICE, false)), appAmounts(full), 'without outpoints: the same apps and amounts');
+        assert.ok((await x.unspentAmounts(ALICE, false)).every((r) => r.txid === '' && r.vout === -1));
+      }
+    } finally {
+      await reader.close();
+      await s.close();
+    }
   });
 }
 
