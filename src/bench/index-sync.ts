@@ -176,7 +176,7 @@ async function sizePerMillion(dir: string): Promise<void> {
 }
 
 /** Bytes per table, its indexes included (SQLite's dbstat; undefined where it is not compiled in). */
-function tableSizes(file: string): [string, number][] | undefined {
+export function tableSizes(file: string): [string, number][] | undefined {
   const Database = createRequire(import.meta.url)(betterSqliteModule()) as typeof BetterSqlite3;
   const db = new Database(file, { readonly: true });
   try {

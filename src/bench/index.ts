@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseBlock, serializeBlock } from '../bitcoin/block.js';
-import { blockWrite, librarySpellCheck } from '../indexer/block-write.js';
+import { parseBlock, serializeBlock, type Block } from '../bitcoin/block.js';
+import { blockWrite, displayTxids, librarySpellCheck } from '../indexer/block-write.js';
 import { Follower } from '../indexer/follower.js';
 import { openIndexStore } from '../indexer/open.js';
 import { SpellVerifyPool } from '../indexer/verify-pool.js';
@@ -18,6 +18,7 @@ import { FakeBitcoind } from '../testing/fake-bitcoind.js';
 import { blockSourceFromConfig } from '../sources/chain-sources.js';
 import { hasShared } from '../testing/shared.js';
 import { bitcoinVectors, verifiedByLibrary } from '../testing/index-vectors.js';
+import { tableSizes } from './index-sync.js';
 import { median, timeMedian } from './measure.js';
 
 export async function run(): Promise<void> {
@@ -46,12 +47,7 @@ export async function run(): Promise<void> {
 
   const dir = mkdtempSync(join(tmpdir(), 'charms-bench-index-'));
   try {
-    const store = await openIndexStore(join(dir, 'i.sqlite'), { mode: 'writer', network: 'regtest', mock: false, startHeight: 1 });
-    const w = await blockWrite(parseBlock(bytes), 1, never);
-    const t0 = performance.now();
-    await store.applyBlock(w);
-    console.log(`index: the same block applied to SQLite (${w.inputs.length} inputs, no charm output among them): ${(performance.now() - t0).toFixed(1)} ms`);
-    await store.close();
+    await applyFigures(dir, never);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -79,6 +75,72 @@ export async function run(): Promise<void> {
       .map((l) => l.toFixed(2))
       .join(' ')} on ${availableParallelism()} cores`,
   );
+}
+
+/**
+ * Full blocks (3 000 plain transactions, distinct in every block) applied to SQLite one by one:
+ * without their txids, with them kept in `recent_txs` (the follower's window near the tip), and
+ * kept with a full block pruned below the window at every block (the steady state at the tip);
+ * median apply time, and what the kept txids cost on disk.
+ */
+async function applyFigures(dir: string, never: () => never): Promise<void> {
+  const blocks = 14;
+  const perBlock = 3000;
+  const script = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(9)]);
+  let salt = 0;
+  const made: Block[] = [];
+  let prev = '00'.repeat(32);
+  for (let h = 1; h <= blocks; h++) {
+    const txs = Array.from({ length: perBlock }, () => {
+      const i = ++salt;
+      return plainTx(
+        [
+          { txid: i.toString(16).padStart(64, '0'), vout: 0 },
+          { txid: i.toString(16).padStart(64, 'f'), vout: 1 },
+        ],
+        [
+          { script, sats: 1000n },
+          { script, sats: BigInt(i) },
+        ],
+      );
+    });
+    const b = parseBlock(serializeBlock({ prevHash: prev, time: h }, [coinbase(h, 1), ...txs]));
+    made.push(b);
+    prev = b.header.hash;
+  }
+  for (const [name, window] of [
+    ['without their txids', 0],
+    ['with their txids kept (recent_txs)', 1_000],
+    ['with their txids kept and a block of them pruned each time (window 4)', 4],
+  ] as const) {
+    const file = join(dir, `apply-${window}.sqlite`);
+    const store = await openIndexStore(file, { mode: 'writer', network: 'regtest', mock: false, startHeight: 1 });
+    const ms: number[] = [];
+    const cpu: number[] = [];
+    for (const [i, b] of made.entries()) {
+      const h = i + 1;
+      const w = await blockWrite(b, h, never);
+      if (window > 0) {
+        w.txids = displayTxids(b);
+        w.recentFrom = h - window + 1;
+      }
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      await store.applyBlock(w);
+      const c = process.cpuUsage(c0);
+      if (i < 4) continue; // the first blocks warm up the JIT and the caches
+      ms.push(performance.now() - t0);
+      cpu.push((c.user + c.system) / 1000);
+    }
+    await store.close();
+    const kept = window === 1_000 ? tableSizes(file)?.find(([t]) => t === 'recent_txs')?.[1] : undefined;
+    console.log(
+      `index: a block of ${perBlock} transactions (${2 * perBlock} inputs, no charm output among them) applied to SQLite ${name}: median ${median(ms).toFixed(1)} ms wall, ${median(cpu).toFixed(1)} ms CPU over ${ms.length} blocks` +
+        (kept === undefined
+          ? ''
+          : `; recent_txs with its index ${(kept / (blocks * (perBlock + 1))).toFixed(0)} bytes per transaction, ${(kept / blocks / 1e3).toFixed(0)} kB per block`),
+    );
+  }
 }
 
 interface Measured {

@@ -76,6 +76,12 @@ export const indexOptions = [
     default: '8',
     help: 'Blocks per database transaction while further than this behind the node (1 = one per block; near the tip always one)',
   },
+  {
+    name: 'recent-tx-blocks',
+    value: 'BLOCKS',
+    default: '144',
+    help: "The last blocks whose transactions' heights are kept, for confirmations a node without -txindex cannot give (0: none)",
+  },
   { name: 'answer-cache-mb', value: 'MB', default: '32', help: 'Memory for API answers kept until the index moves (0: none)' },
   { name: 'api-only', help: 'Serve the database without following a node (API replicas on PostgreSQL)' },
   mockOpt('Also index mock spells (regtest, testing); such an index refuses to open without --mock'),

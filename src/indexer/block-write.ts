@@ -248,6 +248,14 @@ const encodedSpells = new WeakMap<NormalizedSpell, Uint8Array>();
 export const rememberSpellCbor = (spell: NormalizedSpell, cbor: Uint8Array): void => void encodedSpells.set(spell, cbor);
 const spellCborOf = (spell: NormalizedSpell): Uint8Array => encodedSpells.get(spell) ?? checkedSpellCbor(spell) ?? encodeSpellCbor(spell);
 
+/** The block's txids in display byte order (the order the index stores them in), 32 bytes each. */
+export function displayTxids(block: Block): Uint8Array {
+  const ids = block.ids;
+  const out = new Uint8Array(ids.length);
+  for (let p = 0; p < ids.length; p += 32) for (let k = 0; k < 32; k++) out[p + k] = ids[p + 31 - k]!;
+  return out;
+}
+
 /** The BlockWrite of a checked block at `height`. */
 export async function blockWrite(block: Block, height: number, check: SpellCheck): Promise<BlockWrite> {
   const candidates = spellCandidates(block).map((i) => ({ index: i, txid: blockTxid(block, i), raw: blockTxRaw(block, i) }));

@@ -569,8 +569,8 @@ test('wallet/tx: fee from Esplora or from the previous outputs on a node, null w
     for (const tx of [viaEsplora, viaNode]) {
       // 15 000 in, 12 000 out: Bitcoin Core's `fee` in BTC
       assert.deepEqual([tx.fee, tx.fee_sats, tx.fee_unavailable], [0.00003, 3000, null]);
-      // not a charm transaction, so not in the index: the confirmations are the BTC source's
-      assert.deepEqual([tx.confirmations, tx.block_height], [1, null]);
+      // not a charm transaction, but in a recent block: its height is the index's (recent_txs)
+      assert.deepEqual([tx.confirmations, tx.block_height, tx.block_hash], [1, 2, fake.hashAt(2)]);
       assert.deepEqual(tx.outputs[0].script_pubkey, {
         asm: '0 751e76e8199196d454941c45d1b3a323f1433bd6',
         hex: '0014751e76e8199196d454941c45d1b3a323f1433bd6',

@@ -31,7 +31,7 @@ import type { AddressUtxo, BtcSource } from '../sources/btc-source.js';
 import { notKept } from './answer-cache.js';
 import { addressScript, addrNet, answeredUncached, chainName, JSON_HEADERS, MAX_BATCH, ok, RawJson, sameNetwork, type J } from './api.js';
 import type { MempoolOverlay } from './mempool.js';
-import type { CharmOutputWrite, IndexStore, WalletOutputRow } from './store.js';
+import type { CharmOutputWrite, IndexStore, StoredBlock, WalletOutputRow } from './store.js';
 import { txidToDisplay } from '../model/primitives.js';
 
 /** Paths this module answers (the service sends them here before the index API). */
@@ -490,11 +490,23 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
     return raw.toLowerCase();
   }
 
-  async function rawTx(txid: string): Promise<Uint8Array> {
-    if (!o.source) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'no node configured (--api-only without a source)');
-    const raw = await o.source.rawTx(txid);
-    if (!raw) throw new CharmsError('NOT_FOUND', `transaction ${txid} is unknown to ${o.source.name}`);
+  /**
+   * A transaction's bytes from the chain source: looked up in `block` when the index knows the
+   * block holding it (a Bitcoin Core without `-txindex` finds a confirmed transaction only so),
+   * else (or when the block does not hold it) by txid alone.
+   */
+  async function rawTx(txid: string, block: StoredBlock | undefined): Promise<Uint8Array> {
+    const src = o.source;
+    if (!src) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'no node configured (--api-only without a source)');
+    const raw = (block && (await src.rawTx(txid, block.hash))) ?? (await src.rawTx(txid));
+    if (!raw) throw new CharmsError('NOT_FOUND', `transaction ${txid} is unknown to ${src.name}`);
     return raw;
+  }
+
+  /** The index's block holding a transaction (confirmedAt), when it knows one. */
+  async function blockOf(txid: string): Promise<StoredBlock | undefined> {
+    const height = await confirmedAt(txid);
+    return height === undefined ? undefined : store.blockAt(height);
   }
 
   const scriptType = (s: Uint8Array): string => {
@@ -507,8 +519,13 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
     return 'nonstandard';
   };
 
-  /** Where the index saw a transaction confirmed (charm transactions only). */
+  /**
+   * Where the index saw a transaction confirmed: any transaction of the recent blocks it keeps
+   * (`recent_txs`), and charm transactions of any height.
+   */
   async function confirmedAt(txid: string): Promise<number | undefined> {
+    const recent = await store.recentTxHeight(txid);
+    if (recent !== undefined) return recent;
     const spell = await store.spellTx(txid);
     if (spell) return spell.height;
     const consumed = await store.spentBy(txid);
@@ -605,14 +622,15 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
   }
 
   async function txJson(txid: string): Promise<J> {
-    const raw = await rawTx(txid);
+    const height = await confirmedAt(txid);
+    const block = height === undefined ? undefined : await store.blockAt(height);
+    const raw = await rawTx(txid, block);
     const tx = parseTx(raw);
     const fee = await txFee(txid, tx);
-    const height = await confirmedAt(txid);
     const tip = await tipHeight();
-    const block = height === undefined ? undefined : await store.blockAt(height);
     const pending = height === undefined && mempool?.get(txid) !== undefined;
-    // a transaction the index does not hold: the BTC source's count, where it can tell
+    // neither a charm transaction nor one of the recent blocks the index keeps: the BTC source's
+    // count, where it can tell
     const told = height === undefined && !pending ? await btcConfirmations(txid) : undefined;
     return {
       txid,
@@ -625,8 +643,8 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
       fee: fee.sats === null ? null : new RawJson(btcText(fee.sats)),
       fee_sats: fee.sats === null ? null : num(fee.sats),
       fee_unavailable: fee.unavailable,
-      // known for charm transactions the index holds, for mempool ones, and for others where the
-      // BTC source can tell; otherwise null (not invented)
+      // known for charm transactions the index holds and any of its recent blocks, for mempool
+      // ones, and for others where the BTC source can tell; otherwise null (not invented)
       confirmations: height !== undefined && tip !== undefined ? tip - height + 1 : pending ? 0 : (told ?? null),
       block_hash: block?.hash ?? null,
       block_height: height ?? null,
@@ -792,14 +810,14 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
       if (ids.length > MAX_PREV_TXS) throw bad(`at most ${MAX_PREV_TXS} txids per request, got ${ids.length}`);
       const list = (ids as string[]).map(txidArg);
       const transactions: Record<string, J> = {};
-      for (const t of list) transactions[t] = hex(await rawTx(t));
+      for (const t of list) transactions[t] = hex(await rawTx(t, await blockOf(t)));
       return ok({ transactions });
     }
 
     m = /^\/v1\/wallet\/tx\/([^/]+)(\/hex)?$/.exec(p);
     if (m && method === 'GET') {
       const txid = txidArg(m[1]!);
-      if (m[2]) return ok({ txid, hex: hex(await rawTx(txid)) });
+      if (m[2]) return ok({ txid, hex: hex(await rawTx(txid, await blockOf(txid))) });
       return ok(await txJson(txid));
     }
 

@@ -19,13 +19,15 @@
 import { CharmsError } from '../errors.js';
 import type { BlockSource, ChainTip } from '../sources/block-source.js';
 import type { Block } from '../bitcoin/block.js';
-import { blockWrite, type SpellCheck } from './block-write.js';
+import { blockWrite, displayTxids, type SpellCheck } from './block-write.js';
 import type { BlockWrite, IndexStore, StoredBlock } from './store.js';
 
 export const DEFAULT_MAX_REORG_DEPTH = 100;
 const DEFAULT_POLL_MS = 5_000;
 export const DEFAULT_FETCH_AHEAD = 4;
 export const DEFAULT_COMMIT_BLOCKS = 8;
+/** Blocks whose txids the index keeps (`recent_txs`): a day of Bitcoin blocks. */
+export const DEFAULT_RECENT_TX_BLOCKS = 144;
 /** A batch of blocks is committed at the latest after this long (the status stays fresh). */
 const BATCH_MS = 2_000;
 
@@ -44,6 +46,12 @@ export interface FollowerOptions {
   fetchAhead?: number | undefined;
   /** Blocks per database transaction while far behind the node (default 8; 1 = one per block). */
   commitBlocks?: number | undefined;
+  /**
+   * The last blocks whose txids are kept with their height (`recent_txs`: confirmations of
+   * transactions without charms, explorer-api.ts); default DEFAULT_RECENT_TX_BLOCKS, 0: none. Only
+   * blocks within this many of the node's tip are written, so an initial sync skips the rest.
+   */
+  recentTxBlocks?: number | undefined;
   /** Verifies spells (batched; the mempool's verdict cache in front). */
   check: SpellCheck;
   /** Called after each poll (the mempool overlay refreshes here). */
@@ -87,6 +95,7 @@ export class Follower {
   private readonly pollMs: number;
   private readonly fetchAhead: number;
   private readonly commitBlocks: number;
+  private readonly recentTxBlocks: number;
   private readonly now: () => number;
   /** Blocks being fetched ahead, by height (guesses until they link). */
   private readonly ahead = new Map<number, Promise<Fetched>>();
@@ -112,6 +121,7 @@ export class Follower {
     this.pollMs = o.pollMs ?? DEFAULT_POLL_MS;
     this.fetchAhead = Math.max(1, o.fetchAhead ?? DEFAULT_FETCH_AHEAD);
     this.commitBlocks = Math.max(1, o.commitBlocks ?? DEFAULT_COMMIT_BLOCKS);
+    this.recentTxBlocks = Math.max(0, o.recentTxBlocks ?? DEFAULT_RECENT_TX_BLOCKS);
     this.now = o.now ?? Date.now;
   }
 
@@ -189,7 +199,11 @@ export class Follower {
       const b = block!;
       if (this.batch.length === 0) this.batchSince = this.now();
       // a verification that failed ahead of its turn (e.g. the threads were busy) is tried once more now
-      this.batch.push(await fetchedWrite!.catch(() => blockWrite(b, next, this.o.check)));
+      const w = await fetchedWrite!.catch(() => blockWrite(b, next, this.o.check));
+      // every txid of the last recentTxBlocks blocks below the node's tip, with its height
+      if (next > node.height - this.recentTxBlocks) w.txids = displayTxids(b);
+      w.recentFrom = next - this.recentTxBlocks + 1;
+      this.batch.push(w);
       tip = { height: next, hash: b.header.hash, prevHash: b.header.prevHash, time: b.header.time };
       // far behind: more blocks join this transaction; near the tip each block is committed alone
       const far = node.height - next >= this.commitBlocks;

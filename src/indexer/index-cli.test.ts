@@ -222,6 +222,22 @@ test('charms index refuses a second indexer and a --mock index without --mock', 
     const badCache = await runCli(['index', '--port', '0', '--db', db, '--api-only', '--network', 'regtest', '--mock', '--answer-cache-mb', '-1']);
     assert.notEqual(badCache.status, 0);
     assert.match(badCache.stderr, /answer-cache-mb/);
+    const badRecent = await runCli([
+      'index',
+      '--port',
+      '0',
+      '--rpc-url',
+      fake.rpcUrl,
+      '--rpc-cookie',
+      fake.cookieFile!,
+      '--db',
+      db,
+      '--mock',
+      '--recent-tx-blocks',
+      'x',
+    ]);
+    assert.notEqual(badRecent.status, 0);
+    assert.match(badRecent.stderr, /--recent-tx-blocks: expected an integer from 0 to 100000/);
     const apiOnly = await startIndex(['--db', db, '--api-only', '--network', 'regtest', '--mock']);
     children.push(apiOnly.child);
     const st = await h1(apiOnly.port, 'GET', '/v1/status');

@@ -74,5 +74,16 @@ CREATE INDEX IF NOT EXISTS co_unspent_by_script ON charm_outputs(script_id, app_
 DROP INDEX IF EXISTS co_unspent_script;
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3];
+/**
+ * Version 4: the txids of the last blocks (`--recent-tx-blocks`, follower.ts), so that the
+ * explorer API knows the height of any recent transaction, spell or not, without asking a node
+ * that may lack `-txindex`. Written with the block, deleted by a rollback above it, pruned below
+ * the window; only blocks near the node's tip are written (initial sync skips the rest). Idempotent, as V2 and V3.
+ */
+const V4 = `
+CREATE TABLE IF NOT EXISTS recent_txs (txid {BLOB} PRIMARY KEY, height INTEGER NOT NULL) {NOROWID};
+CREATE INDEX IF NOT EXISTS recent_txs_height ON recent_txs(height);
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4];
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -40,6 +40,8 @@ export interface IndexServiceOptions {
   /** Blocks fetched ahead, and committed per transaction while far behind (follower.ts). */
   fetchAhead?: number | undefined;
   commitBlocks?: number | undefined;
+  /** The last blocks whose txids the index keeps (follower.ts; `--recent-tx-blocks`). */
+  recentTxBlocks?: number | undefined;
   maxLag?: number | undefined;
   version: string;
   log?: Logger;
@@ -53,8 +55,10 @@ export interface IndexServiceOptions {
   /** The plain-BTC side of the explorer-compatible API (address UTXOs, fees, broadcast); absent: says so. */
   btcSource?: BtcSource | undefined;
   /**
-   * Threads that verify spells off the event loop (verify-pool.ts); 0 or absent: on the event
-   * loop. The CLI's default is the available cores (`--verify-workers`, INDEX_VERIFY_WORKERS).
+   * Threads that verify spells off the event loop (verify-pool.ts): the follower's and the
+   * spell-query routes' (`--api-only` too: there the routes' only); started on first use. 0 or
+   * absent: on the event loop. The CLI's default is the available cores (`--verify-workers`,
+   * INDEX_VERIFY_WORKERS).
    */
   verifyWorkers?: number | undefined;
   /** Bytes of API answers kept per index state (answer-cache.ts); 0: none. Default DEFAULT_ANSWER_CACHE_BYTES. */
@@ -69,6 +73,8 @@ export interface IndexService {
   server: Listening;
   follower: Follower | undefined;
   mempool: MempoolOverlay | undefined;
+  /** The spell verification threads (`verifyWorkers`), if any. */
+  verifyPool: SpellVerifyPool | undefined;
   close(): Promise<void>;
 }
 
@@ -107,7 +113,9 @@ function registerIndexMetrics(f: Follower): void {
 export async function startIndexService(o: IndexServiceOptions): Promise<IndexService> {
   const log = o.log ?? silentLogger;
   await enableMetrics(); // a server records metrics whether or not its port serves them
-  const verifyPool = !o.apiOnly && o.verifyWorkers ? new SpellVerifyPool({ size: o.verifyWorkers, mock: o.mock }) : undefined;
+  // threads start on the first check (runner/pool.ts): an --api-only instance that is never asked
+  // for a spell starts none
+  const verifyPool = o.verifyWorkers ? new SpellVerifyPool({ size: o.verifyWorkers, mock: o.mock }) : undefined;
   const verdicts = new VerdictCache(verifyPool?.check ?? librarySpellCheck(o.mock));
   let follower: Follower | undefined;
   let mempool: MempoolOverlay | undefined;
@@ -120,6 +128,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
       pollMs: o.pollMs,
       fetchAhead: o.fetchAhead,
       commitBlocks: o.commitBlocks,
+      recentTxBlocks: o.recentTxBlocks,
       check: verdicts.verify,
       afterSync: () => pool.refresh(source),
       progress: o.progress,
@@ -184,6 +193,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     server,
     follower,
     mempool,
+    verifyPool,
     async close() {
       await zmq?.close();
       await follower?.stop();

@@ -2,7 +2,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { betterSqliteModule } from './sqlite-driver.js';
-import { ENGINES, TestEngines } from '../testing/index-stores.js';
+import { ENGINES, sqlOn, TestEngines } from '../testing/index-stores.js';
 import type { BlockWrite } from './store.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 
@@ -48,32 +48,6 @@ const key = (x: { txid: string; vout: number; app: string }) => `${x.txid}:${x.v
 const sorted = <T extends { txid: string; vout: number; app: string }>(xs: T[]): T[] => [...xs].sort((x, y) => (key(x) < key(y) ? -1 : 1));
 /** The balances' read without outpoints: the same apps and amounts, in the same multiset. */
 const appAmounts = (xs: { app: string; amount: bigint | null }[]) => xs.map((x) => `${x.app} ${x.amount}`).sort();
-
-/** Runs `text` on the database itself (not through the store): one statement with `$n` parameters, or a script without. */
-async function rawSql(engine: 'sqlite' | 'postgres', db: string, text: string, params: string[] = []): Promise<Record<string, unknown>[]> {
-  if (engine === 'sqlite') {
-    const Database = createRequire(import.meta.url)(betterSqliteModule()) as typeof import('better-sqlite3');
-    const d = new Database(db);
-    try {
-      if (params.length === 0 && text.includes(';')) {
-        d.exec(text);
-        return [];
-      }
-      const st = d.prepare(text.replace(/\$\d/g, '?'));
-      return st.reader ? (st.all(...params) as Record<string, unknown>[]) : (st.run(...params), []);
-    } finally {
-      d.close();
-    }
-  }
-  const { default: pg } = await import('pg');
-  const c = new pg.Client({ connectionString: db });
-  await c.connect();
-  try {
-    return (await c.query(text, params)).rows as Record<string, unknown>[];
-  } finally {
-    await c.end();
-  }
-}
 
 for (const name of ENGINES) {
   test(`${name}: blocks apply, spends and burns are recorded, a rollback undoes them exactly`, async (t) => {
@@ -179,10 +153,11 @@ for (const name of ENGINES) {
     if (!e) return;
     const db = await e.newDb();
     await (await e.open(db)).close();
-    const sql = (text: string, params: string[] = []) => rawSql(name, db, text, params);
+    const sql = (text: string, params: string[] = []) => sqlOn(e, db, text, params);
     const setVersion = (v: string) => sql("UPDATE meta SET value = $1 WHERE key = 'schema_version'", [v]);
     // a schema-1 index (before meta.data_version) is migrated by the writer, refused by a reader until then
     await sql("DELETE FROM meta WHERE key = 'data_version'");
+    await sql('DROP TABLE recent_txs'); // (schema 4)
     await setVersion('1');
     await assert.rejects(e.open(db, { mode: 'reader' }), /has schema 1/);
     const migrated = await e.open(db);
@@ -225,16 +200,16 @@ for (const name of ENGINES) {
     // back to what version 2 wrote: the index V3 replaces, and the version
     const at = MIGRATIONS.findIndex((m) => m.includes('co_unspent_by_script'));
     assert.ok(at >= 2);
-    await rawSql(name, db, 'DROP INDEX co_unspent_by_script; CREATE INDEX co_unspent_script ON charm_outputs(script_id, app_id) WHERE spent_height IS NULL;');
-    await rawSql(name, db, "UPDATE meta SET value = $1 WHERE key = 'schema_version'", [String(at)]);
+    await sqlOn(e, db, 'DROP INDEX co_unspent_by_script; CREATE INDEX co_unspent_script ON charm_outputs(script_id, app_id) WHERE spent_height IS NULL;');
+    await sqlOn(e, db, "UPDATE meta SET value = $1 WHERE key = 'schema_version'", [String(at)]);
     await assert.rejects(e.open(db, { mode: 'reader' }), new RegExp(`has schema ${at}`));
     const migrated = await e.open(db);
     try {
       assert.equal((await migrated.meta()).schemaVersion, SCHEMA_VERSION);
       assert.deepEqual(await reads(migrated), before, 'the same answers after the migration');
       const indexes = (
-        await rawSql(
-          name,
+        await sqlOn(
+          e,
           db,
           name === 'sqlite'
             ? "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'co_unspent%'"
@@ -245,8 +220,8 @@ for (const name of ENGINES) {
         .sort();
       assert.deepEqual(indexes, ['co_unspent_app', 'co_unspent_by_script']);
       if (name === 'sqlite') {
-        const plan = await rawSql(
-          name,
+        const plan = await sqlOn(
+          e,
           db,
           'EXPLAIN QUERY PLAN SELECT co.app_id, co.amount, lower(hex(co.txid)), co.vout FROM charm_outputs co WHERE co.script_id = 1 AND co.spent_height IS NULL',
         );

@@ -159,6 +159,14 @@ export interface BlockWrite {
   outputs: CharmOutputWrite[];
   /** Every input of every transaction (those that spend no charm output are ignored). */
   inputs: InputWrite[] | BlockInputs;
+  /**
+   * The txids of all the block's transactions (32 bytes each, in the stored byte order: that of
+   * their display hex) for `recent_txs`, when the block is within the window the follower keeps;
+   * absent: not kept.
+   */
+  txids?: Uint8Array | undefined;
+  /** `recent_txs` rows of blocks below this height are dropped in the block's transaction (absent: none). */
+  recentFrom?: number | undefined;
 }
 
 export interface StoredBlock {
@@ -291,6 +299,11 @@ export interface IndexStore {
   /** Charm rows a transaction spent. */
   spentBy(txid: string): Promise<CharmOutputRow[]>;
   spellTx(txid: string): Promise<SpellTxRow | undefined>;
+  /**
+   * The height of a transaction of the recent blocks the index keeps (`recent_txs`: any
+   * transaction, spell or not); undefined when none of them holds it.
+   */
+  recentTxHeight(txid: string): Promise<number | undefined>;
   /** History of a script, newest first, `limit` transactions after `cursor`. */
   history(script: Uint8Array, limit: number, cursor?: HistoryCursor): Promise<HistoryEntry[]>;
   /** Unspent rows of an app (for supply and holders). */
@@ -449,6 +462,12 @@ function outputRow(r: Row): CharmOutputRow {
     spent: r.spent_height === null ? null : { txid: hexOf(r.spent_txid), vin: num(r.spent_vin), height: num(r.spent_height) },
   };
 }
+
+/** `recent_txs` inserts of 200, 20 and 1 rows (SQLite: each prepared once, 2 parameters a row). */
+const RECENT_INSERTS = [200, 20, 1].map(
+  (rows) =>
+    [rows, `INSERT INTO recent_txs (txid, height) VALUES ${Array.from({ length: rows }, () => '(?, ?)').join(', ')} ON CONFLICT (txid) DO NOTHING`] as const,
+);
 
 const blockRow = (r: Row): StoredBlock => ({ height: num(r.height), hash: hexOf(r.hash), prevHash: hexOf(r.prev_hash), time: num(r.time) });
 
@@ -629,6 +648,7 @@ export class SqlStore implements IndexStore {
       );
       for (const r of spent) note(num(r.script_id), i.txIndex, i.txid, num(r.app_id), 0n, r.amount === null ? 1n : big(r.amount));
     }
+    await this.writeRecentTxs(tx, b);
     for (const h of [...hist.values()].sort((x, y) => x.scriptId - y.scriptId || x.txIndex - y.txIndex || x.appId - y.appId))
       await tx.run('INSERT INTO script_history (script_id, height, tx_index, txid, app_id, received, sent) VALUES (?, ?, ?, ?, ?, ?, ?)', [
         h.scriptId,
@@ -641,6 +661,32 @@ export class SqlStore implements IndexStore {
       ]);
   }
 
+  /** The block's txids into `recent_txs` (when it carries them), and rows below its window out. */
+  private async writeRecentTxs(tx: TxDriver, b: BlockWrite): Promise<void> {
+    if (b.recentFrom !== undefined) await tx.run('DELETE FROM recent_txs WHERE height < ?', [b.recentFrom]);
+    const ids = b.txids;
+    if (!ids || ids.length === 0) return;
+    if (ids.length % 32 !== 0) throw new CharmsError('INTERNAL', `block ${b.height}: txids of ${ids.length} bytes, not 32 each`);
+    const at = (i: number) => Buffer.from(ids.buffer, ids.byteOffset + 32 * i, 32);
+    const n = ids.length / 32;
+    // a txid twice (BIP30 allows it once the first is spent): the first height stays, so a
+    // rollback of the second one's block leaves the first's row as it was
+    if (this.engine === 'postgres') {
+      await tx.run('INSERT INTO recent_txs (txid, height) SELECT t, ? FROM unnest(?::bytea[]) AS t ON CONFLICT (txid) DO NOTHING', [
+        b.height,
+        Array.from({ length: n }, (_, i) => at(i)),
+      ]);
+      return;
+    }
+    let i = 0;
+    for (const [rows, sql] of RECENT_INSERTS)
+      for (; i + rows <= n; i += rows) {
+        const params: unknown[] = [];
+        for (let k = 0; k < rows; k++) params.push(at(i + k), b.height);
+        await tx.run(sql, params);
+      }
+  }
+
   async rollbackTo(forkHeight: number, reorg: Omit<ReorgRow, 'forkHeight'>): Promise<void> {
     this.writing++;
     try {
@@ -649,6 +695,7 @@ export class SqlStore implements IndexStore {
         await tx.run('UPDATE charm_outputs SET spent_height = NULL, spent_txid = NULL, spent_vin = NULL WHERE spent_height > ?', [forkHeight]);
         await tx.run('DELETE FROM script_history WHERE height > ?', [forkHeight]);
         await tx.run('DELETE FROM spell_txs WHERE height > ?', [forkHeight]);
+        await tx.run('DELETE FROM recent_txs WHERE height > ?', [forkHeight]);
         await tx.run('DELETE FROM blocks WHERE height > ?', [forkHeight]);
         await tx.run('INSERT INTO reorgs (at, fork_height, depth, old_tip, new_tip) VALUES (?, ?, ?, ?, ?)', [
           reorg.at,
@@ -766,6 +813,11 @@ export class SqlStore implements IndexStore {
     return r[0] && { txid, height: num(r[0].height), txIndex: num(r[0].tx_index), version: num(r[0].version), spell: new Uint8Array(r[0].spell as Uint8Array) };
   }
 
+  async recentTxHeight(txid: string): Promise<number | undefined> {
+    const r = await this.d.all('SELECT height FROM recent_txs WHERE txid = ?', [bytes(txid)]);
+    return r[0] && num(r[0].height);
+  }
+
   async history(script: Uint8Array, limit: number, cursor?: HistoryCursor): Promise<HistoryEntry[]> {
     const after = cursor ? 'AND (h.height < ? OR (h.height = ? AND h.tx_index < ?))' : '';
     const params: unknown[] = [Buffer.from(script), ...(cursor ? [cursor.height, cursor.height, cursor.txIndex] : [])];
@@ -838,6 +890,7 @@ export class SqlStore implements IndexStore {
       'SELECT s.script, h.height, h.tx_index, h.txid, a.app, h.received, h.sent FROM script_history h JOIN scripts s ON s.id = h.script_id JOIN apps a ON a.id = h.app_id ORDER BY s.script, h.height, h.tx_index, a.app',
     ))
       lines.push(`hist ${hexOf(h.script)} ${num(h.height)} ${num(h.tx_index)} ${hexOf(h.txid)} ${h.app as string} +${big(h.received)} -${big(h.sent)}`);
+    for (const t of await this.d.all('SELECT txid, height FROM recent_txs ORDER BY height, txid')) lines.push(`recent ${hexOf(t.txid)} ${num(t.height)}`);
     return lines.join('\n');
   }
 

@@ -20,6 +20,9 @@ import { Tagged, ValueMap } from '../codec/value.js';
 import { identifyTx } from '../chains/detect.js';
 import type { Req, Res } from '../infra/http.js';
 import { queryHandler } from '../query/service.js';
+import { startIndexService } from './service.js';
+import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
+import { h1 } from '../testing/http.js';
 
 const faulty = new URL('../testing/faulty-verify-worker.js', import.meta.url);
 const marker = (b: number) => Uint8Array.of(b);
@@ -269,4 +272,54 @@ test('a spell cloned across threads gets its ValueMap and Tagged data back', () 
   assert.deepEqual(back, spell);
   assert.ok(back.app_public_inputs[0]![1] instanceof Tagged);
   assert.throws(() => revivedSpell(structuredClone({ ...spell, app_public_inputs: [[app, { odd: 1 } as never]] })), /no known kind/);
+});
+
+test('an --api-only instance verifies its spell-query routes on its own pool: the answers of the event loop', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const e = await engines.engine('sqlite', t);
+  if (!e) return;
+  await useFastProofBackend(() => {}, { mockProofs: true });
+  const db = await e.newDb();
+  await (await e.open(db)).close(); // the indexer made the index; the reader serves it
+  const svc = await startIndexService({ ...TEST_INDEX_SERVICE, store: await e.open(db, { mode: 'reader' }), apiOnly: true, verifyWorkers: 1 });
+  try {
+    assert.equal(svc.follower, undefined);
+    assert.equal(svc.verifyPool?.size, 1);
+    assert.equal(svc.verifyPool.verified, 0);
+    const all = corpus();
+    const txidOf = (raw: Uint8Array) => {
+      try {
+        return identifyTx(raw).txid;
+      } catch {
+        return 'ee'.repeat(32); // unreadable: both answer the same error
+      }
+    };
+    const body = (raw: Uint8Array) => JSON.stringify({ tx_hex: Buffer.from(raw).toString('hex') });
+    const here = queryHandler({});
+    // concurrent requests over HTTP, batched onto the pool as the indexer's are
+    const got = await Promise.all(
+      all.map(async (raw) => {
+        const r = await h1(svc.server.port, 'PUT', `/spells/${txidOf(raw)}`, body(raw), { 'content-type': 'application/json' });
+        return { status: r.status, body: r.body.toString() };
+      }),
+    );
+    const want = await Promise.all(
+      all.map(async (raw) => {
+        const r = await here({
+          method: 'PUT',
+          path: `/spells/${txidOf(raw)}`,
+          query: new URLSearchParams(),
+          headers: {},
+          body: async () => new TextEncoder().encode(body(raw)),
+        });
+        return { status: r.status, body: Buffer.from(r.body ?? '').toString() };
+      }),
+    );
+    assert.deepEqual(got, want);
+    const spells = want.filter((w) => w.status === 200).length;
+    assert.ok(spells >= 10, `valid spells: ${spells}`);
+    assert.ok(svc.verifyPool.verified >= spells, `verified on the pool: ${svc.verifyPool.verified} of ${spells} spells answered`);
+  } finally {
+    await svc.close();
+  }
 });

@@ -44,6 +44,8 @@ export class SpellVerifyPool {
   private readonly minChunk: number;
   private queued = 0;
   private closed = false;
+  /** Transactions whose verdicts came from the threads so far. */
+  verified = 0;
 
   constructor(private readonly o: SpellVerifyPoolOptions) {
     this.size = o.size ?? availableParallelism();
@@ -104,6 +106,7 @@ export class SpellVerifyPool {
     const r = outcome.reply;
     if ('failure' in r) throw new CharmsError('INTERNAL', `${what} failed unexpectedly: ${r.failure}`);
     if (r.spells.length !== raws.length) throw new CharmsError('INTERNAL', `${what}: the thread answered ${r.spells.length} verdicts`);
+    this.verified += raws.length;
     return r.spells.map((c) => {
       if (!c) return undefined;
       const spell = revivedSpell(c.spell);

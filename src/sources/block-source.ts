@@ -42,6 +42,10 @@ export interface BlockSource {
   block(hash: string): Promise<Block>;
   /** Txids in the mempool. */
   mempoolTxids(): Promise<string[]>;
-  /** A transaction's bytes, checked against its txid; undefined when unknown. */
-  rawTx(txid: string): Promise<Uint8Array | undefined>;
+  /**
+   * A transaction's bytes, checked against its txid; undefined when unknown. `blockHash`: the
+   * block that holds it, when the caller knows (Bitcoin Core without `-txindex` finds a confirmed
+   * transaction outside its wallet only in a block named to it; other sources need no hint).
+   */
+  rawTx(txid: string, blockHash?: string): Promise<Uint8Array | undefined>;
 }

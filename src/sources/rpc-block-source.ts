@@ -184,8 +184,11 @@ export class RpcBlockSource implements BlockSource, BtcSource {
     return { time: countFrom(e.time, this.name, 'a mempool time'), vsize: countFrom(e.vsize, this.name, 'a vsize'), feeSats: satsOfBtc(fees.base, this.name) };
   }
 
-  async rawTx(txid: string): Promise<Uint8Array | undefined> {
-    return fetchCheckedTxIfKnown(this.txs, hashArg(txid, 'txid'));
+  async rawTx(txid: string, blockHash?: string): Promise<Uint8Array | undefined> {
+    const id = hashArg(txid, 'txid');
+    if (blockHash === undefined) return fetchCheckedTxIfKnown(this.txs, id);
+    const block = hashArg(blockHash, 'block hash');
+    return fetchCheckedTxIfKnown({ name: this.name, rawTx: (t) => this.txs.rawTx(t, block) }, id);
   }
 
   /** `getrawtransaction <txid> true`'s `confirmations` (absent for a mempool transaction); undefined when the node does not know it. */

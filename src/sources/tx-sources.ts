@@ -51,10 +51,11 @@ export class NodeSource implements TxSource {
   constructor(private readonly node: BitcoinNode) {
     this.name = node.name;
   }
-  async rawTx(txid: string): Promise<string> {
+  /** `blockHash`: look in that block (`getrawtransaction <txid> false <block>`: no `-txindex` needed). */
+  async rawTx(txid: string, blockHash?: string): Promise<string> {
     let hex: unknown;
     try {
-      hex = await this.node.call('getrawtransaction', [txid]);
+      hex = await this.node.call('getrawtransaction', blockHash === undefined ? [txid] : [txid, false, blockHash]);
     } catch (e) {
       if (e instanceof CharmsError && e.code === 'NOT_FOUND') throw new CharmsError('NOT_FOUND', `transaction ${txid} not found`, { cause: e });
       throw e;

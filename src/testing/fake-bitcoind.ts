@@ -103,6 +103,11 @@ export class FakeBitcoind {
   readonly faults: FakeFaults = { garbage: false, oversize: false, stall: false, wrongBlock: new Map() };
   /** Serve REST (as a node started with `-rest`). */
   rest: boolean;
+  /**
+   * As `-txindex`: JSON-RPC `getrawtransaction` finds confirmed transactions without a block hash
+   * (default true); false: only mempool ones, or in the block named (the Esplora facade is unchanged).
+   */
+  txindex = true;
   /** Fee rate `estimatesmartfee` answers (BTC/kvB); undefined → "insufficient data". */
   feeRate: number | undefined = 0.00002;
   /** JSON-RPC calls received, by method (tests count upstream calls). */
@@ -297,6 +302,11 @@ export class FakeBitcoind {
       sum += v;
     }
     return sum - tx.outputs.reduce((a, x) => a + x.value, 0n);
+  }
+
+  private rawTxInMempool(txid: string): { raw: Uint8Array; block: undefined } | undefined {
+    const m = this.mempool.get(txid);
+    return m && { raw: m.raw, block: undefined };
   }
 
   private rawTxIn(txid: string, blockHash?: string): { raw: Uint8Array; block: FakeBlock | undefined } | undefined {
@@ -561,7 +571,7 @@ export class FakeBitcoind {
       case 'getrawtransaction': {
         const txid = str(0);
         const blockHash = typeof p[2] === 'string' ? p[2].toLowerCase() : undefined;
-        const found = this.rawTxIn(txid, blockHash);
+        const found = blockHash === undefined && !this.txindex ? this.rawTxInMempool(txid) : this.rawTxIn(txid, blockHash);
         if (!found) throw new RpcError(-5, 'No such mempool or blockchain transaction. Use gettransaction for wallet transactions.');
         if (!p[1]) return toHex(found.raw);
         return {

@@ -4,9 +4,11 @@
  * skipOrFail when PostgreSQL is not installed).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openIndexStore } from '../indexer/open.js';
+import { betterSqliteModule } from '../indexer/sqlite-driver.js';
 import type { IndexStore, OpenOptions } from '../indexer/store.js';
 import { skipOrFail } from './require.js';
 import { startPostgres, type TestPostgres } from './postgres.js';
@@ -69,3 +71,29 @@ export class TestEngines {
 }
 
 export const ENGINES = ['sqlite', 'postgres'] as const;
+
+/** Runs SQL on the database `db` of `e` directly, past the store: one statement with `$n` parameters (its rows), or a script without. */
+export async function sqlOn(e: TestEngine, db: string, text: string, params: string[] = []): Promise<Record<string, unknown>[]> {
+  if (e.name === 'sqlite') {
+    const Database = createRequire(import.meta.url)(betterSqliteModule()) as typeof import('better-sqlite3');
+    const d = new Database(db);
+    try {
+      if (params.length === 0 && text.includes(';')) {
+        d.exec(text);
+        return [];
+      }
+      const st = d.prepare(text.replace(/\$\d/g, '?'));
+      return st.reader ? (st.all(...params) as Record<string, unknown>[]) : (st.run(...params), []);
+    } finally {
+      d.close();
+    }
+  }
+  const { default: pg } = await import('pg');
+  const c = new pg.Client({ connectionString: db });
+  await c.connect();
+  try {
+    return (await c.query(text, params)).rows as Record<string, unknown>[];
+  } finally {
+    await c.end();
+  }
+}
