@@ -745,21 +745,25 @@ export class SqlStore implements IndexStore {
 
   async unspentForWallet(script: Uint8Array): Promise<WalletOutputRow[]> {
     // unspentByScript's rows and order without its script join and its data, script and spend
-    // columns; the engine writes the txid's hex (as unspentAmounts)
-    const txidHex = this.engine === 'sqlite' ? 'lower(hex(co.txid))' : "encode(co.txid, 'hex')";
-    const r = await this.d.all(
-      `SELECT ${txidHex} AS txid, co.vout, a.app, co.amount, co.btc_value, co.created_height FROM charm_outputs co JOIN apps a ON a.id = co.app_id
-       WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL ${OUTPUT_ORDER}`,
+    // columns, rows as arrays, the txid's hex written by the engine. SQLite: no apps join either
+    // (appText), and sorted here in its order (txid bytes: the hex's order; vout; apps by BINARY
+    // collation: UTF-8 bytes), sparing its temporary B-tree; PostgreSQL sorts apps by the database's
+    // collation, so it joins and sorts them itself.
+    const sqlite = this.engine === 'sqlite';
+    const txidHex = sqlite ? 'lower(hex(co.txid))' : "encode(co.txid, 'hex')";
+    const r = await this.d.rows(
+      `SELECT ${sqlite ? 'co.app_id' : 'a.app'}, co.amount, ${txidHex}, co.vout, co.btc_value, co.created_height FROM charm_outputs co${sqlite ? '' : ' JOIN apps a ON a.id = co.app_id'}
+       WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL${sqlite ? '' : ' ORDER BY co.txid, co.vout, a.app'}`,
       [Buffer.from(script)],
     );
-    return r.map((x) => ({
-      txid: x.txid as string,
-      vout: num(x.vout),
-      app: x.app as string,
-      amount: x.amount === null ? null : big(x.amount),
-      sats: big(x.btc_value),
-      createdHeight: num(x.created_height),
-    }));
+    const out: WalletOutputRow[] = new Array(r.length);
+    for (let i = 0; i < r.length; i++) {
+      const x = r[i]!;
+      const app = sqlite ? (this.appTexts.get(num(x[0])) ?? (await this.appText(num(x[0])))) : (x[0] as string);
+      out[i] = { txid: x[2] as string, vout: num(x[3]), app, amount: x[1] === null ? null : big(x[1]), sats: big(x[4]), createdHeight: num(x[5]) };
+    }
+    if (sqlite) out.sort((p, q) => (p.txid < q.txid ? -1 : p.txid > q.txid ? 1 : p.vout - q.vout || Buffer.compare(Buffer.from(p.app), Buffer.from(q.app))));
+    return out;
   }
 
   async unspentAmounts(script: Uint8Array, outpoints = true): Promise<{ txid: string; vout: number; app: string; amount: bigint | null }[]> {
