@@ -8,7 +8,8 @@
  * Our `GET /v1/addresses/{a}/balances` and the explorer-compatible `GET /v1/wallet/charms/{a}`, for
  * one address (an answer-cache hit after the first request) and for a random one of the 20 000 per
  * request (also once the cache holds every address's answer), with the answer cache on and off,
- * `POST /v1/wallet/balance/batch` (never cached), and the one-address case through node's own
+ * `GET /v1/wallet/balance/{a}` for a random address, `POST /v1/wallet/balance/batch` (its entries
+ * are the kept GET answers) for one and for a random address, and the one-address case through node's own
  * HTTP/1.1 server (infra/http.ts without its fast path) for a ratio within the same run.
  * "Random of 20 000" with the cache on but not warm (and with it off) is the computed path: every
  * block starts a new index state, so each address's first ask after it is read from SQLite (one
@@ -78,12 +79,14 @@ export async function run(): Promise<void> {
   const get = (path: (a: string) => string, addrs: string[]): LoadRequest[] => addrs.map((a) => ({ method: 'GET', path: path(a) }));
   const balances = (a: string) => `/v1/addresses/${a}/balances`;
   const charms = (a: string) => `/v1/wallet/charms/${a}`;
-  const batch: LoadRequest = {
+  const balance = (a: string) => `/v1/wallet/balance/${a}`;
+  const batchOf = (a: string): LoadRequest => ({
     method: 'POST',
     path: '/v1/wallet/balance/batch',
-    body: JSON.stringify({ addresses: [hot] }),
+    body: JSON.stringify({ addresses: [a] }),
     headers: { 'content-type': 'application/json' },
-  };
+  });
+  const batch = batchOf(hot);
   /** `warmAll`: the warm-up asks every request once (in order), so a big enough cache holds all. */
   type Case = { name: string; requests: LoadRequest[]; warmAll?: boolean };
   const runs: { serving: string; mode: 'writer' | 'reader'; cacheBytes?: number; http1?: 'node'; cases: Case[] }[] = [
@@ -102,7 +105,9 @@ export async function run(): Promise<void> {
         { name: 'GET /v1/addresses/{a}/balances, random of 20 000, cache warm', requests: get(balances, all), warmAll: true },
         { name: 'GET /v1/wallet/charms/{a}, one address', requests: get(charms, [hot]) },
         { name: 'GET /v1/wallet/charms/{a}, random of 20 000', requests: get(charms, all) },
-        { name: 'POST /v1/wallet/balance/batch (1 address, never cached)', requests: [batch] },
+        { name: 'POST /v1/wallet/balance/batch (1 address, entries kept)', requests: [batch] },
+        { name: 'GET /v1/wallet/balance/{a}, random of 20 000', requests: get(balance, all) },
+        { name: 'POST /v1/wallet/balance/batch (1 address), random of 20 000', requests: all.map(batchOf) },
       ],
     },
     {
@@ -113,6 +118,7 @@ export async function run(): Promise<void> {
         { name: 'GET /v1/addresses/{a}/balances, one address', requests: get(balances, [hot]) },
         { name: 'GET /v1/addresses/{a}/balances, random of 20 000', requests: get(balances, all) },
         { name: 'GET /v1/wallet/charms/{a}, random of 20 000', requests: get(charms, all) },
+        { name: 'GET /v1/wallet/balance/{a}, random of 20 000', requests: get(balance, all) },
       ],
     },
     {

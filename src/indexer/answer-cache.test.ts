@@ -142,6 +142,15 @@ for (const name of ENGINES) {
         if (confirmedOnly) assert.equal((await h1(reader.server.port, 'GET', p)).body.toString(), want.body.toString(), `api-only ${p}`);
         out.push(want.body.toString());
       }
+      // the wallet's batch is made of kept GET /wallet/balance answers: the uncached service's bytes too
+      const batch = JSON.stringify({ addresses: [addr] });
+      const want = await h1(plain.server.port, 'POST', '/v1/wallet/balance/batch', batch);
+      assert.equal(want.status, 200);
+      for (let k = 0; k < 2; k++)
+        assert.equal((await h1(cached.server.port, 'POST', '/v1/wallet/balance/batch', batch)).body.toString(), want.body.toString(), 'batch');
+      if (confirmedOnly)
+        assert.equal((await h1(reader.server.port, 'POST', '/v1/wallet/balance/batch', batch)).body.toString(), want.body.toString(), 'api-only batch');
+      out.push(want.body.toString());
       return out;
     };
     try {
@@ -155,6 +164,7 @@ for (const name of ENGINES) {
       assert.ok(v1[0] !== v0[0] && v1[1] !== v0[1], 'the block moved both states');
       const spent = await answers(true);
       assert.notEqual(spent[0], start[0], 'the balances moved with the block');
+      assert.notEqual(spent[7], start[7], 'the batch moved with the block');
       // a reorg replaces that block by an empty one: unspent again
       chain.reorg(1, [[]]);
       await sync();
@@ -174,6 +184,8 @@ for (const name of ENGINES) {
       const pending = await answers();
       assert.notEqual(pending[0], start[0], 'the balances moved with the mempool');
       assert.match(pending[0]!, /"unconfirmed_out":"[1-9]/);
+      assert.notEqual(pending[7], back[7], 'the batch moved with the mempool');
+      assert.match(pending[7]!, /"mempoolSpent":[1-9]/);
     } finally {
       await reader.close();
       await cached.close();

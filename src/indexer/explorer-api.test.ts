@@ -2,7 +2,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { scriptToAddress } from '../bitcoin/address.js';
 import { parseTx } from '../bitcoin/tx.js';
-import { indexOverFakeNode, indexServiceOver, type IndexOverFakeNode } from '../testing/index-fake-node.js';
+import { indexOverFakeNode, indexServiceOver, TEST_INDEX_SERVICE, type IndexOverFakeNode } from '../testing/index-fake-node.js';
 import { ENGINES, TestEngines } from '../testing/index-stores.js';
 import { encodeCbor } from '../codec/cbor.js';
 import { sharedOrSkip } from '../testing/shared.js';
@@ -14,7 +14,8 @@ import { cachedAnswers } from './answer-cache.js';
 import { ValueMap } from '../codec/value.js';
 import { FakeBitcoind } from '../testing/fake-bitcoind.js';
 import { fromHex } from '../util/bytes.js';
-import type { IndexService } from './service.js';
+import { startIndexService, type IndexService } from './service.js';
+import type { IndexStore } from './store.js';
 import type { SourceConfig } from '../settings/settings.js';
 import type { BtcSource } from '../sources/btc-source.js';
 
@@ -50,6 +51,18 @@ function assertFields(v: Any, paths: string[], where: string): void {
 async function setup(t: { skip: (m?: string) => void }, withBtc = true): Promise<IndexOverFakeNode | undefined> {
   const e = await engines.engine('sqlite', t);
   return e && indexOverFakeNode(e, { except: ['9c048eca'], withBtc });
+}
+
+/** `store` with the calls of the methods named in `calls` counted there. */
+function countedStore(store: IndexStore, calls: Record<string, number>): IndexStore {
+  return new Proxy(store, {
+    get(target, k) {
+      const v: unknown = Reflect.get(target, k);
+      if (typeof v !== 'function') return v;
+      if (typeof k === 'string' && k in calls) return (...args: unknown[]) => (calls[k]!++, v.apply(target, args));
+      return v.bind(target);
+    },
+  });
 }
 
 const addrOf = (raw: Uint8Array, vout: number) => scriptToAddress(parseTx(raw).outputs[vout]!.script, 'regtest')!;
@@ -204,8 +217,36 @@ test('explorer-compatible API: every field the wallet reads, both spellings, pen
     }
     const tok = wc.balances.find((x: Any) => x.appId.startsWith('t/'));
     assert.equal(tok.confirmed, 5000000000);
+    // balance entries are written by hand: compact JSON as the generic writer's (the vectors'
+    // amounts are below 2^53, so JSON.stringify writes them alike), keys in the documented order
+    const wcText = (await get(`/v1/wallet/charms/${orderAddr}?network=regtest`)).body.toString();
+    assert.equal(JSON.stringify(JSON.parse(wcText)), wcText);
+    assert.equal(JSON.stringify(b), bb.body.toString());
+    const metaKeys = ['appId', 'app_id', 'assetType', 'asset_type', 'symbol', 'ticker', 'name', 'description', 'imageUrl', 'image_url', 'image', 'decimals'];
+    for (const x of [...wc.balances, ...b.results[chexAddr].charms.balances, ...b.results[pendAddr].charms.balances]) {
+      assert.deepEqual(Object.keys(x), [...metaKeys, 'confirmed', 'unconfirmed', 'mempoolSpent', 'available', 'total', 'utxos']);
+      for (const u of x.utxos)
+        assert.deepEqual(Object.keys(u), [
+          'txid',
+          'vout',
+          'value',
+          'address',
+          'appId',
+          'app_id',
+          'amount',
+          'confirmed',
+          'blockHeight',
+          'block_height',
+          'hasOrderCharm',
+          'allCharmAppIds',
+          'mempoolSpent',
+        ]);
+    }
     // batch/indexed
-    const bi = json((await post('/v1/wallet/charms/batch/indexed', { addresses: [orderAddr], network: 'regtest' })).body);
+    const biRes = await post('/v1/wallet/charms/batch/indexed', { addresses: [orderAddr], network: 'regtest' });
+    const bi = json(biRes.body);
+    assert.equal(JSON.stringify(bi), biRes.body.toString());
+    assert.deepEqual(Object.keys(bi.results[orderAddr].balances[0]).slice(-2), ['utxos', 'cardano']);
     assertFields(
       bi.results[orderAddr],
       ['balances[].appId', 'balances[].name', 'balances[].decimals', 'balances[].cardano', 'balances[].mempoolSpent', 'count'],
@@ -661,6 +702,147 @@ test('wallet/transactions fees: at most MAX_FEE_READS_PER_REQUEST upstream reads
     const third = await list();
     assert.equal(asked.length, n);
     assert.equal(Buffer.from(third.res.body!).toString(), Buffer.from(second.res.body!).toString());
+  } finally {
+    await store.close();
+  }
+});
+
+for (const name of ENGINES) {
+  test(`${name}: balance/batch entries are the kept GET /wallet/balance answers: read once per address and index state`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const store = await e.open(await e.newDb());
+    // the wallet read and the reference-NFT lookups of the explorer API, counted
+    const reads = { unspentForWallet: 0, nftData: 0 };
+    const counted = countedStore(store, reads);
+    const svc = await startIndexService({ store: counted, ...TEST_INDEX_SERVICE, apiOnly: true });
+    // the same index, every answer computed (no answer cache, no batch through it)
+    const plain = explorerApiHandler({ store, network: 'regtest' });
+    try {
+      const script = (n: number) => Uint8Array.from([0x51, 0x20, ...new Array(32).fill(n)]);
+      const alice = scriptToAddress(script(1), 'regtest')!;
+      const bob = scriptToAddress(script(2), 'regtest')!;
+      const token = `t/${'11'.repeat(32)}/${'22'.repeat(32)}`;
+      const out = (txid: string, s: Uint8Array, app: string, amount: bigint | null, data: Uint8Array | null) => ({
+        txid,
+        txIndex: 1,
+        vout: 0,
+        app,
+        amount,
+        data,
+        script: s,
+        sats: 1000n,
+      });
+      await store.applyBlock({
+        height: 1,
+        hash: 'aa'.repeat(32),
+        prevHash: '00'.repeat(32),
+        time: 1,
+        spellTxs: [],
+        outputs: [out('01'.repeat(32), script(1), token, 5n, null), out('02'.repeat(32), script(2), token, 7n, null)],
+        inputs: [],
+      });
+      const body = JSON.stringify({ addresses: [alice, bob, alice], network: 'regtest' });
+      const batch = async () => {
+        const r = await h1(svc.server.port, 'POST', '/v1/wallet/balance/batch', body, { 'content-type': 'application/json' });
+        assert.equal(r.status, 200, r.body.toString());
+        return r.body.toString();
+      };
+      /** The batch as computed without the answer cache: the same bytes. */
+      const computed = async () =>
+        Buffer.from(
+          (await plain({ method: 'POST', path: '/v1/wallet/balance/batch', query: new URLSearchParams(), headers: {}, body: async () => Buffer.from(body) }))
+            .body!,
+        ).toString();
+
+      const first = await batch();
+      assert.equal(first, await computed(), 'the batch of kept entries is the computed batch, byte for byte');
+      assert.deepEqual(Object.keys(json(Buffer.from(first)).results), [alice, bob], 'a repeated address keeps its first place');
+      const get = await h1(svc.server.port, 'GET', `/v1/wallet/balance/${alice}`);
+      assert.ok(first.startsWith(`{"results":{${JSON.stringify(alice)}:${get.body.toString()},`), 'an entry is the GET answer');
+      assert.deepEqual(reads, { unspentForWallet: 2, nftData: 1 }, 'one read per address, one metadata lookup per app');
+      assert.equal(await batch(), first);
+      assert.deepEqual(reads, { unspentForWallet: 2, nftData: 1 }, 'the second batch is made of kept answers');
+      assert.equal((await h1(svc.server.port, 'GET', `/v1/wallet/charms/${bob}`)).status, 200);
+      assert.deepEqual(reads, { unspentForWallet: 3, nftData: 1 }, "another answer's metadata is the one kept for this state");
+
+      // a block: the kept entries and metadata are dropped; the token gets its reference NFT (CHIP-0420 ticker)
+      await store.applyBlock({
+        height: 2,
+        hash: 'bb'.repeat(32),
+        prevHash: 'aa'.repeat(32),
+        time: 2,
+        spellTxs: [],
+        outputs: [out('03'.repeat(32), script(2), `n/${'11'.repeat(32)}/${'22'.repeat(32)}`, null, encodeCbor(ValueMap.of({ ticker: 'TOK' })))],
+        inputs: [{ txid: '03'.repeat(32), txIndex: 1, vin: 0, prevTxid: '01'.repeat(32), prevVout: 0 }],
+      });
+      const second = await batch();
+      assert.equal(second, await computed(), 'after the block: the computed bytes again');
+      const r = json(Buffer.from(second)).results;
+      assert.deepEqual(r[alice].charms.balances, [], "alice's output is spent");
+      assert.deepEqual(
+        r[bob].charms.balances.map((b: Any) => [b.appId, b.ticker, b.confirmed]),
+        [
+          [`n/${'11'.repeat(32)}/${'22'.repeat(32)}`, 'TOK', 1],
+          [token, 'TOK', 7],
+        ],
+        'the new reference NFT names the token at once',
+      );
+      assert.deepEqual(reads, { unspentForWallet: 5, nftData: 2 }, 'read again in the new state');
+      await batch();
+      assert.equal(reads.unspentForWallet, 5);
+    } finally {
+      await svc.close();
+    }
+  });
+}
+
+test('kept metadata is bounded: large CHIP-0420 strings drop what is kept, answers stay the same', async (t) => {
+  const e = await engines.engine('sqlite', t);
+  if (!e) return;
+  const store = await e.open(await e.newDb());
+  try {
+    const reads = { nftData: 0 };
+    const counted = countedStore(store, reads);
+    const script = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(5)]);
+    const image = `data:image/png;base64,${'A'.repeat(250 * 1024)}`; // within MAX_META_STRING, written 3 times per app
+    const apps = Array.from({ length: 12 }, (_, i) => `n/${i.toString(16).padStart(64, '0')}/${'22'.repeat(32)}`);
+    await store.applyBlock({
+      height: 1,
+      hash: 'aa'.repeat(32),
+      prevHash: '00'.repeat(32),
+      time: 1,
+      spellTxs: [],
+      outputs: apps.map((app, i) => ({
+        txid: (i + 1).toString(16).padStart(64, '0'),
+        txIndex: i + 1,
+        vout: 0,
+        app,
+        amount: null,
+        data: encodeCbor(ValueMap.of({ ticker: `T${i}`, image })),
+        script,
+        sats: 546n,
+      })),
+      inputs: [],
+    });
+    const handler = explorerApiHandler({ store: counted, network: 'regtest' });
+    const charms = async () => {
+      const res = await handler({
+        method: 'GET',
+        path: `/v1/wallet/charms/${scriptToAddress(script, 'regtest')}`,
+        query: new URLSearchParams(),
+        headers: {},
+        body: async () => new Uint8Array(),
+      });
+      assert.equal(res.status, 200);
+      return String(res.body);
+    };
+    const first = await charms();
+    assert.equal(reads.nftData, 12, 'one lookup per app');
+    assert.equal(json(Buffer.from(first)).balances.length, 12);
+    // 12 apps of ~750 K characters each are past the bound: the next request keeps them anew
+    assert.equal(await charms(), first);
+    assert.equal(reads.nftData, 24, 'what was kept past the bound was dropped');
   } finally {
     await store.close();
   }

@@ -29,9 +29,9 @@ import { silentLogger, type Logger } from '../infra/log.js';
 import type { BlockSource } from '../sources/block-source.js';
 import type { AddressUtxo, BtcSource } from '../sources/btc-source.js';
 import { notKept } from './answer-cache.js';
-import { addressScript, addrNet, answeredUncached, chainName, MAX_BATCH, ok, RawJson, sameNetwork, type J } from './api.js';
+import { addressScript, addrNet, answeredUncached, chainName, JSON_HEADERS, MAX_BATCH, ok, RawJson, sameNetwork, type J } from './api.js';
 import type { MempoolOverlay } from './mempool.js';
-import type { CharmOutputRow, CharmOutputWrite, IndexStore, StoredBlock } from './store.js';
+import type { CharmOutputWrite, IndexStore, StoredBlock, WalletOutputRow } from './store.js';
 import { txidToDisplay } from '../model/primitives.js';
 
 /** Paths this module answers (the service sends them here before the index API). */
@@ -49,6 +49,12 @@ const MAX_FEE_PREV_TXS = 25;
 export const MAX_FEE_READS_PER_REQUEST = 60;
 /** Fees found, by txid (a txid commits to the inputs and outputs, so its fee never changes). */
 const MAX_KEPT_FEES = 50_000;
+/**
+ * Apps whose metadata is kept for one index state, and the characters of their text (CHIP-0420
+ * strings run up to MAX_META_STRING each); past either, the kept ones are dropped and kept anew.
+ */
+const MAX_KEPT_META = 20_000;
+const MAX_KEPT_META_CHARS = 8 * 1024 * 1024;
 
 /** A fee in sats, or null with the reason; `retry` when asking again may find it (a source failed, the bound was spent). */
 interface Fee {
@@ -66,6 +72,13 @@ export interface ExplorerApiOptions {
   btc?: BtcSource | undefined;
   network: string;
   log?: Logger | undefined;
+  /**
+   * The service's answer to `GET /v1/wallet/balance/{address}` (through its answer cache, which
+   * keeps it per index state when no BTC source gives address UTXOs): `POST /v1/wallet/balance/batch`
+   * is made of these answers' bytes, so its entries are kept exactly when the GET's are. Absent:
+   * each entry is computed here.
+   */
+  balanceAnswer?: ((address: string) => Promise<Res>) | undefined;
 }
 
 // ------------------------------------------------------------------------------ metadata
@@ -138,9 +151,12 @@ interface Outpoint {
   height: number | null;
   rows: { app: string; amount: bigint | null }[];
   mempoolSpent: boolean;
+  /** The fields of its `charmUtxo` entries before and after the app and amount (JSON text, once per output). */
+  head?: string;
+  tail?: string;
 }
 
-function outpoints(rows: (CharmOutputRow | CharmOutputWrite)[], confirmed: boolean, spender: (txid: string, vout: number) => string | undefined): Outpoint[] {
+function outpoints(rows: (WalletOutputRow | CharmOutputWrite)[], confirmed: boolean, spender: (txid: string, vout: number) => string | undefined): Outpoint[] {
   const out: Outpoint[] = [];
   for (const r of rows) {
     const last = out[out.length - 1];
@@ -150,12 +166,18 @@ function outpoints(rows: (CharmOutputRow | CharmOutputWrite)[], confirmed: boole
         txid: r.txid,
         vout: r.vout,
         sats: r.sats,
-        height: confirmed ? (r as CharmOutputRow).createdHeight : null,
+        height: confirmed ? (r as WalletOutputRow).createdHeight : null,
         rows: [{ app: r.app, amount: r.amount }],
         mempoolSpent: confirmed && spender(r.txid, r.vout) !== undefined,
       });
   }
   return out;
+}
+
+/** Token metadata of an app and its `metaFields` as JSON text (without braces). */
+interface AppMeta {
+  meta: TokenMeta;
+  text: string;
 }
 
 // ------------------------------------------------------------------------------ the handler
@@ -186,16 +208,43 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
     return list as string[];
   };
 
-  /** Metadata per app within one request (reference NFT lookups are shared). */
-  function metaCache(): (app: string) => Promise<TokenMeta> {
-    const cache = new Map<string, Promise<TokenMeta>>();
-    return (app) => {
-      const parts = app.split('/');
-      const key = `${parts[1]}/${parts[2]}`;
-      let p = cache.get(key);
+  /** Lookups kept for one index state: reference NFTs by `identity/vk`, and per app its metadata and text. */
+  interface KeptMeta {
+    nfts: Map<string, Promise<TokenMeta>>;
+    apps: Map<string, Promise<AppMeta>>;
+    /** Characters of the apps' texts (each holds its metadata's strings). */
+    chars: number;
+  }
+  const newKeptMeta = (): KeptMeta => ({ nfts: new Map(), apps: new Map(), chars: 0 });
+  let metaState: number | undefined;
+  let keptMeta = newKeptMeta();
+
+  /**
+   * Metadata per app, kept for the confirmed index state it was read in: reference NFTs change
+   * only with a block or a rollback, which moves the store's data version (the mempool is not
+   * read). The version is taken before the lookups, so what a state keeps was read in it or
+   * later, never before; a computation still running when the state moves finishes into the old
+   * state's maps, which are gone. Where the version cannot be told, the lookups are shared within
+   * one request only.
+   */
+  async function metaCache(): Promise<(app: string) => Promise<AppMeta>> {
+    const v = store.dataVersion();
+    const now = typeof v === 'object' ? await v : v;
+    let kept: KeptMeta;
+    if (now === undefined) kept = newKeptMeta();
+    else {
+      if (now !== metaState || keptMeta.apps.size > MAX_KEPT_META || keptMeta.chars > MAX_KEPT_META_CHARS) {
+        metaState = now;
+        keptMeta = newKeptMeta();
+      }
+      kept = keptMeta;
+    }
+    const nftMeta = (identity: string, vk: string): Promise<TokenMeta> => {
+      const key = `${identity}/${vk}`;
+      let p = kept.nfts.get(key);
       if (!p) {
         p = (async () => {
-          const nft = await store.nftData(parts[1] ?? '', parts[2] ?? '');
+          const nft = await store.nftData(identity, vk);
           if (!nft) return NO_META;
           try {
             return chip420Meta(decodeCbor(nft.data), nft.app);
@@ -203,7 +252,22 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
             return { ...NO_META, found: true, refApp: nft.app };
           }
         })();
-        cache.set(key, p);
+        kept.nfts.set(key, p);
+        p.catch(() => kept.nfts.delete(key)); // a failed read is asked again
+      }
+      return p;
+    };
+    return (app) => {
+      let p = kept.apps.get(app);
+      if (!p) {
+        const parts = app.split('/');
+        p = nftMeta(parts[1] ?? '', parts[2] ?? '').then((meta) => {
+          const text = JSON.stringify(metaFields(app, meta)).slice(1, -1);
+          kept.chars += text.length;
+          return { meta, text };
+        });
+        kept.apps.set(app, p);
+        p.catch(() => kept.apps.delete(app));
       }
       return p;
     };
@@ -225,9 +289,9 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
   });
 
   /** What an address holds in charms, per app (sorted), with its outputs. */
-  async function holdings(address: string, meta: (app: string) => Promise<TokenMeta>) {
+  async function holdings(address: string, meta: (app: string) => Promise<AppMeta>) {
     const script = scriptOf(address);
-    const confirmed = outpoints(await store.unspentByScript(script), true, spender);
+    const confirmed = outpoints(await store.unspentForWallet(script), true, spender);
     const pending = outpoints(mempool?.receivesOf(script) ?? [], false, spender);
     const per = new Map<string, { confirmed: bigint; unconfirmed: bigint; mempoolSpent: bigint; utxos: { op: Outpoint; amount: bigint }[] }>();
     for (const op of [...confirmed, ...pending])
@@ -245,35 +309,35 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
     return { script, confirmed, pending, balances };
   }
 
-  const charmUtxo = (address: string, app: string, op: Outpoint, amount: bigint): J => {
-    const apps = op.rows.map((r) => r.app);
-    return {
-      txid: op.txid,
-      vout: op.vout,
-      value: num(op.sats),
-      address,
-      appId: app,
-      app_id: app,
-      amount: num(amount),
-      confirmed: op.height !== null,
-      blockHeight: op.height,
-      block_height: op.height,
-      hasOrderCharm: apps.some((a) => a.startsWith('b/')),
-      allCharmAppIds: apps,
-      mempoolSpent: op.mempoolSpent,
-    };
+  /**
+   * One utxo of a `/wallet/charms` balance entry as JSON text: {txid, vout, value, address, appId,
+   * app_id, amount, confirmed, blockHeight, block_height, hasOrderCharm, allCharmAppIds,
+   * mempoolSpent}, the bytes `ok()` writes for that object (`addressText`, `appText`: JSON strings).
+   * Written by hand: the answers list every output, and the generic writer costs more than the read.
+   */
+  const charmUtxo = (addressText: string, appText: string, op: Outpoint, amount: bigint): string => {
+    if (op.head === undefined) {
+      const apps = op.rows.map((r) => r.app);
+      const h = op.height === null ? 'null' : String(op.height);
+      op.head = `{"txid":${JSON.stringify(op.txid)},"vout":${op.vout},"value":${op.sats},"address":${addressText},`;
+      op.tail = `,"confirmed":${op.height !== null},"blockHeight":${h},"block_height":${h},"hasOrderCharm":${apps.some((a) => a.startsWith('b/'))},"allCharmAppIds":${JSON.stringify(apps)},"mempoolSpent":${op.mempoolSpent}}`;
+    }
+    return `${op.head}"appId":${appText},"app_id":${appText},"amount":${amount}${op.tail}`;
   };
 
-  /** One `/wallet/charms` balance entry. */
-  const charmBalance = (address: string, b: Awaited<ReturnType<typeof holdings>>['balances'][number]): Record<string, J> => ({
-    ...metaFields(b.app, b.meta),
-    confirmed: num(b.e.confirmed),
-    unconfirmed: num(b.e.unconfirmed),
-    mempoolSpent: num(b.e.mempoolSpent),
-    available: num(b.e.confirmed - b.e.mempoolSpent),
-    total: num(b.e.confirmed + b.e.unconfirmed),
-    utxos: b.e.utxos.map((u) => charmUtxo(address, b.app, u.op, u.amount)),
-  });
+  /**
+   * One `/wallet/charms` balance entry: the app's metadata fields (metaFields), confirmed,
+   * unconfirmed, mempoolSpent, available, total, utxos, then `more` (JSON text of further fields).
+   */
+  const charmBalance = (address: string, b: Awaited<ReturnType<typeof holdings>>['balances'][number], more = ''): RawJson => {
+    const addressText = JSON.stringify(address);
+    const appText = JSON.stringify(b.app);
+    const utxos = b.e.utxos.map((u) => charmUtxo(addressText, appText, u.op, u.amount)).join(',');
+    const e = b.e;
+    return new RawJson(
+      `{${b.meta.text},"confirmed":${e.confirmed},"unconfirmed":${e.unconfirmed},"mempoolSpent":${e.mempoolSpent},"available":${e.confirmed - e.mempoolSpent},"total":${e.confirmed + e.unconfirmed},"utxos":[${utxos}]${more}}`,
+    );
+  };
 
   async function addressUtxos(address: string): Promise<AddressUtxo[] | undefined> {
     if (!btc?.addressUtxos) return undefined;
@@ -287,7 +351,7 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
   }
 
   /** One `/wallet/balance` entry: BTC from the BTC source, charms from the index. */
-  async function balanceEntry(address: string, meta: (app: string) => Promise<TokenMeta>): Promise<J> {
+  async function balanceEntry(address: string, meta: (app: string) => Promise<AppMeta>): Promise<J> {
     const h = await holdings(address, meta);
     const charmOuts = new Set([...h.confirmed, ...h.pending].map((x) => `${x.txid}:${x.vout}`));
     const utxos = await addressUtxos(address);
@@ -335,6 +399,27 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
     };
   }
 
+  /**
+   * `{results: {<address>: <entry>}}` from each address's `GET /v1/wallet/balance/{address}` answer
+   * (a batch entry is that answer's body: the same bytes); the first answer that is not a 200 is
+   * the batch's answer, as the error it carries would be if computed here.
+   */
+  async function balanceBatch(addrs: string[], answer: (address: string) => Promise<Res>): Promise<Res> {
+    const parts: Uint8Array[] = [];
+    // a repeated address keeps its first place (as an object's key does)
+    for (const a of new Set(addrs)) {
+      const res = await answer(a);
+      if (res.status !== 200 || res.body === undefined) return res;
+      parts.push(
+        Buffer.from(`${parts.length === 0 ? '{"results":{' : ','}${JSON.stringify(a)}:`),
+        typeof res.body === 'string' ? Buffer.from(res.body) : res.body,
+      );
+    }
+    if (parts.length === 0) return ok({ results: {} });
+    parts.push(Buffer.from('}}'));
+    return { status: 200, headers: { ...JSON_HEADERS }, body: Buffer.concat(parts) };
+  }
+
   async function tipHeight(): Promise<number | undefined> {
     return (await store.tip())?.height;
   }
@@ -343,13 +428,13 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
   async function addressTxs(address: string, limit: number, sinceBlock?: number) {
     const script = scriptOf(address);
     const tip = await tipHeight();
-    const meta = metaCache();
+    const meta = await metaCache();
     const items: Record<string, J>[] = [];
     const pendingTxs = new Map<string, CharmOutputWrite[]>();
     for (const r of mempool?.receivesOf(script) ?? []) pendingTxs.set(r.txid, [...(pendingTxs.get(r.txid) ?? []), r]);
     const scriptHex = hex(script);
     const asset = async (app: string, amount: bigint, vout: number): Promise<J> => {
-      const m = await meta(app);
+      const m = (await meta(app)).meta;
       return { appId: app, app_id: app, assetType: assetType(app), asset_type: assetType(app), symbol: m.ticker, name: m.name, amount: num(amount), vout };
     };
     for (const [txid, outs] of [...pendingTxs.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
@@ -593,16 +678,18 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
       checkNetwork(body.network);
       const addrs = addressList(body);
       const results: Record<string, J> = {};
-      const meta = metaCache();
       if (p === '/v1/wallet/balance/batch') {
+        if (o.balanceAnswer) return balanceBatch(addrs, o.balanceAnswer);
+        const meta = await metaCache();
         for (const a of addrs) results[a] = await balanceEntry(a, meta);
       } else if (p === '/v1/wallet/charms/batch/indexed') {
+        const meta = await metaCache();
         for (const a of addrs) {
           const h = await holdings(a, meta);
           results[a] = {
             address: a,
             network: o.network,
-            balances: h.balances.map((b) => ({ ...charmBalance(a, b), cardano: null })),
+            balances: h.balances.map((b) => charmBalance(a, b, ',"cardano":null')),
             count: h.balances.length,
           };
         }
@@ -627,9 +714,9 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
     if (m && method === 'GET') {
       const address = m[2]!;
       scriptOf(address);
-      if (m[1] === 'balance') return ok(await balanceEntry(address, metaCache()));
+      if (m[1] === 'balance') return ok(await balanceEntry(address, await metaCache()));
       if (m[1] === 'charms') {
-        const h = await holdings(address, metaCache());
+        const h = await holdings(address, await metaCache());
         return ok({ address, network: o.network, balances: h.balances.map((b) => charmBalance(address, b)), count: h.balances.length });
       }
       if (m[1] === 'utxos') {
@@ -774,10 +861,10 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
 
   /** The explorer's TransactionData of a charm transaction (404 for others). */
   async function transactionData(txid: string): Promise<J> {
-    const meta = metaCache();
+    const meta = await metaCache();
     const tip = await tipHeight();
     const assetJson = async (r: { app: string; amount: bigint | null; script: Uint8Array }, role: string, vout: number): Promise<J> => {
-      const m = await meta(r.app);
+      const m = (await meta(r.app)).meta;
       return {
         app_id: r.app,
         appId: r.app,

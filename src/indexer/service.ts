@@ -3,7 +3,7 @@
  * HTTP/1.1 + h2c port serving the index API (`/v1/...`) beside the spell-query routes
  * (`GET`/`PUT /spells/<txid>`) and the wallet page.
  */
-import { listenDual, type Handler, type Listening } from '../infra/http.js';
+import { listenDual, type Handler, type Listening, type Res } from '../infra/http.js';
 import type { ResponseCache } from '../infra/cache.js';
 import { silentLogger, type Logger } from '../infra/log.js';
 import type { ServerLimits } from '../settings/limits.js';
@@ -135,9 +135,22 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     });
     registerIndexMetrics(follower);
   }
+  /** The answer to a GET through the answer cache (the explorer API's batch entries are kept GET answers). */
+  const viaCache = (path: string): Promise<Res> => api({ method: 'GET', path, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
   const index = indexApiHandler({ store: o.store, follower, mempool, source: o.source, network: o.network, version: o.version, maxLag: o.maxLag, log });
   const api = cachedAnswers(
-    withExplorerApi(explorerApiHandler({ store: o.store, mempool, source: o.source, btc: o.btcSource, network: o.network, log }), index),
+    withExplorerApi(
+      explorerApiHandler({
+        store: o.store,
+        mempool,
+        source: o.source,
+        btc: o.btcSource,
+        network: o.network,
+        log,
+        balanceAnswer: (address) => viaCache(`/v1/wallet/balance/${address}`),
+      }),
+      index,
+    ),
     {
       state: () => {
         const v = o.store.dataVersion();

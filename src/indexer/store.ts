@@ -194,6 +194,16 @@ export interface CharmOutputRow {
   spent: { txid: string; vin: number; height: number } | null;
 }
 
+/** An unspent charm output (one app of it) as the explorer-compatible API shows it. */
+export interface WalletOutputRow {
+  txid: string;
+  vout: number;
+  app: string;
+  amount: bigint | null;
+  sats: bigint;
+  createdHeight: number;
+}
+
 export interface HistoryEntry {
   txid: string;
   height: number;
@@ -277,6 +287,11 @@ export interface IndexStore {
   charmOutpoints?(): Promise<CharmOutpoints | undefined>;
   /** Unspent charm outputs paying `script`, by txid, vout, app. */
   unspentByScript(script: Uint8Array): Promise<CharmOutputRow[]>;
+  /**
+   * The explorer-compatible API's read of the unspent charm outputs paying `script`: the rows of
+   * `unspentByScript` in the same order, with only the columns a wallet's balance shows.
+   */
+  unspentForWallet(script: Uint8Array): Promise<WalletOutputRow[]>;
   /**
    * Per unspent charm output paying `script` and app: the amount (null: not fungible), and with
    * `outpoints` (the default) its txid and vout (without: '' and -1, a cheaper read); any order.
@@ -731,6 +746,29 @@ export class SqlStore implements IndexStore {
       [Buffer.from(script)],
     );
     return r.map(outputRow);
+  }
+
+  async unspentForWallet(script: Uint8Array): Promise<WalletOutputRow[]> {
+    // unspentByScript's rows and order without its script join and its data, script and spend
+    // columns, rows as arrays, the txid's hex written by the engine. SQLite: no apps join either
+    // (appText), and sorted here in its order (txid bytes: the hex's order; vout; apps by BINARY
+    // collation: UTF-8 bytes), sparing its temporary B-tree; PostgreSQL sorts apps by the database's
+    // collation, so it joins and sorts them itself.
+    const sqlite = this.engine === 'sqlite';
+    const txidHex = sqlite ? 'lower(hex(co.txid))' : "encode(co.txid, 'hex')";
+    const r = await this.d.rows(
+      `SELECT ${sqlite ? 'co.app_id' : 'a.app'}, co.amount, ${txidHex}, co.vout, co.btc_value, co.created_height FROM charm_outputs co${sqlite ? '' : ' JOIN apps a ON a.id = co.app_id'}
+       WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL${sqlite ? '' : ' ORDER BY co.txid, co.vout, a.app'}`,
+      [Buffer.from(script)],
+    );
+    const out: WalletOutputRow[] = new Array(r.length);
+    for (let i = 0; i < r.length; i++) {
+      const x = r[i]!;
+      const app = sqlite ? (this.appTexts.get(num(x[0])) ?? (await this.appText(num(x[0])))) : (x[0] as string);
+      out[i] = { txid: x[2] as string, vout: num(x[3]), app, amount: x[1] === null ? null : big(x[1]), sats: big(x[4]), createdHeight: num(x[5]) };
+    }
+    if (sqlite) out.sort((p, q) => (p.txid < q.txid ? -1 : p.txid > q.txid ? 1 : p.vout - q.vout || Buffer.compare(Buffer.from(p.app), Buffer.from(q.app))));
+    return out;
   }
 
   async unspentAmounts(script: Uint8Array, outpoints = true): Promise<{ txid: string; vout: number; app: string; amount: bigint | null }[]> {

@@ -160,7 +160,8 @@ function readBody(stream: NodeJS.ReadableStream, declared: string | undefined, l
     stream.on('data', onData);
     stream.on('end', () => finish(undefined, Buffer.concat(chunks)));
     stream.on('error', (e) => finish(e as Error));
-    stream.on('close', () => finish(new CharmsError('INVALID_INPUT', 'the client closed the request before sending its body')));
+    // every request closes: the error (and its stack) only for one that closed before its end
+    stream.on('close', () => done || finish(new CharmsError('INVALID_INPUT', 'the client closed the request before sending its body')));
   });
   return { promise, taken: () => taken };
 }
