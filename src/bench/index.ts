@@ -138,7 +138,7 @@ async function applyFigures(dir: string, never: () => never): Promise<void> {
       `index: a block of ${perBlock} transactions (${2 * perBlock} inputs, no charm output among them) applied to SQLite ${name}: median ${median(ms).toFixed(1)} ms wall, ${median(cpu).toFixed(1)} ms CPU over ${ms.length} blocks` +
         (kept === undefined
           ? ''
-          : `; recent_txs with its index ${(kept / (blocks * (perBlock + 1))).toFixed(0)} bytes per transaction, ${(kept / blocks / 1e3).toFixed(0)} kB per block`),
+          : `; recent_txs ${(kept / (blocks * (perBlock + 1))).toFixed(0)} bytes per transaction, ${(kept / blocks / 1e3).toFixed(0)} kB per block`),
     );
   }
 }

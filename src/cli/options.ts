@@ -80,7 +80,7 @@ export const indexOptions = [
     name: 'recent-tx-blocks',
     value: 'BLOCKS',
     default: '144',
-    help: "The last blocks whose transactions' heights are kept, for confirmations a node without -txindex cannot give (0: none)",
+    help: "The last blocks whose transactions' heights are kept, for confirmations a node without -txindex cannot give (0: none; at most 1008)",
   },
   { name: 'answer-cache-mb', value: 'MB', default: '32', help: 'Memory for API answers kept until the index moves (0: none)' },
   { name: 'api-only', help: 'Serve the database without following a node (API replicas on PostgreSQL)' },

@@ -28,6 +28,11 @@ export const DEFAULT_FETCH_AHEAD = 4;
 export const DEFAULT_COMMIT_BLOCKS = 8;
 /** Blocks whose txids the index keeps (`recent_txs`): a day of Bitcoin blocks. */
 export const DEFAULT_RECENT_TX_BLOCKS = 144;
+/**
+ * At most a week of blocks: a lookup keeps the window's sorted txids in memory (~100 kB a full
+ * block, store.ts recentTxHeight), so the bound on the window is the bound on that memory.
+ */
+export const MAX_RECENT_TX_BLOCKS = 1_008;
 /** A batch of blocks is committed at the latest after this long (the status stays fresh). */
 const BATCH_MS = 2_000;
 

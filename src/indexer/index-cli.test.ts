@@ -234,10 +234,10 @@ test('charms index refuses a second indexer and a --mock index without --mock', 
       db,
       '--mock',
       '--recent-tx-blocks',
-      'x',
+      '1009',
     ]);
     assert.notEqual(badRecent.status, 0);
-    assert.match(badRecent.stderr, /--recent-tx-blocks: expected an integer from 0 to 100000/);
+    assert.match(badRecent.stderr, /--recent-tx-blocks: expected an integer from 0 to 1008/);
     const apiOnly = await startIndex(['--db', db, '--api-only', '--network', 'regtest', '--mock']);
     children.push(apiOnly.child);
     const st = await h1(apiOnly.port, 'GET', '/v1/status');

@@ -90,7 +90,7 @@ for (const name of ENGINES) {
     const e = await engines.engine(name, t);
     if (!e) return;
     // the schema version before the recent_txs migration (whatever its number after merges)
-    const before = MIGRATIONS.findIndex((m) => m.includes('recent_txs (txid'));
+    const before = MIGRATIONS.findIndex((m) => m.includes('recent_txs (height'));
     assert.ok(before >= 2);
     const file = await e.newDb();
     const old = await e.open(file);

@@ -75,14 +75,14 @@ DROP INDEX IF EXISTS co_unspent_script;
 `;
 
 /**
- * Version 4: the txids of the last blocks (`--recent-tx-blocks`, follower.ts), so that the
- * explorer API knows the height of any recent transaction, spell or not, without asking a node
- * that may lack `-txindex`. Written with the block, deleted by a rollback above it, pruned below
- * the window; only blocks near the node's tip are written (initial sync skips the rest). Idempotent, as V2 and V3.
+ * Version 4: the txids of the last blocks (`--recent-tx-blocks`, follower.ts; one row per block,
+ * its txids sorted), so that the explorer API knows the height of any recent transaction, spell or
+ * not, without asking a node that may lack `-txindex`. Written with the block, deleted by a
+ * rollback above it, pruned below the window; only blocks near the node's tip are written (initial
+ * sync skips the rest). Idempotent, as V2 and V3.
  */
 const V4 = `
-CREATE TABLE IF NOT EXISTS recent_txs (txid {BLOB} PRIMARY KEY, height INTEGER NOT NULL) {NOROWID};
-CREATE INDEX IF NOT EXISTS recent_txs_height ON recent_txs(height);
+CREATE TABLE IF NOT EXISTS recent_txs (height INTEGER PRIMARY KEY, txids {BLOB} NOT NULL);
 `;
 
 export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4];

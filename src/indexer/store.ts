@@ -468,11 +468,19 @@ function outputRow(r: Row): CharmOutputRow {
   };
 }
 
-/** `recent_txs` inserts of 200, 20 and 1 rows (SQLite: each prepared once, 2 parameters a row). */
-const RECENT_INSERTS = [200, 20, 1].map(
-  (rows) =>
-    [rows, `INSERT INTO recent_txs (txid, height) VALUES ${Array.from({ length: rows }, () => '(?, ?)').join(', ')} ON CONFLICT (txid) DO NOTHING`] as const,
-);
+/** Whether the sorted 32-byte txids `ids` hold `want` (binary search). */
+function sortedTxidsHave(ids: Buffer, want: Buffer): boolean {
+  let lo = 0;
+  let hi = ids.length / 32 - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = ids.compare(want, 0, 32, mid * 32, mid * 32 + 32);
+    if (c === 0) return true;
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}
 
 const blockRow = (r: Row): StoredBlock => ({ height: num(r.height), hash: hexOf(r.hash), prevHash: hexOf(r.prev_hash), time: num(r.time) });
 
@@ -489,6 +497,8 @@ export class SqlStore implements IndexStore {
   private writes = 0;
   private appIds = new Map<string, number>();
   private scriptIds = new Map<string, number>();
+  /** Sorted txids of recent blocks by height, with the block hash they were read with (recentTxHeight). */
+  private readonly recentTxids = new Map<number, { hash: string; txids: Buffer }>();
   /** App id → app, of committed rows (see appText). */
   private readonly appTexts = new Map<number, string>();
 
@@ -666,30 +676,21 @@ export class SqlStore implements IndexStore {
       ]);
   }
 
-  /** The block's txids into `recent_txs` (when it carries them), and rows below its window out. */
+  /**
+   * The block's txids into `recent_txs` (when it carries them) as one row, sorted (a search halves
+   * it), and rows below its window out. One row per block, not per transaction: thousands of rows
+   * keyed by random txids would dirty a page of the table's B-tree each (tens of MB of WAL per
+   * block once the window is full, 150-200 ms a block measured), one row appends.
+   */
   private async writeRecentTxs(tx: TxDriver, b: BlockWrite): Promise<void> {
     if (b.recentFrom !== undefined) await tx.run('DELETE FROM recent_txs WHERE height < ?', [b.recentFrom]);
     const ids = b.txids;
     if (!ids || ids.length === 0) return;
     if (ids.length % 32 !== 0) throw new CharmsError('INTERNAL', `block ${b.height}: txids of ${ids.length} bytes, not 32 each`);
-    const at = (i: number) => Buffer.from(ids.buffer, ids.byteOffset + 32 * i, 32);
-    const n = ids.length / 32;
-    // a txid twice (BIP30 allows it once the first is spent): the first height stays, so a
-    // rollback of the second one's block leaves the first's row as it was
-    if (this.engine === 'postgres') {
-      await tx.run('INSERT INTO recent_txs (txid, height) SELECT t, ? FROM unnest(?::bytea[]) AS t ON CONFLICT (txid) DO NOTHING', [
-        b.height,
-        Array.from({ length: n }, (_, i) => at(i)),
-      ]);
-      return;
-    }
-    let i = 0;
-    for (const [rows, sql] of RECENT_INSERTS)
-      for (; i + rows <= n; i += rows) {
-        const params: unknown[] = [];
-        for (let k = 0; k < rows; k++) params.push(at(i + k), b.height);
-        await tx.run(sql, params);
-      }
+    // hex order is byte order; strings sort fast
+    const hex = Buffer.from(ids.buffer, ids.byteOffset, ids.length).toString('hex');
+    const each = Array.from({ length: ids.length / 32 }, (_, i) => hex.slice(64 * i, 64 * i + 64)).sort();
+    await tx.run('INSERT INTO recent_txs (height, txids) VALUES (?, ?)', [b.height, Buffer.from(each.join(''), 'hex')]);
   }
 
   async rollbackTo(forkHeight: number, reorg: Omit<ReorgRow, 'forkHeight'>): Promise<void> {
@@ -825,9 +826,29 @@ export class SqlStore implements IndexStore {
     return r[0] && { txid, height: num(r[0].height), txIndex: num(r[0].tx_index), version: num(r[0].version), spell: new Uint8Array(r[0].spell as Uint8Array) };
   }
 
+  /**
+   * The lowest recent block holding `txid` (a txid twice, as BIP30 allows once the first is spent:
+   * the first). Each block's sorted txids are read once and kept with the block hash they were read
+   * with (a reorg's replacement at a height is another hash); the heights and hashes are read per
+   * call, so nothing rolled back is answered.
+   */
   async recentTxHeight(txid: string): Promise<number | undefined> {
-    const r = await this.d.all('SELECT height FROM recent_txs WHERE txid = ?', [bytes(txid)]);
-    return r[0] && num(r[0].height);
+    const want = bytes(txid);
+    if (want.length !== 32) return undefined;
+    const rows = await this.d.all('SELECT r.height, b.hash FROM recent_txs r JOIN blocks b ON b.height = r.height ORDER BY r.height');
+    const now = new Map(rows.map((r) => [num(r.height), hexOf(r.hash)]));
+    for (const h of this.recentTxids.keys()) if (!now.has(h)) this.recentTxids.delete(h);
+    for (const [height, hash] of now) {
+      let kept = this.recentTxids.get(height);
+      if (kept?.hash !== hash) {
+        const r = await this.d.all('SELECT r.txids, b.hash FROM recent_txs r JOIN blocks b ON b.height = r.height WHERE r.height = ?', [height]);
+        if (!r[0]) continue; // rolled back meanwhile
+        kept = { hash: hexOf(r[0].hash), txids: Buffer.from(r[0].txids as Uint8Array) };
+        this.recentTxids.set(height, kept);
+      }
+      if (sortedTxidsHave(kept.txids, want)) return height;
+    }
+    return undefined;
   }
 
   async history(script: Uint8Array, limit: number, cursor?: HistoryCursor): Promise<HistoryEntry[]> {
@@ -902,7 +923,10 @@ export class SqlStore implements IndexStore {
       'SELECT s.script, h.height, h.tx_index, h.txid, a.app, h.received, h.sent FROM script_history h JOIN scripts s ON s.id = h.script_id JOIN apps a ON a.id = h.app_id ORDER BY s.script, h.height, h.tx_index, a.app',
     ))
       lines.push(`hist ${hexOf(h.script)} ${num(h.height)} ${num(h.tx_index)} ${hexOf(h.txid)} ${h.app as string} +${big(h.received)} -${big(h.sent)}`);
-    for (const t of await this.d.all('SELECT txid, height FROM recent_txs ORDER BY height, txid')) lines.push(`recent ${hexOf(t.txid)} ${num(t.height)}`);
+    for (const t of await this.d.all('SELECT height, txids FROM recent_txs ORDER BY height')) {
+      const ids = Buffer.from(t.txids as Uint8Array);
+      for (let i = 0; i < ids.length; i += 32) lines.push(`recent ${ids.subarray(i, i + 32).toString('hex')} ${num(t.height)}`);
+    }
     return lines.join('\n');
   }
 

@@ -7,7 +7,7 @@ import { defaultIndexDb, indexSettings, loadSettings } from '../../settings/sett
 import { sourceFromConfig } from '../../sources/tx-sources.js';
 import { openIndexStore } from '../../indexer/open.js';
 import { startIndexService } from '../../indexer/service.js';
-import { DEFAULT_COMMIT_BLOCKS, DEFAULT_FETCH_AHEAD, DEFAULT_MAX_REORG_DEPTH, DEFAULT_RECENT_TX_BLOCKS } from '../../indexer/follower.js';
+import { DEFAULT_COMMIT_BLOCKS, DEFAULT_FETCH_AHEAD, DEFAULT_MAX_REORG_DEPTH, DEFAULT_RECENT_TX_BLOCKS, MAX_RECENT_TX_BLOCKS } from '../../indexer/follower.js';
 import { startHeightFor } from '../../indexer/start-height.js';
 import { blockSourceFromConfig, btcSourceFromConfig } from '../../sources/chain-sources.js';
 import type { BitcoinNetwork } from '../../sources/block-source.js';
@@ -60,7 +60,7 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
   const poll = intOpt(opts['poll-interval'], 'poll-interval', 1, 3600);
   const fetchAhead = intOpt(opts['fetch-ahead'], 'fetch-ahead', 1, 64) ?? DEFAULT_FETCH_AHEAD;
   const commitBlocks = intOpt(opts['commit-blocks'], 'commit-blocks', 1, 1000) ?? DEFAULT_COMMIT_BLOCKS;
-  const recentTxBlocks = intOpt(opts['recent-tx-blocks'], 'recent-tx-blocks', 0, 100_000) ?? DEFAULT_RECENT_TX_BLOCKS;
+  const recentTxBlocks = intOpt(opts['recent-tx-blocks'], 'recent-tx-blocks', 0, MAX_RECENT_TX_BLOCKS) ?? DEFAULT_RECENT_TX_BLOCKS;
   const answerCacheMb = intOpt(opts['answer-cache-mb'], 'answer-cache-mb', 0, 1_000_000);
   const db = idx.db ?? defaultIndexDb(idx, network);
   const store = await openIndexStore(db, { mode: apiOnly ? 'reader' : 'writer', network, mock: settings.mock, startHeight });
