@@ -95,16 +95,17 @@ export class PgDriver implements Driver {
   }
 
   async all(sql: string, params: unknown[] = []): Promise<Row[]> {
-    try {
-      return (await this.pool.query(numbered(sql), params)).rows as Row[];
-    } catch (e) {
-      throw (e as { code?: string }).code === undefined ? unavailable(this.url, e) : e;
-    }
+    return (await this.read({ text: numbered(sql), values: params })) as Row[];
   }
 
   async rows(sql: string, params: unknown[] = []): Promise<unknown[][]> {
+    return (await this.read({ text: numbered(sql), values: params, rowMode: 'array' })) as unknown[][];
+  }
+
+  /** A read through the pool; a failure without a PostgreSQL error code is the database being away. */
+  private async read(q: PgTypes.QueryConfig & { rowMode?: 'array' }): Promise<unknown[]> {
     try {
-      return (await this.pool.query({ text: numbered(sql), values: params, rowMode: 'array' })).rows as unknown[][];
+      return (await this.pool.query(q)).rows as unknown[];
     } catch (e) {
       throw (e as { code?: string }).code === undefined ? unavailable(this.url, e) : e;
     }

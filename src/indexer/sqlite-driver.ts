@@ -52,24 +52,16 @@ function addExactSum(db: Database): void {
 
 class Prepared {
   private readonly cache = new Map<string, Statement>();
-  private readonly rawCache = new Map<string, Statement>();
   constructor(readonly db: Database) {
     addExactSum(db);
   }
-  stmt(sql: string): Statement {
-    let s = this.cache.get(sql);
+  /** The statement of `sql`, prepared once; `raw`: answering rows as arrays (no object per row: a quarter less CPU on small reads). */
+  stmt(sql: string, raw = false): Statement {
+    const key = raw ? `raw ${sql}` : sql;
+    let s = this.cache.get(key);
     if (!s) {
-      s = this.db.prepare(sql);
-      this.cache.set(sql, s);
-    }
-    return s;
-  }
-  /** The statement answering rows as arrays (no object per row: a quarter less CPU on small reads). */
-  rawStmt(sql: string): Statement {
-    let s = this.rawCache.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql).raw(true);
-      this.rawCache.set(sql, s);
+      s = raw ? this.db.prepare(sql).raw(true) : this.db.prepare(sql);
+      this.cache.set(key, s);
     }
     return s;
   }
@@ -183,7 +175,7 @@ export class SqliteDriver implements Driver {
   }
 
   async rows(sql: string, params: unknown[] = []): Promise<unknown[][]> {
-    return this.reader.rawStmt(sql).all(...params) as unknown[][];
+    return this.reader.stmt(sql, true).all(...params) as unknown[][];
   }
 
   dataVersion(): number {
