@@ -2,16 +2,26 @@
  * Opens the index named by `--db` / INDEX_DB_URL: a `postgres://` (or `postgresql://`) URL is
  * PostgreSQL, anything else a SQLite file path. The writer takes the engine's one-writer lock and
  * migrates; a reader (`--api-only`) only checks. Either refuses a database of another network or
- * another mock mode.
+ * another mock mode. A SQLite reader follows its path (reopen.ts): a file deleted and built anew,
+ * or moved over the old one, is served once it passes the same checks.
  */
 import { redactUrl } from '../util/redact.js';
 import { PgDriver } from './pg-driver.js';
+import { ReopeningStore, type ReopenOptions } from './reopen.js';
 import { SqliteDriver } from './sqlite-driver.js';
 import { prepareSchema, SqlStore, type Driver, type IndexStore, type OpenOptions } from './store.js';
 
 const isPostgresUrl = (db: string): boolean => /^postgres(ql)?:\/\//i.test(db);
 
-export async function openIndexStore(db: string, o: Omit<OpenOptions, 'label'>): Promise<IndexStore> {
+/** How a SQLite reader follows its path (reopen.ts). */
+export type FollowOptions = Omit<ReopenOptions, 'open'>;
+
+export async function openIndexStore(db: string, o: Omit<OpenOptions, 'label'>, follow: FollowOptions = {}): Promise<IndexStore> {
+  if (!isPostgresUrl(db) && o.mode === 'reader') return ReopeningStore.open(db, { ...follow, open: () => openOnce(db, o) });
+  return openOnce(db, o);
+}
+
+async function openOnce(db: string, o: Omit<OpenOptions, 'label'>): Promise<IndexStore> {
   const pg = isPostgresUrl(db);
   const label = pg ? redactUrl(db) : db;
   const d: Driver = pg ? await PgDriver.open(db, o.mode) : SqliteDriver.open(db, o.mode);

@@ -369,6 +369,7 @@ export async function prepareSchema(d: Driver, o: OpenOptions): Promise<IndexMet
       `${o.label}: the index was built by a newer charms-ts (schema ${version}, this one knows ${SCHEMA_VERSION}); upgrade charms-ts or index into a new database`,
     );
   if (version < SCHEMA_VERSION) {
+    if (o.mode === 'reader' && version === 0) throw new CharmsError('CONFIG', `${o.label}: the index is empty; start the indexer first`);
     if (o.mode === 'reader')
       throw new CharmsError(
         'CONFIG',

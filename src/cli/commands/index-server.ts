@@ -63,7 +63,12 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
   const recentTxBlocks = intOpt(opts['recent-tx-blocks'], 'recent-tx-blocks', 0, MAX_RECENT_TX_BLOCKS) ?? DEFAULT_RECENT_TX_BLOCKS;
   const answerCacheMb = intOpt(opts['answer-cache-mb'], 'answer-cache-mb', 0, 1_000_000);
   const db = idx.db ?? defaultIndexDb(idx, network);
-  const store = await openIndexStore(db, { mode: apiOnly ? 'reader' : 'writer', network, mock: settings.mock, startHeight });
+  // an --api-only SQLite reader says on stderr when the file at its path changes (reopen.ts)
+  const store = await openIndexStore(
+    db,
+    { mode: apiOnly ? 'reader' : 'writer', network, mock: settings.mock, startHeight },
+    { notice: (line) => ctx.stderr(`${line}\n`) },
+  );
   let started = false;
   try {
     await serve(opts, settings, async ({ host, port, log, cache }) => {
