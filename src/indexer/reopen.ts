@@ -21,7 +21,8 @@
  * before, so no answer kept for the old file is ever served for the new one; while nothing is
  * served it is undefined (nothing is kept). When the data version moves (a commit, once per
  * block, not per request) the path is checked at once too: a new database taking over the side
- * files moves it, so no answer is computed from that mix. A request whose calls straddle the switch reads its
+ * files moves it, so no answer the cache may keep, nor the tip (`/v1/status`), is read from that
+ * mix (tip() reads the version first). A request whose calls straddle the switch reads its
  * first calls from the old file and the rest from the new one, as a request straddling a commit
  * does; its answer is kept, if at all, under the old file's state only, which is gone.
  */
@@ -31,7 +32,7 @@ import type { Engine } from './schema.js';
 import type { IndexStore } from './store.js';
 
 /** How often the path is checked by default: a replacement is served within this time. */
-export const DEFAULT_REOPEN_CHECK_MS = 1000;
+const DEFAULT_REOPEN_CHECK_MS = 1000;
 
 /** A file's identity: it survives renames, and a path re-created names another one. */
 export interface FileId {
@@ -266,7 +267,11 @@ export class ReopeningStore implements IndexStore {
   }
 
   meta: IndexStore['meta'] = () => this.use((s) => s.meta());
-  tip: IndexStore['tip'] = () => this.use((s) => s.tip());
+  tip: IndexStore['tip'] = () => {
+    // `/v1/status` and the confirmations read it, outside the answer cache: its check first
+    this.dataVersion();
+    return this.use((s) => s.tip());
+  };
   blockAt: IndexStore['blockAt'] = (height) => this.use((s) => s.blockAt(height));
   applyBlock: IndexStore['applyBlock'] = (b) => this.use((s) => s.applyBlock(b));
   applyBlocks: IndexStore['applyBlocks'] = (bs) => this.use((s) => s.applyBlocks(bs));
