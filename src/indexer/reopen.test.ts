@@ -213,6 +213,13 @@ async function answers(get: (p: string) => Promise<{ status: number; body: Buffe
 
 const direct = (svc: IndexService) => (p: string) => h1(svc.server.port, 'GET', p);
 
+/** Moves `file` over `db` as the docs say: the old index's side files removed first. */
+function moveIn(file: string, db: string): void {
+  rmSync(`${db}-wal`, { force: true });
+  rmSync(`${db}-shm`, { force: true });
+  renameSync(file, db);
+}
+
 async function assert503(get: (p: string) => Promise<{ status: number; body: Buffer }>, paths: string[], why: RegExp): Promise<void> {
   for (const p of ['/v1/status', ...paths]) {
     const r = await get(p);
@@ -299,9 +306,7 @@ test('sqlite --api-only: a new file moved over the old one is served; with the o
     // and again: the procedure the docs give (side files removed, then mv) is served at once
     const w3 = await indexer(built, f.chain());
     await w3.close();
-    rmSync(`${db}-wal`, { force: true });
-    rmSync(`${db}-shm`, { force: true });
-    renameSync(built, db);
+    moveIn(built, db);
     await r.store.check();
     assert.deepEqual(await answers(r.get, f.paths), old);
   } finally {
@@ -319,12 +324,6 @@ test('sqlite --api-only: a replacement of another network, or built with --mock,
   const want = await answers(direct(w1), f.paths);
   await w1.close();
   const r = await reader(db);
-  /** Moves `file` over the path as the docs say (old side files removed first). */
-  const moveIn = (file: string) => {
-    rmSync(`${db}-wal`, { force: true });
-    rmSync(`${db}-shm`, { force: true });
-    renameSync(file, db);
-  };
   try {
     assert.deepEqual(await answers(r.get, f.paths), want);
     // gone for a while: 503, whatever was kept
@@ -335,18 +334,18 @@ test('sqlite --api-only: a replacement of another network, or built with --mock,
     }
     const testnet = join(d, 'testnet.sqlite');
     await (await engines.sqlite().open(testnet, { network: 'testnet4' })).close();
-    moveIn(testnet);
+    moveIn(testnet, db);
     await r.store.check();
     await assert503(r.get, f.paths, /cannot be served: .*network testnet4, not regtest/);
     const mock = join(d, 'mock.sqlite');
     const wm = await indexer(mock, f.chain(), { mock: true });
     await wm.close();
-    moveIn(mock);
+    moveIn(mock, db);
     await r.store.check();
     await assert503(r.get, f.paths, /cannot be served: .*built with --mock/);
     const empty = join(d, 'empty.sqlite');
     writeFileSync(empty, '');
-    moveIn(empty);
+    moveIn(empty, db);
     await r.store.check();
     await assert503(r.get, f.paths, /cannot be served: .*the index is empty; start the indexer first/);
     // the indexer initialises the empty file in place and syncs: served at the next check
@@ -377,9 +376,7 @@ test('sqlite --api-only: the timer finds a replaced file by itself (bounded poll
     const w2 = await indexer(built, f.burned());
     const want = await answers(direct(w2), f.paths);
     await w2.close();
-    rmSync(`${db}-wal`, { force: true });
-    rmSync(`${db}-shm`, { force: true });
-    renameSync(built, db);
+    moveIn(built, db);
     let now = old;
     for (const until = Date.now() + 20_000; Date.now() < until; ) {
       const res = await r.get(f.paths[0]!);
