@@ -6,6 +6,7 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { closeSync, existsSync, linkSync, mkdtempSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,8 @@ import { sqlOn, TestEngines } from '../testing/index-stores.js';
 import { bitcoinVectors, burnTx, vectorChain } from '../testing/index-vectors.js';
 import type { MemoryChain } from '../testing/memory-chain.js';
 import { sharedOrSkip } from '../testing/shared.js';
+import { waitFor } from '../testing/wait.js';
+import { charmsBin } from '../testing/cli.js';
 import { openIndexStore } from './open.js';
 import { fileIdAt, ReopeningStore, sameFile, walHeaderAt } from './reopen.js';
 import { startIndexService, type IndexService } from './service.js';
@@ -377,15 +380,54 @@ test('sqlite --api-only: the timer finds a replaced file by itself (bounded poll
     const want = await answers(direct(w2), f.paths);
     await w2.close();
     moveIn(built, db);
-    let now = old;
-    for (const until = Date.now() + 20_000; Date.now() < until; ) {
-      const res = await r.get(f.paths[0]!);
-      if (res.status === 200 && res.body.toString() !== old[0]) break;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    now = await answers(r.get, f.paths);
-    assert.deepEqual(now, want);
+    await waitFor(
+      async () => {
+        const res = await r.get(f.paths[0]!);
+        return res.status === 200 && res.body.toString() !== old[0];
+      },
+      'the reader to serve the new file',
+      { timeoutMs: 20_000 },
+    );
+    assert.deepEqual(await answers(r.get, f.paths), want);
   } finally {
     await r.svc.close();
+  }
+});
+
+test('charms index --api-only (a process): serves a file moved to its path, says so on stderr', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const f = fixture();
+  const d = tempDir();
+  const db = join(d, 'index.sqlite');
+  const w1 = await indexer(db, f.chain());
+  const old = await answers(direct(w1), f.paths);
+  await w1.close();
+  const child = spawn(process.execPath, [charmsBin, 'index', '--ip', '127.0.0.1', '--port', '0', '--db', db, '--api-only', '--network', 'regtest'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+  try {
+    const port = Number(await waitFor(() => /Charms index running on 127\.0\.0\.1:(\d+)/.exec(stderr)?.[1], 'the reader to listen', { timeoutMs: 30_000 }));
+    const get = (p: string) => h1(port, 'GET', p);
+    assert.deepEqual(await answers(get, f.paths), old);
+    const built = join(d, 'built.sqlite');
+    const w2 = await indexer(built, f.burned());
+    const want = await answers(direct(w2), f.paths);
+    const hash = JSON.parse((await direct(w2)('/v1/status')).body.toString()).index.hash as string;
+    await w2.close();
+    moveIn(built, db);
+    // its own timer (once a second) finds the new file
+    await waitFor(async () => JSON.parse((await get('/v1/status')).body.toString()).index?.hash === hash, 'the new index in /v1/status', {
+      timeoutMs: 20_000,
+    });
+    assert.deepEqual(await answers(get, f.paths), want);
+    assert.match(stderr, /a new index file is at the path; serving it/);
+  } finally {
+    await new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
   }
 });
