@@ -54,7 +54,8 @@ const walOf = (path: string): string => `${path}-wal`;
 /**
  * The header of the write-ahead log at `wal` past its magic, version and page size (checkpoint
  * sequence, salts, checksum: a log started anew has new random salts), as hex; undefined when
- * there is no whole header (no log, or one without frames to read).
+ * there is no whole header (no log, or one without frames to read). SQLite takes its locks on the
+ * database file and `-shm`, none on the log, so closing this descriptor drops none of them.
  */
 export function walHeaderAt(wal: string): string | undefined {
   let fd: number;
