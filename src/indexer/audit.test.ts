@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { betterSqliteModule } from './sqlite-driver.js';
 import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.js';
 import { scriptToAddress } from '../bitcoin/address.js';
+import { parseTx } from '../bitcoin/tx.js';
 import type { Handler, Req } from '../infra/http.js';
 import { indexApiHandler } from './api.js';
 import { startIndexService } from './service.js';
@@ -22,6 +23,9 @@ import { defaultIndexDb, indexSettings } from '../settings/settings.js';
 import { indexOptions } from '../cli/options.js';
 import type { IndexStore } from './store.js';
 import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
+import { CharmsError } from '../errors.js';
+import { bitcoinVectors } from '../testing/index-vectors.js';
+import { sharedOrSkip } from '../testing/shared.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -384,6 +388,62 @@ test('the API answers over HTTP while the index syncs (a block fetch pending), w
     assert.equal((await h1(svc.server.port, 'GET', '/v1/status')).status, 200);
   } finally {
     chain.release();
+    await svc.close();
+  }
+});
+
+// ------------------------------------------------------------------ the mempool overlay and blocks
+
+test('a mined transaction leaves the pending figures with its block, even while the mempool cannot be read', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const e = engines.sqlite();
+  const v = bitcoinVectors();
+  const chain = new MemoryChain();
+  chain.mine([]);
+  const svc = await startIndexService({ store: await e.open(await e.newDb()), source: chain, ...TEST_INDEX_SERVICE });
+  try {
+    const f = svc.follower!;
+    await f.syncOnce();
+    const spellTx = v.get('7269cf1b')!;
+    chain.mempoolAdd(spellTx.raw);
+    await f.syncOnce();
+    const pending = svc.mempool!.get(spellTx.txid)!.outputs[0]!;
+    const address = scriptToAddress(pending.script, 'regtest')!;
+    const figures = async () => {
+      const ours = JSON.parse((await h1(svc.server.port, 'GET', `/v1/addresses/${address}/balances`)).body.toString()).balances[0];
+      const theirs = JSON.parse((await h1(svc.server.port, 'GET', `/v1/wallet/balance/${address}`)).body.toString()).charms.balances[0];
+      return [ours.confirmed, ours.unconfirmed_in, theirs.confirmed, theirs.unconfirmed, theirs.total];
+    };
+    const amount = pending.amount ?? 1n; // an NFT counts one
+    assert.deepEqual(await figures(), ['0', amount.toString(), 0, Number(amount), Number(amount)], 'a verified pending receive');
+    // mined; the node's mempool cannot be read now (a timeout): the block's transactions left it all the same
+    chain.mine([spellTx.raw]);
+    chain.mempoolTxids = async () => {
+      throw new CharmsError('UPSTREAM_FAILED', 'getrawmempool timed out');
+    };
+    await f.syncOnce();
+    assert.equal(f.status.error?.message, 'getrawmempool timed out');
+    assert.deepEqual(await figures(), [amount.toString(), '0', Number(amount), 0, Number(amount)], 'confirmed once, pending no more');
+    const out = JSON.parse((await h1(svc.server.port, 'GET', `/v1/outputs/${spellTx.txid}:${pending.vout}`)).body.toString());
+    assert.equal(out.confirmed, true);
+    // a reorg returns it to the node's mempool: pending again
+    delete (chain as { mempoolTxids?: unknown }).mempoolTxids;
+    chain.reorg(1, [[], []], true);
+    await f.syncOnce();
+    assert.equal(f.status.error, undefined);
+    assert.deepEqual(await figures(), ['0', amount.toString(), 0, Number(amount), Number(amount)], 'returned by a reorg: pending');
+    // a block confirms a transaction spending the same input (a conflict): the receive is gone at once
+    const conflict = v.get('neg-4')!;
+    assert.deepEqual(parseTx(conflict.raw).inputs[0], parseTx(spellTx.raw).inputs[0]);
+    chain.mine([conflict.raw]);
+    chain.mempoolTxids = async () => {
+      throw new CharmsError('UPSTREAM_FAILED', 'getrawmempool timed out');
+    };
+    await f.syncOnce();
+    assert.equal(svc.mempool!.get(spellTx.txid), undefined);
+    const after = JSON.parse((await h1(svc.server.port, 'GET', `/v1/addresses/${address}/balances`)).body.toString());
+    assert.deepEqual(after.balances, [], 'no pending receive of a conflicted transaction');
+  } finally {
     await svc.close();
   }
 });
