@@ -14,7 +14,7 @@ import { scriptToAddress } from '../bitcoin/address.js';
 import { parseTx } from '../bitcoin/tx.js';
 import type { Handler, Req } from '../infra/http.js';
 import { indexApiHandler } from './api.js';
-import { startIndexService } from './service.js';
+import { startIndexService, type IndexService } from './service.js';
 import { h1 } from '../testing/http.js';
 import { MemoryChain } from '../testing/memory-chain.js';
 import { librarySpellCheck } from './block-write.js';
@@ -24,7 +24,7 @@ import { indexOptions } from '../cli/options.js';
 import type { IndexStore } from './store.js';
 import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
 import { CharmsError } from '../errors.js';
-import { bitcoinVectors } from '../testing/index-vectors.js';
+import { bitcoinVectors, burnTx, vectorChain } from '../testing/index-vectors.js';
 import { sharedOrSkip } from '../testing/shared.js';
 
 const engines = new TestEngines();
@@ -445,5 +445,68 @@ test('a mined transaction leaves the pending figures with its block, even while 
     assert.deepEqual(after.balances, [], 'no pending receive of a conflicted transaction');
   } finally {
     await svc.close();
+  }
+});
+
+// ------------------------------------------------------------------ determinism
+
+/** Every state-only GET answer (ours and the explorer-compatible ones) about the chain's vector transactions. */
+async function stateAnswers(svc: IndexService, paths: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of paths) {
+    const r = await h1(svc.server.port, 'GET', p);
+    out.push(`${p} ${r.status} ${r.body.toString()}`);
+  }
+  return out;
+}
+
+test('answers are the same bytes from an index that followed reorgs, fetching ahead, and fresh ones on both engines', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const v = bitcoinVectors();
+  const chain = vectorChain(v);
+  const nft = v.get('1acee7fb')!;
+  const token = v.get('28355906')!;
+  // followed step by step: a burn, a reorg that orphans it and moves a spell transaction to a new block, more blocks
+  const sq = engines.sqlite();
+  const inc = await startIndexService({ store: await sq.open(await sq.newDb()), source: chain, ...TEST_INDEX_SERVICE, fetchAhead: 4, commitBlocks: 2 });
+  const fresh: IndexService[] = [];
+  try {
+    await inc.follower!.syncOnce();
+    chain.mine([burnTx(nft.txid, 0, 1), burnTx(token.txid, 1, 2)]);
+    chain.mine([]);
+    await inc.follower!.syncOnce();
+    chain.reorg(2, [[burnTx(token.txid, 3, 3)], [], [burnTx(nft.txid, 0, 4)]]);
+    await inc.follower!.syncOnce();
+    assert.equal(inc.follower!.status.error, undefined);
+    assert.equal(inc.follower!.status.reorgs, 1);
+    for (const name of ENGINES) {
+      const e = await engines.engine(name, t);
+      if (!e) continue;
+      const svc = await startIndexService({ store: await e.open(await e.newDb()), source: chain, ...TEST_INDEX_SERVICE, fetchAhead: 1, commitBlocks: 1 });
+      fresh.push(svc);
+      await svc.follower!.syncOnce();
+    }
+    const paths = new Set<string>();
+    for (const tx of v.values()) {
+      paths.add(`/v1/txs/${tx.txid}`);
+      paths.add(`/v1/transactions/${tx.txid}`);
+      parseTx(tx.raw).outputs.forEach((o, vout) => {
+        paths.add(`/v1/outputs/${tx.txid}:${vout}`);
+        const a = scriptToAddress(o.script, 'regtest');
+        if (!a) return;
+        for (const p of ['addresses/A/balances', 'addresses/A/utxos', 'addresses/A/history', 'wallet/charms/A', 'wallet/balance/A', 'wallet/transactions/A'])
+          paths.add(`/v1/${p.replace('A', a)}`);
+      });
+    }
+    for (const tx of v.values()) {
+      const out = JSON.parse((await h1(inc.server.port, 'GET', `/v1/txs/${tx.txid}`)).body.toString());
+      for (const o of out.outputs ?? []) for (const c of o.charms) paths.add(`/v1/apps/${encodeURIComponent(c.app)}`);
+    }
+    const want = await stateAnswers(inc, [...paths]);
+    assert.ok(want.filter((a) => / 200 /.test(a)).length > 100, 'the answers compared hold charms');
+    for (const svc of fresh) assert.deepEqual(await stateAnswers(svc, [...paths]), want);
+  } finally {
+    await inc.close();
+    for (const svc of fresh) await svc.close();
   }
 });
