@@ -26,6 +26,8 @@ import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
 import { CharmsError } from '../errors.js';
 import { bitcoinVectors, burnTx, vectorChain } from '../testing/index-vectors.js';
 import { sharedOrSkip } from '../testing/shared.js';
+import { skipOrFail } from '../testing/require.js';
+import { explorerApiHandler, withExplorerApi } from './explorer-api.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -508,5 +510,57 @@ test('answers are the same bytes from an index that followed reorgs, fetching ah
   } finally {
     await inc.close();
     for (const svc of fresh) await svc.close();
+  }
+});
+
+test('the apps of one output come in the same order from SQLite and from a PostgreSQL whose collation is not bytewise', async (t) => {
+  const e = await engines.engine('postgres', t);
+  if (!e) return;
+  // a database as a Debian cluster initialised under LANG=en_US.UTF-8 has: case and punctuation weigh less
+  const base = await e.newDb();
+  const name = `icu_${process.pid}`;
+  try {
+    await rawSql(e, base, [`CREATE DATABASE ${name} LOCALE_PROVIDER icu ICU_LOCALE 'en-US' TEMPLATE template0`]);
+  } catch (err) {
+    skipOrFail(t, `this PostgreSQL cannot create an ICU en-US database (${(err as Error).message})`);
+    return;
+  }
+  const icuDb = base.replace(/\/[^/]+$/, `/${name}`);
+  const tx = (n: number) => n.toString(16).padStart(64, '0');
+  // one output holding apps whose tags sort differently by bytes (B T a t) and by en-US rules (a B t T)
+  const apps = ['a', 'B', 't', 'T'].map((tag) => `${tag}/${'31'.repeat(32)}/${'32'.repeat(32)}`);
+  const block = {
+    height: 1,
+    hash: tx(0x101),
+    prevHash: tx(0x100),
+    time: 1,
+    spellTxs: [],
+    outputs: apps.map((app) => ({ txid: tx(1), txIndex: 1, vout: 0, app, amount: 5n, data: null, script: SCRIPT, sats: 1000n })),
+    inputs: [],
+  };
+  const address = scriptToAddress(SCRIPT, 'regtest')!;
+  const paths = [`/v1/outputs/${tx(1)}:0`, `/v1/addresses/${address}/utxos`, `/v1/addresses/${address}/history`, `/v1/wallet/charms/${address}`];
+  const answers = async (store: IndexStore): Promise<string[]> => {
+    const h = withExplorerApi(explorerApiHandler({ store, network: 'regtest' }), indexApiHandler({ store, network: 'regtest', version: 'test' }));
+    const out: string[] = [];
+    for (const p of paths) out.push(String((await h(req(p))).body));
+    return out;
+  };
+  const sq = engines.sqlite();
+  const a = await sq.open(await sq.newDb());
+  const b = await e.open(icuDb);
+  try {
+    await a.applyBlock(block);
+    await b.applyBlock(block);
+    const want = await answers(a);
+    assert.deepEqual(
+      JSON.parse(want[0]!).charms.map((c: { app: string }) => c.app[0]),
+      ['B', 'T', 'a', 't'],
+      'bytewise',
+    );
+    assert.deepEqual(await answers(b), want);
+  } finally {
+    await a.close();
+    await b.close();
   }
 });
