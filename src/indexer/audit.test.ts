@@ -434,7 +434,11 @@ test('a mined transaction leaves the pending figures with its block, even while 
     await f.syncOnce();
     assert.equal(f.status.error, undefined);
     assert.deepEqual(await figures(), ['0', amount.toString(), 0, Number(amount), Number(amount)], 'returned by a reorg: pending');
-    // a block confirms a transaction spending the same input (a conflict): the receive is gone at once
+    // a pending child spends the pending output
+    const child = chain.mempoolAdd(burnTx(spellTx.txid, pending.vout, 11));
+    await f.syncOnce();
+    assert.ok(svc.mempool!.get(child));
+    // a block confirms a transaction spending the same input (a conflict): the receive and its child are gone at once
     const conflict = v.get('neg-4')!;
     assert.deepEqual(parseTx(conflict.raw).inputs[0], parseTx(spellTx.raw).inputs[0]);
     chain.mine([conflict.raw]);
@@ -443,6 +447,7 @@ test('a mined transaction leaves the pending figures with its block, even while 
     };
     await f.syncOnce();
     assert.equal(svc.mempool!.get(spellTx.txid), undefined);
+    assert.equal(svc.mempool!.get(child), undefined, 'what spends a conflicted transaction goes too');
     const after = JSON.parse((await h1(svc.server.port, 'GET', `/v1/addresses/${address}/balances`)).body.toString());
     assert.deepEqual(after.balances, [], 'no pending receive of a conflicted transaction');
   } finally {

@@ -129,12 +129,19 @@ export class MempoolOverlay {
     }
     if (gone.size === 0) return;
     // what spends a conflicted transaction's outputs can never confirm either
-    for (let k = 0; k < conflicted.length; k++)
-      for (const t of this.txs.values())
-        if (!gone.has(t.txid) && t.spends.some((s) => s.startsWith(`${conflicted[k]}:`))) {
-          gone.add(t.txid);
-          conflicted.push(t.txid);
-        }
+    if (conflicted.length > 0) {
+      const children = new Map<string, string[]>(); // txid → the pending transactions spending its outputs
+      for (const [op, by] of this.spent) {
+        const parent = op.slice(0, op.lastIndexOf(':'));
+        children.set(parent, [...(children.get(parent) ?? []), by]);
+      }
+      for (let k = 0; k < conflicted.length; k++)
+        for (const c of children.get(conflicted[k]!) ?? [])
+          if (!gone.has(c)) {
+            gone.add(c);
+            conflicted.push(c);
+          }
+    }
     for (const id of gone) this.txs.delete(id);
     this.reindex();
     this.confirmedSpends = undefined; // counted again by the next refresh
