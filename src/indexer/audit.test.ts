@@ -11,9 +11,10 @@ import { join } from 'node:path';
 import { betterSqliteModule } from './sqlite-driver.js';
 import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.js';
 import { scriptToAddress } from '../bitcoin/address.js';
+import { parseTx } from '../bitcoin/tx.js';
 import type { Handler, Req } from '../infra/http.js';
 import { indexApiHandler } from './api.js';
-import { startIndexService } from './service.js';
+import { startIndexService, type IndexService } from './service.js';
 import { h1 } from '../testing/http.js';
 import { MemoryChain } from '../testing/memory-chain.js';
 import { librarySpellCheck } from './block-write.js';
@@ -22,6 +23,11 @@ import { defaultIndexDb, indexSettings } from '../settings/settings.js';
 import { indexOptions } from '../cli/options.js';
 import type { IndexStore } from './store.js';
 import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
+import { CharmsError } from '../errors.js';
+import { bitcoinVectors, burnTx, vectorChain } from '../testing/index-vectors.js';
+import { sharedOrSkip } from '../testing/shared.js';
+import { skipOrFail } from '../testing/require.js';
+import { explorerApiHandler, withExplorerApi } from './explorer-api.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -384,6 +390,211 @@ test('the API answers over HTTP while the index syncs (a block fetch pending), w
     assert.equal((await h1(svc.server.port, 'GET', '/v1/status')).status, 200);
   } finally {
     chain.release();
+    await svc.close();
+  }
+});
+
+// ------------------------------------------------------------------ the mempool overlay and blocks
+
+test('a mined transaction leaves the pending figures with its block, even while the mempool cannot be read', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const e = engines.sqlite();
+  const v = bitcoinVectors();
+  const chain = new MemoryChain();
+  chain.mine([]);
+  const svc = await startIndexService({ store: await e.open(await e.newDb()), source: chain, ...TEST_INDEX_SERVICE });
+  try {
+    const f = svc.follower!;
+    await f.syncOnce();
+    const spellTx = v.get('7269cf1b')!;
+    chain.mempoolAdd(spellTx.raw);
+    await f.syncOnce();
+    const pending = svc.mempool!.get(spellTx.txid)!.outputs[0]!;
+    const address = scriptToAddress(pending.script, 'regtest')!;
+    const figures = async () => {
+      const ours = JSON.parse((await h1(svc.server.port, 'GET', `/v1/addresses/${address}/balances`)).body.toString()).balances[0];
+      const theirs = JSON.parse((await h1(svc.server.port, 'GET', `/v1/wallet/balance/${address}`)).body.toString()).charms.balances[0];
+      return [ours.confirmed, ours.unconfirmed_in, theirs.confirmed, theirs.unconfirmed, theirs.total];
+    };
+    const amount = pending.amount ?? 1n; // an NFT counts one
+    assert.deepEqual(await figures(), ['0', amount.toString(), 0, Number(amount), Number(amount)], 'a verified pending receive');
+    // mined; the node's mempool cannot be read now (a timeout): the block's transactions left it all the same
+    chain.mine([spellTx.raw]);
+    chain.mempoolTxids = async () => {
+      throw new CharmsError('UPSTREAM_FAILED', 'getrawmempool timed out');
+    };
+    await f.syncOnce();
+    assert.equal(f.status.error?.message, 'getrawmempool timed out');
+    assert.deepEqual(await figures(), [amount.toString(), '0', Number(amount), 0, Number(amount)], 'confirmed once, pending no more');
+    const out = JSON.parse((await h1(svc.server.port, 'GET', `/v1/outputs/${spellTx.txid}:${pending.vout}`)).body.toString());
+    assert.equal(out.confirmed, true);
+    // a reorg returns it to the node's mempool: pending again
+    delete (chain as { mempoolTxids?: unknown }).mempoolTxids;
+    chain.reorg(1, [[], []], true);
+    await f.syncOnce();
+    assert.equal(f.status.error, undefined);
+    assert.deepEqual(await figures(), ['0', amount.toString(), 0, Number(amount), Number(amount)], 'returned by a reorg: pending');
+    // a pending child spends the pending output
+    const child = chain.mempoolAdd(burnTx(spellTx.txid, pending.vout, 11));
+    await f.syncOnce();
+    assert.ok(svc.mempool!.get(child));
+    // a block confirms a transaction spending the same input (a conflict): the receive and its child are gone at once
+    const conflict = v.get('neg-4')!;
+    assert.deepEqual(parseTx(conflict.raw).inputs[0], parseTx(spellTx.raw).inputs[0]);
+    chain.mine([conflict.raw]);
+    chain.mempoolTxids = async () => {
+      throw new CharmsError('UPSTREAM_FAILED', 'getrawmempool timed out');
+    };
+    await f.syncOnce();
+    assert.equal(svc.mempool!.get(spellTx.txid), undefined);
+    assert.equal(svc.mempool!.get(child), undefined, 'what spends a conflicted transaction goes too');
+    const after = JSON.parse((await h1(svc.server.port, 'GET', `/v1/addresses/${address}/balances`)).body.toString());
+    assert.deepEqual(after.balances, [], 'no pending receive of a conflicted transaction');
+  } finally {
+    await svc.close();
+  }
+});
+
+// ------------------------------------------------------------------ determinism
+
+/** Every state-only GET answer (ours and the explorer-compatible ones) about the chain's vector transactions. */
+async function stateAnswers(svc: IndexService, paths: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of paths) {
+    const r = await h1(svc.server.port, 'GET', p);
+    out.push(`${p} ${r.status} ${r.body.toString()}`);
+  }
+  return out;
+}
+
+test('answers are the same bytes from an index that followed reorgs, fetching ahead, and fresh ones on both engines', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const v = bitcoinVectors();
+  const chain = vectorChain(v);
+  const nft = v.get('1acee7fb')!;
+  const token = v.get('28355906')!;
+  // followed step by step: a burn, a reorg that orphans it and moves a spell transaction to a new block, more blocks
+  const sq = engines.sqlite();
+  const inc = await startIndexService({ store: await sq.open(await sq.newDb()), source: chain, ...TEST_INDEX_SERVICE, fetchAhead: 4, commitBlocks: 2 });
+  const fresh: IndexService[] = [];
+  try {
+    await inc.follower!.syncOnce();
+    chain.mine([burnTx(nft.txid, 0, 1), burnTx(token.txid, 1, 2)]);
+    chain.mine([]);
+    await inc.follower!.syncOnce();
+    chain.reorg(2, [[burnTx(token.txid, 3, 3)], [], [burnTx(nft.txid, 0, 4)]]);
+    await inc.follower!.syncOnce();
+    assert.equal(inc.follower!.status.error, undefined);
+    assert.equal(inc.follower!.status.reorgs, 1);
+    for (const name of ENGINES) {
+      const e = await engines.engine(name, t);
+      if (!e) continue;
+      const svc = await startIndexService({ store: await e.open(await e.newDb()), source: chain, ...TEST_INDEX_SERVICE, fetchAhead: 1, commitBlocks: 1 });
+      fresh.push(svc);
+      await svc.follower!.syncOnce();
+    }
+    const paths = new Set<string>();
+    for (const tx of v.values()) {
+      paths.add(`/v1/txs/${tx.txid}`);
+      paths.add(`/v1/transactions/${tx.txid}`);
+      parseTx(tx.raw).outputs.forEach((o, vout) => {
+        paths.add(`/v1/outputs/${tx.txid}:${vout}`);
+        const a = scriptToAddress(o.script, 'regtest');
+        if (!a) return;
+        for (const p of ['addresses/A/balances', 'addresses/A/utxos', 'addresses/A/history', 'wallet/charms/A', 'wallet/balance/A', 'wallet/transactions/A'])
+          paths.add(`/v1/${p.replace('A', a)}`);
+      });
+    }
+    for (const tx of v.values()) {
+      const out = JSON.parse((await h1(inc.server.port, 'GET', `/v1/txs/${tx.txid}`)).body.toString());
+      for (const o of out.outputs ?? []) for (const c of o.charms) paths.add(`/v1/apps/${encodeURIComponent(c.app)}`);
+    }
+    const want = await stateAnswers(inc, [...paths]);
+    assert.ok(want.filter((a) => / 200 /.test(a)).length > 100, 'the answers compared hold charms');
+    for (const svc of fresh) assert.deepEqual(await stateAnswers(svc, [...paths]), want);
+  } finally {
+    await inc.close();
+    for (const svc of fresh) await svc.close();
+  }
+});
+
+test('the apps of one output come in the same order from SQLite and from a PostgreSQL whose collation is not bytewise', async (t) => {
+  const e = await engines.engine('postgres', t);
+  if (!e) return;
+  // a database as a Debian cluster initialised under LANG=en_US.UTF-8 has: case and punctuation weigh less
+  const base = await e.newDb();
+  const name = `icu_${process.pid}`;
+  try {
+    await rawSql(e, base, [`CREATE DATABASE ${name} LOCALE_PROVIDER icu ICU_LOCALE 'en-US' TEMPLATE template0`]);
+  } catch (err) {
+    skipOrFail(t, `this PostgreSQL cannot create an ICU en-US database (${(err as Error).message})`);
+    return;
+  }
+  const icuDb = base.replace(/\/[^/]+$/, `/${name}`);
+  const tx = (n: number) => n.toString(16).padStart(64, '0');
+  // one output holding apps whose tags sort differently by bytes (B T a t) and by en-US rules (a B t T)
+  const apps = ['a', 'B', 't', 'T'].map((tag) => `${tag}/${'31'.repeat(32)}/${'32'.repeat(32)}`);
+  const block = {
+    height: 1,
+    hash: tx(0x101),
+    prevHash: tx(0x100),
+    time: 1,
+    spellTxs: [],
+    outputs: apps.map((app) => ({ txid: tx(1), txIndex: 1, vout: 0, app, amount: 5n, data: null, script: SCRIPT, sats: 1000n })),
+    inputs: [],
+  };
+  const address = scriptToAddress(SCRIPT, 'regtest')!;
+  const paths = [`/v1/outputs/${tx(1)}:0`, `/v1/addresses/${address}/utxos`, `/v1/addresses/${address}/history`, `/v1/wallet/charms/${address}`];
+  const answers = async (store: IndexStore): Promise<string[]> => {
+    const h = withExplorerApi(explorerApiHandler({ store, network: 'regtest' }), indexApiHandler({ store, network: 'regtest', version: 'test' }));
+    const out: string[] = [];
+    for (const p of paths) out.push(String((await h(req(p))).body));
+    return out;
+  };
+  const sq = engines.sqlite();
+  const a = await sq.open(await sq.newDb());
+  const b = await e.open(icuDb);
+  try {
+    await a.applyBlock(block);
+    await b.applyBlock(block);
+    const want = await answers(a);
+    assert.deepEqual(
+      JSON.parse(want[0]!).charms.map((c: { app: string }) => c.app[0]),
+      ['B', 'T', 'a', 't'],
+      'bytewise',
+    );
+    assert.deepEqual(await answers(b), want);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+test('every batch endpoint: 50 addresses answer, 51 or an invalid one are a 400 naming why; a body past the byte limit is a 413', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const e = engines.sqlite();
+  const chain = vectorChain();
+  const svc = await startIndexService({ store: await e.open(await e.newDb()), source: chain, ...TEST_INDEX_SERVICE });
+  try {
+    await svc.follower!.syncOnce();
+    const addr = scriptToAddress(SCRIPT, 'regtest')!;
+    const post = async (path: string, body: unknown) => {
+      const r = await h1(svc.server.port, 'POST', path, JSON.stringify(body));
+      return { status: r.status, json: JSON.parse(r.body.toString()) };
+    };
+    for (const path of ['/v1/addresses/balances', '/v1/wallet/balance/batch', '/v1/wallet/charms/batch/indexed', '/v1/wallet/transactions/batch']) {
+      assert.equal((await post(path, { addresses: new Array(50).fill(addr) })).status, 200, path);
+      const over = await post(path, { addresses: new Array(51).fill(addr) });
+      assert.deepEqual([over.status, over.json.code, over.json.error], [400, 'INVALID_INPUT', 'at most 50 addresses per request, got 51'], path);
+      const invalid = await post(path, { addresses: [addr, 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq'] });
+      assert.deepEqual([invalid.status, invalid.json.code], [400, 'INVALID_INPUT'], path);
+      assert.match(invalid.json.error, /not a valid regtest address/);
+      assert.equal((await post(path, { addresses: 'x' })).status, 400, path);
+      // the transport refuses a body past its limit before anything is read into memory
+      const huge = await post(path, { addresses: new Array(10_000).fill(addr) });
+      assert.deepEqual([huge.status, huge.json.code], [413, 'PAYLOAD_TOO_LARGE'], path);
+    }
+  } finally {
     await svc.close();
   }
 });

@@ -59,6 +59,8 @@ export interface FollowerOptions {
   recentTxBlocks?: number | undefined;
   /** Verifies spells (batched; the mempool's verdict cache in front). */
   check: SpellCheck;
+  /** Called as each batch of blocks is committed (the mempool overlay drops what they confirm). */
+  afterCommit?: ((blocks: BlockWrite[]) => void) | undefined;
   /** Called after each poll (the mempool overlay refreshes here). */
   afterSync?: ((tip: StoredBlock | undefined) => Promise<void>) | undefined;
   /** Progress lines while syncing (stderr). */
@@ -228,6 +230,7 @@ export class Follower {
     this.batch = [];
     if (bs.length === 1) await this.store.applyBlock(bs[0]!);
     else await this.store.applyBlocks(bs);
+    this.o.afterCommit?.(bs);
     for (const b of bs) this.progress(b.height, nodeHeight);
   }
 

@@ -114,38 +114,50 @@ async function afterFirstPoll(port: number): Promise<Record<string, any>> {
   throw new Error(`no poll of the node: ${JSON.stringify(last)}`);
 }
 
-test('charms index starts a new index at the network default (mainnet, testnet4) unless --start-height says otherwise', async () => {
-  const fake = await FakeBitcoind.start();
+test('charms index starts a new index at the network default (mainnet, signet) unless --start-height says otherwise; a --network the chain contradicts is refused', async () => {
+  // fake nodes whose block 0 is the real genesis block of regtest, mainnet and signet
+  const fakes = {
+    regtest: await FakeBitcoind.start(),
+    mainnet: await FakeBitcoind.start({ network: 'mainnet' }),
+    signet: await FakeBitcoind.start({ network: 'signet' }),
+  };
   const children: ChildProcess[] = [];
   try {
-    for (let i = 0; i < 3; i++) fake.mine([]);
-    // Esplora does not name its network: --network makes the fake chain a mainnet or testnet4 one
-    const esplora = (network: string, more: string[] = []) =>
-      startIndex(['--esplora-url', fake.esploraUrl, '--network', network, '--db', tmpDb(), '--poll-interval', '1', ...more]);
+    for (const fake of Object.values(fakes)) for (let i = 0; i < 3; i++) fake.mine([]);
+    const esplora = (network: 'mainnet' | 'signet', more: string[] = []) =>
+      startIndex(['--esplora-url', fakes[network].esploraUrl, '--network', network, '--db', tmpDb(), '--poll-interval', '1', ...more]);
     for (const [network, first] of [
       ['mainnet', 840_000],
-      ['testnet4', 39_550],
+      ['signet', 208_800],
     ] as const) {
       const idx = await esplora(network);
       children.push(idx.child);
       const s = await afterFirstPoll(idx.port);
       assert.equal(s.network, network);
-      assert.equal(s.node.height, fake.height);
+      assert.equal(s.node.height, fakes[network].height);
       // nothing below the default start is read: the index waits for block `first`
       assert.deepEqual(s.index, { height: first - 1, hash: null, time: null }, network);
       await stop(idx.child);
     }
-    const explicit = await esplora('testnet4', ['--start-height', '1']);
+    const explicit = await esplora('mainnet', ['--start-height', '1']);
     children.push(explicit.child);
-    const s = await untilHeight(explicit.port, fake.height);
-    assert.equal(s.index.hash, fake.hashAt(fake.height));
+    const s = await untilHeight(explicit.port, fakes.mainnet.height);
+    assert.equal(s.index.hash, fakes.mainnet.hashAt(fakes.mainnet.height));
+    // a mainnet Esplora or node given as testnet4: refused, nothing indexed
+    const wrong = await runCli(['index', '--port', '0', '--esplora-url', fakes.mainnet.esploraUrl, '--network', 'testnet4', '--db', tmpDb()]);
+    assert.equal(wrong.status, 1);
+    assert.match(wrong.stderr, /--network testnet4, but esplora .* serves mainnet \(its genesis block/);
+    const node = ['--rpc-url', fakes.mainnet.rpcUrl, '--rpc-cookie', fakes.mainnet.cookieFile!, '--db', tmpDb()];
+    const wrongNode = await runCli(['index', '--port', '0', ...node, '--network', 'testnet4']);
+    assert.equal(wrongNode.status, 1);
+    assert.match(wrongNode.stderr, /--network testnet4, but bitcoind .* serves mainnet/);
     // regtest starts at 0 without the option
-    const reg = await startIndex(['--rpc-url', fake.rpcUrl, '--rpc-cookie', fake.cookieFile!, '--db', tmpDb(), '--poll-interval', '1']);
+    const reg = await startIndex(['--rpc-url', fakes.regtest.rpcUrl, '--rpc-cookie', fakes.regtest.cookieFile!, '--db', tmpDb(), '--poll-interval', '1']);
     children.push(reg.child);
-    await untilHeight(reg.port, fake.height);
+    await untilHeight(reg.port, fakes.regtest.height);
   } finally {
     await Promise.all(children.map(stop));
-    await fake.stop();
+    for (const fake of Object.values(fakes)) await fake.stop();
   }
 });
 

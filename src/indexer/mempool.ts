@@ -10,7 +10,7 @@
  */
 import type { BlockSource } from '../sources/block-source.js';
 import { charmOutputs, maySpell, spentOutpoints, type SpellCheck } from './block-write.js';
-import type { CharmOutpoints, CharmOutputWrite } from './store.js';
+import { outpointDigestOf, type BlockWrite, type CharmOutpoints, type CharmOutputWrite } from './store.js';
 
 export interface PendingTx {
   txid: string;
@@ -23,6 +23,8 @@ export interface PendingTx {
 export class MempoolOverlay {
   private txs = new Map<string, PendingTx>();
   private spent = new Map<string, string>(); // outpoint → spending txid
+  /** `outpointDigestOf` of every key of `spent`: a block's inputs are matched by digest first. */
+  private spentDigests = new Set<number>();
   /** The transactions with charm outputs (a few among the whole mempool's): what receives read. */
   private charmTxs: PendingTx[] = [];
   private gen = 0;
@@ -89,12 +91,61 @@ export class MempoolOverlay {
       const spell = spellOf.get(f.txid);
       this.txs.set(f.txid, { txid: f.txid, spends, outputs: spell ? charmOutputs(spell, f.raw, f.txid, -1) : [] });
     }
-    this.spent = new Map();
-    for (const t of this.txs.values()) for (const s of t.spends) this.spent.set(s, t.txid);
-    this.charmTxs = [...this.txs.values()].filter((t) => t.outputs.length > 0);
+    this.reindex();
     if (dropped || this.txs.size !== before) this.moveIfRead(isCharm);
     else if (isCharm && this.confirmedSpends?.of.writes !== isCharm.writes) this.countConfirmedSpends(isCharm);
     else if (!isCharm) this.confirmedSpends = undefined;
+  }
+
+  /** Rebuilds what is derived from `txs`: the spends, their digests, the charm transactions. */
+  private reindex(): void {
+    this.spent = new Map();
+    for (const t of this.txs.values()) for (const s of t.spends) this.spent.set(s, t.txid);
+    this.spentDigests = new Set([...this.spent.keys()].map(outpointKeyDigest));
+    this.charmTxs = [...this.txs.values()].filter((t) => t.outputs.length > 0);
+  }
+
+  /**
+   * Called as soon as blocks are committed, not waiting for the next refresh (which comes after
+   * the whole sync, and may fail): the pending transactions they confirm leave the overlay, and so
+   * do those they conflict with (a block spends an outpoint they spend) with what spends their
+   * outputs. Otherwise a mined receive would count as confirmed and as pending at once.
+   */
+  blocksCommitted(ws: BlockWrite[]): void {
+    if (this.spent.size === 0) return;
+    const gone = new Set<string>();
+    const conflicted: string[] = [];
+    for (const w of ws) {
+      const ins = w.inputs;
+      const n = ins.length;
+      for (let i = 0; i < n; i++) {
+        if (!Array.isArray(ins) && !this.spentDigests.has(ins.digest(i))) continue;
+        const input = Array.isArray(ins) ? ins[i]! : ins.at(i);
+        const by = this.spent.get(`${input.prevTxid}:${input.prevVout}`);
+        if (by === undefined || gone.has(by)) continue;
+        gone.add(by);
+        if (by !== input.txid) conflicted.push(by); // a double spend of what the block spends
+      }
+    }
+    if (gone.size === 0) return;
+    // what spends a conflicted transaction's outputs can never confirm either
+    if (conflicted.length > 0) {
+      const children = new Map<string, string[]>(); // txid → the pending transactions spending its outputs
+      for (const [op, by] of this.spent) {
+        const parent = op.slice(0, op.lastIndexOf(':'));
+        children.set(parent, [...(children.get(parent) ?? []), by]);
+      }
+      for (let k = 0; k < conflicted.length; k++)
+        for (const c of children.get(conflicted[k]!) ?? [])
+          if (!gone.has(c)) {
+            gone.add(c);
+            conflicted.push(c);
+          }
+    }
+    for (const id of gone) this.txs.delete(id);
+    this.reindex();
+    this.confirmedSpends = undefined; // counted again by the next refresh
+    this.gen++;
   }
 
   /**
@@ -157,6 +208,11 @@ export class MempoolOverlay {
   get(txid: string): PendingTx | undefined {
     return this.txs.get(txid);
   }
+}
+
+/** `outpointDigestOf` of a `txid:vout` key (the display txid's first 8 hex digits, as BlockInputs.digest). */
+function outpointKeyDigest(key: string): number {
+  return outpointDigestOf(Number.parseInt(key.slice(0, 8), 16), Number(key.slice(key.lastIndexOf(':') + 1)));
 }
 
 function sameEntries(a: Map<string, string>, b: Map<string, string>): boolean {

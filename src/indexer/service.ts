@@ -130,6 +130,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
       commitBlocks: o.commitBlocks,
       recentTxBlocks: o.recentTxBlocks,
       check: verdicts.verify,
+      afterCommit: (bs) => pool.blocksCommitted(bs),
       afterSync: () => pool.refresh(source),
       progress: o.progress,
     });

@@ -452,7 +452,13 @@ async function setMeta(tx: TxDriver, key: string, value: string): Promise<void> 
 const OUTPUT_COLS = `co.txid, co.vout, a.app, co.amount, co.data, s.script, co.btc_value, co.created_height, co.tx_index,
   co.spent_height, co.spent_txid, co.spent_vin`;
 const OUTPUT_FROM = 'charm_outputs co JOIN apps a ON a.id = co.app_id JOIN scripts s ON s.id = co.script_id';
-const OUTPUT_ORDER = 'ORDER BY co.txid, co.vout, a.app';
+/**
+ * Apps sort by their UTF-8 bytes on both engines: SQLite's BINARY, PostgreSQL's "C" (the
+ * database's own collation, e.g. en_US, weighs case and punctuation less: the same chain would
+ * answer other bytes than on SQLite).
+ */
+const appOrder = (engine: Engine): string => (engine === 'postgres' ? 'a.app COLLATE "C"' : 'a.app');
+const outputOrder = (engine: Engine): string => `ORDER BY co.txid, co.vout, ${appOrder(engine)}`;
 
 function outputRow(r: Row): CharmOutputRow {
   return {
@@ -744,7 +750,7 @@ export class SqlStore implements IndexStore {
 
   async unspentByScript(script: Uint8Array): Promise<CharmOutputRow[]> {
     const r = await this.d.all(
-      `SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL ${OUTPUT_ORDER}`,
+      `SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL ${outputOrder(this.engine)}`,
       [Buffer.from(script)],
     );
     return r.map(outputRow);
@@ -754,13 +760,13 @@ export class SqlStore implements IndexStore {
     // unspentByScript's rows and order without its script join and its data, script and spend
     // columns, rows as arrays, the txid's hex written by the engine. SQLite: no apps join either
     // (appText), and sorted here in its order (txid bytes: the hex's order; vout; apps by BINARY
-    // collation: UTF-8 bytes), sparing its temporary B-tree; PostgreSQL sorts apps by the database's
-    // collation, so it joins and sorts them itself.
+    // collation: UTF-8 bytes), sparing its temporary B-tree; PostgreSQL joins the apps and sorts
+    // itself (apps by "C": bytewise too, appOrder).
     const sqlite = this.engine === 'sqlite';
     const txidHex = sqlite ? 'lower(hex(co.txid))' : "encode(co.txid, 'hex')";
     const r = await this.d.rows(
       `SELECT ${sqlite ? 'co.app_id' : 'a.app'}, co.amount, ${txidHex}, co.vout, co.btc_value, co.created_height FROM charm_outputs co${sqlite ? '' : ' JOIN apps a ON a.id = co.app_id'}
-       WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL${sqlite ? '' : ' ORDER BY co.txid, co.vout, a.app'}`,
+       WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL${sqlite ? '' : ` ${outputOrder(this.engine)}`}`,
       [Buffer.from(script)],
     );
     const out: WalletOutputRow[] = new Array(r.length);
@@ -809,17 +815,17 @@ export class SqlStore implements IndexStore {
   }
 
   async output(txid: string, vout: number): Promise<CharmOutputRow[]> {
-    return (await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.txid = ? AND co.vout = ? ${OUTPUT_ORDER}`, [bytes(txid), vout])).map(
-      outputRow,
-    );
+    return (
+      await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.txid = ? AND co.vout = ? ${outputOrder(this.engine)}`, [bytes(txid), vout])
+    ).map(outputRow);
   }
 
   async outputsOf(txid: string): Promise<CharmOutputRow[]> {
-    return (await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.txid = ? ${OUTPUT_ORDER}`, [bytes(txid)])).map(outputRow);
+    return (await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.txid = ? ${outputOrder(this.engine)}`, [bytes(txid)])).map(outputRow);
   }
 
   async spentBy(txid: string): Promise<CharmOutputRow[]> {
-    return (await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.spent_txid = ? ${OUTPUT_ORDER}`, [bytes(txid)])).map(outputRow);
+    return (await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.spent_txid = ? ${outputOrder(this.engine)}`, [bytes(txid)])).map(outputRow);
   }
 
   async spellTx(txid: string): Promise<SpellTxRow | undefined> {
@@ -864,7 +870,7 @@ export class SqlStore implements IndexStore {
     const rows = await this.d.all(
       `SELECT h.height, h.tx_index, h.txid, a.app, h.received, h.sent FROM script_history h JOIN apps a ON a.id = h.app_id
        WHERE h.script_id = (SELECT id FROM scripts WHERE script = ?) AND (h.height > ? OR (h.height = ? AND h.tx_index >= ?)) ${after}
-       ORDER BY h.height DESC, h.tx_index DESC, a.app`,
+       ORDER BY h.height DESC, h.tx_index DESC, ${appOrder(this.engine)}`,
       [Buffer.from(script), num(last.height), num(last.height), num(last.tx_index), ...params.slice(1)],
     );
     const out: HistoryEntry[] = [];
@@ -914,14 +920,14 @@ export class SqlStore implements IndexStore {
       lines.push(`block ${num(b.height)} ${hexOf(b.hash)} ${hexOf(b.prev_hash)} ${num(b.time)} ${num(b.spell_txs)}`);
     for (const s of await this.d.all('SELECT txid, height, tx_index, version, spell FROM spell_txs ORDER BY txid'))
       lines.push(`spell ${hexOf(s.txid)} ${num(s.height)} ${num(s.tx_index)} ${num(s.version)} ${hexOf(s.spell)}`);
-    for (const o of await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} ${OUTPUT_ORDER}`)) {
+    for (const o of await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} ${outputOrder(this.engine)}`)) {
       const r = outputRow(o);
       lines.push(
         `out ${r.txid}:${r.vout} ${r.app} ${r.amount ?? '-'} ${r.data ? hexOf(r.data) : '-'} ${hexOf(r.script)} ${r.sats} ${r.createdHeight} ${r.txIndex} ${r.spent ? `${r.spent.txid}:${r.spent.vin}@${r.spent.height}` : 'unspent'}`,
       );
     }
     for (const h of await this.d.all(
-      'SELECT s.script, h.height, h.tx_index, h.txid, a.app, h.received, h.sent FROM script_history h JOIN scripts s ON s.id = h.script_id JOIN apps a ON a.id = h.app_id ORDER BY s.script, h.height, h.tx_index, a.app',
+      `SELECT s.script, h.height, h.tx_index, h.txid, a.app, h.received, h.sent FROM script_history h JOIN scripts s ON s.id = h.script_id JOIN apps a ON a.id = h.app_id ORDER BY s.script, h.height, h.tx_index, ${appOrder(this.engine)}`,
     ))
       lines.push(`hist ${hexOf(h.script)} ${num(h.height)} ${num(h.tx_index)} ${hexOf(h.txid)} ${h.app as string} +${big(h.received)} -${big(h.sent)}`);
     for (const t of await this.d.all('SELECT height, txids FROM recent_txs ORDER BY height')) {
@@ -955,7 +961,7 @@ export class SqlStore implements IndexStore {
     const r = await this.d.all(
       `SELECT a.app, co.data, co.txid, co.vout, co.created_height FROM charm_outputs co JOIN apps a ON a.id = co.app_id
        WHERE ${apps} AND co.data IS NOT NULL
-       ORDER BY CASE WHEN co.spent_height IS NULL THEN 0 ELSE 1 END, co.created_height DESC, co.tx_index DESC, co.vout, a.app LIMIT 1`,
+       ORDER BY CASE WHEN co.spent_height IS NULL THEN 0 ELSE 1 END, co.created_height DESC, co.tx_index DESC, co.vout, ${appOrder(this.engine)} LIMIT 1`,
       [vk !== undefined ? `n/${identity}/${vk}` : `n/${identity}/%`],
     );
     const x = r[0];

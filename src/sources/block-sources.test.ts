@@ -248,10 +248,20 @@ test('network: Core chain names and genesis hashes map to networks; unknown ones
   assert.equal(networkOfGenesis(GENESIS.testnet4, 'n'), 'testnet4');
   assert.throws(() => networkOfGenesis('00'.repeat(32), 'n'), isErr('UPSTREAM_FAILED', /configure the network/));
   const fake = await FakeBitcoind.start({ auth: 'none' });
+  const main = await FakeBitcoind.start({ auth: 'none', network: 'mainnet' });
   try {
     assert.equal(await new EsploraBlockSource(fake.esploraUrl).network(), 'regtest');
-    assert.equal(await new EsploraBlockSource(fake.esploraUrl, { network: 'signet' }).network(), 'signet');
+    assert.equal(await new EsploraBlockSource(fake.esploraUrl, { network: 'regtest' }).network(), 'regtest');
+    assert.equal(await new EsploraBlockSource(main.esploraUrl).network(), 'mainnet');
+    assert.equal(await new RpcBlockSource(rpcNodeFromConfig({ rpcUrl: main.rpcUrl })!).network(), 'mainnet');
+    // a configured network that the genesis block contradicts is refused (a mainnet URL given as testnet4)
+    await assert.rejects(
+      new EsploraBlockSource(main.esploraUrl, { network: 'testnet4' }).network(),
+      isErr('CONFIG', /--network testnet4, but .* serves mainnet \(its genesis block 000000000019d6/),
+    );
+    await assert.rejects(new EsploraBlockSource(fake.esploraUrl, { network: 'signet' }).network(), isErr('CONFIG', /serves regtest/));
   } finally {
     await fake.stop();
+    await main.stop();
   }
 });

@@ -70,8 +70,11 @@ export const GENESIS: Record<BitcoinNetwork, string> = {
   regtest: '0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206',
 };
 
+/** The network whose genesis block `hash` is, if a known one's. */
+export const knownNetworkOfGenesis = (hash: string): BitcoinNetwork | undefined => (Object.keys(GENESIS) as BitcoinNetwork[]).find((k) => GENESIS[k] === hash);
+
 export function networkOfGenesis(hash: string, name: string): BitcoinNetwork {
-  const n = (Object.keys(GENESIS) as BitcoinNetwork[]).find((k) => GENESIS[k] === hash);
+  const n = knownNetworkOfGenesis(hash);
   if (!n) throw new CharmsError('UPSTREAM_FAILED', `${name}: genesis block ${hash} is no known network's; configure the network`);
   return n;
 }

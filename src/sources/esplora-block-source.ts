@@ -15,6 +15,7 @@ import {
   countFrom,
   hashArg,
   hashFrom,
+  knownNetworkOfGenesis,
   networkOfGenesis,
   txidOfHex,
   type AddressUtxo,
@@ -44,14 +45,16 @@ export class EsploraBlockSource implements BlockSource, BtcSource {
   readonly kind = 'esplora' as const;
   readonly client: EsploraClient;
   private readonly txs: EsploraSource;
-  private networkCache: BitcoinNetwork | undefined;
+  /** The configured network (a custom chain's genesis is no known one's: then this names it). */
+  private readonly configured: BitcoinNetwork | undefined;
+  private networkRead: Promise<BitcoinNetwork> | undefined;
 
   /** `base` as ESPLORA_URL: may carry credentials (Basic auth) and a query such as `?token=`. */
   constructor(base: string, o: EsploraBlockSourceOptions = {}) {
     this.client = new EsploraClient(base, o.timeoutMs);
     this.name = this.client.name;
     this.txs = new EsploraSource(this.client);
-    this.networkCache = o.network;
+    this.configured = o.network;
   }
 
   private async text(path: string, limit = 4096): Promise<string | undefined> {
@@ -60,12 +63,23 @@ export class EsploraBlockSource implements BlockSource, BtcSource {
     return this.client.expectOk(a).text();
   }
 
-  async network(): Promise<BitcoinNetwork> {
-    if (this.networkCache) return this.networkCache;
-    const genesis = await this.hashAt(0);
-    if (genesis === undefined) throw new CharmsError('UPSTREAM_FAILED', `${this.name} does not know block 0`);
-    this.networkCache = networkOfGenesis(genesis, this.name);
-    return this.networkCache;
+  /**
+   * The configured network, unless the genesis block is another known network's (a mainnet URL
+   * with `--network testnet4` is refused, not indexed as testnet4); without one, the genesis
+   * block's network. Asked once.
+   */
+  network(): Promise<BitcoinNetwork> {
+    this.networkRead ??= (async () => {
+      const genesis = await this.hashAt(0);
+      if (genesis === undefined) throw new CharmsError('UPSTREAM_FAILED', `${this.name} does not know block 0`);
+      if (this.configured === undefined) return networkOfGenesis(genesis, this.name);
+      const known = knownNetworkOfGenesis(genesis);
+      if (known !== undefined && known !== this.configured)
+        throw new CharmsError('CONFIG', `--network ${this.configured}, but ${this.name} serves ${known} (its genesis block ${genesis})`);
+      return this.configured;
+    })();
+    this.networkRead.catch(() => (this.networkRead = undefined)); // a failed read is asked again
+    return this.networkRead;
   }
 
   /** The tip height, then the hash at that height: a consistent pair even if a block comes between. */

@@ -14,7 +14,8 @@
  * Nothing checks scripts, amounts or proof of work: a test mines whatever transactions it wants
  * (the vector transactions spend outputs that never existed here). Headers are regtest (bits
  * 0x207fffff) with increasing times and merkle roots from `serializeBlock`; block 0 is the real
- * regtest genesis block, so sources recognise the network. Listens on 127.0.0.1, port 0.
+ * regtest genesis block (or mainnet's, testnet3's, signet's: `network`), so sources recognise the
+ * network. Listens on 127.0.0.1, port 0.
  *
  * Faults: garbage answers, oversize answers, stalled answers (held until `stallMs` or stop), a
  * wrong block for a hash, a block that does not link to the tip, disappearing (the HTTP server
@@ -35,6 +36,16 @@ import { equalBytes, fromHex, toHex } from '../util/bytes.js';
 const GENESIS_COINBASE =
   '01000000010000000000000000000000000000000000000000000000000000000000000000ffffffff4d04ffff001d0104455468652054696d65732030332f4a616e2f32303039204368616e63656c6c6f72206f6e206272696e6b206f66207365636f6e64206261696c6f757420666f722062616e6b73ffffffff0100f2052a01000000434104678afdb0fe5548271967f1a67130b7105cd6a828e03909a67962e0ea1f61deb649f6bc3f4cef38c4f35504e51ec112de5c384df7ba0b8d578a4c702b6bf11d5fac00000000';
 const GENESIS_TIME = 1296688602;
+/**
+ * The real genesis headers of the networks whose genesis coinbase is the one above (testnet4's
+ * is not), and the chain name `getblockchaininfo` gives on each.
+ */
+const GENESIS_HEADERS = {
+  regtest: { chain: 'regtest', time: GENESIS_TIME, bits: 0x207fffff, nonce: 2 },
+  mainnet: { chain: 'main', time: 1231006505, bits: 0x1d00ffff, nonce: 2083236893 },
+  testnet: { chain: 'test', time: 1296688602, bits: 0x1d00ffff, nonce: 414098458 },
+  signet: { chain: 'signet', time: 1598918400, bits: 0x1e0377ae, nonce: 52613770 },
+} as const;
 const ZERO_HASH = '0'.repeat(64);
 
 export type TxLike = Uint8Array | string;
@@ -63,6 +74,8 @@ export interface FakeBitcoindOptions {
   zmq?: boolean;
   /** How long a stalled request is held before its socket is destroyed (default 30 s). */
   stallMs?: number;
+  /** Whose genesis block is block 0 (and the chain `getblockchaininfo` names); default regtest. */
+  network?: keyof typeof GENESIS_HEADERS;
 }
 
 export interface FakeFaults {
@@ -128,12 +141,16 @@ export class FakeBitcoind {
   private auth: string | undefined;
   private cookieDir: string | undefined;
   private zmq: ZmqPublisher | undefined;
+  /** What `getblockchaininfo` names the chain. */
+  private readonly chainName: string;
 
   private constructor(o: FakeBitcoindOptions) {
     this.rest = o.rest ?? true;
     this.stallMs = o.stallMs ?? 30_000;
     const genesis = fromHex(GENESIS_COINBASE);
-    this.connect(serializeBlock({ version: 1, prevHash: ZERO_HASH, time: GENESIS_TIME, nonce: 2 }, [genesis]), false);
+    const g = GENESIS_HEADERS[o.network ?? 'regtest'];
+    this.chainName = g.chain;
+    this.connect(serializeBlock({ version: 1, prevHash: ZERO_HASH, time: g.time, bits: g.bits, nonce: g.nonce }, [genesis]), false);
   }
 
   static async start(o: FakeBitcoindOptions = {}): Promise<FakeBitcoind> {
@@ -537,7 +554,7 @@ export class FakeBitcoind {
     switch (method) {
       case 'getblockchaininfo':
         return {
-          chain: 'regtest',
+          chain: this.chainName,
           blocks: this.height,
           headers: this.height,
           bestblockhash: this.tipHash,
