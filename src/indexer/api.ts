@@ -5,7 +5,7 @@
  * the status. Addresses are checked against the index's network (400 otherwise), and so is a
  * `?network=` a client adds.
  *
- *   GET  /v1/status                              200 synced, 503 over-cap reorg or lag > maxLag
+ *   GET  /v1/status                              200 synced, 503 over-cap reorg, lag > maxLag, node silent
  *   GET  /v1/addresses/{address}/balances        per app: confirmed, unconfirmed_in/out, utxos
  *   GET  /v1/addresses/{address}/utxos?mempool=1 confirmed charm UTXOs (+ pending receives)
  *   GET  /v1/addresses/{address}/history?cursor=&limit=
@@ -33,6 +33,11 @@ const DEFAULT_PAGE = 50;
 const MAX_PAGE = 500;
 /** Status answers 503 when the index is more blocks than this behind the node. */
 const DEFAULT_MAX_LAG = 6;
+/**
+ * Status answers 503 when the indexer's node has not answered for this long and its last poll
+ * failed: the lag it reports is the last one known, which no longer says the index is current.
+ */
+const DEFAULT_MAX_NODE_SILENCE_MS = 60_000;
 /** At most this many addresses' decoded scripts are kept (some 250 bytes each). */
 const MAX_KEPT_SCRIPTS = 10_000;
 /** The schema's INTEGER columns (heights, positions, output indexes) hold at most this. */
@@ -48,8 +53,11 @@ export interface IndexApiOptions {
   network: string;
   version: string;
   maxLag?: number | undefined;
+  /** See DEFAULT_MAX_NODE_SILENCE_MS. */
+  maxNodeSilenceMs?: number | undefined;
   log?: Logger | undefined;
   startedAt?: number | undefined;
+  now?: (() => number) | undefined;
 }
 
 // ------------------------------------------------------------------------------ JSON writing
@@ -158,7 +166,9 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
   const log = o.log ?? silentLogger;
   const chain = chainName(o.network);
   const net = addrNet(o.network);
-  const startedAt = o.startedAt ?? Date.now();
+  const now = o.now ?? Date.now;
+  const startedAt = o.startedAt ?? now();
+  const maxNodeSilenceMs = o.maxNodeSilenceMs ?? DEFAULT_MAX_NODE_SILENCE_MS;
   const maxLag = o.maxLag ?? DEFAULT_MAX_LAG;
   const addressOf = (script: Uint8Array): string | null => scriptToAddress(script, net) ?? null;
 
@@ -250,6 +260,9 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
     const unrecoverable = f?.unrecoverable ?? (await store.unrecoverable());
     // an indexer that never reached its node cannot say it is in sync: not healthy yet
     const unreached = o.follower !== undefined && node === undefined;
+    // nor one whose node went silent: the lag above is the last one known
+    const silentMs = f?.error && f.nodeAnsweredAt !== undefined ? now() - f.nodeAnsweredAt : 0;
+    const silent = silentMs > maxNodeSilenceMs;
     const body: J = {
       chain: meta.chain,
       network: meta.network,
@@ -257,10 +270,10 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       mock: meta.mock,
       db: { engine: store.engine, schema_version: meta.schemaVersion },
       mode: o.follower ? 'indexer' : 'api-only',
-      node: node ? { height: node.height, hash: node.hash } : null,
+      node: node ? { height: node.height, hash: node.hash, answered_at: f ? (f.nodeAnsweredAt ?? null) : undefined } : null,
       index: tip ? { height: tip.height, hash: tip.hash, time: tip.time } : { height: indexHeight, hash: null, time: null },
       lag_blocks: lag,
-      synced: node !== undefined && lag === 0,
+      synced: node !== undefined && lag === 0 && !silent,
       sync: f ? { rate_blocks_per_s: Math.round(f.rate * 100) / 100, eta_seconds: f.etaSeconds ?? null, last_poll_at: f.lastPollAt ?? null } : null,
       mempool: mempool ? { txs: mempool.size, spell_txs: mempool.spellTxs } : null,
       reorg: {
@@ -270,7 +283,7 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       error: error ? { code: error.code, message: error.message, at: error.at } : null,
       started_at: startedAt,
     };
-    return ok(body, unrecoverable || unreached || lag > maxLag ? 503 : 200);
+    return ok(body, unrecoverable || unreached || silent || lag > maxLag ? 503 : 200);
   }
 
   async function route(req: Req): Promise<Res> {

@@ -189,7 +189,8 @@ test('status: 503 past 6 blocks of lag and 200 at 6; progress (height, blocks/s,
       if (!stopped && / [1-9][\d.]* blocks\/s/.test(line)) [stopped, chain.fault] = [true, 'garbage'];
     },
   });
-  const h = indexApiHandler({ store, follower: f, network: 'regtest', version: 'test' });
+  // the API reads the follower's clock (its node's silence is measured on it)
+  const h = indexApiHandler({ store, follower: f, network: 'regtest', version: 'test', now: () => clock });
   try {
     await f.syncOnce();
     const line = lines.map((l) => /^index: block (\d+) of 30, ([\d.]+) blocks\/s, ETA (\d+) s$/.exec(l)).find((m) => m && Number(m[2]) > 0);
@@ -300,6 +301,34 @@ for (const name of ENGINES) {
       assert.deepEqual([st.json.node, st.json.error.code], [null, 'UPSTREAM_UNAVAILABLE']);
     } finally {
       await s2.close();
+    }
+    // a synced index whose node then went silent: healthy for a while, then not
+    const lost = new MemoryChain();
+    for (let i = 0; i < 3; i++) lost.mine();
+    const s3 = await e.open(await e.newDb());
+    try {
+      let clock = 1_000_000;
+      const f = new Follower(s3, lost, { startHeight: 1, check: librarySpellCheck(false), now: () => clock });
+      const h = indexApiHandler({ store: s3, follower: f, network: 'regtest', version: 'test', now: () => clock, maxNodeSilenceMs: 60_000 });
+      await f.syncOnce();
+      let st = await answer(h, '/v1/status');
+      assert.deepEqual([st.status, st.json.synced, st.json.node.answered_at], [200, true, 1_000_000]);
+      lost.fault = 'down';
+      clock += 30_000;
+      await f.syncOnce();
+      st = await answer(h, '/v1/status');
+      assert.deepEqual([st.status, st.json.synced, st.json.error.code], [200, true, 'UPSTREAM_UNAVAILABLE'], 'a short outage');
+      clock += 31_000;
+      await f.syncOnce();
+      st = await answer(h, '/v1/status');
+      assert.deepEqual([st.status, st.json.synced, st.json.lag_blocks, st.json.node.answered_at], [503, false, 0, 1_000_000], 'silent past the limit');
+      lost.fault = undefined;
+      clock += 1_000;
+      await f.syncOnce();
+      st = await answer(h, '/v1/status');
+      assert.deepEqual([st.status, st.json.synced, st.json.error, st.json.node.answered_at], [200, true, null, 1_062_000], 'back');
+    } finally {
+      await s3.close();
     }
   });
 }

@@ -70,6 +70,8 @@ export interface FollowerOptions {
 
 export interface FollowerStatus {
   node: ChainTip | undefined;
+  /** When the node last answered with its tip (a node gone silent leaves `node` as it was). */
+  nodeAnsweredAt: number | undefined;
   /** The last error of the source or the store, cleared by the next successful poll. */
   error: { code: string; message: string; at: number } | undefined;
   /** Set when a reorg deeper than the cap was seen: nothing is written any more. */
@@ -90,6 +92,7 @@ const unrecoverableMessage = (maxDepth: number, height: number): string =>
 export class Follower {
   readonly status: FollowerStatus = {
     node: undefined,
+    nodeAnsweredAt: undefined,
     error: undefined,
     unrecoverable: undefined,
     rate: 0,
@@ -170,9 +173,14 @@ export class Follower {
     }
   }
 
+  private answered(node: ChainTip): void {
+    this.status.node = node;
+    this.status.nodeAnsweredAt = this.now();
+  }
+
   private async follow(): Promise<void> {
     let node = await this.source.tip();
-    this.status.node = node;
+    this.answered(node);
     let tip = await this.store.tip();
     // a same-height replacement (or any reorg the node settled on while we slept)
     if (tip && (await this.source.hashAt(tip.height)) !== tip.hash) tip = await this.reorg(tip);
@@ -181,7 +189,7 @@ export class Follower {
       if (next > node.height) {
         await this.flush();
         node = await this.source.tip();
-        this.status.node = node;
+        this.answered(node);
         if (next > node.height) break;
       }
       const early = this.ahead.has(next);
