@@ -18,6 +18,9 @@
  * confirmed charm output (mempool.ts `spendsConfirmedCharms`).
  * Each line gives the server's CPU time per request (the figure the machine's load moves least)
  * and the load generator's, which shares the machine's cores.
+ *
+ * `INDEX_API_BENCH_LINES=<regex>` (case-insensitive) runs only the lines whose "<serving>: <case>"
+ * text matches, e.g. `INDEX_API_BENCH_LINES='cache off.*balances' npm run bench -- index-api`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -130,8 +133,11 @@ export async function run(): Promise<void> {
       ],
     },
   ];
+  const only = process.env.INDEX_API_BENCH_LINES ? new RegExp(process.env.INDEX_API_BENCH_LINES, 'i') : undefined;
+  for (const run of runs) run.cases = run.cases.filter((c) => !only || only.test(`${run.serving}: ${c.name}`));
   try {
     for (const run of runs) {
+      if (run.cases.length === 0) continue;
       const served = await openIndexStore(db, { mode: run.mode, network: 'regtest', mock: false, startHeight: 1 });
       const svc = await startIndexService({
         store: served,
