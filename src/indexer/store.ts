@@ -514,6 +514,13 @@ function amountsSql(engine: Engine, kept: boolean, outpoints: boolean): string {
   return `SELECT ${cols} FROM charm_outputs co ${kept ? '' : 'JOIN apps a ON a.id = co.app_id '}WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL`;
 }
 
+const SCRIPT_ID = 'SELECT id FROM scripts WHERE script = ?';
+/** unspentAmountsNow's read by the script's id (SQLite: app ids, the txid's hex by the engine). */
+const amountsByIdSql = (outpoints: boolean): string =>
+  `SELECT co.app_id, co.amount${outpoints ? ', lower(hex(co.txid)), co.vout' : ''} FROM charm_outputs co WHERE co.script_id = ? AND co.spent_height IS NULL`;
+/** At most this many scripts' ids are kept by the reads (some 150 bytes each). */
+const MAX_SCRIPT_IDS_READ = 50_000;
+
 /** At most this many apps' texts are kept in memory (some 200 bytes each). */
 const MAX_APP_TEXTS = 100_000;
 
@@ -535,6 +542,9 @@ export class SqlStore implements IndexStore {
   private amountsWith: ((...params: unknown[]) => unknown[][]) | undefined;
   private amountsBare: ((...params: unknown[]) => unknown[][]) | undefined;
   private appById: ((...params: unknown[]) => unknown[][]) | undefined;
+  private scriptIdOf: ((...params: unknown[]) => unknown[][]) | undefined;
+  /** Script (latin1) → id, as the reads found them (unspentAmountsNow). */
+  private readonly scriptIdsRead = new Map<string, number>();
 
   constructor(
     private readonly d: Driver,
@@ -828,11 +838,20 @@ export class SqlStore implements IndexStore {
   unspentAmountsNow(script: Uint8Array, outpoints = true): AmountRow[] | undefined {
     const d = this.d;
     if (!d.readNow || !d.idsStable) return undefined;
-    const read = outpoints
-      ? (this.amountsWith ??= d.readNow(amountsSql(this.engine, true, true)))
-      : (this.amountsBare ??= d.readNow(amountsSql(this.engine, true, false)));
     // a view of the script's bytes (better-sqlite3 binds a Buffer as a blob), no copy
-    const r = read(Buffer.from(script.buffer, script.byteOffset, script.byteLength));
+    const bytes = Buffer.from(script.buffer, script.byteOffset, script.byteLength);
+    // the script's id, kept once read (a committed scripts row is never deleted or changed)
+    const key = bytes.toString('latin1');
+    let scriptId = this.scriptIdsRead.get(key);
+    if (scriptId === undefined) {
+      const found = (this.scriptIdOf ??= d.readNow(SCRIPT_ID))(bytes)[0];
+      if (found === undefined) return []; // no output ever paid it
+      scriptId = num(found[0]);
+      if (this.scriptIdsRead.size >= MAX_SCRIPT_IDS_READ) this.scriptIdsRead.clear();
+      this.scriptIdsRead.set(key, scriptId);
+    }
+    const read = outpoints ? (this.amountsWith ??= d.readNow(amountsByIdSql(true))) : (this.amountsBare ??= d.readNow(amountsByIdSql(false)));
+    const r = read(scriptId);
     const out: AmountRow[] = new Array(r.length);
     for (let i = 0; i < r.length; i++) {
       const x = r[i]!;
