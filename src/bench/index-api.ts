@@ -18,11 +18,18 @@
  * confirmed charm output (mempool.ts `spendsConfirmedCharms`).
  * Each line gives the server's CPU time per request (the figure the machine's load moves least)
  * and the load generator's, which shares the machine's cores.
+ *
+ * A last line calls the API's handler directly (no HTTP, no load generator) for random addresses
+ * with the answer cache off: the computed balances answer's own CPU cost.
+ *
+ * `INDEX_API_BENCH_LINES=<regex>` (case-insensitive) runs only the lines whose "<serving>: <case>"
+ * text matches, e.g. `INDEX_API_BENCH_LINES='cache off.*balances' npm run bench -- index-api`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scriptToAddress } from '../bitcoin/address.js';
+import { indexApiHandler } from '../indexer/api.js';
 import { openIndexStore } from '../indexer/open.js';
 import { startIndexService } from '../indexer/service.js';
 import type { CharmOutputWrite } from '../indexer/store.js';
@@ -130,8 +137,11 @@ export async function run(): Promise<void> {
       ],
     },
   ];
+  const only = process.env.INDEX_API_BENCH_LINES ? new RegExp(process.env.INDEX_API_BENCH_LINES, 'i') : undefined;
+  for (const run of runs) run.cases = run.cases.filter((c) => !only || only.test(`${run.serving}: ${c.name}`));
   try {
     for (const run of runs) {
+      if (run.cases.length === 0) continue;
       const served = await openIndexStore(db, { mode: run.mode, network: 'regtest', mock: false, startHeight: 1 });
       const svc = await startIndexService({
         store: served,
@@ -160,6 +170,35 @@ export async function run(): Promise<void> {
         }
       } finally {
         await svc.close();
+      }
+    }
+    // the computed answer's own cost, without HTTP or the load generator (the figure the machine's
+    // load moves least): the index API's handler called directly, one random address after another
+    const alone = 'handler alone (no HTTP, no load generator), answer cache off: GET /v1/addresses/{a}/balances, random of 20 000';
+    if (!only || only.test(alone)) {
+      const served = await openIndexStore(db, { mode: 'reader', network: 'regtest', mock: false, startHeight: 1 });
+      try {
+        const handler = indexApiHandler({ store: served, network: 'regtest', version: 'bench' });
+        const reqs = all.map((_, i) => ({
+          method: 'GET',
+          path: balances(all[(i * 7919 + 13) % SCRIPTS]!),
+          query: new URLSearchParams(),
+          headers: {},
+          body: async () => new Uint8Array(),
+        }));
+        const rounds: number[] = [];
+        for (let r = 0; r < 6; r++) {
+          const cpu = process.cpuUsage();
+          for (const q of reqs) if ((await handler(q)).status !== 200) throw new Error(`index-api: ${q.path} failed`);
+          const used = process.cpuUsage(cpu);
+          rounds.push((used.user + used.system) / reqs.length);
+        }
+        rounds.sort((a, b) => a - b);
+        console.log(
+          `index-api: ${alone}: CPU ${rounds[0]!.toFixed(1)} µs/request (best of 6 rounds), median ${rounds[3]!.toFixed(1)} µs (load avg ${loadavg()[0]!.toFixed(2)})`,
+        );
+      } finally {
+        await served.close();
       }
     }
     console.log(

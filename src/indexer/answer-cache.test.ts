@@ -60,6 +60,46 @@ test('answer cache: one computation per state and path; errors, POSTs and other 
   assert.equal(calls, 12);
 });
 
+test('answer cache: answers given at once are kept and served at once; an awaited one in progress is shared', async () => {
+  let calls = 0;
+  let state = 'a';
+  let slow: ((r: ReturnType<typeof ok>) => void) | undefined;
+  const next: Handler = (r) => {
+    calls++;
+    if (r.path === '/v1/bad')
+      return { status: 400, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: '{"error":"x","code":"INVALID_INPUT"}' };
+    if (r.path === '/v1/slow') return new Promise((resolve) => (slow = resolve));
+    return ok({ path: r.path, state, call: calls });
+  };
+  const h = cachedAnswers(next, { state: () => state, cacheable: () => true, maxBytes: 1 << 20 });
+  const first = h(req('/v1/x'));
+  assert.ok(!(first instanceof Promise), 'computed at once: answered at once');
+  const again = h(req('/v1/x'));
+  assert.ok(!(again instanceof Promise), 'kept: answered at once');
+  assert.equal(calls, 1);
+  assert.equal(text(again.body), '{"path":"/v1/x","state":"a","call":1}');
+  assert.deepEqual(again.headers, first.headers);
+  assert.equal(text(first.body), text(again.body), 'the computed answer is the kept bytes');
+  // a 400 given at once is answered as is, and not kept
+  assert.equal((h(req('/v1/bad')) as Awaited<ReturnType<Handler>>).status, 400);
+  assert.equal((h(req('/v1/bad')) as Awaited<ReturnType<Handler>>).status, 400);
+  assert.equal(calls, 3);
+  // a new state: computed again
+  state = 'b';
+  assert.equal(text((h(req('/v1/x')) as Awaited<ReturnType<Handler>>).body), '{"path":"/v1/x","state":"b","call":4}');
+  // concurrent asks of an awaited answer share its one computation, and then it is kept
+  const p1 = h(req('/v1/slow'));
+  const p2 = h(req('/v1/slow'));
+  assert.equal(calls, 5);
+  slow!(ok({ slow: true }));
+  assert.equal(text((await p1).body), '{"slow":true}');
+  assert.equal(text((await p2).body), '{"slow":true}');
+  const kept = h(req('/v1/slow'));
+  assert.ok(!(kept instanceof Promise));
+  assert.equal(text(kept.body), '{"slow":true}');
+  assert.equal(calls, 5);
+});
+
 test('answer cache: bounded in bytes, least recently used first out', async () => {
   let calls = 0;
   const next: Handler = async (r) => (calls++, ok({ pad: 'x'.repeat(400), path: r.path }));

@@ -50,10 +50,8 @@ export function cachedAnswers(next: Handler, o: AnswerCacheOptions): Handler {
   if (o.maxBytes <= 0) return next;
   let state: string | undefined;
   let kept: MemoryCache | undefined;
-  return async (req: Req): Promise<Res> => {
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || !o.cacheable(req.path)) return next(req);
-    const asked = o.state();
-    const now = typeof asked === 'object' ? await asked : asked;
+  /** The answer to `req` in the index state `now`: at once when it is kept or next gives it at once. */
+  const answer = (req: Req, now: string | undefined): Res | Promise<Res> => {
     if (now === undefined) {
       // the state cannot be told (say, the database is away): what was kept may belong to a state
       // that will not come back (a rebuilt database counting its versions again), so it goes
@@ -66,20 +64,58 @@ export function cachedAnswers(next: Handler, o: AnswerCacheOptions): Handler {
       state = now;
       kept = new MemoryCache({ maxEntries: Number.MAX_SAFE_INTEGER, maxBytes: o.maxBytes });
     }
+    const cache = kept;
     const q = req.query.toString();
     const key = `${req.method} ${q ? `${req.path}?${q}` : req.path}`;
-    try {
-      const body = await kept.getOrCompute(key, async () => {
-        const res = await next(req);
-        if (res.status !== 200 || res.body === undefined || unkept.has(res) || !sameHeaders(res.headers, JSON_HEADERS)) throw new NotKept(res);
-        return typeof res.body === 'string' ? Buffer.from(res.body) : res.body;
-      });
-      return { status: 200, headers: { ...JSON_HEADERS }, body };
-    } catch (e) {
-      if (e instanceof NotKept) return e.res;
-      throw e;
+    const hit = cache.get(key);
+    if (hit) return keptAnswer(hit);
+    if (!cache.computing(key)) {
+      const res = next(req);
+      if (!(res instanceof Promise)) {
+        // computed at once: kept, and answered with the kept bytes
+        const body = keepable(res);
+        if (body === undefined) return res;
+        cache.set(key, body);
+        return keptAnswer(body);
+      }
+      return shared(cache, key, () => res);
     }
+    return shared(cache, key, async () => next(req));
   };
+  return (req: Req): Res | Promise<Res> => {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !o.cacheable(req.path)) return next(req);
+    const asked = o.state();
+    return typeof asked === 'object' ? asked.then((now) => answer(req, now)) : answer(req, asked);
+  };
+}
+
+/** A kept answer's response. */
+const keptAnswer = (body: Uint8Array): Res => ({ status: 200, headers: { ...JSON_HEADERS }, body });
+
+/** The bytes to keep of a computed answer, in a buffer of their own; undefined when it is not to be kept. */
+function keepable(res: Res): Uint8Array | undefined {
+  if (res.status !== 200 || res.body === undefined || unkept.has(res) || !sameHeaders(res.headers, JSON_HEADERS)) return undefined;
+  if (typeof res.body !== 'string') return res.body;
+  const b = Buffer.allocUnsafeSlow(Buffer.byteLength(res.body));
+  b.write(res.body);
+  return b;
+}
+
+/** The answer of `key` computed once by `compute` for every concurrent request of it. */
+async function shared(cache: MemoryCache, key: string, compute: () => Promise<Res>): Promise<Res> {
+  try {
+    return keptAnswer(
+      await cache.getOrCompute(key, async () => {
+        const res = await compute();
+        const body = keepable(res);
+        if (body === undefined) throw new NotKept(res);
+        return body;
+      }),
+    );
+  } catch (e) {
+    if (e instanceof NotKept) return e.res;
+    throw e;
+  }
 }
 
 function sameHeaders(a: Record<string, string>, b: Readonly<Record<string, string>>): boolean {

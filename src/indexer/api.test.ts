@@ -8,6 +8,9 @@ import { h1, h2 } from '../testing/http.js';
 import { txidOf } from '../testing/memory-chain.js';
 import { bitcoinVectors, burnTx, vectorChain } from '../testing/index-vectors.js';
 import { startIndexService, type IndexService } from './service.js';
+import { indexApiHandler } from './api.js';
+import type { IndexStore } from './store.js';
+import type { Req, Res } from '../infra/http.js';
 import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
 
 const engines = new TestEngines();
@@ -173,6 +176,91 @@ for (const name of ENGINES) {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  test(`${name}: balances answered at once give the bytes of the awaited path, errors included`, async (t) => {
+    if (!sharedOrSkip(t)) return;
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const v = bitcoinVectors();
+    const chain = vectorChain(v, ['9c048eca']);
+    const base = await e.open(await e.newDb());
+    const svc = await startIndexService({ store: base, source: chain, ...TEST_INDEX_SERVICE });
+    await svc.follower!.syncOnce();
+    await svc.follower!.syncOnce(); // the mempool refresh after a settled tip
+    try {
+      const port = svc.server.port;
+      // the same store without its synchronous read: every answer through route's awaited path
+      const awaited = Object.create(base, {
+        unspentAmountsNow: { value: undefined },
+        unspentAmounts: { value: (script: Uint8Array, outpoints?: boolean) => base.unspentAmounts(script, outpoints) },
+      }) as IndexStore;
+      const mk = (st: IndexStore) => indexApiHandler({ store: st, mempool: svc.mempool, network: 'regtest', version: 'test' });
+      const now = mk(base);
+      const later = mk(awaited);
+      const req = (path: string, method = 'GET'): Req => {
+        const q = path.indexOf('?');
+        return {
+          method,
+          path: q < 0 ? path : path.slice(0, q),
+          query: new URLSearchParams(q < 0 ? '' : path.slice(q + 1)),
+          headers: {},
+          body: async () => new Uint8Array(),
+        };
+      };
+      const addrs = [...v.values()].flatMap((x) =>
+        parseTx(x.raw)
+          .outputs.map((o) => scriptToAddress(o.script, 'regtest'))
+          .filter((a): a is string => a !== undefined),
+      );
+      const paths = [
+        ...new Set(addrs.map((a) => `/v1/addresses/${a}/balances`)),
+        `/v1/addresses/${addrs[0]}/balances?network=regtest`,
+        `/v1/addresses/${addrs[0]}/balances?network=mainnet`, // another network asked: 400
+        '/v1/addresses/bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq/balances', // a mainnet address: 400
+        '/v1/addresses/notanaddress/balances',
+        '/v1/addresses/%zz/balances', // a bad escape: 400
+        `/v1/addresses/${'q'.repeat(200)}/balances`,
+        '/v1/addresses/bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080/balances', // valid, never paid: no balances
+      ];
+      const compare = async (label: string) => {
+        let atOnce = 0;
+        let found = 0;
+        for (const path of paths)
+          for (const method of ['GET', 'HEAD']) {
+            const a = now(req(path, method));
+            const x: Res = await a;
+            if (x.status === 200) found++;
+            if (x.status === 200 && !(a instanceof Promise)) atOnce++;
+            const y: Res = await later(req(path, method));
+            assert.deepEqual(
+              { status: x.status, headers: x.headers, body: String(x.body) },
+              { status: y.status, headers: y.headers, body: String(y.body) },
+              `${label}: ${method} ${path}`,
+            );
+          }
+        // SQLite reads at once (no promise); PostgreSQL has no synchronous read (its 400s are at once)
+        assert.equal(found, (paths.length - 5) * 2, `${label}: the answers found`);
+        assert.equal(atOnce, name === 'sqlite' ? found : 0, `${label}: answers given at once`);
+      };
+      await compare('empty mempool');
+      assert.equal((await now(req(paths.at(-4)!))).status, 400);
+      assert.match(String((await now(req(`/v1/addresses/${addrs[0]}/balances?network=mainnet`))).body), /this index serves regtest/);
+      // a pending receive, then a pending spend of a confirmed charm output (the read with outpoints)
+      chain.mempoolAdd(v.get('9c048eca')!.raw);
+      await svc.follower!.syncOnce();
+      await compare('a pending receive');
+      chain.mempoolAdd(burnTx(v.get('2efcde0d')!.txid, 0, 9));
+      await svc.follower!.syncOnce();
+      assert.equal(svc.mempool!.spendsConfirmedCharms(), true);
+      await compare('a pending spend');
+      // and through HTTP (the fast path sends an answer given at once): the handler's bytes
+      const a = addrs.find((x) => x !== undefined)!;
+      const wire = await h1(port, 'GET', `/v1/addresses/${a}/balances`);
+      assert.equal(wire.body.toString(), String((await later(req(`/v1/addresses/${a}/balances`))).body));
+    } finally {
+      await svc.close();
     }
   });
 }

@@ -137,7 +137,8 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     registerIndexMetrics(follower);
   }
   /** The answer to a GET through the answer cache (the explorer API's batch entries are kept GET answers). */
-  const viaCache = (path: string): Promise<Res> => api({ method: 'GET', path, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
+  const viaCache = async (path: string): Promise<Res> =>
+    api({ method: 'GET', path, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
   const index = indexApiHandler({ store: o.store, follower, mempool, source: o.source, network: o.network, version: o.version, maxLag: o.maxLag, log });
   const api = cachedAnswers(
     withExplorerApi(

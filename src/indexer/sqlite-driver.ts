@@ -178,6 +178,16 @@ export class SqliteDriver implements Driver {
     return this.reader.stmt(sql, true).all(...params) as unknown[][];
   }
 
+  readNow(sql: string): (...params: unknown[]) => unknown[][] {
+    let on = this.reader;
+    let s = on.stmt(sql, true);
+    return (...params) => {
+      // the statement of the reader connection in use (should it ever be another one)
+      if (on !== this.reader) s = (on = this.reader).stmt(sql, true);
+      return s.all(...params) as unknown[][];
+    };
+  }
+
   dataVersion(): number {
     // a reader (--api-only) asks SQLite, which counts the commits of the other connections
     return this.writer ? this.commits : (this.version.get() as number);

@@ -25,6 +25,11 @@ export interface Driver {
   readonly idsStable: boolean;
   /** As `all`, each row an array of the selected columns in order (cheaper for hot small reads). */
   rows(sql: string, params?: unknown[]): Promise<unknown[][]>;
+  /**
+   * The engine reads synchronously (better-sqlite3): `sql` prepared once, as a function answering
+   * `rows`' arrays at once, for hot reads that then need no promise (absent: PostgreSQL).
+   */
+  readNow?(sql: string): (...params: unknown[]) => unknown[][];
   /** Runs `fn` in one write transaction on the writer connection; rolled back when it throws. */
   transaction<T>(fn: (tx: TxDriver) => Promise<T>): Promise<T>;
   /** See IndexStore.dataVersion (absent: the engine cannot tell). */
@@ -263,6 +268,14 @@ export interface HistoryCursor {
   txIndex: number;
 }
 
+/** An unspent charm output's app and amount (null: not fungible), and its outpoint when asked ('' and -1 when not). */
+export interface AmountRow {
+  txid: string;
+  vout: number;
+  app: string;
+  amount: bigint | null;
+}
+
 export interface IndexStore {
   readonly engine: Engine;
   meta(): Promise<IndexMeta>;
@@ -296,7 +309,12 @@ export interface IndexStore {
    * Per unspent charm output paying `script` and app: the amount (null: not fungible), and with
    * `outpoints` (the default) its txid and vout (without: '' and -1, a cheaper read); any order.
    */
-  unspentAmounts(script: Uint8Array, outpoints?: boolean): Promise<{ txid: string; vout: number; app: string; amount: bigint | null }[]>;
+  unspentAmounts(script: Uint8Array, outpoints?: boolean): Promise<AmountRow[]>;
+  /**
+   * `unspentAmounts` read synchronously, where the engine can (SQLite): the same rows, or
+   * undefined when it cannot (then ask `unspentAmounts`).
+   */
+  unspentAmountsNow?(script: Uint8Array, outpoints?: boolean): AmountRow[] | undefined;
   /** The charm rows of one output, spent or not (empty: it never held charms). */
   output(txid: string, vout: number): Promise<CharmOutputRow[]>;
   /** Charm rows created by a transaction. */
@@ -491,6 +509,25 @@ function sortedTxidsHave(ids: Buffer, want: Buffer): boolean {
 
 const blockRow = (r: Row): StoredBlock => ({ height: num(r.height), hash: hexOf(r.hash), prevHash: hexOf(r.prev_hash), time: num(r.time) });
 
+const APP_BY_ID = 'SELECT app FROM apps WHERE id = ?';
+
+/**
+ * unspentAmounts' read (one range of the covering index co_unspent_by_script): app ids where they
+ * are stable (`kept`: the app's text from memory), else the apps joined; the outpoints when asked.
+ */
+function amountsSql(engine: Engine, kept: boolean, outpoints: boolean): string {
+  const txidHex = engine === 'sqlite' ? 'lower(hex(co.txid))' : "encode(co.txid, 'hex')";
+  const cols = `${kept ? 'co.app_id' : 'a.app'}, co.amount${outpoints ? `, ${txidHex}, co.vout` : ''}`;
+  return `SELECT ${cols} FROM charm_outputs co ${kept ? '' : 'JOIN apps a ON a.id = co.app_id '}WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL`;
+}
+
+const SCRIPT_ID = 'SELECT id FROM scripts WHERE script = ?';
+/** unspentAmountsNow's read by the script's id (SQLite: app ids, the txid's hex by the engine). */
+const amountsByIdSql = (outpoints: boolean): string =>
+  `SELECT co.app_id, co.amount${outpoints ? ', lower(hex(co.txid)), co.vout' : ''} FROM charm_outputs co WHERE co.script_id = ? AND co.spent_height IS NULL`;
+/** At most this many scripts' ids are kept by the reads (some 150 bytes each). */
+const MAX_SCRIPT_IDS_READ = 50_000;
+
 /** At most this many apps' texts are kept in memory (some 200 bytes each). */
 const MAX_APP_TEXTS = 100_000;
 
@@ -508,6 +545,13 @@ export class SqlStore implements IndexStore {
   private readonly recentTxids = new Map<number, { hash: string; txids: Buffer }>();
   /** App id → app, of committed rows (see appText). */
   private readonly appTexts = new Map<number, string>();
+  /** The synchronous reads (Driver.readNow), prepared on first use. */
+  private amountsWith: ((...params: unknown[]) => unknown[][]) | undefined;
+  private amountsBare: ((...params: unknown[]) => unknown[][]) | undefined;
+  private appById: ((...params: unknown[]) => unknown[][]) | undefined;
+  private scriptIdOf: ((...params: unknown[]) => unknown[][]) | undefined;
+  /** Script (latin1) → id, as the reads found them (unspentAmountsNow). */
+  private readonly scriptIdsRead = new Map<string, number>();
 
   constructor(
     private readonly d: Driver,
@@ -779,19 +823,16 @@ export class SqlStore implements IndexStore {
     return out;
   }
 
-  async unspentAmounts(script: Uint8Array, outpoints = true): Promise<{ txid: string; vout: number; app: string; amount: bigint | null }[]> {
+  async unspentAmounts(script: Uint8Array, outpoints = true): Promise<AmountRow[]> {
+    const now = this.unspentAmountsNow(script, outpoints);
+    if (now) return now;
     // the balances' hot read: no script join, no sort, no apps join (appText), rows as arrays; the
     // outpoints only when asked (the mempool overlay spends some confirmed charm output), the txid's
     // hex written by the engine (a third less CPU in SQLite than a Buffer per row, then hex)
-    const txidHex = this.engine === 'sqlite' ? 'lower(hex(co.txid))' : "encode(co.txid, 'hex')";
     // the apps' texts from the map where ids are stable, else (a PostgreSQL reader) by a join
     const kept = this.d.idsStable;
-    const cols = `${kept ? 'co.app_id' : 'a.app'}, co.amount${outpoints ? `, ${txidHex}, co.vout` : ''}`;
-    const r = await this.d.rows(
-      `SELECT ${cols} FROM charm_outputs co ${kept ? '' : 'JOIN apps a ON a.id = co.app_id '}WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL`,
-      [Buffer.from(script)],
-    );
-    const out: { txid: string; vout: number; app: string; amount: bigint | null }[] = new Array(r.length);
+    const r = await this.d.rows(amountsSql(this.engine, kept, outpoints), [Buffer.from(script)]);
+    const out: AmountRow[] = new Array(r.length);
     for (let i = 0; i < r.length; i++) {
       const x = r[i]!;
       const app = kept ? (this.appTexts.get(num(x[0])) ?? (await this.appText(num(x[0])))) : (x[0] as string);
@@ -800,16 +841,51 @@ export class SqlStore implements IndexStore {
     return out;
   }
 
+  /** `unspentAmounts` without a promise (SQLite: the statements prepared once, read at once). */
+  unspentAmountsNow(script: Uint8Array, outpoints = true): AmountRow[] | undefined {
+    const d = this.d;
+    if (!d.readNow || !d.idsStable) return undefined;
+    // a view of the script's bytes (better-sqlite3 binds a Buffer as a blob), no copy
+    const bytes = Buffer.from(script.buffer, script.byteOffset, script.byteLength);
+    // the script's id, kept once read (a committed scripts row is never deleted or changed)
+    const key = bytes.toString('latin1');
+    let scriptId = this.scriptIdsRead.get(key);
+    if (scriptId === undefined) {
+      const found = (this.scriptIdOf ??= d.readNow(SCRIPT_ID))(bytes)[0];
+      if (found === undefined) return []; // no output ever paid it
+      scriptId = num(found[0]);
+      if (this.scriptIdsRead.size >= MAX_SCRIPT_IDS_READ) this.scriptIdsRead.clear();
+      this.scriptIdsRead.set(key, scriptId);
+    }
+    const read = outpoints ? (this.amountsWith ??= d.readNow(amountsByIdSql(true))) : (this.amountsBare ??= d.readNow(amountsByIdSql(false)));
+    const r = read(scriptId);
+    const out: AmountRow[] = new Array(r.length);
+    for (let i = 0; i < r.length; i++) {
+      const x = r[i]!;
+      const id = num(x[0]);
+      const app = this.appTexts.get(id) ?? this.appTextNow(id);
+      out[i] = { txid: outpoints ? (x[2] as string) : '', vout: outpoints ? num(x[3]) : -1, app, amount: x[1] === null ? null : big(x[1]) };
+    }
+    return out;
+  }
+
+  /** appText read at once (readNow). */
+  private appTextNow(id: number): string {
+    return this.keepAppText(id, (this.appById ??= this.d.readNow!(APP_BY_ID))(id)[0]?.[0] as string | undefined);
+  }
+
   /**
    * The app of an id, read once (`appTexts` keeps it): an id names one app for good (apps rows are
    * never updated or deleted, a reader sees committed ids only, and the driver's ids are stable:
    * not a PostgreSQL reader's). Bounded: emptied when full.
    */
   private async appText(id: number): Promise<string> {
-    const r = await this.d.rows('SELECT app FROM apps WHERE id = ?', [id]);
-    if (!r[0]) throw new CharmsError('INTERNAL', `charm output of app id ${id} without its apps row`);
+    return this.keepAppText(id, (await this.d.rows(APP_BY_ID, [id]))[0]?.[0] as string | undefined);
+  }
+
+  private keepAppText(id: number, app: string | undefined): string {
+    if (app === undefined) throw new CharmsError('INTERNAL', `charm output of app id ${id} without its apps row`);
     if (this.appTexts.size >= MAX_APP_TEXTS) this.appTexts.clear();
-    const app = r[0][0] as string;
     this.appTexts.set(id, app);
     return app;
   }

@@ -54,13 +54,29 @@ export class MemoryCache implements ResponseCache {
     return this.entries.size;
   }
 
-  async getOrCompute(key: string, compute: () => Promise<Uint8Array>): Promise<Uint8Array> {
+  /** The kept result of `key` (now the most recently used), without computing anything. */
+  get(key: string): Uint8Array | undefined {
     const hit = this.entries.get(key);
     if (hit) {
       this.entries.delete(key);
       this.entries.set(key, hit); // most recently used
-      return hit;
     }
+    return hit;
+  }
+
+  /** Whether a computation of `key` started by getOrCompute is running. */
+  computing(key: string): boolean {
+    return this.inflight.has(key);
+  }
+
+  /** Keeps `v` as the result of `key`, as getOrCompute keeps what it computed. */
+  set(key: string, v: Uint8Array): void {
+    this.keep(key, v);
+  }
+
+  async getOrCompute(key: string, compute: () => Promise<Uint8Array>): Promise<Uint8Array> {
+    const hit = this.get(key);
+    if (hit) return hit;
     const running = this.inflight.get(key);
     if (running) return running;
     const p = compute()

@@ -11,8 +11,17 @@ import { errorResponse, listenDual, type Handler, type Listening } from './http.
 import { silentLogger } from './log.js';
 import { Rng } from '../testing/fuzz/harness.js';
 
+/** Answers given at once (no promise: the hot reads of the index API), else `later`. */
+const echo: Handler = (req) => {
+  if (req.path === '/now') return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"é":"at once"}' };
+  if (req.path === '/now-throws') throw new Error('a bug, at once');
+  if (req.path === '/now-empty') return { status: 200, headers: {}, body: '' };
+  if (req.path === '/now-bytes') return { status: 201, headers: {}, body: new Uint8Array([104, 105]) };
+  return later(req);
+};
+
 /** Shows what the handler saw: method, path, query, headers and body length. */
-const echo: Handler = async (req) => {
+const later: Handler = async (req) => {
   if (req.path === '/throws') throw new Error('a bug');
   if (req.path === '/missing') return errorResponse(new CharmsError('NOT_FOUND', 'no such thing'), silentLogger);
   if (req.path === '/closes') return { status: 200, headers: { Connection: 'close' }, body: 'bye' };
@@ -60,6 +69,10 @@ test('HTTP/1.1 fast path: the same bytes as node’s server for plain requests, 
     [
       'error answers, a handler that throws, answers without a body, 304',
       `GET /missing HTTP/1.1\r\n${H}\r\nGET /throws HTTP/1.1\r\n${H}\r\nGET /empty HTTP/1.1\r\n${H}\r\nGET /not-modified HTTP/1.1\r\n${H}\r\n${close}`,
+    ],
+    [
+      'answers given at once (a text body, an empty one, bytes), a handler that throws at once, HEAD',
+      `GET /now HTTP/1.1\r\n${H}\r\nGET /now-throws HTTP/1.1\r\n${H}\r\nGET /now-empty HTTP/1.1\r\n${H}\r\nHEAD /now HTTP/1.1\r\n${H}\r\nGET /now-bytes HTTP/1.1\r\n${H}\r\n${close}`,
     ],
     ['an answer that closes the connection itself', `GET /closes HTTP/1.1\r\n${H}\r\nGET /never HTTP/1.1\r\n${H}\r\n\r\n`],
     [

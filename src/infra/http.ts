@@ -50,7 +50,8 @@ export interface Res {
   body?: Uint8Array | string;
 }
 
-export type Handler = (req: Req) => Promise<Res>;
+/** A request's answer: at once (a hot read that needs no await), or a promise of it. */
+export type Handler = (req: Req) => Res | Promise<Res>;
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
@@ -427,6 +428,7 @@ const DOT_SEGMENT = /\/(\.|%2e)/i;
 /** Request headers that make a request not plain. */
 const NOT_PLAIN = new Set(['content-length', 'transfer-encoding', 'expect', 'upgrade', '__proto__']);
 const EMPTY_BODY = Buffer.alloc(0); // what node's path reads from a request without a body
+const noBody = async (): Promise<Uint8Array> => EMPTY_BODY;
 const NO_BODY_STATUS = (s: number) => s === 204 || s === 304 || (s >= 100 && s < 200);
 
 /** node's Date header, recomputed once a second like node's own. */
@@ -503,7 +505,11 @@ const CHUNKED_END = Buffer.from('0\r\n\r\n');
  * closes the connection after it (the server while it drains, or the client that asked).
  */
 function encodeAnswer(out: Res, head: boolean, close: 'server' | 'client' | undefined, keepAliveSeconds: number): Buffer {
-  const body = out.body === undefined ? undefined : typeof out.body === 'string' ? Buffer.from(out.body) : out.body;
+  // a text body is written into the answer's buffer as UTF-8 (no buffer of its own)
+  const bodyText = typeof out.body === 'string' ? out.body : undefined;
+  const bodyBytes = typeof out.body === 'string' ? undefined : out.body;
+  const bodyLength = bodyText !== undefined ? Buffer.byteLength(bodyText) : bodyBytes?.byteLength;
+  const hasBody = bodyLength !== undefined;
   // the headers as `{...CORS_HEADERS, ...out.headers, content-length, connection}` would order them
   let text = statusLine(out.status);
   let merged = false;
@@ -516,26 +522,30 @@ function encodeAnswer(out: Res, head: boolean, close: 'server' | 'client' | unde
   };
   if (merged) {
     const headers = { ...CORS_HEADERS, ...out.headers };
-    if (body) headers['content-length'] = String(body.byteLength);
+    if (hasBody) headers['content-length'] = String(bodyLength);
     if (close === 'server') headers['connection'] = 'close';
     for (const k in headers) line(k, headers[k]!);
   } else {
     text += CORS_TEXT;
     for (const k in out.headers) line(k, out.headers[k]!);
-    if (body) text += `content-length: ${body.byteLength}\r\n`;
+    if (hasBody) text += `content-length: ${bodyLength}\r\n`;
     if (close === 'server') line('connection', 'close');
   }
   text += `Date: ${httpDate()}\r\n`;
   if (!userConnection) text += close ? 'Connection: close\r\n' : `Connection: keep-alive\r\nKeep-Alive: timeout=${keepAliveSeconds}\r\n`;
   // node frames a bodiless answer chunked, except to HEAD (no body follows, so no framing either)
-  const chunked = !body && !head && !NO_BODY_STATUS(out.status);
+  const chunked = !hasBody && !head && !NO_BODY_STATUS(out.status);
   if (chunked) text += 'Transfer-Encoding: chunked\r\n';
   text += '\r\n';
-  const payload = head || NO_BODY_STATUS(out.status) ? undefined : chunked ? CHUNKED_END : body;
+  const none = head || NO_BODY_STATUS(out.status);
+  const payloadLength = none ? 0 : chunked ? CHUNKED_END.length : bodyLength!;
   const n = text.length; // latin1: one byte per character (header text is checked ASCII)
-  const wire = Buffer.allocUnsafe(n + (payload?.byteLength ?? 0));
+  const wire = Buffer.allocUnsafe(n + payloadLength);
   wire.write(text, 0, 'latin1');
-  if (payload) wire.set(payload, n);
+  if (none) return wire;
+  if (chunked) wire.set(CHUNKED_END, n);
+  else if (bodyText !== undefined) wire.write(bodyText, n, 'utf8');
+  else wire.set(bodyBytes!, n);
   return wire;
 }
 
@@ -645,10 +655,9 @@ function serveHttp1(socket: net.Socket, first: Buffer, c: FastContext, deadline:
     try {
       let out: Res;
       try {
-        out =
-          r.method === 'OPTIONS'
-            ? { status: 204, headers: {} }
-            : await c.handler({ method: r.method, path, query, headers: r.headers, body: async () => EMPTY_BODY });
+        const answer = r.method === 'OPTIONS' ? { status: 204, headers: {} } : c.handler({ method: r.method, path, query, headers: r.headers, body: noBody });
+        // an answer given at once is sent at once (no microtask turn)
+        out = answer instanceof Promise ? await answer : answer;
       } catch (e) {
         c.log.error('request handler threw', { path, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
         out = jsonError(500, 'INTERNAL', 'internal error');
