@@ -243,6 +243,8 @@ test('sqlite --api-only: the index deleted and built anew (side files left) is s
   try {
     const old = await answers(r.get, f.paths);
     assert.deepEqual(old, await answers(direct(w1), f.paths));
+    const held = r.store.unspentAmountsNow(parseTx(f.v.get('2efcde0d')!.raw).outputs[0]!.script);
+    assert.ok(held && held.length > 0, 'read at once from the old file');
     await answers(r.get, f.paths); // kept by the answer cache
     await w1.close();
     // the operator deletes the file only: the reader's connection keeps the -wal and -shm alive
@@ -265,6 +267,10 @@ test('sqlite --api-only: the index deleted and built anew (side files left) is s
     await r.store.check();
     assert.deepEqual(await answers(r.get, f.paths), want);
     assert.deepEqual(await answers(r.get, f.paths), want, 'kept answers are the new ones');
+    // the balances' read at once (no promise) goes to the file served, as the awaited one does
+    const script = parseTx(f.v.get('2efcde0d')!.raw).outputs[0]!.script;
+    assert.deepEqual(r.store.unspentAmountsNow(script), await r.store.unspentAmounts(script));
+    assert.deepEqual(r.store.unspentAmountsNow(script), [], 'the token output is burned in the new file');
     assert.equal(JSON.parse((await r.get('/v1/status')).body.toString()).index.hash, JSON.parse((await direct(w2)('/v1/status')).body.toString()).index.hash);
     assert.deepEqual(await sqlOn(engines.sqlite(), db, 'PRAGMA integrity_check'), [{ integrity_check: 'ok' }], 'the new index is whole');
     assert.ok(

@@ -283,6 +283,8 @@ export class ReopeningStore implements IndexStore {
   unspentByScript: IndexStore['unspentByScript'] = (script) => this.use((s) => s.unspentByScript(script));
   unspentForWallet: IndexStore['unspentForWallet'] = (script) => this.use((s) => s.unspentForWallet(script));
   unspentAmounts: IndexStore['unspentAmounts'] = (script, outpoints) => this.use((s) => s.unspentAmounts(script, outpoints));
+  /** The served store's read at once (a call that ends before it returns: nothing in flight); undefined while nothing is served (the awaited read says why). */
+  unspentAmountsNow: NonNullable<IndexStore['unspentAmountsNow']> = (script, outpoints) => this.served?.store.unspentAmountsNow?.(script, outpoints);
   output: IndexStore['output'] = (txid, vout) => this.use((s) => s.output(txid, vout));
   outputsOf: IndexStore['outputsOf'] = (txid) => this.use((s) => s.outputsOf(txid));
   spentBy: IndexStore['spentBy'] = (txid) => this.use((s) => s.spentBy(txid));
