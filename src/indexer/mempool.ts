@@ -133,7 +133,9 @@ export class MempoolOverlay {
       const children = new Map<string, string[]>(); // txid → the pending transactions spending its outputs
       for (const [op, by] of this.spent) {
         const parent = op.slice(0, op.lastIndexOf(':'));
-        children.set(parent, [...(children.get(parent) ?? []), by]);
+        const known = children.get(parent);
+        if (known) known.push(by);
+        else children.set(parent, [by]);
       }
       for (let k = 0; k < conflicted.length; k++)
         for (const c of children.get(conflicted[k]!) ?? [])
