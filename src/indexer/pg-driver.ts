@@ -3,7 +3,9 @@
  * instances can serve one database), writes through one dedicated connection that holds a
  * session advisory lock for its lifetime, so a second indexer on the same database is refused.
  * The lock is released by PostgreSQL when the connection dies (a killed indexer does not block
- * the next one).
+ * the next one). A writer whose connection dies (PostgreSQL restarted, the backend terminated)
+ * connects again before its next transaction and takes the lock again; if another indexer took
+ * it meanwhile, every write fails saying so (nothing is written without the lock).
  */
 import { createRequire } from 'node:module';
 import type * as PgTypes from 'pg';
@@ -29,6 +31,11 @@ export class PgDriver implements Driver {
   /** The writer's database cannot be rebuilt under it (it holds the lock); a reader's can. */
   readonly idsStable: boolean;
   private readonly txs: TxQueue | undefined;
+  /** The writer's connection (holding the lock); replaced when it died (see writerNow). */
+  private writer: PgTypes.Client | undefined;
+  /** The writer's connection died: connect and lock again before the next transaction. */
+  private writerLost = false;
+  private closing = false;
   /** The writer's commits: no other process writes this database (the advisory lock). */
   private commits = 0;
   /** A reader's read of `meta.data_version` in flight, and the one queued behind it. */
@@ -42,22 +49,53 @@ export class PgDriver implements Driver {
   private constructor(
     private readonly url: string,
     private readonly pool: PgTypes.Pool,
-    private readonly writer: PgTypes.Client | undefined,
+    writer: PgTypes.Client | undefined,
+    private readonly pg: typeof PgTypes,
   ) {
-    const w = writer;
     this.idsStable = writer !== undefined;
+    if (writer) this.watch(writer);
+    this.writer = writer;
     this.txs =
-      w &&
+      writer &&
       new TxQueue({
-        begin: async () => void (await w.query('BEGIN')),
+        begin: async () => {
+          const w = await this.writerNow();
+          // a connection that died without its 'end' seen yet: connected again by the next one
+          await w.query('BEGIN').catch((e: unknown) => {
+            if ((e as { code?: string }).code === undefined) this.writerLost = true;
+            throw e;
+          });
+        },
         commit: async () => {
-          await w.query('COMMIT');
+          await this.writer!.query('COMMIT');
           this.commits++;
         },
-        rollback: async () => void (await w.query('ROLLBACK').catch(() => {})),
+        rollback: async () => void (await this.writer!.query('ROLLBACK').catch(() => {})),
       });
   }
 
+  /** Marks the writer lost when its connection ends other than by close(). */
+  private watch(c: PgTypes.Client): void {
+    c.on('end', () => {
+      if (!this.closing && this.writer === c) this.writerLost = true;
+    });
+  }
+
+  /**
+   * The writer's connection, connected and locked again first when it died. The kept answers'
+   * state moves on too (another indexer may have written while the lock was free).
+   */
+  private async writerNow(): Promise<PgTypes.Client> {
+    if (!this.writerLost) return this.writer!;
+    // the old connection ended (were it alive after all, its lock would refuse the new one)
+    await this.writer!.end().catch(() => {});
+    const c = await lockedWriter(this.pg, this.url, "the lock was free while this indexer's connection was lost, and another indexer took it: stop this one");
+    this.watch(c);
+    this.writer = c;
+    this.writerLost = false;
+    this.commits++;
+    return c;
+  }
   static async open(url: string, mode: 'writer' | 'reader'): Promise<PgDriver> {
     let pg: typeof PgTypes;
     try {
@@ -74,24 +112,16 @@ export class PgDriver implements Driver {
         await pool.end();
         throw unavailable(url, e);
       }
-      return new PgDriver(url, pool, undefined);
+      return new PgDriver(url, pool, undefined, pg);
     }
-    const writer = new pg.Client({ connectionString: url });
-    writer.on('error', () => {});
+    let writer: PgTypes.Client;
     try {
-      await writer.connect();
-      const r = await writer.query('SELECT pg_try_advisory_lock($1, $2) AS ok', [...LOCK_KEY]);
-      if (r.rows[0]?.ok !== true)
-        throw new CharmsError(
-          'CONFIG',
-          `PostgreSQL at ${redactUrl(url)}: another indexer is writing this index (it holds the advisory lock); run one indexer per database, and --api-only for more API instances`,
-        );
+      writer = await lockedWriter(pg, url, 'run one indexer per database, and --api-only for more API instances');
     } catch (e) {
-      await writer.end().catch(() => {});
       await pool.end();
-      throw e instanceof CharmsError ? e : unavailable(url, e);
+      throw e;
     }
-    return new PgDriver(url, pool, writer);
+    return new PgDriver(url, pool, writer, pg);
   }
 
   async all(sql: string, params: unknown[] = []): Promise<Row[]> {
@@ -159,23 +189,43 @@ export class PgDriver implements Driver {
   }
 
   transaction<T>(fn: (tx: TxDriver) => Promise<T>): Promise<T> {
-    const w = this.writer;
-    if (!w) return Promise.reject(new CharmsError('INTERNAL', 'the index is open read-only'));
+    if (!this.writer) return Promise.reject(new CharmsError('INTERNAL', 'the index is open read-only'));
+    // the connection the transaction began on (writerNow replaces a dead one before BEGIN)
     const tx: TxDriver = {
-      all: async (sql, params = []) => (await w.query(numbered(sql), params)).rows as Row[],
+      all: async (sql, params = []) => (await this.writer!.query(numbered(sql), params)).rows as Row[],
       run: async (sql, params = []) => {
-        await w.query(numbered(sql), params);
+        await this.writer!.query(numbered(sql), params);
       },
       exec: async (sql) => {
-        await w.query(sql);
+        await this.writer!.query(sql);
       },
     };
     return this.txs!.run(() => fn(tx));
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await this.txs?.idle();
     await this.writer?.end().catch(() => {});
     await this.pool.end();
+  }
+}
+
+/**
+ * A new writer connection holding the advisory lock; `taken` tells the user what to do when
+ * another indexer holds it. Connection failures are UPSTREAM_UNAVAILABLE (tried again later).
+ */
+async function lockedWriter(pg: typeof PgTypes, url: string, taken: string): Promise<PgTypes.Client> {
+  const writer = new pg.Client({ connectionString: url });
+  writer.on('error', () => {}); // a dead connection: its next query (or the 'end' event) tells
+  try {
+    await writer.connect();
+    const r = await writer.query('SELECT pg_try_advisory_lock($1, $2) AS ok', [...LOCK_KEY]);
+    if (r.rows[0]?.ok !== true)
+      throw new CharmsError('CONFIG', `PostgreSQL at ${redactUrl(url)}: another indexer is writing this index (it holds the advisory lock); ${taken}`);
+    return writer;
+  } catch (e) {
+    await writer.end().catch(() => {});
+    throw e instanceof CharmsError ? e : unavailable(url, e);
   }
 }

@@ -148,6 +148,40 @@ for (const name of ENGINES) {
     await again.close();
   });
 
+  // a SQLite writer has no connection to lose
+  if (name === 'postgres')
+    test(`${name}: a writer whose connection dies connects and locks again; not when another indexer took the lock`, async (t) => {
+      const e = await engines.engine(name, t);
+      if (!e) return;
+      const db = await e.newDb();
+      const s = await e.open(db, { mock: true });
+      // ends the backend holding the index's advisory lock (PostgreSQL restarted, an admin's kill)
+      const kill = async () =>
+        assert.equal((await sqlOn(e, db, "SELECT pg_terminate_backend(pid) AS t FROM pg_locks WHERE locktype = 'advisory' AND granted")).length, 1);
+      // the first write after the kill may fail (the connection's end not seen yet); the next one connects again
+      const write = (b: BlockWrite) => s.applyBlock(b).catch(() => s.applyBlock(b));
+      try {
+        await s.applyBlock(block1);
+        const before = await s.dataVersion();
+        await kill();
+        await write(block2);
+        assert.equal((await s.tip())?.height, 2, 'written on a new connection');
+        assert.ok((await s.dataVersion())! > before! + 1, "the kept answers' state moved with the new connection too");
+        assert.equal((await sqlOn(e, db, "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted")).length, 1, 'the lock is held again');
+        // killed again, and another indexer takes the free lock: this one writes nothing
+        await kill();
+        const other = await e.open(db, { mock: true });
+        const block3: BlockWrite = { height: 3, hash: h(0x103), prevHash: h(0x102), time: 1002, spellTxs: [], outputs: [], inputs: [] };
+        await assert.rejects(write(block3), /another indexer is writing this index .*took it: stop this one/);
+        assert.equal((await other.tip())?.height, 2);
+        await other.close();
+        await s.applyBlock(block3); // the lock is free again
+        assert.equal((await s.tip())?.height, 3);
+      } finally {
+        await s.close();
+      }
+    });
+
   test(`${name}: an index from a newer schema is refused, an older one migrated`, async (t) => {
     const e = await engines.engine(name, t);
     if (!e) return;
