@@ -1,6 +1,5 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { schnorr } from '@noble/curves/secp256k1.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { startProveServer } from '../prove-server/server.js';
@@ -10,7 +9,7 @@ import { proveMock } from '../groth16/mock.js';
 import { refuseUnboundScrollOutputs } from './prove.js';
 import { readSharedText, sharedOrSkip } from '../testing/shared.js';
 import { funding } from '../testing/fixtures.js';
-import { h1 } from '../testing/http.js';
+import { h1, REFUSED_PORT } from '../testing/http.js';
 import { candidAddressesResult, startFakeIc, type FakeIc } from '../testing/ic-fake.js';
 import { parseSpellText } from '../model/inputs.js';
 import { encodeSpellCbor } from '../model/spell.js';
@@ -138,13 +137,7 @@ test('a real prover refuses when the canister refuses (400), answers a bad signa
       await fake.close();
     }
   }
-  const port = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-  await withServer(new ScrollsClient({ host: `http://127.0.0.1:${port}`, retryTimes: 0 }), async (p) => {
+  await withServer(new ScrollsClient({ host: `http://127.0.0.1:${REFUSED_PORT}`, retryTimes: 0 }), async (p) => {
     const r = await h1(p, 'POST', '/spells/prove', body, { 'content-type': 'application/json' });
     assert.equal(r.status, 503, r.body.toString());
     assert.equal(JSON.parse(r.body.toString()).code, 'UPSTREAM_UNAVAILABLE');

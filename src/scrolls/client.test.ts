@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
+import { REFUSED_PORT } from '../testing/http.js';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { schnorr } from '@noble/curves/secp256k1.js';
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -190,13 +190,7 @@ test('sign: canister errors keep the canister message (Input error → 400 SCROL
 });
 
 test('unreachable host: 503 UPSTREAM_UNAVAILABLE naming the host, nothing built', async (t) => {
-  // a port that was just free: nothing listens there
-  const port = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
+  const port = REFUSED_PORT;
   const client = new ScrollsClient({ host: `http://127.0.0.1:${port}`, retryTimes: 1 });
   const tx = Uint8Array.of(0x84, 0xa0, 0xa0, 0xf5, 0xf6);
   await rejects(client.signCardanoTx(tx), 'UPSTREAM_UNAVAILABLE', new RegExp(`Scrolls canister ${CARDANO} at http://127.0.0.1:${port}/? is unreachable`), 503);

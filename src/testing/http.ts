@@ -41,3 +41,10 @@ export function h2(port: number, method: string, path: string, body?: Uint8Array
     req.end(body);
   });
 }
+
+/**
+ * A loopback port nothing listens on: 1, a privileged port no test binds (tests listen on port 0).
+ * A port found free by binding and closing a server can be taken meanwhile by a test file running
+ * alongside, which then answers instead of refusing.
+ */
+export const REFUSED_PORT = 1;
