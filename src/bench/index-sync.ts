@@ -14,7 +14,7 @@ import { Follower } from '../indexer/follower.js';
 import { openIndexStore } from '../indexer/open.js';
 import { betterSqliteModule } from '../indexer/sqlite-driver.js';
 import { startIndexService } from '../indexer/service.js';
-import type { BlockWrite, CharmOutputWrite, IndexStore, InputWrite } from '../indexer/store.js';
+import type { BlockWrite, CharmOutputWrite, IndexWriter, InputWrite } from '../indexer/store.js';
 import { blockSourceFromConfig } from '../sources/chain-sources.js';
 import { FakeBitcoind } from '../testing/fake-bitcoind.js';
 import { plainTx } from '../testing/memory-chain.js';
@@ -46,7 +46,7 @@ const noSpells: SpellCheck = () => {
 const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
 
 /** Wraps the store so that `onCommit(height)` runs when a block's transaction has committed. */
-function onCommit(store: IndexStore, f: (height: number) => void): void {
+function onCommit(store: IndexWriter, f: (height: number) => void): void {
   const apply = store.applyBlocks.bind(store);
   store.applyBlocks = async (bs: BlockWrite[]) => {
     await apply(bs);

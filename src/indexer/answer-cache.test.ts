@@ -12,7 +12,7 @@ import { spendTx } from '../testing/vector-chain.js';
 import { cachedAnswers } from './answer-cache.js';
 import { ok } from './api.js';
 import { startIndexService, type IndexService } from './service.js';
-import type { IndexStore } from './store.js';
+import type { IndexReader } from './store.js';
 import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
 
 const req = (path: string, method = 'GET'): Req => ({
@@ -123,7 +123,7 @@ async function service(
   chain: MemoryChain,
   db: string,
   o: { answerCacheBytes?: number; apiOnly?: boolean } = {},
-): Promise<IndexService & { store: IndexStore }> {
+): Promise<IndexService & { store: IndexReader }> {
   const store = await e.open(db, o.apiOnly ? { mode: 'reader' } : {});
   const svc = await startIndexService({
     store,

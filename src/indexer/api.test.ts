@@ -4,14 +4,15 @@ import { scriptToAddress } from '../bitcoin/address.js';
 import { parseTx } from '../bitcoin/tx.js';
 import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.js';
 import { sharedOrSkip } from '../testing/shared.js';
-import { h1, h2 } from '../testing/http.js';
+import { h1, h2, handlerAnswer as answer } from '../testing/http.js';
 import { txidOf } from '../testing/memory-chain.js';
 import { bitcoinVectors, burnTx, vectorChain } from '../testing/index-vectors.js';
 import { startIndexService, type IndexService } from './service.js';
 import { indexApiHandler } from './api.js';
-import type { IndexStore } from './store.js';
+import type { IndexWriter } from './store.js';
 import type { Req, Res } from '../infra/http.js';
 import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
+import { MemoryChain } from '../testing/memory-chain.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -179,88 +180,300 @@ for (const name of ENGINES) {
     }
   });
 
-  test(`${name}: balances answered at once give the bytes of the awaited path, errors included`, async (t) => {
-    if (!sharedOrSkip(t)) return;
+  // SQLite only: PostgreSQL has no synchronous read (both its paths would be the awaited one)
+  if (name === 'sqlite')
+    test(`${name}: balances answered at once give the bytes of the awaited path, errors included`, async (t) => {
+      if (!sharedOrSkip(t)) return;
+      const e = await engines.engine(name, t);
+      if (!e) return;
+      const v = bitcoinVectors();
+      const chain = vectorChain(v, ['9c048eca']);
+      const base = await e.open(await e.newDb());
+      const svc = await startIndexService({ store: base, source: chain, ...TEST_INDEX_SERVICE });
+      await svc.follower!.syncOnce();
+      await svc.follower!.syncOnce(); // the mempool refresh after a settled tip
+      try {
+        const port = svc.server.port;
+        // the same store without its synchronous read: every answer through route's awaited path
+        const awaited = Object.create(base, {
+          // its unspentAmounts (inherited, called on it) reads through the engine's promise API
+          unspentAmountsNow: { value: undefined },
+        }) as IndexWriter;
+        const mk = (st: IndexWriter) => indexApiHandler({ store: st, mempool: svc.mempool, network: 'regtest', version: 'test' });
+        const now = mk(base);
+        const later = mk(awaited);
+        const req = (path: string, method = 'GET'): Req => {
+          const q = path.indexOf('?');
+          return {
+            method,
+            path: q < 0 ? path : path.slice(0, q),
+            query: new URLSearchParams(q < 0 ? '' : path.slice(q + 1)),
+            headers: {},
+            body: async () => new Uint8Array(),
+          };
+        };
+        const addrs = [...v.values()].flatMap((x) =>
+          parseTx(x.raw)
+            .outputs.map((o) => scriptToAddress(o.script, 'regtest'))
+            .filter((a): a is string => a !== undefined),
+        );
+        const paths = [
+          ...new Set(addrs.map((a) => `/v1/addresses/${a}/balances`)),
+          `/v1/addresses/${addrs[0]}/balances?network=regtest`,
+          `/v1/addresses/${addrs[0]}/balances?network=mainnet`, // another network asked: 400
+          '/v1/addresses/bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq/balances', // a mainnet address: 400
+          '/v1/addresses/notanaddress/balances',
+          '/v1/addresses/%zz/balances', // a bad escape: 400
+          `/v1/addresses/${'q'.repeat(200)}/balances`,
+          '/v1/addresses/bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080/balances', // valid, never paid: no balances
+        ];
+        const compare = async (label: string) => {
+          let atOnce = 0;
+          let found = 0;
+          for (const path of paths)
+            for (const method of ['GET', 'HEAD']) {
+              const a = now(req(path, method));
+              const x: Res = await a;
+              if (x.status === 200) found++;
+              if (x.status === 200 && !(a instanceof Promise)) atOnce++;
+              const b = later(req(path, method));
+              // the awaited path reads through the engine's promise API (not the synchronous read)
+              if (x.status === 200) assert.ok(b instanceof Promise, `${label}: ${method} ${path} awaited`);
+              const y: Res = await b;
+              assert.deepEqual(
+                { status: x.status, headers: x.headers, body: String(x.body) },
+                { status: y.status, headers: y.headers, body: String(y.body) },
+                `${label}: ${method} ${path}`,
+              );
+            }
+          assert.equal(found, (paths.length - 5) * 2, `${label}: the answers found`);
+          assert.equal(atOnce, found, `${label}: answers given at once`);
+        };
+        await compare('empty mempool');
+        assert.equal((await now(req(paths.at(-4)!))).status, 400);
+        assert.match(String((await now(req(`/v1/addresses/${addrs[0]}/balances?network=mainnet`))).body), /this index serves regtest/);
+        // a pending receive, then a pending spend of a confirmed charm output (the read with outpoints)
+        chain.mempoolAdd(v.get('9c048eca')!.raw);
+        await svc.follower!.syncOnce();
+        await compare('a pending receive');
+        chain.mempoolAdd(burnTx(v.get('2efcde0d')!.txid, 0, 9));
+        await svc.follower!.syncOnce();
+        assert.equal(svc.mempool!.spendsConfirmedCharms(), true);
+        await compare('a pending spend');
+        // and through HTTP (the fast path sends an answer given at once): the handler's bytes
+        const a = addrs.find((x) => x !== undefined)!;
+        const wire = await h1(port, 'GET', `/v1/addresses/${a}/balances`);
+        assert.equal(wire.body.toString(), String((await later(req(`/v1/addresses/${a}/balances`))).body));
+      } finally {
+        await svc.close();
+      }
+    });
+}
+
+// ------------------------------------------------------------------ the API and the status
+
+const U64_MAX = 2n ** 64n - 1n;
+const SCRIPT = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(7)]);
+const APP = `t/${'31'.repeat(32)}/${'32'.repeat(32)}`;
+
+for (const name of ENGINES) {
+  test(`${name}: our API's amounts are exact decimal strings at u64 and beyond (sums); ?network= must name the index's`, async (t) => {
     const e = await engines.engine(name, t);
     if (!e) return;
-    const v = bitcoinVectors();
-    const chain = vectorChain(v, ['9c048eca']);
-    const base = await e.open(await e.newDb());
-    const svc = await startIndexService({ store: base, source: chain, ...TEST_INDEX_SERVICE });
-    await svc.follower!.syncOnce();
-    await svc.follower!.syncOnce(); // the mempool refresh after a settled tip
+    const store = await e.open(await e.newDb());
     try {
-      const port = svc.server.port;
-      // the same store without its synchronous read: every answer through route's awaited path
-      const awaited = Object.create(base, {
-        unspentAmountsNow: { value: undefined },
-        unspentAmounts: { value: (script: Uint8Array, outpoints?: boolean) => base.unspentAmounts(script, outpoints) },
-      }) as IndexStore;
-      const mk = (st: IndexStore) => indexApiHandler({ store: st, mempool: svc.mempool, network: 'regtest', version: 'test' });
-      const now = mk(base);
-      const later = mk(awaited);
-      const req = (path: string, method = 'GET'): Req => {
-        const q = path.indexOf('?');
-        return {
-          method,
-          path: q < 0 ? path : path.slice(0, q),
-          query: new URLSearchParams(q < 0 ? '' : path.slice(q + 1)),
-          headers: {},
-          body: async () => new Uint8Array(),
-        };
-      };
-      const addrs = [...v.values()].flatMap((x) =>
-        parseTx(x.raw)
-          .outputs.map((o) => scriptToAddress(o.script, 'regtest'))
-          .filter((a): a is string => a !== undefined),
+      const tx = (n: number) => n.toString(16).padStart(64, '0');
+      // one transaction pays the address two outputs of u64-max tokens, another one more
+      const out = (txid: string, vout: number) => ({
+        txid,
+        txIndex: Number.parseInt(txid, 16),
+        vout,
+        app: APP,
+        amount: U64_MAX,
+        data: null,
+        script: SCRIPT,
+        sats: 1000n,
+      });
+      await store.applyBlock({
+        height: 1,
+        hash: tx(0x101),
+        prevHash: tx(0x100),
+        time: 1,
+        spellTxs: [],
+        outputs: [out(tx(1), 0), out(tx(1), 1), out(tx(2), 0)],
+        inputs: [],
+      });
+      const h = indexApiHandler({ store, network: 'regtest', version: 'test' });
+      const address = scriptToAddress(SCRIPT, 'regtest')!;
+      const bal = await answer(h, `/v1/addresses/${address}/balances`);
+      assert.equal(bal.status, 200);
+      assert.equal(bal.json.balances[0].confirmed, (3n * U64_MAX).toString(), 'a balance beyond u64, exact');
+      const utxos = await answer(h, `/v1/addresses/${address}/utxos`);
+      assert.deepEqual(
+        utxos.json.utxos.map((u: { charms: { amount: string }[] }) => u.charms[0]!.amount),
+        [U64_MAX.toString(), U64_MAX.toString(), U64_MAX.toString()],
       );
-      const paths = [
-        ...new Set(addrs.map((a) => `/v1/addresses/${a}/balances`)),
-        `/v1/addresses/${addrs[0]}/balances?network=regtest`,
-        `/v1/addresses/${addrs[0]}/balances?network=mainnet`, // another network asked: 400
-        '/v1/addresses/bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq/balances', // a mainnet address: 400
-        '/v1/addresses/notanaddress/balances',
-        '/v1/addresses/%zz/balances', // a bad escape: 400
-        `/v1/addresses/${'q'.repeat(200)}/balances`,
-        '/v1/addresses/bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080/balances', // valid, never paid: no balances
-      ];
-      const compare = async (label: string) => {
-        let atOnce = 0;
-        let found = 0;
-        for (const path of paths)
-          for (const method of ['GET', 'HEAD']) {
-            const a = now(req(path, method));
-            const x: Res = await a;
-            if (x.status === 200) found++;
-            if (x.status === 200 && !(a instanceof Promise)) atOnce++;
-            const y: Res = await later(req(path, method));
-            assert.deepEqual(
-              { status: x.status, headers: x.headers, body: String(x.body) },
-              { status: y.status, headers: y.headers, body: String(y.body) },
-              `${label}: ${method} ${path}`,
-            );
-          }
-        // SQLite reads at once (no promise); PostgreSQL has no synchronous read (its 400s are at once)
-        assert.equal(found, (paths.length - 5) * 2, `${label}: the answers found`);
-        assert.equal(atOnce, name === 'sqlite' ? found : 0, `${label}: answers given at once`);
-      };
-      await compare('empty mempool');
-      assert.equal((await now(req(paths.at(-4)!))).status, 400);
-      assert.match(String((await now(req(`/v1/addresses/${addrs[0]}/balances?network=mainnet`))).body), /this index serves regtest/);
-      // a pending receive, then a pending spend of a confirmed charm output (the read with outpoints)
-      chain.mempoolAdd(v.get('9c048eca')!.raw);
-      await svc.follower!.syncOnce();
-      await compare('a pending receive');
-      chain.mempoolAdd(burnTx(v.get('2efcde0d')!.txid, 0, 9));
-      await svc.follower!.syncOnce();
-      assert.equal(svc.mempool!.spendsConfirmedCharms(), true);
-      await compare('a pending spend');
-      // and through HTTP (the fast path sends an answer given at once): the handler's bytes
-      const a = addrs.find((x) => x !== undefined)!;
-      const wire = await h1(port, 'GET', `/v1/addresses/${a}/balances`);
-      assert.equal(wire.body.toString(), String((await later(req(`/v1/addresses/${a}/balances`))).body));
+      const hist = await answer(h, `/v1/addresses/${address}/history`);
+      const received = hist.json.items.map((i: { txid: string; changes: { received: string }[] }) => [i.txid, i.changes[0]!.received]);
+      assert.deepEqual(received.sort(), [
+        [tx(1), (2n * U64_MAX).toString()],
+        [tx(2), U64_MAX.toString()],
+      ]);
+      const app = await answer(h, `/v1/apps/${encodeURIComponent(APP)}`);
+      assert.equal(app.json.supply, (3n * U64_MAX).toString());
+      assert.equal(app.json.holders[0].amount, (3n * U64_MAX).toString());
+      const batch = await answer(h, '/v1/addresses/balances', 'POST', JSON.stringify({ addresses: [address] }));
+      assert.equal(batch.json.balances[0].balances[0].confirmed, (3n * U64_MAX).toString());
+
+      // ?network= as the explorer-compatible routes take it: ours (any spelling) answers, another is a 400
+      for (const path of [`/v1/addresses/${address}/balances`, '/v1/status', `/v1/apps/${APP}`]) {
+        assert.equal((await answer(h, `${path}?network=regtest`)).status, 200, path);
+        const other = await answer(h, `${path}?network=mainnet`);
+        assert.equal(other.status, 400, path);
+        assert.deepEqual(other.json, { error: 'network mainnet: this index serves regtest', code: 'INVALID_INPUT' });
+      }
+      assert.equal((await answer(h, '/v1/addresses/balances?network=testnet4', 'POST', JSON.stringify({ addresses: [address] }))).status, 400);
     } finally {
-      await svc.close();
+      await store.close();
     }
   });
 }
+
+for (const name of ENGINES) {
+  test(`${name}: numbers past the schema's 32-bit columns are a 400 or a 404, never a 500`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const store = await e.open(await e.newDb());
+    try {
+      const h = indexApiHandler({ store, network: 'regtest', version: 'test' });
+      const address = scriptToAddress(SCRIPT, 'regtest')!;
+      const txid = 'ab'.repeat(32);
+      const cases: [string, number][] = [
+        [`/v1/addresses/${address}/history?cursor=4294967296-1`, 400],
+        [`/v1/addresses/${address}/history?cursor=1-9999999999`, 400],
+        [`/v1/addresses/${address}/history?cursor=2147483647-2147483647`, 200],
+        [`/v1/outputs/${txid}:2147483647`, 404],
+        [`/v1/outputs/${txid}:2147483648`, 404],
+        [`/v1/outputs/${txid}:4294967295`, 404],
+        [`/v1/outputs/${txid}:4294967296`, 400],
+        [`/v1/outputs/${txid}:9999999999`, 400],
+      ];
+      for (const [path, status] of cases) assert.equal((await answer(h, path)).status, status, path);
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+/** A node whose blocks from `from` on wait until `release()` (a sync caught half-way). */
+class GatedChain extends MemoryChain {
+  private blockCalls = 0;
+  private open!: () => void;
+  private readonly gate = new Promise<void>((r) => (this.open = r));
+  reached!: () => void;
+  readonly reachedGate = new Promise<void>((r) => (this.reached = r));
+  constructor(private readonly from: number) {
+    super();
+  }
+  release(): void {
+    this.open();
+  }
+  override async block(hash: string): ReturnType<MemoryChain['block']> {
+    if (++this.blockCalls >= this.from) {
+      this.reached();
+      await this.gate;
+    }
+    return super.block(hash);
+  }
+}
+
+test('the API answers over HTTP while the index syncs (a block fetch pending), with the lag so far', async () => {
+  const e = engines.sqlite();
+  const chain = new GatedChain(4);
+  for (let i = 0; i < 10; i++) chain.mine();
+  const svc = await startIndexService({
+    store: await e.open(await e.newDb()),
+    source: chain,
+    ...TEST_INDEX_SERVICE,
+    fetchAhead: 1,
+    commitBlocks: 1,
+  });
+  try {
+    const sync = svc.follower!.syncOnce();
+    await chain.reachedGate;
+    const st = await h1(svc.server.port, 'GET', '/v1/status');
+    const s = JSON.parse(st.body.toString());
+    assert.deepEqual([st.status, s.node.height, s.index.height, s.lag_blocks], [503, 10, 3, 7]);
+    const address = scriptToAddress(SCRIPT, 'regtest')!;
+    assert.equal((await h1(svc.server.port, 'GET', `/v1/addresses/${address}/balances`)).status, 200);
+    chain.release();
+    await sync;
+    assert.equal((await h1(svc.server.port, 'GET', '/v1/status')).status, 200);
+  } finally {
+    chain.release();
+    await svc.close();
+  }
+});
+
+// ------------------------------------------------------------------ determinism
+
+/** Every state-only GET answer (ours and the explorer-compatible ones) about the chain's vector transactions. */
+async function stateAnswers(svc: IndexService, paths: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of paths) {
+    const r = await h1(svc.server.port, 'GET', p);
+    out.push(`${p} ${r.status} ${r.body.toString()}`);
+  }
+  return out;
+}
+
+test('answers are the same bytes from an index that followed reorgs, fetching ahead, and fresh ones on both engines', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const v = bitcoinVectors();
+  const chain = vectorChain(v);
+  const nft = v.get('1acee7fb')!;
+  const token = v.get('28355906')!;
+  // followed step by step: a burn, a reorg that orphans it and moves a spell transaction to a new block, more blocks
+  const sq = engines.sqlite();
+  const inc = await startIndexService({ store: await sq.open(await sq.newDb()), source: chain, ...TEST_INDEX_SERVICE, fetchAhead: 4, commitBlocks: 2 });
+  const fresh: IndexService[] = [];
+  try {
+    await inc.follower!.syncOnce();
+    chain.mine([burnTx(nft.txid, 0, 1), burnTx(token.txid, 1, 2)]);
+    chain.mine([]);
+    await inc.follower!.syncOnce();
+    chain.reorg(2, [[burnTx(token.txid, 3, 3)], [], [burnTx(nft.txid, 0, 4)]]);
+    await inc.follower!.syncOnce();
+    assert.equal(inc.follower!.status.error, undefined);
+    assert.equal(inc.follower!.status.reorgs, 1);
+    for (const name of ENGINES) {
+      const e = await engines.engine(name, t);
+      if (!e) continue;
+      const svc = await startIndexService({ store: await e.open(await e.newDb()), source: chain, ...TEST_INDEX_SERVICE, fetchAhead: 1, commitBlocks: 1 });
+      fresh.push(svc);
+      await svc.follower!.syncOnce();
+    }
+    const paths = new Set<string>();
+    for (const tx of v.values()) {
+      paths.add(`/v1/txs/${tx.txid}`);
+      paths.add(`/v1/transactions/${tx.txid}`);
+      parseTx(tx.raw).outputs.forEach((o, vout) => {
+        paths.add(`/v1/outputs/${tx.txid}:${vout}`);
+        const a = scriptToAddress(o.script, 'regtest');
+        if (!a) return;
+        for (const p of ['addresses/A/balances', 'addresses/A/utxos', 'addresses/A/history', 'wallet/charms/A', 'wallet/balance/A', 'wallet/transactions/A'])
+          paths.add(`/v1/${p.replace('A', a)}`);
+      });
+    }
+    for (const tx of v.values()) {
+      const out = JSON.parse((await h1(inc.server.port, 'GET', `/v1/txs/${tx.txid}`)).body.toString());
+      for (const o of out.outputs ?? []) for (const c of o.charms) paths.add(`/v1/apps/${encodeURIComponent(c.app)}`);
+    }
+    const want = await stateAnswers(inc, [...paths]);
+    assert.ok(want.filter((a) => / 200 /.test(a)).length > 100, 'the answers compared hold charms');
+    for (const svc of fresh) assert.deepEqual(await stateAnswers(svc, [...paths]), want);
+  } finally {
+    await inc.close();
+    for (const svc of fresh) await svc.close();
+  }
+});

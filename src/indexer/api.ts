@@ -1,5 +1,5 @@
 /**
- * The charms index's HTTP API (`/v1/...`), a Handler over an IndexStore, the follower's status and
+ * The charms index's HTTP API (`/v1/...`), a Handler over an IndexReader, the follower's status and
  * the mempool overlay. Amounts are decimal strings (exact beyond 2^53, sums beyond u64); answers
  * depend only on the index state (deterministic orders everywhere) apart from wall-clock fields of
  * the status. Addresses are checked against the index's network (400 otherwise), and so is a
@@ -26,7 +26,7 @@ import { silentLogger, type Logger } from '../infra/log.js';
 import type { BlockSource, ChainTip } from '../sources/block-source.js';
 import type { FollowerStatus } from './follower.js';
 import type { MempoolOverlay } from './mempool.js';
-import type { AmountRow, CharmOutputRow, CharmOutputWrite, IndexStore } from './store.js';
+import type { AmountRow, CharmOutputRow, CharmOutputWrite, IndexReader } from './store.js';
 
 export const MAX_BATCH = 50;
 const DEFAULT_PAGE = 50;
@@ -48,7 +48,7 @@ const BALANCES_PATH = /^\/v1\/addresses\/([^/]+)\/balances$/;
 const MAX_INT32 = 2 ** 31 - 1;
 
 export interface IndexApiOptions {
-  store: IndexStore;
+  store: IndexReader;
   /** The follower's status (absent with --api-only). */
   follower?: { status: FollowerStatus } | undefined;
   mempool?: MempoolOverlay | undefined;

@@ -15,10 +15,12 @@ import { ValueMap } from '../codec/value.js';
 import { FakeBitcoind } from '../testing/fake-bitcoind.js';
 import { fromHex } from '../util/bytes.js';
 import { startIndexService, type IndexService } from './service.js';
-import type { IndexStore } from './store.js';
+import type { IndexWriter } from './store.js';
 import type { SourceConfig } from '../settings/settings.js';
 import type { BtcSource } from '../sources/btc-source.js';
+import { vectorChain } from '../testing/index-vectors.js';
 
+const SCRIPT = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(7)]);
 const engines = new TestEngines();
 after(() => engines.close());
 
@@ -54,7 +56,7 @@ async function setup(t: { skip: (m?: string) => void }, withBtc = true): Promise
 }
 
 /** `store` with the calls of the methods named in `calls` counted there. */
-function countedStore(store: IndexStore, calls: Record<string, number>): IndexStore {
+function countedStore(store: IndexWriter, calls: Record<string, number>): IndexWriter {
   return new Proxy(store, {
     get(target, k) {
       const v: unknown = Reflect.get(target, k);
@@ -845,5 +847,34 @@ test('kept metadata is bounded: large CHIP-0420 strings drop what is kept, answe
     assert.equal(reads.nftData, 24, 'what was kept past the bound was dropped');
   } finally {
     await store.close();
+  }
+});
+
+test('every batch endpoint: 50 addresses answer, 51 or an invalid one are a 400 naming why; a body past the byte limit is a 413', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const e = engines.sqlite();
+  const chain = vectorChain();
+  const svc = await startIndexService({ store: await e.open(await e.newDb()), source: chain, ...TEST_INDEX_SERVICE });
+  try {
+    await svc.follower!.syncOnce();
+    const addr = scriptToAddress(SCRIPT, 'regtest')!;
+    const post = async (path: string, body: unknown) => {
+      const r = await h1(svc.server.port, 'POST', path, JSON.stringify(body));
+      return { status: r.status, json: JSON.parse(r.body.toString()) };
+    };
+    for (const path of ['/v1/addresses/balances', '/v1/wallet/balance/batch', '/v1/wallet/charms/batch/indexed', '/v1/wallet/transactions/batch']) {
+      assert.equal((await post(path, { addresses: new Array(50).fill(addr) })).status, 200, path);
+      const over = await post(path, { addresses: new Array(51).fill(addr) });
+      assert.deepEqual([over.status, over.json.code, over.json.error], [400, 'INVALID_INPUT', 'at most 50 addresses per request, got 51'], path);
+      const invalid = await post(path, { addresses: [addr, 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq'] });
+      assert.deepEqual([invalid.status, invalid.json.code], [400, 'INVALID_INPUT'], path);
+      assert.match(invalid.json.error, /not a valid regtest address/);
+      assert.equal((await post(path, { addresses: 'x' })).status, 400, path);
+      // the transport refuses a body past its limit before anything is read into memory
+      const huge = await post(path, { addresses: new Array(10_000).fill(addr) });
+      assert.deepEqual([huge.status, huge.json.code], [413, 'PAYLOAD_TOO_LARGE'], path);
+    }
+  } finally {
+    await svc.close();
   }
 });

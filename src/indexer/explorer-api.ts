@@ -31,7 +31,7 @@ import type { AddressUtxo, BtcSource } from '../sources/btc-source.js';
 import { notKept } from './answer-cache.js';
 import { addressScript, addrNet, answeredUncached, chainName, JSON_HEADERS, MAX_BATCH, ok, RawJson, sameNetwork, type J } from './api.js';
 import type { MempoolOverlay } from './mempool.js';
-import type { CharmOutputWrite, IndexStore, StoredBlock, WalletOutputRow } from './store.js';
+import type { CharmOutputWrite, IndexReader, StoredBlock, WalletOutputRow } from './store.js';
 import { txidToDisplay } from '../model/primitives.js';
 
 /** Paths this module answers (the service sends them here before the index API). */
@@ -64,7 +64,7 @@ interface Fee {
 }
 
 export interface ExplorerApiOptions {
-  store: IndexStore;
+  store: IndexReader;
   mempool?: MempoolOverlay | undefined;
   /** The chain the index follows: raw transactions for `/wallet/tx/...` and `/wallet/prev-txs`. */
   source?: BlockSource | undefined;

@@ -1,6 +1,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.js';
+import { dumpIndex } from '../testing/index-dump.js';
 import { sharedOrSkip } from '../testing/shared.js';
 import { MemoryChain, txidOf } from '../testing/memory-chain.js';
 import { bitcoinVectors, burnTx, crashChain, replayDump, vectorChain, verifiedByLibrary, VECTOR_BLOCKS } from '../testing/index-vectors.js';
@@ -9,12 +10,14 @@ import { CharmsError } from '../errors.js';
 import { toHex } from '../util/bytes.js';
 import { Follower } from './follower.js';
 import { MempoolOverlay } from './mempool.js';
-import type { IndexStore } from './store.js';
+import type { IndexWriter } from './store.js';
+import { indexApiHandler } from './api.js';
+import { handlerAnswer as answer } from '../testing/http.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
 
-async function setup(e: TestEngine, chain: MemoryChain, o: { maxReorgDepth?: number; mock?: boolean } = {}): Promise<{ store: IndexStore; f: Follower }> {
+async function setup(e: TestEngine, chain: MemoryChain, o: { maxReorgDepth?: number; mock?: boolean } = {}): Promise<{ store: IndexWriter; f: Follower }> {
   const store = await e.open(await e.newDb(), { mock: o.mock ?? false });
   const f = new Follower(store, chain, { startHeight: 1, check: librarySpellCheck(o.mock ?? false), maxReorgDepth: o.maxReorgDepth });
   return { store, f };
@@ -79,13 +82,13 @@ for (const name of ENGINES) {
       assert.equal((await store.tip())?.hash, chain.best[5]);
       assert.equal((await store.output(nft, 0))[0]!.spent, null, 'the orphaned spend is undone');
       assert.equal((await store.lastReorg())?.depth, 1);
-      assert.equal(await store.dump(), await replayDump(e, chain));
+      assert.equal(await dumpIndex(store), await replayDump(e, chain));
       // same-height replacement with the spend back in it
       chain.reorg(1, [[burn]]);
       await synced(f);
       assert.equal((await store.tip())?.hash, chain.best[5]);
       assert.equal((await store.output(nft, 0))[0]!.spent?.height, 5);
-      assert.equal(await store.dump(), await replayDump(e, chain));
+      assert.equal(await dumpIndex(store), await replayDump(e, chain));
     } finally {
       await store.close();
     }
@@ -112,7 +115,7 @@ for (const name of ENGINES) {
       assert.equal(row.spent?.height, 6);
       assert.equal(row.spent?.txid, txidOf(b));
       for (const n of ['88690370', '9ac2c6e1', '4d91f5a6']) assert.equal(await store.spellTx(v.get(n)!.txid), undefined, `${n} is unverified`);
-      assert.equal(await store.dump(), await replayDump(e, chain));
+      assert.equal(await dumpIndex(store), await replayDump(e, chain));
     } finally {
       await store.close();
     }
@@ -126,14 +129,14 @@ for (const name of ENGINES) {
     const { store, f } = await setup(e, chain, { maxReorgDepth: 2 });
     try {
       await synced(f);
-      const before = await store.dump();
+      const before = await dumpIndex(store);
       for (const fault of ['down', 'garbage', 'wrong-block'] as const) {
         chain.mine([]);
         chain.fault = fault;
         await f.syncOnce();
         assert.ok(f.status.error, `${fault}: reported`);
         assert.equal(f.status.error.code, fault === 'down' ? 'UPSTREAM_UNAVAILABLE' : 'UPSTREAM_FAILED');
-        assert.equal(await store.dump(), before, `${fault}: nothing written`);
+        assert.equal(await dumpIndex(store), before, `${fault}: nothing written`);
         chain.fault = undefined;
         chain.reorg(1, []); // back to the indexed tip
       }
@@ -141,19 +144,19 @@ for (const name of ENGINES) {
       chain.serveUnlinked(chain.height);
       await f.syncOnce();
       assert.match(f.status.error?.message ?? '', /does not link/);
-      assert.equal(await store.dump(), before);
+      assert.equal(await dumpIndex(store), before);
       chain.mine([]);
       await synced(f);
       assert.equal((await store.tip())?.height, chain.height, 'resumes when the source is sane again');
 
-      const tip = await store.dump();
+      const tip = await dumpIndex(store);
       chain.reorg(3, [[], [], [], []]);
       await f.syncOnce();
       assert.ok(f.status.unrecoverable, 'over-cap reorg reported');
       assert.equal(f.status.unrecoverable.depth, 3);
-      assert.equal(await store.dump(), tip, 'no writes');
+      assert.equal(await dumpIndex(store), tip, 'no writes');
       await f.syncOnce();
-      assert.equal(await store.dump(), tip, 'still no writes');
+      assert.equal(await dumpIndex(store), tip, 'still no writes');
     } finally {
       await store.close();
     }
@@ -198,7 +201,7 @@ for (const name of ENGINES) {
           if (rnd(3) > 0) await synced(f); // sometimes several changes between polls
         }
         await synced(f);
-        assert.equal(await store.dump(), await replayDump(e, chain), `trial ${trial}`);
+        assert.equal(await dumpIndex(store), await replayDump(e, chain), `trial ${trial}`);
         if (await store.lastReorg()) reorged++;
       } finally {
         await store.close();
@@ -281,7 +284,7 @@ for (const name of ENGINES) {
       await synced(f);
       assert.ok(refusals > 0, 'some verification was refused');
       assert.equal((await store.tip())?.hash, chain.best[chain.height], 'at the node tip');
-      assert.equal(await store.dump(), await replayDump(e, chain), 'equals a one-block-at-a-time replay');
+      assert.equal(await dumpIndex(store), await replayDump(e, chain), 'equals a one-block-at-a-time replay');
     } finally {
       await store.close();
     }
@@ -314,7 +317,7 @@ for (const name of ENGINES) {
       await synced(f);
       assert.ok(oldTip.hash, 'the node reorganised under the sync');
       assert.equal((await store.tip())?.hash, chain.best[chain.height], 'at the node tip');
-      assert.equal(await store.dump(), await replayDump(e, chain), 'equals a one-block-at-a-time replay');
+      assert.equal(await dumpIndex(store), await replayDump(e, chain), 'equals a one-block-at-a-time replay');
       const last = await store.lastReorg();
       assert.equal(last?.forkHeight, 24, `the recorded reorg is the real one: ${JSON.stringify(last)}`);
     } finally {
@@ -356,7 +359,7 @@ for (const name of ENGINES) {
       await synced(f);
       assert.ok(reorged);
       assert.equal((await store.tip())?.hash, chain.best[chain.height], 'at the node tip');
-      assert.equal(await store.dump(), await replayDump(e, chain), 'equals a one-block-at-a-time replay');
+      assert.equal(await dumpIndex(store), await replayDump(e, chain), 'equals a one-block-at-a-time replay');
       const heights = batches.flat();
       assert.ok(batches.some((b) => b.length > 1) && batches.every((b) => b.length <= 8), `batches ${JSON.stringify(batches)}`);
       assert.deepEqual(
@@ -374,6 +377,178 @@ for (const name of ENGINES) {
       assert.ok(f.status.reorgs >= 1 || (await store.lastReorg()) !== undefined, 'the reorg under the fetches was followed');
     } finally {
       await store.close();
+    }
+  });
+}
+
+// ------------------------------------------------------------------ following: status, progress, polling
+
+/** Runs the event loop's pending work until `cond` holds (bounded by turns, not by the clock: the tests below mock setTimeout). */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200_000 && !cond(); i++) await new Promise((r) => setImmediate(r));
+  assert.ok(cond(), `waiting for ${what}`);
+}
+
+test('status: 503 past 6 blocks of lag and 200 at 6; progress (height, blocks/s, ETA) on the progress lines and in /v1/status', async () => {
+  const e = engines.sqlite();
+  const store = await e.open(await e.newDb());
+  const chain = new MemoryChain();
+  for (let i = 0; i < 30; i++) chain.mine();
+  let clock = 1_000_000;
+  const lines: string[] = [];
+  let stopped = false;
+  const f = new Follower(store, chain, {
+    startHeight: 1,
+    fetchAhead: 1,
+    commitBlocks: 1,
+    check: librarySpellCheck(false),
+    now: () => (clock += 250),
+    progress: (line) => {
+      lines.push(line);
+      // the node starts answering garbage once a line with a rate was printed: the sync stops half-way
+      if (!stopped && / [1-9][\d.]* blocks\/s/.test(line)) [stopped, chain.fault] = [true, 'garbage'];
+    },
+  });
+  // the API reads the follower's clock (its node's silence is measured on it)
+  const h = indexApiHandler({ store, follower: f, network: 'regtest', version: 'test', now: () => clock });
+  try {
+    await f.syncOnce();
+    const line = lines.map((l) => /^index: block (\d+) of 30, ([\d.]+) blocks\/s, ETA (\d+) s$/.exec(l)).find((m) => m && Number(m[2]) > 0);
+    assert.ok(line, `a progress line with height, rate and ETA: ${lines.join(' | ')}`);
+    let st = await answer(h, '/v1/status');
+    assert.equal(st.status, 503, 'far behind the node');
+    assert.ok(st.json.lag_blocks > 6);
+    assert.equal(st.json.node.height, 30);
+    assert.equal(st.json.lag_blocks, 30 - st.json.index.height);
+    assert.ok(st.json.sync.rate_blocks_per_s > 0, 'the sync rate in the status');
+    assert.ok(st.json.sync.eta_seconds > 0, 'the ETA in the status');
+    assert.equal(st.json.error.code, 'UPSTREAM_FAILED', 'the node fault in the status');
+    assert.equal(st.json.synced, false);
+
+    chain.fault = undefined;
+    await f.syncOnce();
+    st = await answer(h, '/v1/status');
+    assert.equal(st.status, 200);
+    assert.deepEqual([st.json.lag_blocks, st.json.synced, st.json.sync.eta_seconds, st.json.error], [0, true, 0, null]);
+
+    // the node moves on while its blocks cannot be read: 6 behind is still healthy, 7 is not
+    chain.fault = 'garbage';
+    for (let i = 0; i < 6; i++) chain.mine();
+    await f.syncOnce();
+    st = await answer(h, '/v1/status');
+    assert.deepEqual([st.status, st.json.lag_blocks], [200, 6]);
+    chain.mine();
+    await f.syncOnce();
+    st = await answer(h, '/v1/status');
+    assert.deepEqual([st.status, st.json.lag_blocks], [503, 7]);
+  } finally {
+    await store.close();
+  }
+});
+
+test('without ZMQ the follower polls the node every 5 s by default', async (t) => {
+  const e = engines.sqlite();
+  const store = await e.open(await e.newDb());
+  const chain = new MemoryChain();
+  chain.mine();
+  let polls = 0;
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const f = new Follower(store, chain, { startHeight: 1, check: librarySpellCheck(false), afterSync: async () => void polls++ });
+  try {
+    f.start();
+    await until(() => polls === 1, 'the first poll');
+    for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r)); // the loop reaches its timer
+    t.mock.timers.tick(4_999);
+    for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(polls, 1, 'no poll before 5 s');
+    chain.mine();
+    t.mock.timers.tick(1);
+    await until(() => polls === 2, 'the poll at 5 s');
+    assert.equal((await store.tip())?.height, 2, 'the new block, read by that poll');
+  } finally {
+    await f.stop();
+    await store.close();
+  }
+});
+
+for (const name of ENGINES) {
+  test(`${name}: an over-cap reorg stays reported after a restart and by --api-only readers; an unreached node is a 503`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const db = await e.newDb();
+    const chain = new MemoryChain();
+    for (let i = 0; i < 5; i++) chain.mine();
+    const follower = (store: IndexWriter) => new Follower(store, chain, { startHeight: 1, maxReorgDepth: 2, check: librarySpellCheck(false) });
+    let store = await e.open(db);
+    const reader = await e.open(db, { mode: 'reader' });
+    try {
+      let f = follower(store);
+      await f.syncOnce();
+      const tip = await store.tip();
+      chain.reorg(3, [[], [], [], []]);
+      await f.syncOnce();
+      assert.equal(f.status.unrecoverable?.depth, 3);
+      // an --api-only reader of the same database (no follower of its own)
+      const replica = indexApiHandler({ store: reader, network: 'regtest', version: 'test' });
+      let st = await answer(replica, '/v1/status');
+      assert.equal(st.status, 503, 'the reader reports the stopped index');
+      assert.equal(st.json.reorg.unrecoverable.depth, 3);
+      // the indexer restarted: still stopped, nothing written, 503 from the start
+      await store.close();
+      store = await e.open(db);
+      f = follower(store);
+      const h = indexApiHandler({ store, follower: f, network: 'regtest', version: 'test' });
+      assert.equal((await answer(h, '/v1/status')).status, 503, 'before the first poll');
+      await f.syncOnce();
+      st = await answer(h, '/v1/status');
+      assert.equal(st.status, 503);
+      assert.equal(st.json.reorg.unrecoverable.depth, 3);
+      assert.match(st.json.error.message, /--max-reorg-depth 2 .*reindex/);
+      assert.deepEqual(await store.tip(), tip, 'no writes after the restart either');
+    } finally {
+      await reader.close();
+      await store.close();
+    }
+    // a fresh index whose node is down: no node height known, so not healthy
+    const down = new MemoryChain();
+    down.fault = 'down';
+    const s2 = await e.open(await e.newDb());
+    try {
+      const f = new Follower(s2, down, { startHeight: 1, check: librarySpellCheck(false) });
+      await f.syncOnce();
+      const st = await answer(indexApiHandler({ store: s2, follower: f, network: 'regtest', version: 'test' }), '/v1/status');
+      assert.equal(st.status, 503);
+      assert.deepEqual([st.json.node, st.json.error.code], [null, 'UPSTREAM_UNAVAILABLE']);
+    } finally {
+      await s2.close();
+    }
+    // a synced index whose node then went silent: healthy for a while, then not
+    const lost = new MemoryChain();
+    for (let i = 0; i < 3; i++) lost.mine();
+    const s3 = await e.open(await e.newDb());
+    try {
+      let clock = 1_000_000;
+      const f = new Follower(s3, lost, { startHeight: 1, check: librarySpellCheck(false), now: () => clock });
+      const h = indexApiHandler({ store: s3, follower: f, network: 'regtest', version: 'test', now: () => clock, maxNodeSilenceMs: 60_000 });
+      await f.syncOnce();
+      let st = await answer(h, '/v1/status');
+      assert.deepEqual([st.status, st.json.synced, st.json.node.answered_at], [200, true, 1_000_000]);
+      lost.fault = 'down';
+      clock += 30_000;
+      await f.syncOnce();
+      st = await answer(h, '/v1/status');
+      assert.deepEqual([st.status, st.json.synced, st.json.error.code], [200, true, 'UPSTREAM_UNAVAILABLE'], 'a short outage');
+      clock += 31_000;
+      await f.syncOnce();
+      st = await answer(h, '/v1/status');
+      assert.deepEqual([st.status, st.json.synced, st.json.lag_blocks, st.json.node.answered_at], [503, false, 0, 1_000_000], 'silent past the limit');
+      lost.fault = undefined;
+      clock += 1_000;
+      await f.syncOnce();
+      st = await answer(h, '/v1/status');
+      assert.deepEqual([st.status, st.json.synced, st.json.error, st.json.node.answered_at], [200, true, null, 1_062_000], 'back');
+    } finally {
+      await s3.close();
     }
   });
 }

@@ -20,7 +20,7 @@ import { CharmsError } from '../errors.js';
 import type { BlockSource, ChainTip } from '../sources/block-source.js';
 import type { Block } from '../bitcoin/block.js';
 import { blockWrite, displayTxids, type SpellCheck } from './block-write.js';
-import type { BlockWrite, IndexStore, StoredBlock } from './store.js';
+import type { BlockWrite, IndexWriter, StoredBlock } from './store.js';
 
 export const DEFAULT_MAX_REORG_DEPTH = 100;
 const DEFAULT_POLL_MS = 5_000;
@@ -123,7 +123,7 @@ export class Follower {
   private recordedChecked = false;
 
   constructor(
-    private readonly store: IndexStore,
+    private readonly store: IndexWriter,
     private readonly source: BlockSource,
     private readonly o: FollowerOptions,
   ) {

@@ -13,6 +13,9 @@ import { sharedOrSkip } from '../testing/shared.js';
 import { skipOrFail } from '../testing/require.js';
 import { bitcoinVectors, burnTx, VECTOR_BLOCKS } from '../testing/index-vectors.js';
 import { startPostgres } from '../testing/postgres.js';
+import { DEFAULT_MAX_REORG_DEPTH } from './follower.js';
+import { defaultIndexDb, indexSettings } from '../settings/settings.js';
+import { indexOptions } from '../cli/options.js';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -294,4 +297,18 @@ test('charms index with --zmq-url applies a new block on the notification, witho
     await Promise.all(children.map(stop));
     await fake.stop();
   }
+});
+
+test('INDEX_DB_URL and BITCOIN_ZMQ_URL are read, flags win, the default database is per network in the data directory; option defaults are the library’s', () => {
+  const env = { INDEX_DB_URL: 'postgres://idx@db/charms', BITCOIN_ZMQ_URL: 'tcp://127.0.0.1:28332', XDG_DATA_HOME: '/data', HOME: '/home/u' };
+  assert.deepEqual([indexSettings(env).db, indexSettings(env).zmqUrl], ['postgres://idx@db/charms', 'tcp://127.0.0.1:28332']);
+  assert.equal(indexSettings(env, { db: '/tmp/x.sqlite' }).db, '/tmp/x.sqlite');
+  assert.equal(defaultIndexDb(indexSettings({ XDG_DATA_HOME: '/data' }), 'testnet4'), '/data/charms-ts/index-testnet4.sqlite');
+  assert.equal(defaultIndexDb(indexSettings({ HOME: '/home/u' }), 'mainnet'), '/home/u/.local/share/charms-ts/index-mainnet.sqlite');
+  assert.throws(() => defaultIndexDb(indexSettings({}), 'mainnet'), /give --db or INDEX_DB_URL/);
+  const opt = (name: string) => indexOptions.find((o) => o.name === name) as { default?: string } | undefined;
+  assert.equal(opt('port')?.default, '17786');
+  assert.equal(opt('max-reorg-depth')?.default, String(DEFAULT_MAX_REORG_DEPTH));
+  assert.equal(DEFAULT_MAX_REORG_DEPTH, 100);
+  assert.equal(opt('poll-interval')?.default, '5');
 });

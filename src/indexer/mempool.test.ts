@@ -1,9 +1,22 @@
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BlockSource } from '../sources/block-source.js';
 import { spendTx, type ChainVector } from '../testing/vector-chain.js';
 import { MempoolOverlay } from './mempool.js';
 import type { CharmOutpoints } from './store.js';
+import { scriptToAddress } from '../bitcoin/address.js';
+import { parseTx } from '../bitcoin/tx.js';
+import { startIndexService } from './service.js';
+import { h1 } from '../testing/http.js';
+import { MemoryChain } from '../testing/memory-chain.js';
+import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
+import { CharmsError } from '../errors.js';
+import { bitcoinVectors, burnTx } from '../testing/index-vectors.js';
+import { sharedOrSkip } from '../testing/shared.js';
+import { TestEngines } from '../testing/index-stores.js';
+
+const engines = new TestEngines();
+after(() => engines.close());
 
 /** A mempool the test edits, as the overlay's source (only what refresh reads). */
 function fakeMempool() {
@@ -120,4 +133,65 @@ test('mempool overlay: spendsConfirmedCharms is false only when no pending trans
   const bare = new MempoolOverlay(async (raws) => raws.map(() => undefined));
   await bare.refresh(m.source);
   assert.equal(bare.spendsConfirmedCharms(), true, "without the store's test: always asked per output");
+});
+
+// ------------------------------------------------------------------ the mempool overlay and blocks
+
+test('a mined transaction leaves the pending figures with its block, even while the mempool cannot be read', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const e = engines.sqlite();
+  const v = bitcoinVectors();
+  const chain = new MemoryChain();
+  chain.mine([]);
+  const svc = await startIndexService({ store: await e.open(await e.newDb()), source: chain, ...TEST_INDEX_SERVICE });
+  try {
+    const f = svc.follower!;
+    await f.syncOnce();
+    const spellTx = v.get('7269cf1b')!;
+    chain.mempoolAdd(spellTx.raw);
+    await f.syncOnce();
+    const pending = svc.mempool!.get(spellTx.txid)!.outputs[0]!;
+    const address = scriptToAddress(pending.script, 'regtest')!;
+    const figures = async () => {
+      const ours = JSON.parse((await h1(svc.server.port, 'GET', `/v1/addresses/${address}/balances`)).body.toString()).balances[0];
+      const theirs = JSON.parse((await h1(svc.server.port, 'GET', `/v1/wallet/balance/${address}`)).body.toString()).charms.balances[0];
+      return [ours.confirmed, ours.unconfirmed_in, theirs.confirmed, theirs.unconfirmed, theirs.total];
+    };
+    const amount = pending.amount ?? 1n; // an NFT counts one
+    assert.deepEqual(await figures(), ['0', amount.toString(), 0, Number(amount), Number(amount)], 'a verified pending receive');
+    // mined; the node's mempool cannot be read now (a timeout): the block's transactions left it all the same
+    chain.mine([spellTx.raw]);
+    chain.mempoolTxids = async () => {
+      throw new CharmsError('UPSTREAM_FAILED', 'getrawmempool timed out');
+    };
+    await f.syncOnce();
+    assert.equal(f.status.error?.message, 'getrawmempool timed out');
+    assert.deepEqual(await figures(), [amount.toString(), '0', Number(amount), 0, Number(amount)], 'confirmed once, pending no more');
+    const out = JSON.parse((await h1(svc.server.port, 'GET', `/v1/outputs/${spellTx.txid}:${pending.vout}`)).body.toString());
+    assert.equal(out.confirmed, true);
+    // a reorg returns it to the node's mempool: pending again
+    delete (chain as { mempoolTxids?: unknown }).mempoolTxids;
+    chain.reorg(1, [[], []], true);
+    await f.syncOnce();
+    assert.equal(f.status.error, undefined);
+    assert.deepEqual(await figures(), ['0', amount.toString(), 0, Number(amount), Number(amount)], 'returned by a reorg: pending');
+    // a pending child spends the pending output
+    const child = chain.mempoolAdd(burnTx(spellTx.txid, pending.vout, 11));
+    await f.syncOnce();
+    assert.ok(svc.mempool!.get(child));
+    // a block confirms a transaction spending the same input (a conflict): the receive and its child are gone at once
+    const conflict = v.get('neg-4')!;
+    assert.deepEqual(parseTx(conflict.raw).inputs[0], parseTx(spellTx.raw).inputs[0]);
+    chain.mine([conflict.raw]);
+    chain.mempoolTxids = async () => {
+      throw new CharmsError('UPSTREAM_FAILED', 'getrawmempool timed out');
+    };
+    await f.syncOnce();
+    assert.equal(svc.mempool!.get(spellTx.txid), undefined);
+    assert.equal(svc.mempool!.get(child), undefined, 'what spends a conflicted transaction goes too');
+    const after = JSON.parse((await h1(svc.server.port, 'GET', `/v1/addresses/${address}/balances`)).body.toString());
+    assert.deepEqual(after.balances, [], 'no pending receive of a conflicted transaction');
+  } finally {
+    await svc.close();
+  }
 });

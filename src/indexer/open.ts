@@ -8,20 +8,27 @@
 import { redactUrl } from '../util/redact.js';
 import { PgDriver } from './pg-driver.js';
 import { ReopeningStore, type ReopenOptions } from './reopen.js';
+import type { Driver } from './driver.js';
+import { prepareSchema, type OpenOptions } from './schema.js';
 import { SqliteDriver } from './sqlite-driver.js';
-import { prepareSchema, SqlStore, type Driver, type IndexStore, type OpenOptions } from './store.js';
+import { SqlStore, type IndexReader, type IndexWriter } from './store.js';
 
 const isPostgresUrl = (db: string): boolean => /^postgres(ql)?:\/\//i.test(db);
 
 /** How a SQLite reader follows its path (reopen.ts). */
 export type FollowOptions = Omit<ReopenOptions, 'open'>;
 
-export async function openIndexStore(db: string, o: Omit<OpenOptions, 'label'>, follow: FollowOptions = {}): Promise<IndexStore> {
+type Opening = Omit<OpenOptions, 'label'>;
+
+/** The writer (`mode: 'writer'`, the follower's) or a reader (`--api-only`: reads only). */
+export function openIndexStore(db: string, o: Opening & { mode: 'writer' }, follow?: FollowOptions): Promise<IndexWriter>;
+export function openIndexStore(db: string, o: Opening, follow?: FollowOptions): Promise<IndexReader>;
+export async function openIndexStore(db: string, o: Opening, follow: FollowOptions = {}): Promise<IndexReader> {
   if (!isPostgresUrl(db) && o.mode === 'reader') return ReopeningStore.open(db, { ...follow, open: () => openOnce(db, o) });
   return openOnce(db, o);
 }
 
-async function openOnce(db: string, o: Omit<OpenOptions, 'label'>): Promise<IndexStore> {
+async function openOnce(db: string, o: Opening): Promise<SqlStore> {
   const pg = isPostgresUrl(db);
   const label = pg ? redactUrl(db) : db;
   const d: Driver = pg ? await PgDriver.open(db, o.mode) : SqliteDriver.open(db, o.mode);

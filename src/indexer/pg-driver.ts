@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import type * as PgTypes from 'pg';
 import { CharmsError } from '../errors.js';
 import { redactUrl } from '../util/redact.js';
-import { TxQueue, type Driver, type Row, type TxDriver } from './store.js';
+import { TxQueue, type Driver, type ReadTx, type Row, type TxDriver } from './driver.js';
 
 const require = createRequire(import.meta.url);
 /** The advisory lock's key: ('char', 0) — one index per database. */
@@ -125,15 +125,63 @@ export class PgDriver implements Driver {
   }
 
   async all(sql: string, params: unknown[] = []): Promise<Row[]> {
-    return (await this.read({ text: numbered(sql), values: params })) as Row[];
+    return (await this.query({ text: numbered(sql), values: params })) as Row[];
   }
 
   async rows(sql: string, params: unknown[] = []): Promise<unknown[][]> {
-    return (await this.read({ text: numbered(sql), values: params, rowMode: 'array' })) as unknown[][];
+    return (await this.query({ text: numbered(sql), values: params, rowMode: 'array' })) as unknown[][];
+  }
+
+  /**
+   * `fn` on one snapshot: one pooled client in a REPEATABLE READ READ ONLY transaction (every
+   * query sees the state committed when its first one ran), committed after `fn`, rolled back when
+   * it throws; the client goes back to the pool either way (destroyed when it failed).
+   */
+  async read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
+    let c: PgTypes.PoolClient;
+    try {
+      c = await this.pool.connect();
+    } catch (e) {
+      throw unavailable(this.url, e);
+    }
+    let open = true;
+    let broken: unknown;
+    const q = async (cfg: PgTypes.QueryConfig & { rowMode?: 'array' }): Promise<unknown[]> => {
+      if (!open) throw new CharmsError('INTERNAL', 'a read of a snapshot that has ended');
+      try {
+        return (await c.query(cfg)).rows as unknown[];
+      } catch (e) {
+        if ((e as { code?: string }).code === undefined) {
+          broken = e;
+          throw unavailable(this.url, e);
+        }
+        throw e;
+      }
+    };
+    const tx: ReadTx = {
+      engine: 'postgres',
+      all: async (sql, params = []) => (await q({ text: numbered(sql), values: params })) as Row[],
+      rows: async (sql, params = []) => (await q({ text: numbered(sql), values: params, rowMode: 'array' })) as unknown[][],
+    };
+    try {
+      await q({ text: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' });
+      let out: T;
+      try {
+        out = await fn(tx);
+      } catch (e) {
+        if (broken === undefined) await c.query('ROLLBACK').catch((r: unknown) => void (broken = r));
+        throw e;
+      }
+      await q({ text: 'COMMIT' });
+      return out;
+    } finally {
+      open = false;
+      c.release(broken === undefined ? undefined : (broken as Error));
+    }
   }
 
   /** A read through the pool; a failure without a PostgreSQL error code is the database being away. */
-  private async read(q: PgTypes.QueryConfig & { rowMode?: 'array' }): Promise<unknown[]> {
+  private async query(q: PgTypes.QueryConfig & { rowMode?: 'array' }): Promise<unknown[]> {
     try {
       return (await this.pool.query(q)).rows as unknown[];
     } catch (e) {

@@ -6,7 +6,8 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINES, sqlOn, TestEngines } from '../testing/index-stores.js';
-import type { BlockWrite, IndexStore } from './store.js';
+import { dumpIndex } from '../testing/index-dump.js';
+import type { BlockWrite, IndexReader, IndexWriter } from './store.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { startIndexService, type IndexService } from './service.js';
 import { FakeBitcoind } from '../testing/fake-bitcoind.js';
@@ -41,7 +42,7 @@ function block(height: number, o: { n?: number; txids?: string[]; window?: numbe
 }
 
 /** The heights `store` answers for `ids` (undefined: not kept). */
-const heights = (store: IndexStore, ids: string[]) => Promise.all(ids.map((t) => store.recentTxHeight(t)));
+const heights = (store: IndexReader, ids: string[]) => Promise.all(ids.map((t) => store.recentTxHeight(t)));
 
 for (const name of ENGINES) {
   test(`${name}: recent txids are written with their block, pruned below the window, rolled back exactly, read by a reader`, async (t) => {
@@ -79,7 +80,7 @@ for (const name of ENGINES) {
       // a window of 0 (--recent-tx-blocks 0): the next block drops every row, its own not written
       await store.applyBlock(block(7, { window: 0, branch: 1, keep: false }));
       assert.deepEqual(await heights(store, [txid(4, 0), txid(6, 0), txid(6, 0, 1)]), [undefined, undefined, undefined]);
-      assert.doesNotMatch(await store.dump(), /^recent /m);
+      assert.doesNotMatch(await dumpIndex(store), /^recent /m);
     } finally {
       await reader.close();
       await store.close();
@@ -96,7 +97,7 @@ for (const name of ENGINES) {
     const old = await e.open(file);
     const spell = { txid: txid(1, 0), txIndex: 1, version: 15, spell: Uint8Array.of(0xa0) };
     await old.applyBlocks([{ ...block(1, { keep: false }), spellTxs: [spell] }, block(2, { keep: false })]);
-    const dump = await old.dump();
+    const dump = await dumpIndex(old);
     await old.close();
     // make it an index of version `before`: no recent_txs table, and the version says so
     await sqlOn(e, file, 'DROP TABLE recent_txs');
@@ -105,7 +106,7 @@ for (const name of ENGINES) {
     const store = await e.open(file);
     try {
       assert.equal((await store.meta()).schemaVersion, SCHEMA_VERSION);
-      assert.equal(await store.dump(), dump, 'what the old index held is still there');
+      assert.equal(await dumpIndex(store), dump, 'what the old index held is still there');
       assert.equal((await store.spellTx(txid(1, 0)))?.height, 1);
       assert.equal(await store.recentTxHeight(txid(2, 0)), undefined);
       await store.applyBlock(block(3));
@@ -151,7 +152,8 @@ for (const name of ENGINES) {
         services.push(svc);
         return { svc, store };
       };
-      const { svc, store } = await start(false);
+      const { svc, store: opened } = await start(false);
+      const store = opened as IndexWriter;
       // which blocks the follower hands over with their txids
       const kept: number[] = [];
       const apply = store.applyBlocks.bind(store);

@@ -23,7 +23,7 @@ import { charmsBin } from '../testing/cli.js';
 import { openIndexStore } from './open.js';
 import { fileIdAt, ReopeningStore, sameFile, walHeaderAt } from './reopen.js';
 import { startIndexService, type IndexService } from './service.js';
-import type { IndexStore } from './store.js';
+import type { IndexWriter } from './store.js';
 
 const engines = new TestEngines();
 const dirs: string[] = [];
@@ -91,7 +91,7 @@ function fakeStore(name: string, log: string[]) {
       }),
     dataVersion: () => version,
     close: async () => void log.push(`close ${name}`),
-  } as unknown as IndexStore;
+  } as unknown as IndexWriter;
   return { store, commit: () => version++, release: () => pending?.() };
 }
 
@@ -139,7 +139,7 @@ test('ReopeningStore: a missing file is a 503 until one is back; a file that fai
   const p = join(d, 'index.sqlite');
   writeFileSync(p, 'one');
   const log: string[] = [];
-  const opens: (() => IndexStore)[] = [
+  const opens: (() => IndexWriter)[] = [
     () => fakeStore('one', log).store,
     () => {
       throw new Error('the index is of network testnet4, not regtest');

@@ -29,7 +29,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { CharmsError } from '../errors.js';
 import type { Engine } from './schema.js';
-import type { IndexStore } from './store.js';
+import type { IndexReader } from './store.js';
 
 /** How often the path is checked by default: a replacement is served within this time. */
 const DEFAULT_REOPEN_CHECK_MS = 1000;
@@ -74,7 +74,7 @@ export function walHeaderAt(wal: string): string | undefined {
 
 export interface ReopenOptions {
   /** Opens the file at the path with every check of a start (throws when it cannot be served). */
-  open(): Promise<IndexStore>;
+  open(): Promise<IndexReader>;
   /** Milliseconds between checks of the path (default DEFAULT_REOPEN_CHECK_MS). */
   checkMs?: number | undefined;
   /** One line per change of what is served (the CLI writes them to stderr). */
@@ -82,7 +82,7 @@ export interface ReopenOptions {
 }
 
 interface Served {
-  store: IndexStore;
+  store: IndexReader;
   id: FileId;
   /** The write-ahead log at `<path>-wal` when this file was opened (its connection keeps it open). */
   wal: FileId | undefined;
@@ -99,7 +99,7 @@ interface Served {
 
 const closeServed = (s: Served): Promise<void> => (s.closed ??= s.store.close().catch(() => {}));
 
-export class ReopeningStore implements IndexStore {
+export class ReopeningStore implements IndexReader {
   readonly engine: Engine;
   private served: Served | undefined;
   /** Why nothing is served (when `served` is undefined). */
@@ -122,7 +122,7 @@ export class ReopeningStore implements IndexStore {
   private constructor(
     private readonly path: string,
     private readonly o: ReopenOptions,
-    store: IndexStore,
+    store: IndexReader,
     id: FileId,
   ) {
     this.engine = store.engine;
@@ -170,7 +170,7 @@ export class ReopeningStore implements IndexStore {
           `cannot be read yet: ${walOf(this.path)} beside it is the old index's write-ahead log, which SQLite would read as the new file's (so would an indexer started on it); stop the old file's indexer and delete ${walOf(this.path)} and ${this.path}-shm`,
         ),
       );
-    let store: IndexStore;
+    let store: IndexReader;
     try {
       store = await this.o.open();
     } catch (e) {
@@ -217,7 +217,7 @@ export class ReopeningStore implements IndexStore {
   }
 
   /** `f` on the store served now; a 503 saying why when none is. */
-  private async use<T>(f: (s: IndexStore) => Promise<T>): Promise<T> {
+  private async use<T>(f: (s: IndexReader) => Promise<T>): Promise<T> {
     const s = this.served;
     if (!s) throw this.down ?? this.gone();
     s.calls++;
@@ -267,33 +267,29 @@ export class ReopeningStore implements IndexStore {
     }
   }
 
-  meta: IndexStore['meta'] = () => this.use((s) => s.meta());
-  tip: IndexStore['tip'] = () => {
+  /** One snapshot of the file served (a file replaced meanwhile is served from the next answer on). */
+  read: IndexReader['read'] = (fn) => this.use((s) => s.read(fn));
+  meta: IndexReader['meta'] = () => this.use((s) => s.meta());
+  tip: IndexReader['tip'] = () => {
     // `/v1/status` and the confirmations read it, outside the answer cache: its check first
     this.dataVersion();
     return this.use((s) => s.tip());
   };
-  blockAt: IndexStore['blockAt'] = (height) => this.use((s) => s.blockAt(height));
-  applyBlock: IndexStore['applyBlock'] = (b) => this.use((s) => s.applyBlock(b));
-  applyBlocks: IndexStore['applyBlocks'] = (bs) => this.use((s) => s.applyBlocks(bs));
-  rollbackTo: IndexStore['rollbackTo'] = (forkHeight, reorg) => this.use((s) => s.rollbackTo(forkHeight, reorg));
-  lastReorg: IndexStore['lastReorg'] = () => this.use((s) => s.lastReorg());
-  markUnrecoverable: IndexStore['markUnrecoverable'] = (u) => this.use((s) => s.markUnrecoverable(u));
-  unrecoverable: IndexStore['unrecoverable'] = () => this.use((s) => s.unrecoverable());
-  unspentByScript: IndexStore['unspentByScript'] = (script) => this.use((s) => s.unspentByScript(script));
-  unspentForWallet: IndexStore['unspentForWallet'] = (script) => this.use((s) => s.unspentForWallet(script));
-  unspentAmounts: IndexStore['unspentAmounts'] = (script, outpoints) => this.use((s) => s.unspentAmounts(script, outpoints));
+  blockAt: IndexReader['blockAt'] = (height) => this.use((s) => s.blockAt(height));
+  lastReorg: IndexReader['lastReorg'] = () => this.use((s) => s.lastReorg());
+  unrecoverable: IndexReader['unrecoverable'] = () => this.use((s) => s.unrecoverable());
+  unspentByScript: IndexReader['unspentByScript'] = (script) => this.use((s) => s.unspentByScript(script));
+  unspentForWallet: IndexReader['unspentForWallet'] = (script) => this.use((s) => s.unspentForWallet(script));
+  unspentAmounts: IndexReader['unspentAmounts'] = (script, outpoints) => this.use((s) => s.unspentAmounts(script, outpoints));
   /** The served store's read at once (a call that ends before it returns: nothing in flight); undefined while nothing is served (the awaited read says why). */
-  unspentAmountsNow: NonNullable<IndexStore['unspentAmountsNow']> = (script, outpoints) => this.served?.store.unspentAmountsNow?.(script, outpoints);
-  output: IndexStore['output'] = (txid, vout) => this.use((s) => s.output(txid, vout));
-  outputsOf: IndexStore['outputsOf'] = (txid) => this.use((s) => s.outputsOf(txid));
-  spentBy: IndexStore['spentBy'] = (txid) => this.use((s) => s.spentBy(txid));
-  spellTx: IndexStore['spellTx'] = (txid) => this.use((s) => s.spellTx(txid));
-  recentTxHeight: IndexStore['recentTxHeight'] = (txid) => this.use((s) => s.recentTxHeight(txid));
-  history: IndexStore['history'] = (script, limit, cursor) => this.use((s) => s.history(script, limit, cursor));
-  unspentOfApp: IndexStore['unspentOfApp'] = (app) => this.use((s) => s.unspentOfApp(app));
-  appHolders: IndexStore['appHolders'] = (app, after, limit) => this.use((s) => s.appHolders(app, after, limit));
-  appFirstHeight: IndexStore['appFirstHeight'] = (app) => this.use((s) => s.appFirstHeight(app));
-  dump: IndexStore['dump'] = () => this.use((s) => s.dump());
-  nftData: IndexStore['nftData'] = (identity, vk) => this.use((s) => s.nftData(identity, vk));
+  unspentAmountsNow: NonNullable<IndexReader['unspentAmountsNow']> = (script, outpoints) => this.served?.store.unspentAmountsNow?.(script, outpoints);
+  output: IndexReader['output'] = (txid, vout) => this.use((s) => s.output(txid, vout));
+  outputsOf: IndexReader['outputsOf'] = (txid) => this.use((s) => s.outputsOf(txid));
+  spentBy: IndexReader['spentBy'] = (txid) => this.use((s) => s.spentBy(txid));
+  spellTx: IndexReader['spellTx'] = (txid) => this.use((s) => s.spellTx(txid));
+  recentTxHeight: IndexReader['recentTxHeight'] = (txid) => this.use((s) => s.recentTxHeight(txid));
+  history: IndexReader['history'] = (script, limit, cursor) => this.use((s) => s.history(script, limit, cursor));
+  appHolders: IndexReader['appHolders'] = (app, after, limit) => this.use((s) => s.appHolders(app, after, limit));
+  appFirstHeight: IndexReader['appFirstHeight'] = (app) => this.use((s) => s.appFirstHeight(app));
+  nftData: IndexReader['nftData'] = (identity, vk) => this.use((s) => s.nftData(identity, vk));
 }

@@ -10,7 +10,10 @@
  * Hashes and txids are stored as the bytes of their display hex (so byte order = hex order).
  * Amounts are exact u64 (charms' fungible amounts); history sums may exceed u64 (NUMERIC / TEXT).
  */
-export type Engine = 'sqlite' | 'postgres';
+import { CharmsError } from '../errors.js';
+import type { Driver, Engine, Row, TxDriver } from './driver.js';
+
+export type { Engine } from './driver.js';
 
 const TYPES: Record<Engine, Record<string, string>> = {
   sqlite: { BLOB: 'BLOB', AMOUNT: 'TEXT', SUM: 'TEXT', BIGINT: 'INTEGER', NOROWID: 'WITHOUT ROWID', SERIAL: 'INTEGER PRIMARY KEY' },
@@ -87,3 +90,113 @@ CREATE TABLE IF NOT EXISTS recent_txs (height INTEGER PRIMARY KEY, txids {BLOB} 
 
 export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4];
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+export interface IndexMeta {
+  schemaVersion: number;
+  chain: string;
+  network: string;
+  mock: boolean;
+  startHeight: number;
+}
+
+// ------------------------------------------------------------------------------ preparation
+
+export interface OpenOptions {
+  /** Writer (the follower: migrates, records meta) or a read-only API instance. */
+  mode: 'writer' | 'reader';
+  network: string;
+  mock: boolean;
+  startHeight: number;
+  /** For messages: how the user names this database. */
+  label: string;
+}
+
+/**
+ * Brings the database to SCHEMA_VERSION (writer) or checks it is there (reader), and checks the
+ * meta: network and mock flag must match what the command was started with.
+ */
+export async function prepareSchema(d: Driver, o: OpenOptions): Promise<IndexMeta> {
+  const version = await schemaVersion(d, o.label);
+  if (version > SCHEMA_VERSION)
+    throw new CharmsError(
+      'CONFIG',
+      `${o.label}: the index was built by a newer charms-ts (schema ${version}, this one knows ${SCHEMA_VERSION}); upgrade charms-ts or index into a new database`,
+    );
+  if (version < SCHEMA_VERSION) {
+    if (o.mode === 'reader' && version === 0) throw new CharmsError('CONFIG', `${o.label}: the index is empty; start the indexer first`);
+    if (o.mode === 'reader')
+      throw new CharmsError(
+        'CONFIG',
+        `${o.label}: the index has schema ${version}, this charms-ts needs ${SCHEMA_VERSION}; start the indexer (not --api-only) once to migrate it`,
+      );
+    for (let v = version; v < SCHEMA_VERSION; v++)
+      await d.transaction(async (tx) => {
+        await tx.exec(ddlFor(d.engine, MIGRATIONS[v]!));
+        await setMeta(tx, 'schema_version', String(v + 1));
+      });
+  }
+  const m = new Map((await d.all('SELECT key, value FROM meta')).map((r) => [r.key as string, r.value as string]));
+  if (!m.has('network')) {
+    if (o.mode === 'reader') throw new CharmsError('CONFIG', `${o.label}: the index is empty; start the indexer first`);
+    await d.transaction(async (tx) => {
+      await setMeta(tx, 'chain', 'bitcoin');
+      await setMeta(tx, 'network', o.network);
+      await setMeta(tx, 'mock', o.mock ? '1' : '0');
+      await setMeta(tx, 'start_height', String(o.startHeight));
+    });
+    return { schemaVersion: SCHEMA_VERSION, chain: 'bitcoin', network: o.network, mock: o.mock, startHeight: o.startHeight };
+  }
+  const meta: IndexMeta = {
+    schemaVersion: SCHEMA_VERSION,
+    chain: m.get('chain') ?? 'bitcoin',
+    network: m.get('network')!,
+    mock: m.get('mock') === '1',
+    startHeight: Number(m.get('start_height') ?? 0),
+  };
+  if (meta.network !== o.network) throw new CharmsError('CONFIG', `${o.label}: the index is of network ${meta.network}, not ${o.network}; use another --db`);
+  if (meta.mock && !o.mock)
+    throw new CharmsError('CONFIG', `${o.label}: the index was built with --mock (it holds mock charms); start with --mock, or index into a new database`);
+  if (!meta.mock && o.mock)
+    throw new CharmsError('CONFIG', `${o.label}: the index was built without --mock; start without --mock, or index into a new database`);
+  return meta;
+}
+
+/** The tables of the database (SQLite file, or PostgreSQL's current schema). */
+async function tableNames(d: Driver): Promise<string[]> {
+  const rows =
+    d.engine === 'sqlite'
+      ? await d.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      : await d.all('SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename');
+  return rows.map((r) => String(r.name));
+}
+
+/**
+ * The index's schema version: 0 for an empty database. A database that holds other tables (another
+ * program's, such as the Charms explorer's own PostgreSQL) or an unreadable version is refused:
+ * migrating it would mix our tables into it or fail half-way on a name clash.
+ */
+async function schemaVersion(d: Driver, label: string): Promise<number> {
+  let rows: Row[] | undefined;
+  try {
+    rows = await d.all("SELECT value FROM meta WHERE key = 'schema_version'");
+  } catch {
+    rows = undefined; // no meta table
+  }
+  if (rows && rows.length > 0) {
+    const raw = String(rows[0]!.value);
+    if (!/^\d{1,6}$/.test(raw))
+      throw new CharmsError('CONFIG', `${label}: meta.schema_version is ${JSON.stringify(raw.slice(0, 40))}, not a charms index's; use another --db`);
+    return Number(raw);
+  }
+  const tables = (await tableNames(d)).filter((t) => t !== 'meta');
+  if (tables.length > 0)
+    throw new CharmsError(
+      'CONFIG',
+      `${label}: the database holds tables that are not a charms index (${tables.slice(0, 5).join(', ')}${tables.length > 5 ? ', …' : ''}); index into an empty database (another --db)`,
+    );
+  return 0;
+}
+
+export async function setMeta(tx: TxDriver, key: string, value: string): Promise<void> {
+  await tx.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);
+}

@@ -6,6 +6,7 @@
 import { listenDual, type Handler, type Listening, type Res } from '../infra/http.js';
 import type { ResponseCache } from '../infra/cache.js';
 import { silentLogger, type Logger } from '../infra/log.js';
+import { CharmsError } from '../errors.js';
 import type { ServerLimits } from '../settings/limits.js';
 import type { BlockSource } from '../sources/block-source.js';
 import { ZmqSubscriber } from '../sources/zmq.js';
@@ -21,12 +22,13 @@ import { librarySpellCheck, VerdictCache } from './block-write.js';
 import { Follower } from './follower.js';
 import { MempoolOverlay } from './mempool.js';
 import { SpellVerifyPool } from './verify-pool.js';
-import type { IndexStore } from './store.js';
+import { writerOf, type IndexReader } from './store.js';
 
 const DEFAULT_INDEX_PORT = 17786;
 
 export interface IndexServiceOptions {
-  store: IndexStore;
+  /** The index: its writer, unless `apiOnly`. */
+  store: IndexReader;
   /** The chain the follower reads (and the status's node tip with apiOnly). */
   source?: BlockSource | undefined;
   /** Transactions for `GET /spells/<txid>`. */
@@ -121,8 +123,10 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
   let mempool: MempoolOverlay | undefined;
   if (!o.apiOnly && o.source) {
     const source = o.source;
-    const pool = (mempool = new MempoolOverlay(verdicts.verify, undefined, () => o.store.charmOutpoints?.() ?? Promise.resolve(undefined)));
-    follower = new Follower(o.store, source, {
+    const store = writerOf(o.store);
+    if (!store) throw new CharmsError('INTERNAL', 'the indexer follows the chain on the index opened as its writer (it was opened --api-only)');
+    const pool = (mempool = new MempoolOverlay(verdicts.verify, undefined, () => store.charmOutpoints?.() ?? Promise.resolve(undefined)));
+    follower = new Follower(store, source, {
       startHeight: o.startHeight,
       maxReorgDepth: o.maxReorgDepth,
       pollMs: o.pollMs,

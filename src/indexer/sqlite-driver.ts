@@ -1,7 +1,15 @@
 /**
  * The SQLite engine of the index store (better-sqlite3, WAL): one writer connection, one read-only
  * connection for the API (WAL readers see the last committed block, never a block half-written),
- * and an exclusive lock held on `<db>.lock` for the writer's lifetime. The lock is SQLite's own
+ * one more for the answers read on one snapshot (`read`: BEGIN … COMMIT, one at a time: the
+ * connection is synchronous and shared, so two answers must not interleave in one transaction),
+ * and an exclusive lock held on `<db>.lock` for the writer's lifetime.
+ *
+ * Another connection holding the write lock (a backup, an `sqlite3` shell) never blocks the event
+ * loop: the writer's `busy_timeout` is 0, and a BEGIN that finds the lock taken is tried again on
+ * timers (`writeWait` says why meanwhile), until WRITE_WAIT_MS have passed; then the transaction
+ * fails (the follower tries again at its next poll). Readers wait at most READ_BUSY_MS (a WAL
+ * reader is blocked only by a connection in exclusive locking mode). The lock is SQLite's own
  * (an OS file lock), so it dies with the process: after `kill -9` the next indexer starts at once,
  * while a second indexer on a live one is refused.
  */
@@ -10,7 +18,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { CharmsError } from '../errors.js';
-import { TxQueue, type Driver, type Row, type TxDriver } from './store.js';
+import { TxQueue, type Driver, type ReadTx, type Row, type TxDriver, type WriteWait } from './driver.js';
 
 type Database = BetterSqlite3.Database;
 type Statement = BetterSqlite3.Statement;
@@ -79,8 +87,18 @@ class Prepared {
 const READ_CACHE_KIB = 65536;
 const READ_MMAP_BYTES = 1 << 30;
 
+/** How long a read waits for a lock (synchronously: on the event loop), in milliseconds. */
+const READ_BUSY_MS = 100;
+/** How long a write transaction's BEGIN is tried again while another connection holds the write lock. */
+export const WRITE_WAIT_MS = 5000;
+/** The first and the longest pause between two tries of a BEGIN. */
+const WRITE_RETRY_FIRST_MS = 10;
+const WRITE_RETRY_MAX_MS = 250;
+
+const isBusy = (e: unknown): boolean => /^SQLITE_BUSY/.test(String((e as { code?: unknown }).code));
+
 function tuneReader(r: Database): void {
-  r.pragma('busy_timeout = 5000');
+  r.pragma(`busy_timeout = ${READ_BUSY_MS}`);
   r.pragma(`cache_size = -${READ_CACHE_KIB}`);
   r.pragma(`mmap_size = ${READ_MMAP_BYTES}`);
 }
@@ -90,14 +108,20 @@ export class SqliteDriver implements Driver {
   /** A connection keeps its file: a database re-created at the path is another file. */
   readonly idsStable = true;
   private readonly txs: TxQueue | undefined;
+  /** The snapshot reads, one at a time on `snap`. */
+  private readonly snaps: TxQueue;
   private readonly version: Statement;
+  /** Since when, and why, the writer's BEGIN waits (undefined: it does not). */
+  private waiting: WriteWait | undefined;
   /** Commits of our writer: the data version while we hold the writer's lock (no one else writes). */
   private commits = 0;
 
   private constructor(
     private readonly writer: Prepared | undefined,
     private readonly reader: Prepared,
+    private readonly snap: Prepared,
     private readonly lock: Database | undefined,
+    private readonly path: string,
   ) {
     // PRAGMA data_version moves when another connection commits (the writer of an --api-only reader)
     this.version = reader.db.prepare('PRAGMA data_version').pluck();
@@ -105,13 +129,54 @@ export class SqliteDriver implements Driver {
     this.txs =
       w &&
       new TxQueue({
-        begin: async () => void w.exec('BEGIN IMMEDIATE'),
+        begin: () => this.beginWrite(w),
         commit: async () => {
           w.exec('COMMIT');
           this.commits++;
         },
         rollback: async () => void (w.inTransaction && w.exec('ROLLBACK')),
       });
+    const sd = snap.db;
+    this.snaps = new TxQueue({
+      begin: async () => void sd.exec('BEGIN'),
+      commit: async () => void sd.exec('COMMIT'),
+      rollback: async () => void (sd.inTransaction && sd.exec('ROLLBACK')),
+    });
+  }
+
+  /**
+   * BEGIN IMMEDIATE on the writer; while another connection holds the write lock, tried again on
+   * timers (the event loop runs meanwhile) with growing pauses, for WRITE_WAIT_MS at most.
+   */
+  private async beginWrite(w: Database): Promise<void> {
+    let pause = WRITE_RETRY_FIRST_MS;
+    for (;;) {
+      try {
+        w.exec('BEGIN IMMEDIATE');
+        this.waiting = undefined;
+        return;
+      } catch (e) {
+        if (!isBusy(e)) throw e;
+        const since = (this.waiting ??= {
+          reason: `another connection holds the write lock of ${this.path} (a backup, an sqlite3 shell?); writes wait until it is released`,
+          since: Date.now(),
+        }).since;
+        if (Date.now() - since >= WRITE_WAIT_MS && pause > WRITE_RETRY_FIRST_MS)
+          throw new CharmsError(
+            'UPSTREAM_UNAVAILABLE',
+            `${this.waiting.reason} (waited ${Math.round((Date.now() - since) / 1000)} s; tried again at the next poll)`,
+            {
+              cause: e,
+            },
+          );
+        await new Promise((r) => setTimeout(r, pause));
+        pause = Math.min(pause * 2, WRITE_RETRY_MAX_MS);
+      }
+    }
+  }
+
+  writeWait(): WriteWait | undefined {
+    return this.waiting;
   }
 
   /** Opens `path`; as the writer, takes the lock first (CONFIG error when another indexer holds it). */
@@ -125,7 +190,15 @@ export class SqliteDriver implements Driver {
         throw new CharmsError('CONFIG', `${path}: cannot open the index read-only (${(e as Error).message}); start the indexer first`, { cause: e });
       }
       tuneReader(r);
-      return new SqliteDriver(undefined, new Prepared(r), undefined);
+      let snap: Database;
+      try {
+        snap = new Db(path, { readonly: true, fileMustExist: true });
+      } catch (e) {
+        r.close();
+        throw new CharmsError('CONFIG', `${path}: cannot open the index read-only (${(e as Error).message}); start the indexer first`, { cause: e });
+      }
+      tuneReader(snap);
+      return new SqliteDriver(undefined, new Prepared(r), new Prepared(snap), undefined, path);
     }
     const unusable = (e: unknown) =>
       new CharmsError('CONFIG', `${path}: cannot be used as the index's SQLite file (${(e as Error).message}); name a new or existing index file with --db`, {
@@ -157,11 +230,14 @@ export class SqliteDriver implements Driver {
       w = new Db(path);
       w.pragma('journal_mode = WAL');
       w.pragma('synchronous = NORMAL');
-      w.pragma('busy_timeout = 5000');
+      // never wait on the event loop for another connection's lock (see beginWrite)
+      w.pragma('busy_timeout = 0');
       w.pragma('cache_size = -65536');
       const r = new Db(path, { readonly: true });
       tuneReader(r);
-      return new SqliteDriver(new Prepared(w), new Prepared(r), lock);
+      const snap = new Db(path, { readonly: true });
+      tuneReader(snap);
+      return new SqliteDriver(new Prepared(w), new Prepared(r), new Prepared(snap), lock, path);
     } catch (e) {
       // not a database (a text file, a directory, a Bitcoin block file): said so, lock released
       w?.close();
@@ -176,6 +252,33 @@ export class SqliteDriver implements Driver {
 
   async rows(sql: string, params: unknown[] = []): Promise<unknown[][]> {
     return this.reader.stmt(sql, true).all(...params) as unknown[][];
+  }
+
+  read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
+    const p = this.snap;
+    let open = true;
+    const live = (): Prepared => {
+      if (!open) throw new CharmsError('INTERNAL', 'a read of a snapshot that has ended');
+      return p;
+    };
+    const tx: ReadTx = {
+      engine: 'sqlite',
+      all: async (sql, params = []) =>
+        live()
+          .stmt(sql)
+          .all(...params) as Row[],
+      rows: async (sql, params = []) =>
+        live()
+          .stmt(sql, true)
+          .all(...params) as unknown[][],
+    };
+    return this.snaps.run(async () => {
+      try {
+        return await fn(tx);
+      } finally {
+        open = false;
+      }
+    });
   }
 
   readNow(sql: string): (...params: unknown[]) => unknown[][] {
@@ -210,7 +313,9 @@ export class SqliteDriver implements Driver {
 
   async close(): Promise<void> {
     await this.txs?.idle();
+    await this.snaps.idle();
     this.reader.db.close();
+    this.snap.db.close();
     this.writer?.db.close();
     this.lock?.close();
   }

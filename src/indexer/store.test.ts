@@ -2,10 +2,20 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { betterSqliteModule } from './sqlite-driver.js';
-import { ENGINES, sqlOn, TestEngines } from '../testing/index-stores.js';
-import type { BlockWrite } from './store.js';
+import { ENGINES, sqlOn, TestEngines, type TestEngine } from '../testing/index-stores.js';
+import { dumpIndex, unspentOfApp } from '../testing/index-dump.js';
+import type { BlockWrite, IndexWriter } from './store.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { scriptToAddress } from '../bitcoin/address.js';
+import { indexApiHandler } from './api.js';
+import { skipOrFail } from '../testing/require.js';
+import { explorerApiHandler, withExplorerApi } from './explorer-api.js';
+import { handlerReq as req } from '../testing/http.js';
 
+const SCRIPT = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(7)]);
 const engines = new TestEngines();
 after(() => engines.close());
 
@@ -56,7 +66,7 @@ for (const name of ENGINES) {
     const s = await e.open(await e.newDb());
     try {
       await s.applyBlock(block1);
-      const afterOne = await s.dump();
+      const afterOne = await dumpIndex(s);
       assert.deepEqual((await s.tip())?.hash, h(0x101));
       const alice = await s.unspentByScript(ALICE);
       assert.equal(alice.length, 3);
@@ -99,7 +109,7 @@ for (const name of ENGINES) {
       await assert.rejects(s.applyBlock({ ...block2, height: 3, hash: h(0x103), prevHash: h(0x999) }), /does not extend/);
 
       await s.rollbackTo(1, { at: 5, depth: 1, oldTip: h(0x102), newTip: h(0x202) });
-      assert.equal(await s.dump(), afterOne, 'rollback restores the state after block 1 exactly');
+      assert.equal(await dumpIndex(s), afterOne, 'rollback restores the state after block 1 exactly');
       assert.deepEqual(await s.lastReorg(), { at: 5, forkHeight: 1, depth: 1, oldTip: h(0x102), newTip: h(0x202) });
       // and the block can be applied again
       await s.applyBlock(block2);
@@ -116,11 +126,11 @@ for (const name of ENGINES) {
     const s = await e.open(await e.newDb());
     try {
       await s.applyBlock(block1);
-      const before = await s.dump();
+      const before = await dumpIndex(s);
       // the same output twice violates the primary key half-way through the block
       const broken: BlockWrite = { ...block2, outputs: [...block2.outputs, block2.outputs[0]!] };
       await assert.rejects(s.applyBlock(broken));
-      assert.equal(await s.dump(), before);
+      assert.equal(await dumpIndex(s), before);
       await s.applyBlock(block2);
       assert.equal((await s.tip())?.height, 2);
     } finally {
@@ -224,7 +234,7 @@ for (const name of ENGINES) {
     await s.applyBlock(block1);
     await s.applyBlock(block2);
     const reads = async (x: Awaited<ReturnType<typeof e.open>>) => ({
-      dump: await x.dump(),
+      dump: await dumpIndex(x),
       unspent: await Promise.all([ALICE, BOB].map((sc) => x.unspentByScript(sc))),
       amounts: await Promise.all([ALICE, BOB].map(async (sc) => sorted(await x.unspentAmounts(sc)))),
       bare: await Promise.all([ALICE, BOB].map(async (sc) => appAmounts(await x.unspentAmounts(sc, false)))),
@@ -366,7 +376,7 @@ for (const name of ENGINES) {
         });
       }
       for (const app of [APP_T, APP_N, `t/${'ee'.repeat(32)}/${'ff'.repeat(32)}`]) {
-        const want = holdersFromRows(await s.unspentOfApp(app));
+        const want = holdersFromRows(await unspentOfApp(s, app));
         for (const limit of [1, 4, 50]) {
           const pages: [string, bigint, number][] = [];
           let after: Uint8Array | undefined;
@@ -386,9 +396,98 @@ for (const name of ENGINES) {
           );
         }
       }
-      assert.ok(holdersFromRows(await s.unspentOfApp(APP_T)).supply > U64_MAX, 'the supply passes u64');
+      assert.ok(holdersFromRows(await unspentOfApp(s, APP_T)).supply > U64_MAX, 'the supply passes u64');
     } finally {
       await s.close();
     }
   });
 }
+
+/** Runs SQL on a database outside the store (another program's tables, a damaged meta). */
+async function rawSql(e: TestEngine, db: string, sql: string[]): Promise<void> {
+  for (const q of sql) await sqlOn(e, db, q);
+}
+
+for (const name of ENGINES) {
+  test(`${name}: a database that is not a charms index is refused with a clear message, and left as it was`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    // another program's database (the explorer's own PostgreSQL has a `blocks` table too)
+    const foreign = await e.newDb();
+    await rawSql(e, foreign, ['CREATE TABLE blocks (height INTEGER PRIMARY KEY, hash TEXT)', 'CREATE TABLE transactions (txid TEXT PRIMARY KEY)']);
+    await assert.rejects(e.open(foreign), /holds tables that are not a charms index \(blocks, transactions\).*another --db/);
+    await assert.rejects(e.open(foreign, { mode: 'reader' }), /holds tables that are not a charms index/);
+    await rawSql(e, foreign, ["INSERT INTO transactions VALUES ('kept')"]); // untouched: no meta table was added
+    // a meta table whose version is not a number
+    const damaged = await e.newDb();
+    await (await e.open(damaged)).close();
+    await rawSql(e, damaged, ["UPDATE meta SET value = 'two' WHERE key = 'schema_version'"]);
+    await assert.rejects(e.open(damaged), /meta\.schema_version is "two", not a charms index's/);
+    // an empty database is still made an index
+    const fresh = await e.open(await e.newDb());
+    await fresh.close();
+  });
+}
+
+test('sqlite: a --db path that is no SQLite database (a text file, a directory) is refused naming the path', async () => {
+  const e = engines.sqlite();
+  const dir = mkdtempSync(join(tmpdir(), 'charms-audit-'));
+  const text = join(dir, 'notes.txt');
+  writeFileSync(text, 'hello, this is not a database at all, but it is long enough to be read as one '.repeat(20));
+  await assert.rejects(e.open(text), (err: Error) => err.message.startsWith(`${text}: cannot be used as the index's SQLite file`) && /--db/.test(err.message));
+  // the lock was released: a second attempt says the same, not "another indexer is writing"
+  await assert.rejects(e.open(text), /cannot be used as the index's SQLite file/);
+  await assert.rejects(e.open(dir), /cannot be used as the index's SQLite file/);
+});
+
+test('the apps of one output come in the same order from SQLite and from a PostgreSQL whose collation is not bytewise', async (t) => {
+  const e = await engines.engine('postgres', t);
+  if (!e) return;
+  // a database as a Debian cluster initialised under LANG=en_US.UTF-8 has: case and punctuation weigh less
+  const base = await e.newDb();
+  const name = `icu_${process.pid}`;
+  try {
+    await rawSql(e, base, [`CREATE DATABASE ${name} LOCALE_PROVIDER icu ICU_LOCALE 'en-US' TEMPLATE template0`]);
+  } catch (err) {
+    skipOrFail(t, `this PostgreSQL cannot create an ICU en-US database (${(err as Error).message})`);
+    return;
+  }
+  const icuDb = base.replace(/\/[^/]+$/, `/${name}`);
+  const tx = (n: number) => n.toString(16).padStart(64, '0');
+  // one output holding apps whose tags sort differently by bytes (B T a t) and by en-US rules (a B t T)
+  const apps = ['a', 'B', 't', 'T'].map((tag) => `${tag}/${'31'.repeat(32)}/${'32'.repeat(32)}`);
+  const block = {
+    height: 1,
+    hash: tx(0x101),
+    prevHash: tx(0x100),
+    time: 1,
+    spellTxs: [],
+    outputs: apps.map((app) => ({ txid: tx(1), txIndex: 1, vout: 0, app, amount: 5n, data: null, script: SCRIPT, sats: 1000n })),
+    inputs: [],
+  };
+  const address = scriptToAddress(SCRIPT, 'regtest')!;
+  const paths = [`/v1/outputs/${tx(1)}:0`, `/v1/addresses/${address}/utxos`, `/v1/addresses/${address}/history`, `/v1/wallet/charms/${address}`];
+  const answers = async (store: IndexWriter): Promise<string[]> => {
+    const h = withExplorerApi(explorerApiHandler({ store, network: 'regtest' }), indexApiHandler({ store, network: 'regtest', version: 'test' }));
+    const out: string[] = [];
+    for (const p of paths) out.push(String((await h(req(p))).body));
+    return out;
+  };
+  const sq = engines.sqlite();
+  const a = await sq.open(await sq.newDb());
+  const b = await e.open(icuDb);
+  try {
+    await a.applyBlock(block);
+    await b.applyBlock(block);
+    const want = await answers(a);
+    assert.deepEqual(
+      JSON.parse(want[0]!).charms.map((c: { app: string }) => c.app[0]),
+      ['B', 'T', 'a', 't'],
+      'bytewise',
+    );
+    assert.deepEqual(await answers(b), want);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});

@@ -1,79 +1,21 @@
 /**
- * The charms index's store: one interface (`IndexStore`), one schema (schema.ts), one SQL text,
- * two engines behind a tiny `Driver` (SQLite through better-sqlite3, PostgreSQL through pg; see
- * sqlite-driver.ts, pg-driver.ts). Nothing here is Bitcoin-specific beyond "outputs are spent by
- * inputs": a Cardano follower writes the same `BlockWrite`s.
+ * The charms index's store: two interfaces by role (`IndexReader` for the API, `IndexWriter` for
+ * the follower), one schema (schema.ts), one SQL text, two engines behind a tiny `Driver`
+ * (driver.ts; SQLite through better-sqlite3, PostgreSQL through pg: sqlite-driver.ts,
+ * pg-driver.ts). Nothing here is Bitcoin-specific beyond "outputs are spent by inputs": a Cardano
+ * follower writes the same `BlockWrite`s.
+ *
+ * Every answer reads one snapshot: a read method of several queries opens one, and `read(fn)`
+ * makes one of all the reads `fn` does (driver.ts).
  *
  * Writes come in whole blocks (`applyBlock`) and whole rollbacks (`rollbackTo`), each one database
  * transaction: the index tip is `MAX(blocks.height)`, so a crash leaves the last committed block
  * and nothing half-written.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { CharmsError } from '../errors.js';
-import { MIGRATIONS, SCHEMA_VERSION, ddlFor, type Engine } from './schema.js';
-
-export type Row = Record<string, unknown>;
-
-/** What the SQL store needs from an engine. SQL uses `?` placeholders (PG: rewritten to $n). */
-export interface Driver {
-  readonly engine: Engine;
-  /** Rows of a read, on a reader connection (sees committed data only). */
-  all(sql: string, params?: unknown[]): Promise<Row[]>;
-  /**
-   * Whether a row id read once names the same row for this driver's life: false for a PostgreSQL
-   * reader, whose database may be dropped and rebuilt under its URL while it runs (new ids).
-   */
-  readonly idsStable: boolean;
-  /** As `all`, each row an array of the selected columns in order (cheaper for hot small reads). */
-  rows(sql: string, params?: unknown[]): Promise<unknown[][]>;
-  /**
-   * The engine reads synchronously (better-sqlite3): `sql` prepared once, as a function answering
-   * `rows`' arrays at once, for hot reads that then need no promise (absent: PostgreSQL).
-   */
-  readNow?(sql: string): (...params: unknown[]) => unknown[][];
-  /** Runs `fn` in one write transaction on the writer connection; rolled back when it throws. */
-  transaction<T>(fn: (tx: TxDriver) => Promise<T>): Promise<T>;
-  /** See IndexStore.dataVersion (absent: the engine cannot tell). */
-  dataVersion?(): number | Promise<number | undefined>;
-  close(): Promise<void>;
-}
-
-export interface TxDriver {
-  all(sql: string, params?: unknown[]): Promise<Row[]>;
-  run(sql: string, params?: unknown[]): Promise<void>;
-  /** A multi-statement script without parameters (migrations). */
-  exec(sql: string): Promise<void>;
-}
-
-/**
- * Write transactions on a writer connection, one at a time in call order: BEGIN, `fn`, COMMIT;
- * ROLLBACK when `fn` throws. Both drivers' `transaction` (the engines differ in the three verbs).
- */
-export class TxQueue {
-  private queue: Promise<unknown> = Promise.resolve();
-  constructor(private readonly verbs: { begin(): Promise<void>; commit(): Promise<void>; rollback(): Promise<void> }) {}
-
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const once = async (): Promise<T> => {
-      await this.verbs.begin();
-      try {
-        const out = await fn();
-        await this.verbs.commit();
-        return out;
-      } catch (e) {
-        await this.verbs.rollback();
-        throw e;
-      }
-    };
-    const p = this.queue.then(once, once);
-    this.queue = p.catch(() => undefined);
-    return p;
-  }
-
-  /** Resolves when no transaction is running. */
-  idle(): Promise<unknown> {
-    return this.queue;
-  }
-}
+import type { Driver, Engine, ReadTx, Row, SnapshotReads, TxDriver, WriteWait } from './driver.js';
+import { setMeta, type IndexMeta } from './schema.js';
 
 // ---------------------------------------------------------------------------------------- types
 
@@ -254,14 +196,6 @@ export interface SpellTxRow {
   spell: Uint8Array;
 }
 
-export interface IndexMeta {
-  schemaVersion: number;
-  chain: string;
-  network: string;
-  mock: boolean;
-  startHeight: number;
-}
-
 /** Position in a paged list: exclusive, opaque to clients (see api.ts). */
 export interface HistoryCursor {
   height: number;
@@ -276,28 +210,20 @@ export interface AmountRow {
   amount: bigint | null;
 }
 
-export interface IndexStore {
+/**
+ * The reads of the index: what an API instance needs (an `--api-only` reader holds only these).
+ * Each read method is one snapshot; `read(fn)` makes several one: every read method called inside
+ * `fn` (and every query of its `ReadTx`) sees the same committed state (driver.ts).
+ */
+export interface IndexReader extends SnapshotReads {
   readonly engine: Engine;
   meta(): Promise<IndexMeta>;
   /** The last committed block. */
   tip(): Promise<StoredBlock | undefined>;
   blockAt(height: number): Promise<StoredBlock | undefined>;
-  /** Writes a block on top of the tip (its prevHash must be the tip's hash), in one transaction. */
-  applyBlock(b: BlockWrite): Promise<void>;
-  /** Writes consecutive blocks on top of the tip in one transaction (all or none). */
-  applyBlocks(bs: BlockWrite[]): Promise<void>;
-  /** Undoes every block above `forkHeight` in one transaction and records the reorg. */
-  rollbackTo(forkHeight: number, reorg: Omit<ReorgRow, 'forkHeight'>): Promise<void>;
   lastReorg(): Promise<ReorgRow | undefined>;
-  /** Records that a reorg deeper than the cap stopped the index (kept until the index is rebuilt). */
-  markUnrecoverable(u: UnrecoverableReorg): Promise<void>;
   /** The over-cap reorg that stopped the index, if one did (readers see it too). */
   unrecoverable(): Promise<UnrecoverableReorg | undefined>;
-  /**
-   * The writer's test of whether `txid:vout` is an unspent charm output of the committed index
-   * (exact), or undefined when it cannot tell now (a reader, or a block being written).
-   */
-  charmOutpoints?(): Promise<CharmOutpoints | undefined>;
   /** Unspent charm outputs paying `script`, by txid, vout, app. */
   unspentByScript(script: Uint8Array): Promise<CharmOutputRow[]>;
   /**
@@ -329,8 +255,6 @@ export interface IndexStore {
   recentTxHeight(txid: string): Promise<number | undefined>;
   /** History of a script, newest first, `limit` transactions after `cursor`. */
   history(script: Uint8Array, limit: number, cursor?: HistoryCursor): Promise<HistoryEntry[]>;
-  /** Unspent rows of an app (for supply and holders). */
-  unspentOfApp(app: string): Promise<{ script: Uint8Array; amount: bigint | null }[]>;
   /**
    * An app's supply (unspent amounts, an output without one counting 1), its holder count, and
    * `limit` holders (scripts) after `after` in byte order, each with its amount and outputs:
@@ -339,8 +263,6 @@ export interface IndexStore {
   appHolders(app: string, after: Uint8Array | undefined, limit: number): Promise<AppHolders>;
   /** The first height an app appeared at, undefined when it never did. */
   appFirstHeight(app: string): Promise<number | undefined>;
-  /** A canonical text of the whole confirmed state (tests: incremental == replay). */
-  dump(): Promise<string>;
   /**
    * A number that changes whenever a commit (of any connection or process) may have changed what
    * the reads answer, as of this call: the SQLite engine's and a writer's are at hand; a PostgreSQL
@@ -358,112 +280,35 @@ export interface IndexStore {
   nftData(identity: string, vk?: string): Promise<{ app: string; data: Uint8Array; txid: string; vout: number; height: number } | undefined>;
 }
 
-// ------------------------------------------------------------------------------------ opening
-
-export interface OpenOptions {
-  /** Writer (the follower: migrates, records meta) or a read-only API instance. */
-  mode: 'writer' | 'reader';
-  network: string;
-  mock: boolean;
-  startHeight: number;
-  /** For messages: how the user names this database. */
-  label: string;
+/** The index's writer (the follower): the reads, and whole blocks and rollbacks written. */
+export interface IndexWriter extends IndexReader {
+  /** Writes a block on top of the tip (its prevHash must be the tip's hash), in one transaction. */
+  applyBlock(b: BlockWrite): Promise<void>;
+  /** Writes consecutive blocks on top of the tip in one transaction (all or none). */
+  applyBlocks(bs: BlockWrite[]): Promise<void>;
+  /** Undoes every block above `forkHeight` in one transaction and records the reorg. */
+  rollbackTo(forkHeight: number, reorg: Omit<ReorgRow, 'forkHeight'>): Promise<void>;
+  /** Records that a reorg deeper than the cap stopped the index (kept until the index is rebuilt). */
+  markUnrecoverable(u: UnrecoverableReorg): Promise<void>;
+  /**
+   * The writer's test of whether `txid:vout` is an unspent charm output of the committed index
+   * (exact), or undefined when it cannot tell now (a block being written).
+   */
+  charmOutpoints?(): Promise<CharmOutpoints | undefined>;
+  /**
+   * Why the writes wait, while they do: another connection (a backup, an `sqlite3` shell) holds
+   * the SQLite file's write lock; the write is tried again off the event loop (sqlite-driver.ts).
+   */
+  writeWait?(): WriteWait | undefined;
 }
+
+/** The store as its writer, when it was opened as one (undefined: a reader, `--api-only`). */
+export const writerOf = (s: IndexReader): IndexWriter | undefined => ('applyBlocks' in s ? (s as IndexWriter) : undefined);
 
 const hexOf = (b: unknown): string => Buffer.from(b as Uint8Array).toString('hex');
 const bytes = (hex: string): Buffer => Buffer.from(hex, 'hex');
 const big = (v: unknown): bigint => BigInt(v as string | number | bigint);
 const num = (v: unknown): number => Number(v);
-
-/**
- * Brings the database to SCHEMA_VERSION (writer) or checks it is there (reader), and checks the
- * meta: network and mock flag must match what the command was started with.
- */
-export async function prepareSchema(d: Driver, o: OpenOptions): Promise<IndexMeta> {
-  const version = await schemaVersion(d, o.label);
-  if (version > SCHEMA_VERSION)
-    throw new CharmsError(
-      'CONFIG',
-      `${o.label}: the index was built by a newer charms-ts (schema ${version}, this one knows ${SCHEMA_VERSION}); upgrade charms-ts or index into a new database`,
-    );
-  if (version < SCHEMA_VERSION) {
-    if (o.mode === 'reader' && version === 0) throw new CharmsError('CONFIG', `${o.label}: the index is empty; start the indexer first`);
-    if (o.mode === 'reader')
-      throw new CharmsError(
-        'CONFIG',
-        `${o.label}: the index has schema ${version}, this charms-ts needs ${SCHEMA_VERSION}; start the indexer (not --api-only) once to migrate it`,
-      );
-    for (let v = version; v < SCHEMA_VERSION; v++)
-      await d.transaction(async (tx) => {
-        await tx.exec(ddlFor(d.engine, MIGRATIONS[v]!));
-        await setMeta(tx, 'schema_version', String(v + 1));
-      });
-  }
-  const m = new Map((await d.all('SELECT key, value FROM meta')).map((r) => [r.key as string, r.value as string]));
-  if (!m.has('network')) {
-    if (o.mode === 'reader') throw new CharmsError('CONFIG', `${o.label}: the index is empty; start the indexer first`);
-    await d.transaction(async (tx) => {
-      await setMeta(tx, 'chain', 'bitcoin');
-      await setMeta(tx, 'network', o.network);
-      await setMeta(tx, 'mock', o.mock ? '1' : '0');
-      await setMeta(tx, 'start_height', String(o.startHeight));
-    });
-    return { schemaVersion: SCHEMA_VERSION, chain: 'bitcoin', network: o.network, mock: o.mock, startHeight: o.startHeight };
-  }
-  const meta: IndexMeta = {
-    schemaVersion: SCHEMA_VERSION,
-    chain: m.get('chain') ?? 'bitcoin',
-    network: m.get('network')!,
-    mock: m.get('mock') === '1',
-    startHeight: Number(m.get('start_height') ?? 0),
-  };
-  if (meta.network !== o.network) throw new CharmsError('CONFIG', `${o.label}: the index is of network ${meta.network}, not ${o.network}; use another --db`);
-  if (meta.mock && !o.mock)
-    throw new CharmsError('CONFIG', `${o.label}: the index was built with --mock (it holds mock charms); start with --mock, or index into a new database`);
-  if (!meta.mock && o.mock)
-    throw new CharmsError('CONFIG', `${o.label}: the index was built without --mock; start without --mock, or index into a new database`);
-  return meta;
-}
-
-/** The tables of the database (SQLite file, or PostgreSQL's current schema). */
-async function tableNames(d: Driver): Promise<string[]> {
-  const rows =
-    d.engine === 'sqlite'
-      ? await d.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-      : await d.all('SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename');
-  return rows.map((r) => String(r.name));
-}
-
-/**
- * The index's schema version: 0 for an empty database. A database that holds other tables (another
- * program's, such as the Charms explorer's own PostgreSQL) or an unreadable version is refused:
- * migrating it would mix our tables into it or fail half-way on a name clash.
- */
-async function schemaVersion(d: Driver, label: string): Promise<number> {
-  let rows: Row[] | undefined;
-  try {
-    rows = await d.all("SELECT value FROM meta WHERE key = 'schema_version'");
-  } catch {
-    rows = undefined; // no meta table
-  }
-  if (rows && rows.length > 0) {
-    const raw = String(rows[0]!.value);
-    if (!/^\d{1,6}$/.test(raw))
-      throw new CharmsError('CONFIG', `${label}: meta.schema_version is ${JSON.stringify(raw.slice(0, 40))}, not a charms index's; use another --db`);
-    return Number(raw);
-  }
-  const tables = (await tableNames(d)).filter((t) => t !== 'meta');
-  if (tables.length > 0)
-    throw new CharmsError(
-      'CONFIG',
-      `${label}: the database holds tables that are not a charms index (${tables.slice(0, 5).join(', ')}${tables.length > 5 ? ', …' : ''}); index into an empty database (another --db)`,
-    );
-  return 0;
-}
-
-async function setMeta(tx: TxDriver, key: string, value: string): Promise<void> {
-  await tx.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);
-}
 
 // ------------------------------------------------------------------------------------ the store
 
@@ -532,7 +377,7 @@ const MAX_SCRIPT_IDS_READ = 50_000;
 const MAX_APP_TEXTS = 100_000;
 
 /** The SQL store over a Driver. `meta` is what prepareSchema returned. */
-export class SqlStore implements IndexStore {
+export class SqlStore implements IndexWriter {
   readonly engine: Engine;
   /** Unspent charm outpoints, loaded on the first write; reset after a failure or rollback. */
   private unspent: OutpointSet | undefined;
@@ -560,17 +405,40 @@ export class SqlStore implements IndexStore {
     this.engine = d.engine;
   }
 
+  /** The snapshot the read methods called inside `read(fn)` use (driver.ts). */
+  private readonly snapshot = new AsyncLocalStorage<ReadTx>();
+
+  /** The queries of a read: the open snapshot's, else the driver's (one query, one snapshot). */
+  private get q(): ReadTx {
+    return this.snapshot.getStore() ?? this.d;
+  }
+
+  /**
+   * `fn` on one snapshot, and every read method of this store that `fn` calls (through the
+   * async context: the methods need no transaction argument); inside an open one, that one.
+   */
+  read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
+    const open = this.snapshot.getStore();
+    if (open) return fn(open);
+    return this.d.read((tx) => this.snapshot.run(tx, () => fn(tx)));
+  }
+
+  /** Whether a read method runs inside `read` (else a method of several queries opens one). */
+  private get inSnapshot(): boolean {
+    return this.snapshot.getStore() !== undefined;
+  }
+
   async meta(): Promise<IndexMeta> {
     return this.m;
   }
 
   async tip(): Promise<StoredBlock | undefined> {
-    const r = await this.d.all('SELECT height, hash, prev_hash, time FROM blocks ORDER BY height DESC LIMIT 1');
+    const r = await this.q.all('SELECT height, hash, prev_hash, time FROM blocks ORDER BY height DESC LIMIT 1');
     return r[0] && blockRow(r[0]);
   }
 
   async blockAt(height: number): Promise<StoredBlock | undefined> {
-    const r = await this.d.all('SELECT height, hash, prev_hash, time FROM blocks WHERE height = ?', [height]);
+    const r = await this.q.all('SELECT height, hash, prev_hash, time FROM blocks WHERE height = ?', [height]);
     return r[0] && blockRow(r[0]);
   }
 
@@ -773,7 +641,7 @@ export class SqlStore implements IndexStore {
   }
 
   async lastReorg(): Promise<ReorgRow | undefined> {
-    const r = await this.d.all('SELECT at, fork_height, depth, old_tip, new_tip FROM reorgs ORDER BY id DESC LIMIT 1');
+    const r = await this.q.all('SELECT at, fork_height, depth, old_tip, new_tip FROM reorgs ORDER BY id DESC LIMIT 1');
     return r[0] && { at: num(r[0].at), forkHeight: num(r[0].fork_height), depth: num(r[0].depth), oldTip: hexOf(r[0].old_tip), newTip: hexOf(r[0].new_tip) };
   }
 
@@ -782,7 +650,7 @@ export class SqlStore implements IndexStore {
   }
 
   async unrecoverable(): Promise<UnrecoverableReorg | undefined> {
-    const r = await this.d.all("SELECT value FROM meta WHERE key = 'unrecoverable'");
+    const r = await this.q.all("SELECT value FROM meta WHERE key = 'unrecoverable'");
     if (!r[0]) return undefined;
     try {
       const u = JSON.parse(String(r[0].value)) as UnrecoverableReorg;
@@ -793,7 +661,7 @@ export class SqlStore implements IndexStore {
   }
 
   async unspentByScript(script: Uint8Array): Promise<CharmOutputRow[]> {
-    const r = await this.d.all(
+    const r = await this.q.all(
       `SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL ${outputOrder(this.engine)}`,
       [Buffer.from(script)],
     );
@@ -808,7 +676,7 @@ export class SqlStore implements IndexStore {
     // itself (apps by "C": bytewise too, appOrder).
     const sqlite = this.engine === 'sqlite';
     const txidHex = sqlite ? 'lower(hex(co.txid))' : "encode(co.txid, 'hex')";
-    const r = await this.d.rows(
+    const r = await this.q.rows(
       `SELECT ${sqlite ? 'co.app_id' : 'a.app'}, co.amount, ${txidHex}, co.vout, co.btc_value, co.created_height FROM charm_outputs co${sqlite ? '' : ' JOIN apps a ON a.id = co.app_id'}
        WHERE co.script_id = (SELECT id FROM scripts WHERE script = ?) AND co.spent_height IS NULL${sqlite ? '' : ` ${outputOrder(this.engine)}`}`,
       [Buffer.from(script)],
@@ -824,14 +692,12 @@ export class SqlStore implements IndexStore {
   }
 
   async unspentAmounts(script: Uint8Array, outpoints = true): Promise<AmountRow[]> {
-    const now = this.unspentAmountsNow(script, outpoints);
-    if (now) return now;
     // the balances' hot read: no script join, no sort, no apps join (appText), rows as arrays; the
     // outpoints only when asked (the mempool overlay spends some confirmed charm output), the txid's
     // hex written by the engine (a third less CPU in SQLite than a Buffer per row, then hex)
     // the apps' texts from the map where ids are stable, else (a PostgreSQL reader) by a join
     const kept = this.d.idsStable;
-    const r = await this.d.rows(amountsSql(this.engine, kept, outpoints), [Buffer.from(script)]);
+    const r = await this.q.rows(amountsSql(this.engine, kept, outpoints), [Buffer.from(script)]);
     const out: AmountRow[] = new Array(r.length);
     for (let i = 0; i < r.length; i++) {
       const x = r[i]!;
@@ -880,7 +746,7 @@ export class SqlStore implements IndexStore {
    * not a PostgreSQL reader's). Bounded: emptied when full.
    */
   private async appText(id: number): Promise<string> {
-    return this.keepAppText(id, (await this.d.rows(APP_BY_ID, [id]))[0]?.[0] as string | undefined);
+    return this.keepAppText(id, (await this.q.rows(APP_BY_ID, [id]))[0]?.[0] as string | undefined);
   }
 
   private keepAppText(id: number, app: string | undefined): string {
@@ -892,20 +758,20 @@ export class SqlStore implements IndexStore {
 
   async output(txid: string, vout: number): Promise<CharmOutputRow[]> {
     return (
-      await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.txid = ? AND co.vout = ? ${outputOrder(this.engine)}`, [bytes(txid), vout])
+      await this.q.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.txid = ? AND co.vout = ? ${outputOrder(this.engine)}`, [bytes(txid), vout])
     ).map(outputRow);
   }
 
   async outputsOf(txid: string): Promise<CharmOutputRow[]> {
-    return (await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.txid = ? ${outputOrder(this.engine)}`, [bytes(txid)])).map(outputRow);
+    return (await this.q.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.txid = ? ${outputOrder(this.engine)}`, [bytes(txid)])).map(outputRow);
   }
 
   async spentBy(txid: string): Promise<CharmOutputRow[]> {
-    return (await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.spent_txid = ? ${outputOrder(this.engine)}`, [bytes(txid)])).map(outputRow);
+    return (await this.q.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} WHERE co.spent_txid = ? ${outputOrder(this.engine)}`, [bytes(txid)])).map(outputRow);
   }
 
   async spellTx(txid: string): Promise<SpellTxRow | undefined> {
-    const r = await this.d.all('SELECT txid, height, tx_index, version, spell FROM spell_txs WHERE txid = ?', [bytes(txid)]);
+    const r = await this.q.all('SELECT txid, height, tx_index, version, spell FROM spell_txs WHERE txid = ?', [bytes(txid)]);
     return r[0] && { txid, height: num(r[0].height), txIndex: num(r[0].tx_index), version: num(r[0].version), spell: new Uint8Array(r[0].spell as Uint8Array) };
   }
 
@@ -916,15 +782,16 @@ export class SqlStore implements IndexStore {
    * call, so nothing rolled back is answered.
    */
   async recentTxHeight(txid: string): Promise<number | undefined> {
+    if (!this.inSnapshot) return this.read(() => this.recentTxHeight(txid));
     const want = bytes(txid);
     if (want.length !== 32) return undefined;
-    const rows = await this.d.all('SELECT r.height, b.hash FROM recent_txs r JOIN blocks b ON b.height = r.height ORDER BY r.height');
+    const rows = await this.q.all('SELECT r.height, b.hash FROM recent_txs r JOIN blocks b ON b.height = r.height ORDER BY r.height');
     const now = new Map(rows.map((r) => [num(r.height), hexOf(r.hash)]));
     for (const h of this.recentTxids.keys()) if (!now.has(h)) this.recentTxids.delete(h);
     for (const [height, hash] of now) {
       let kept = this.recentTxids.get(height);
       if (kept?.hash !== hash) {
-        const r = await this.d.all('SELECT r.txids, b.hash FROM recent_txs r JOIN blocks b ON b.height = r.height WHERE r.height = ?', [height]);
+        const r = await this.q.all('SELECT r.txids, b.hash FROM recent_txs r JOIN blocks b ON b.height = r.height WHERE r.height = ?', [height]);
         if (!r[0]) continue; // rolled back meanwhile
         kept = { hash: hexOf(r[0].hash), txids: Buffer.from(r[0].txids as Uint8Array) };
         this.recentTxids.set(height, kept);
@@ -935,15 +802,16 @@ export class SqlStore implements IndexStore {
   }
 
   async history(script: Uint8Array, limit: number, cursor?: HistoryCursor): Promise<HistoryEntry[]> {
+    if (!this.inSnapshot) return this.read(() => this.history(script, limit, cursor));
     const after = cursor ? 'AND (h.height < ? OR (h.height = ? AND h.tx_index < ?))' : '';
     const params: unknown[] = [Buffer.from(script), ...(cursor ? [cursor.height, cursor.height, cursor.txIndex] : [])];
-    const txs = await this.d.all(
+    const txs = await this.q.all(
       `SELECT DISTINCT h.height, h.tx_index FROM script_history h WHERE h.script_id = (SELECT id FROM scripts WHERE script = ?) ${after} ORDER BY h.height DESC, h.tx_index DESC LIMIT ${Math.trunc(limit)}`,
       params,
     );
     if (txs.length === 0) return [];
     const last = txs[txs.length - 1]!;
-    const rows = await this.d.all(
+    const rows = await this.q.all(
       `SELECT h.height, h.tx_index, h.txid, a.app, h.received, h.sent FROM script_history h JOIN apps a ON a.id = h.app_id
        WHERE h.script_id = (SELECT id FROM scripts WHERE script = ?) AND (h.height > ? OR (h.height = ? AND h.tx_index >= ?)) ${after}
        ORDER BY h.height DESC, h.tx_index DESC, ${appOrder(this.engine)}`,
@@ -960,20 +828,14 @@ export class SqlStore implements IndexStore {
     return out;
   }
 
-  async unspentOfApp(app: string): Promise<{ script: Uint8Array; amount: bigint | null }[]> {
-    const r = await this.d.all(
-      'SELECT s.script, co.amount FROM charm_outputs co JOIN scripts s ON s.id = co.script_id WHERE co.app_id = (SELECT id FROM apps WHERE app = ?) AND co.spent_height IS NULL ORDER BY s.script, co.txid, co.vout',
-      [app],
-    );
-    return r.map((x) => ({ script: new Uint8Array(x.script as Uint8Array), amount: x.amount === null ? null : big(x.amount) }));
-  }
-
   async appHolders(app: string, after: Uint8Array | undefined, limit: number): Promise<AppHolders> {
+    // the supply and the page of holders it sums: one snapshot (their sums agree under reorgs)
+    if (!this.inSnapshot) return this.read(() => this.appHolders(app, after, limit));
     // exact sums: NUMERIC on PostgreSQL, charms_sum (sqlite-driver.ts) over SQLite's text amounts
     const sum = this.engine === 'sqlite' ? "charms_sum(COALESCE(co.amount, '1'))" : 'SUM(COALESCE(co.amount, 1))::text';
     const unspent = 'co.app_id = (SELECT id FROM apps WHERE app = ?) AND co.spent_height IS NULL';
-    const totals = await this.d.all(`SELECT COUNT(DISTINCT co.script_id) AS holders, ${sum} AS supply FROM charm_outputs co WHERE ${unspent}`, [app]);
-    const rows = await this.d.all(
+    const totals = await this.q.all(`SELECT COUNT(DISTINCT co.script_id) AS holders, ${sum} AS supply FROM charm_outputs co WHERE ${unspent}`, [app]);
+    const rows = await this.q.all(
       `SELECT s.script, ${sum} AS amount, COUNT(*) AS utxos FROM charm_outputs co JOIN scripts s ON s.id = co.script_id WHERE ${unspent}${after ? ' AND s.script > ?' : ''} GROUP BY s.script ORDER BY s.script LIMIT ?`,
       after ? [app, Buffer.from(after), limit] : [app, limit],
     );
@@ -986,31 +848,8 @@ export class SqlStore implements IndexStore {
   }
 
   async appFirstHeight(app: string): Promise<number | undefined> {
-    const r = await this.d.all('SELECT MIN(co.created_height) AS h FROM charm_outputs co WHERE co.app_id = (SELECT id FROM apps WHERE app = ?)', [app]);
+    const r = await this.q.all('SELECT MIN(co.created_height) AS h FROM charm_outputs co WHERE co.app_id = (SELECT id FROM apps WHERE app = ?)', [app]);
     return r[0]?.h === null || r[0]?.h === undefined ? undefined : num(r[0].h);
-  }
-
-  async dump(): Promise<string> {
-    const lines: string[] = [];
-    for (const b of await this.d.all('SELECT height, hash, prev_hash, time, spell_txs FROM blocks ORDER BY height'))
-      lines.push(`block ${num(b.height)} ${hexOf(b.hash)} ${hexOf(b.prev_hash)} ${num(b.time)} ${num(b.spell_txs)}`);
-    for (const s of await this.d.all('SELECT txid, height, tx_index, version, spell FROM spell_txs ORDER BY txid'))
-      lines.push(`spell ${hexOf(s.txid)} ${num(s.height)} ${num(s.tx_index)} ${num(s.version)} ${hexOf(s.spell)}`);
-    for (const o of await this.d.all(`SELECT ${OUTPUT_COLS} FROM ${OUTPUT_FROM} ${outputOrder(this.engine)}`)) {
-      const r = outputRow(o);
-      lines.push(
-        `out ${r.txid}:${r.vout} ${r.app} ${r.amount ?? '-'} ${r.data ? hexOf(r.data) : '-'} ${hexOf(r.script)} ${r.sats} ${r.createdHeight} ${r.txIndex} ${r.spent ? `${r.spent.txid}:${r.spent.vin}@${r.spent.height}` : 'unspent'}`,
-      );
-    }
-    for (const h of await this.d.all(
-      `SELECT s.script, h.height, h.tx_index, h.txid, a.app, h.received, h.sent FROM script_history h JOIN scripts s ON s.id = h.script_id JOIN apps a ON a.id = h.app_id ORDER BY s.script, h.height, h.tx_index, ${appOrder(this.engine)}`,
-    ))
-      lines.push(`hist ${hexOf(h.script)} ${num(h.height)} ${num(h.tx_index)} ${hexOf(h.txid)} ${h.app as string} +${big(h.received)} -${big(h.sent)}`);
-    for (const t of await this.d.all('SELECT height, txids FROM recent_txs ORDER BY height')) {
-      const ids = Buffer.from(t.txids as Uint8Array);
-      for (let i = 0; i < ids.length; i += 32) lines.push(`recent ${ids.subarray(i, i + 32).toString('hex')} ${num(t.height)}`);
-    }
-    return lines.join('\n');
   }
 
   /**
@@ -1026,6 +865,10 @@ export class SqlStore implements IndexStore {
     return this.d.dataVersion?.();
   }
 
+  writeWait(): WriteWait | undefined {
+    return this.d.writeWait?.();
+  }
+
   close(): Promise<void> {
     return this.d.close();
   }
@@ -1034,7 +877,7 @@ export class SqlStore implements IndexStore {
   async nftData(identity: string, vk?: string): Promise<{ app: string; data: Uint8Array; txid: string; vout: number; height: number } | undefined> {
     if (!/^[0-9a-f]{64}$/.test(identity) || (vk !== undefined && !/^[0-9a-f]{64}$/.test(vk))) return undefined;
     const apps = vk !== undefined ? 'a.app = ?' : 'a.app LIKE ?';
-    const r = await this.d.all(
+    const r = await this.q.all(
       `SELECT a.app, co.data, co.txid, co.vout, co.created_height FROM charm_outputs co JOIN apps a ON a.id = co.app_id
        WHERE ${apps} AND co.data IS NOT NULL
        ORDER BY CASE WHEN co.spent_height IS NULL THEN 0 ELSE 1 END, co.created_height DESC, co.tx_index DESC, co.vout, ${appOrder(this.engine)} LIMIT 1`,

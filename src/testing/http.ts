@@ -1,6 +1,7 @@
 /** Minimal HTTP/1.1 and HTTP/2 (prior knowledge) clients for tests. */
 import http from 'node:http';
 import http2 from 'node:http2';
+import type { Handler, Req } from '../infra/http.js';
 
 export interface Reply {
   status: number;
@@ -48,3 +49,15 @@ export function h2(port: number, method: string, path: string, body?: Uint8Array
  * alongside, which then answers instead of refusing.
  */
 export const REFUSED_PORT = 1;
+
+/** A request to a Handler, without a server (`path` with its query). */
+export const handlerReq = (path: string, method = 'GET', body = ''): Req => {
+  const u = new URL(path, 'http://x');
+  return { method, path: u.pathname, query: u.searchParams, headers: {}, body: async () => new TextEncoder().encode(body) };
+};
+
+/** A Handler's answer to `path`: its status and JSON body. */
+export const handlerAnswer = async (h: Handler, path: string, method = 'GET', body = '') => {
+  const r = await h(handlerReq(path, method, body));
+  return { status: r.status, json: JSON.parse(String(r.body)) };
+};

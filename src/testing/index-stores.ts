@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openIndexStore } from '../indexer/open.js';
 import { betterSqliteModule } from '../indexer/sqlite-driver.js';
-import type { IndexStore, OpenOptions } from '../indexer/store.js';
+import type { OpenOptions } from '../indexer/schema.js';
+import type { IndexReader, IndexWriter } from '../indexer/store.js';
 import { skipOrFail } from './require.js';
 import { startPostgres, type TestPostgres } from './postgres.js';
 
@@ -17,8 +18,13 @@ export interface TestEngine {
   name: 'sqlite' | 'postgres';
   /** A fresh database URL/path (each call a new, empty one). */
   newDb(): Promise<string>;
-  open(db: string, o?: Partial<Omit<OpenOptions, 'label'>>): Promise<IndexStore>;
+  /** The writer (the default), or a reader with `mode: 'reader'`. */
+  open(db: string, o: Partial<Omit<OpenOptions, 'label'>> & { mode: 'reader' }): Promise<IndexReader>;
+  open(db: string, o?: Partial<Omit<OpenOptions, 'label'>> & { mode?: 'writer' }): Promise<IndexWriter>;
+  open(db: string, o?: Partial<Omit<OpenOptions, 'label'>>): Promise<IndexReader>;
 }
+
+type Open = (db: string, o?: Partial<Omit<OpenOptions, 'label'>>) => Promise<IndexReader>;
 
 const defaults = { mode: 'writer' as const, network: 'regtest', mock: false, startHeight: 1 };
 
@@ -45,7 +51,7 @@ export class TestEngines {
         this.dirs.push(d);
         return join(d, 'index.sqlite');
       },
-      open: (db, o = {}) => openIndexStore(db, { ...defaults, ...o }),
+      open: ((db, o = {}) => openIndexStore(db, { ...defaults, ...o })) as Open as TestEngine['open'],
     };
   }
 
@@ -60,7 +66,7 @@ export class TestEngines {
     return {
       name: 'postgres',
       newDb: () => pg.createDb(`idx_${process.pid}_${++seq}`),
-      open: (db, o = {}) => openIndexStore(db, { ...defaults, ...o }),
+      open: ((db, o = {}) => openIndexStore(db, { ...defaults, ...o })) as Open as TestEngine['open'],
     };
   }
 

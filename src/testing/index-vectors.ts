@@ -9,7 +9,8 @@ import { readSharedText, sharedPath } from './shared.js';
 import { MemoryChain, plainTx, txidOf } from './memory-chain.js';
 import { Follower } from '../indexer/follower.js';
 import { librarySpellCheck } from '../indexer/block-write.js';
-import type { IndexStore } from '../indexer/store.js';
+import { dumpIndex } from './index-dump.js';
+import type { IndexWriter } from '../indexer/store.js';
 import type { TestEngine } from './index-stores.js';
 
 export interface VectorTx {
@@ -63,13 +64,13 @@ export const burnTx = (txid: string, vout: number, salt: number): Uint8Array =>
 
 /** The dump an index reaches by following `chain`'s current best chain from scratch, one block at a time. */
 export async function replayDump(e: TestEngine, chain: MemoryChain, o: { mock?: boolean; startHeight?: number } = {}): Promise<string> {
-  const store: IndexStore = await e.open(await e.newDb(), { mock: o.mock ?? false });
+  const store: IndexWriter = await e.open(await e.newDb(), { mock: o.mock ?? false });
   try {
     // the straightforward way: one block fetched, checked and committed at a time
     const f = new Follower(store, chain, { startHeight: o.startHeight ?? 1, check: librarySpellCheck(o.mock ?? false), fetchAhead: 1, commitBlocks: 1 });
     await f.syncOnce();
     if (f.status.error) throw new Error(`replay failed: ${f.status.error.message}`);
-    return await store.dump();
+    return await dumpIndex(store);
   } finally {
     await store.close();
   }
