@@ -9,7 +9,11 @@ import { txidOf } from '../testing/memory-chain.js';
 import { bitcoinVectors, burnTx, vectorChain } from '../testing/index-vectors.js';
 import { startIndexService, type IndexService } from './service.js';
 import { indexApiHandler } from './api.js';
-import type { IndexWriter } from './store.js';
+import { SqlStore, type BlockWrite, type IndexWriter } from './store.js';
+import type { Driver, ReadTx } from './driver.js';
+import { prepareSchema } from './schema.js';
+import { SqliteDriver } from './sqlite-driver.js';
+import { PgDriver } from './pg-driver.js';
 import type { Req, Res } from '../infra/http.js';
 import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
 import { MemoryChain } from '../testing/memory-chain.js';
@@ -477,3 +481,104 @@ test('answers are the same bytes from an index that followed reorgs, fetching ah
     for (const svc of fresh) await svc.close();
   }
 });
+
+// ------------------------------------------------------------------ one snapshot per answer
+
+/**
+ * A reader of `db` whose every query first runs `before()` (a writer's flip between the queries of
+ * one answer, at a fixed point: no timing involved), the snapshot reads included.
+ */
+async function hookedReader(e: TestEngine, db: string, before: () => Promise<void>): Promise<SqlStore> {
+  const d: Driver = e.name === 'sqlite' ? SqliteDriver.open(db, 'reader') : await PgDriver.open(db, 'reader');
+  const meta = await prepareSchema(d, { mode: 'reader', network: 'regtest', mock: false, startHeight: 1, label: db });
+  const hooked = (tx: ReadTx): ReadTx => ({
+    engine: tx.engine,
+    all: async (sql, params) => (await before(), tx.all(sql, params)),
+    rows: async (sql, params) => (await before(), tx.rows(sql, params)),
+  });
+  const h = hooked(d);
+  return new SqlStore(
+    {
+      engine: d.engine,
+      idsStable: d.idsStable,
+      all: h.all,
+      rows: h.rows,
+      read: (fn) => d.read((tx) => fn(hooked(tx))),
+      transaction: (fn) => d.transaction(fn),
+      close: () => d.close(),
+    },
+    meta,
+  );
+}
+
+for (const name of ENGINES) {
+  test(`${name}: /v1/apps/<app> answers from one snapshot: supply == the holders' sum while the writer flips branches`, async (t) => {
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const db = await e.newDb();
+    const writer = await e.open(db);
+    const app = `t/${'41'.repeat(32)}/${'42'.repeat(32)}`;
+    const script = (n: number) => Uint8Array.from([0x51, 0x20, ...new Array(32).fill(n)]);
+    const hash = (n: number) => n.toString(16).padStart(64, '0');
+    const block = (height: number, tag: number, prev: number, holders: [number, bigint][]): BlockWrite => ({
+      height,
+      hash: hash(tag),
+      prevHash: hash(prev),
+      time: 1000 + height,
+      spellTxs: [{ txid: hash(tag + 0x1000), txIndex: 1, version: 15, spell: Uint8Array.of(0xa0) }],
+      outputs: holders.map(([s, amount], vout) => ({ txid: hash(tag + 0x1000), txIndex: 1, vout, app, amount, data: null, script: script(s), sats: 1000n })),
+      inputs: [],
+    });
+    try {
+      await writer.applyBlock(
+        block(1, 0x101, 0x100, [
+          [1, 10n],
+          [2, 20n],
+        ]),
+      );
+      // two branches at height 2: other holders, another supply
+      const branches = [
+        block(2, 0x201, 0x101, [
+          [3, 5n],
+          [4, 7n],
+          [5, 11n],
+        ]),
+        block(2, 0x202, 0x101, [
+          [1, 1000n],
+          [6, 2000n],
+        ]),
+      ];
+      await writer.applyBlock(branches[0]!);
+      let on = 0;
+      let flips = 0;
+      let flipping = false;
+      const flip = async () => {
+        if (flipping) return;
+        flipping = true;
+        on = 1 - on;
+        await writer.rollbackTo(1, { at: ++flips, depth: 1, oldTip: branches[1 - on]!.hash, newTip: branches[on]!.hash });
+        await writer.applyBlock(branches[on]!);
+        flipping = false;
+      };
+      const reader = await hookedReader(e, db, flip);
+      try {
+        const h = indexApiHandler({ store: reader, network: 'regtest', version: 'test' });
+        const supplies = new Set<string>();
+        for (let i = 0; i < 20; i++) {
+          const a = await answer(h, `/v1/apps/${encodeURIComponent(app)}`);
+          assert.equal(a.status, 200);
+          const sum = (a.json.holders as { amount: string }[]).reduce((x, y) => x + BigInt(y.amount), 0n);
+          assert.equal(a.json.supply, String(sum), `answer ${i}: supply ${a.json.supply}, holders ${JSON.stringify(a.json.holders)}`);
+          assert.equal(a.json.holders_count, a.json.holders.length, `answer ${i}`);
+          supplies.add(a.json.supply);
+        }
+        assert.ok(flips >= 40, `the writer flipped between the queries (${flips})`);
+        assert.deepEqual([...supplies].sort(), ['3030', '53'], 'both branches were answered');
+      } finally {
+        await reader.close();
+      }
+    } finally {
+      await writer.close();
+    }
+  });
+}

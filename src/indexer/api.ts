@@ -403,7 +403,8 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
     if (m && method === 'GET') {
       if (!TXID.test(m[1]!)) throw bad('txid: expected 64 hex characters');
       const txid = m[1]!.toLowerCase();
-      const [spell, outs, consumed] = await Promise.all([store.spellTx(txid), store.outputsOf(txid), store.spentBy(txid)]);
+      // the spell, its outputs and what it spent: one snapshot
+      const [spell, outs, consumed] = await store.read(() => Promise.all([store.spellTx(txid), store.outputsOf(txid), store.spentBy(txid)]));
       const consumedJson = groupOutputs(consumed).map((g) => ({ txid: g.first.txid, vout: g.first.vout, vin: g.first.spent!.vin, charms: g.charms }));
       if (spell) {
         const spellJson = new RawJson(toJsonCompact(spellToValue(spellFromValue(decodeCbor(spell.spell), false), true)));
@@ -452,13 +453,16 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       } catch (e) {
         throw new CharmsError('INVALID_INPUT', `app: expected <tag>/<identity hex>/<vk hex>`, { cause: e });
       }
-      const first = await store.appFirstHeight(app);
-      if (first === undefined) throw new CharmsError('NOT_FOUND', `app ${app} has no charms in this index`);
       const limit = parseLimit(req.query);
       const cursor = req.query.get('cursor');
       // a cursor is a holder's script (hex) as next_cursor gave it
       if (cursor !== null && !/^(?:[0-9a-f]{2}){1,10000}$/.test(cursor)) throw bad('cursor: expected the next_cursor of a previous page');
-      const h = await store.appHolders(app, cursor === null ? undefined : Buffer.from(cursor, 'hex'), limit + 1);
+      // the first height, the supply and the holders it sums: one snapshot
+      const [first, h] = await store.read(async () => {
+        const at = await store.appFirstHeight(app);
+        return [at, at === undefined ? undefined : await store.appHolders(app, cursor === null ? undefined : Buffer.from(cursor, 'hex'), limit + 1)] as const;
+      });
+      if (first === undefined || h === undefined) throw new CharmsError('NOT_FOUND', `app ${app} has no charms in this index`);
       const page = h.page.slice(0, limit);
       return ok({
         app,
