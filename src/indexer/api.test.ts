@@ -1,5 +1,6 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import { scriptToAddress } from '../bitcoin/address.js';
 import { parseTx } from '../bitcoin/tx.js';
 import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.js';
@@ -12,7 +13,8 @@ import { indexApiHandler } from './api.js';
 import { SqlStore, type BlockWrite, type IndexWriter } from './store.js';
 import type { Driver, ReadTx } from './driver.js';
 import { prepareSchema } from './schema.js';
-import { SqliteDriver } from './sqlite-driver.js';
+import { betterSqliteModule, SqliteDriver } from './sqlite-driver.js';
+import { waitFor } from '../testing/wait.js';
 import { PgDriver } from './pg-driver.js';
 import type { Req, Res } from '../infra/http.js';
 import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
@@ -582,3 +584,50 @@ for (const name of ENGINES) {
     }
   });
 }
+
+// ------------------------------------------------------------------ SQLite's write lock held elsewhere
+
+test('sqlite: another connection holding the write lock does not freeze the API; status says why writes wait; then the index catches up', async () => {
+  const e = engines.sqlite();
+  const db = await e.newDb();
+  const chain = new MemoryChain();
+  chain.mine([]);
+  const svc = await startIndexService({ ...TEST_INDEX_SERVICE, store: await e.open(db), source: chain });
+  try {
+    await svc.follower!.syncOnce();
+    const port = svc.server.port;
+    assert.equal(json((await h1(port, 'GET', '/v1/status')).body).db.writes_waiting, null);
+    chain.mine([]);
+    // a backup or an sqlite3 shell: the write lock taken by another connection
+    const Database = createRequire(import.meta.url)(betterSqliteModule()) as typeof import('better-sqlite3');
+    const other = new Database(db);
+    other.exec('BEGIN IMMEDIATE');
+    let held = true;
+    let sync: Promise<void> | undefined;
+    try {
+      sync = svc.follower!.syncOnce();
+      // the API answers while the follower's commit waits (before the lock is released below)
+      const st = await waitFor(async () => {
+        const r = json((await h1(port, 'GET', '/v1/status')).body);
+        return r.db.writes_waiting ? r : undefined;
+      }, 'status reporting the writes waiting');
+      assert.ok(held, 'answered while the lock is held');
+      assert.match(st.db.writes_waiting.reason, /another connection holds the SQLite file's write lock/);
+      assert.equal(typeof st.db.writes_waiting.since, 'number');
+      assert.equal(st.index.height, 1, 'block 2 not written yet');
+      assert.doesNotMatch(JSON.stringify(st), new RegExp(db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'no machine path in the answer');
+    } finally {
+      other.exec('COMMIT');
+      held = false;
+      other.close();
+    }
+    await sync;
+    // caught up: at once when the wait outlived the lock, else at the next poll
+    if (json((await h1(port, 'GET', '/v1/status')).body).index.height !== 2) await svc.follower!.syncOnce();
+    const after = json((await h1(port, 'GET', '/v1/status')).body);
+    assert.equal(after.index.height, 2);
+    assert.equal(after.db.writes_waiting, null);
+  } finally {
+    await svc.close();
+  }
+});

@@ -26,7 +26,7 @@ import { silentLogger, type Logger } from '../infra/log.js';
 import type { BlockSource, ChainTip } from '../sources/block-source.js';
 import type { FollowerStatus } from './follower.js';
 import type { MempoolOverlay } from './mempool.js';
-import type { AmountRow, CharmOutputRow, CharmOutputWrite, IndexReader } from './store.js';
+import { writerOf, type AmountRow, type CharmOutputRow, type CharmOutputWrite, type IndexReader } from './store.js';
 
 export const MAX_BATCH = 50;
 const DEFAULT_PAGE = 50;
@@ -305,7 +305,7 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       network: meta.network,
       version: o.version,
       mock: meta.mock,
-      db: { engine: store.engine, schema_version: meta.schemaVersion },
+      db: { engine: store.engine, schema_version: meta.schemaVersion, writes_waiting: writesWaiting() },
       mode: o.follower ? 'indexer' : 'api-only',
       node: node ? { height: node.height, hash: node.hash, answered_at: f ? (f.nodeAnsweredAt ?? null) : undefined } : null,
       index: tip ? { height: tip.height, hash: tip.hash, time: tip.time } : { height: indexHeight, hash: null, time: null },
@@ -321,6 +321,12 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       started_at: startedAt,
     };
     return ok(body, unrecoverable || unreached || silent || lag > maxLag ? 503 : 200);
+  }
+
+  /** Why the writer's transactions wait, while they do (SQLite: another connection holds the write lock), else null. */
+  function writesWaiting(): J {
+    const w = writerOf(store)?.writeWait?.();
+    return w ? { reason: w.reason, since: w.since } : null;
   }
 
   /** A client that names a network gets this index's answers only if it is the one indexed. */

@@ -121,7 +121,6 @@ export class SqliteDriver implements Driver {
     private readonly reader: Prepared,
     private readonly snap: Prepared,
     private readonly lock: Database | undefined,
-    private readonly path: string,
   ) {
     // PRAGMA data_version moves when another connection commits (the writer of an --api-only reader)
     this.version = reader.db.prepare('PRAGMA data_version').pluck();
@@ -158,7 +157,7 @@ export class SqliteDriver implements Driver {
       } catch (e) {
         if (!isBusy(e)) throw e;
         const since = (this.waiting ??= {
-          reason: `another connection holds the write lock of ${this.path} (a backup, an sqlite3 shell?); writes wait until it is released`,
+          reason: "another connection holds the SQLite file's write lock (a backup, an sqlite3 shell?); writes wait until it is released",
           since: Date.now(),
         }).since;
         if (Date.now() - since >= WRITE_WAIT_MS && pause > WRITE_RETRY_FIRST_MS)
@@ -198,7 +197,7 @@ export class SqliteDriver implements Driver {
         throw new CharmsError('CONFIG', `${path}: cannot open the index read-only (${(e as Error).message}); start the indexer first`, { cause: e });
       }
       tuneReader(snap);
-      return new SqliteDriver(undefined, new Prepared(r), new Prepared(snap), undefined, path);
+      return new SqliteDriver(undefined, new Prepared(r), new Prepared(snap), undefined);
     }
     const unusable = (e: unknown) =>
       new CharmsError('CONFIG', `${path}: cannot be used as the index's SQLite file (${(e as Error).message}); name a new or existing index file with --db`, {
@@ -237,7 +236,7 @@ export class SqliteDriver implements Driver {
       tuneReader(r);
       const snap = new Db(path, { readonly: true });
       tuneReader(snap);
-      return new SqliteDriver(new Prepared(w), new Prepared(r), new Prepared(snap), lock, path);
+      return new SqliteDriver(new Prepared(w), new Prepared(r), new Prepared(snap), lock);
     } catch (e) {
       // not a database (a text file, a directory, a Bitcoin block file): said so, lock released
       w?.close();
