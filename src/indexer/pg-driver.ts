@@ -110,6 +110,14 @@ export class PgDriver implements Driver {
         await pool.query('SELECT 1');
       } catch (e) {
         await pool.end();
+        if ((e as { code?: string }).code === '42501') {
+          const u = new URL(url);
+          throw new CharmsError(
+            'CONFIG',
+            `PostgreSQL at ${redactUrl(url)}: role ${decodeURIComponent(u.username) || '(the default)'} may not connect (${(e as Error).message}); GRANT CONNECT ON DATABASE ${decodeURIComponent(u.pathname.slice(1)) || '<database>'} TO it, and the read grants of docs/index.md "PostgreSQL roles"`,
+            { cause: e },
+          );
+        }
         throw unavailable(url, e);
       }
       return new PgDriver(url, pool, undefined, pg);

@@ -116,6 +116,59 @@ export interface OpenOptions {
  * meta: network and mock flag must match what the command was started with.
  */
 export async function prepareSchema(d: Driver, o: OpenOptions): Promise<IndexMeta> {
+  try {
+    return await prepared(d, o);
+  } catch (e) {
+    throw isPrivilegeError(e) ? await privilegeError(d, o, e) : e;
+  }
+}
+
+/** The tables of the index (every one a reader reads). */
+const INDEX_TABLES = ['meta', 'blocks', 'apps', 'scripts', 'spell_txs', 'charm_outputs', 'script_history', 'reorgs', 'recent_txs'] as const;
+
+/** PostgreSQL's SQLSTATE 42501, insufficient_privilege ("permission denied for table meta"). */
+const isPrivilegeError = (e: unknown): boolean => (e as { code?: unknown }).code === '42501';
+
+/**
+ * What the grants are for a role to read the index (`--api-only`), as docs/index.md lists them:
+ * the tables of a later migration are readable through the default privileges the writer's role
+ * grants (run by that role).
+ */
+export const readerGrants = (role: string, database: string, schema: string, writer: string): string[] => [
+  `GRANT CONNECT ON DATABASE ${database} TO ${role};`,
+  `GRANT USAGE ON SCHEMA ${schema} TO ${role};`,
+  `GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role};`,
+  `ALTER DEFAULT PRIVILEGES FOR ROLE ${writer} IN SCHEMA ${schema} GRANT SELECT ON TABLES TO ${role};`,
+];
+
+/** PostgreSQL refused a read or a write for want of a grant: which role, and the grants it needs. */
+async function privilegeError(d: Driver, o: OpenOptions, e: unknown): Promise<CharmsError> {
+  const who = await d
+    .all(
+      'SELECT current_user AS role, current_database() AS db, current_schema() AS schema, (SELECT tableowner FROM pg_tables WHERE tablename = ? AND schemaname = current_schema()) AS owner',
+      ['meta'],
+    )
+    .catch(() => []);
+  const q = (v: unknown, fallback: string): string =>
+    typeof v === 'string' && v !== '' ? (/^[a-z_][a-z0-9_]*$/.test(v) ? v : `"${v.replaceAll('"', '""')}"`) : fallback;
+  const role = q(who[0]?.role, '<role>');
+  const schema = q(who[0]?.schema, 'public');
+  const db = q(who[0]?.db, '<database>');
+  const why = (e as Error).message;
+  if (o.mode === 'reader')
+    return new CharmsError(
+      'CONFIG',
+      `${o.label}: PostgreSQL role ${role} may not read the index (${why}); as the index's owner, grant it: ${readerGrants(role, db, schema, q(who[0]?.owner, '<indexer role>')).join(' ')} (docs/index.md)`,
+      { cause: e },
+    );
+  return new CharmsError(
+    'CONFIG',
+    `${o.label}: PostgreSQL role ${role} may not build the index (${why}); the indexer's role owns the index's tables: GRANT CREATE, USAGE ON SCHEMA ${schema} TO ${role}; on an empty database, or index into a database ${role} owns (docs/index.md)`,
+    { cause: e },
+  );
+}
+
+async function prepared(d: Driver, o: OpenOptions): Promise<IndexMeta> {
   const version = await schemaVersion(d, o.label);
   if (version > SCHEMA_VERSION)
     throw new CharmsError(
@@ -135,6 +188,8 @@ export async function prepareSchema(d: Driver, o: OpenOptions): Promise<IndexMet
         await setMeta(tx, 'schema_version', String(v + 1));
       });
   }
+  // a reader reads every table: a missing grant is told at start, not by the first answer
+  if (o.mode === 'reader' && d.engine === 'postgres') for (const t of INDEX_TABLES) await d.all(`SELECT 1 FROM ${t} LIMIT 0`);
   const m = new Map((await d.all('SELECT key, value FROM meta')).map((r) => [r.key as string, r.value as string]));
   if (!m.has('network')) {
     if (o.mode === 'reader') throw new CharmsError('CONFIG', `${o.label}: the index is empty; start the indexer first`);
@@ -179,7 +234,8 @@ async function schemaVersion(d: Driver, label: string): Promise<number> {
   let rows: Row[] | undefined;
   try {
     rows = await d.all("SELECT value FROM meta WHERE key = 'schema_version'");
-  } catch {
+  } catch (e) {
+    if (isPrivilegeError(e)) throw e; // a meta table this role may not read (prepareSchema says so)
     rows = undefined; // no meta table
   }
   if (rows && rows.length > 0) {

@@ -6,14 +6,14 @@ import { ENGINES, sqlOn, TestEngines, type TestEngine } from '../testing/index-s
 import { dumpIndex, unspentOfApp } from '../testing/index-dump.js';
 import type { BlockWrite, IndexWriter } from './store.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scriptToAddress } from '../bitcoin/address.js';
 import { indexApiHandler } from './api.js';
 import { skipOrFail } from '../testing/require.js';
 import { explorerApiHandler, withExplorerApi } from './explorer-api.js';
-import { handlerReq as req } from '../testing/http.js';
+import { handlerAnswer as answer, handlerReq as req } from '../testing/http.js';
 
 const SCRIPT = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(7)]);
 const engines = new TestEngines();
@@ -489,5 +489,61 @@ test('the apps of one output come in the same order from SQLite and from a Postg
   } finally {
     await a.close();
     await b.close();
+  }
+});
+
+// ------------------------------------------------------------------ PostgreSQL roles and grants
+
+/** docs/index.md's GRANT lines for an `--api-only` role (between its `api-only grants` markers). */
+function documentedGrants(): string[] {
+  const doc = readFileSync(new URL('../../docs/index.md', import.meta.url), 'utf8');
+  const block = /<!-- api-only grants -->\s*```sql\n([\s\S]*?)```/.exec(doc);
+  assert.ok(block, 'docs/index.md lists the grants of an --api-only role');
+  return block[1]!.split('\n').filter((l) => /^(GRANT|ALTER DEFAULT PRIVILEGES)\b/.test(l));
+}
+
+test('postgres: a role without grants is told which role and which grants; with the documented grants it serves as --api-only', async (t) => {
+  const e = await engines.engine('postgres', t);
+  if (!e) return;
+  const db = await e.newDb();
+  const writer = await e.open(db);
+  await writer.applyBlock(block1);
+  const database = new URL(db).pathname.slice(1);
+  const role = `api_${process.pid}`;
+  await sqlOn(e, db, `CREATE ROLE ${role} LOGIN`);
+  const url = new URL(db);
+  url.username = role;
+  try {
+    const refused = await e.open(url.href, { mode: 'reader' }).then(
+      () => undefined,
+      (x: unknown) => x as Error,
+    );
+    assert.ok(refused, 'a role without grants is refused');
+    assert.match(refused.message, new RegExp(`PostgreSQL role ${role} may not read the index \\(permission denied for table meta\\)`));
+    assert.doesNotMatch(refused.message, /not a charms index/);
+    // the grants the message names are the documented ones
+    const lines = documentedGrants().map((l) => l.replaceAll('charms_api', role).replaceAll('charms_indexer', 'postgres').replaceAll('charms_index', database));
+    assert.deepEqual(lines.length, 4);
+    for (const l of lines) assert.ok(refused.message.includes(l), `the message names ${l}`);
+    // run exactly those (as the index's owner), then the role serves the index
+    for (const l of lines) await sqlOn(e, db, l);
+    const reader = await e.open(url.href, { mode: 'reader' });
+    try {
+      const h = indexApiHandler({ store: reader, network: 'regtest', version: 'test' });
+      const st = await answer(h, '/v1/status');
+      assert.equal(st.json.index.height, 1);
+      const app = await answer(h, `/v1/apps/${encodeURIComponent(APP_T)}`);
+      assert.equal(app.status, 200);
+      assert.equal(app.json.supply, String(2n * U64_MAX));
+      // a table a later migration creates is readable too (the default privileges)
+      await sqlOn(e, db, 'CREATE TABLE later_table (x INTEGER)');
+      assert.deepEqual(await reader.read((tx) => tx.all('SELECT COUNT(*)::int AS n FROM later_table')), [{ n: 0 }]);
+      // and the role still cannot write
+      await assert.rejects(sqlOn(e, url.href, 'DELETE FROM blocks'), /permission denied for table blocks/);
+    } finally {
+      await reader.close();
+    }
+  } finally {
+    await writer.close();
   }
 });
