@@ -31,7 +31,7 @@ export async function openIndexStore(db: string, o: Opening, follow: FollowOptio
 async function openOnce(db: string, o: Opening): Promise<SqlStore> {
   const pg = isPostgresUrl(db);
   const label = pg ? redactUrl(db) : db;
-  const d: Driver = pg ? await PgDriver.open(db, o.mode) : SqliteDriver.open(db, o.mode);
+  const d: Driver = pg ? await PgDriver.open(db, o.mode, o.log) : SqliteDriver.open(db, o.mode);
   try {
     return new SqlStore(d, await prepareSchema(d, { ...o, label }));
   } catch (e) {

@@ -10,6 +10,7 @@
 import { createRequire } from 'node:module';
 import type * as PgTypes from 'pg';
 import { CharmsError } from '../errors.js';
+import { silentLogger, type Logger } from '../infra/log.js';
 import { redactUrl } from '../util/redact.js';
 import { TxQueue, type Driver, type ReadTx, type Row, type TxDriver } from './driver.js';
 
@@ -45,12 +46,16 @@ export class PgDriver implements Driver {
   private metaOid: string | undefined;
   private versionBase = 0;
   private lastVersion = -1;
+  /** Since when the writer's connection, and the readers' (the pool), have been lost (logged once each way). */
+  private writerDownAt: number | undefined;
+  private readerDownAt: number | undefined;
 
   private constructor(
     private readonly url: string,
     private readonly pool: PgTypes.Pool,
     writer: PgTypes.Client | undefined,
     private readonly pg: typeof PgTypes,
+    private readonly log: Logger,
   ) {
     this.idsStable = writer !== undefined;
     if (writer) this.watch(writer);
@@ -62,7 +67,7 @@ export class PgDriver implements Driver {
           const w = await this.writerNow();
           // a connection that died without its 'end' seen yet: connected again by the next one
           await w.query('BEGIN').catch((e: unknown) => {
-            if ((e as { code?: string }).code === undefined) this.writerLost = true;
+            if ((e as { code?: string }).code === undefined) this.markWriterLost(e);
             throw e;
           });
         },
@@ -77,7 +82,18 @@ export class PgDriver implements Driver {
   /** Marks the writer lost when its connection ends other than by close(). */
   private watch(c: PgTypes.Client): void {
     c.on('end', () => {
-      if (!this.closing && this.writer === c) this.writerLost = true;
+      if (!this.closing && this.writer === c) this.markWriterLost();
+    });
+  }
+
+  /** The writer's connection died: connected again before the next transaction (logged once). */
+  private markWriterLost(e?: unknown): void {
+    this.writerLost = true;
+    if (this.writerDownAt !== undefined) return;
+    this.writerDownAt = Date.now();
+    this.log.warn('index: PostgreSQL writer connection lost; connecting again before the next write', {
+      db: redactUrl(this.url),
+      ...(e === undefined ? {} : { error: (e as Error).message }),
     });
   }
 
@@ -94,9 +110,15 @@ export class PgDriver implements Driver {
     this.writer = c;
     this.writerLost = false;
     this.commits++;
+    const down = this.writerDownAt;
+    this.writerDownAt = undefined;
+    this.log.info('index: PostgreSQL writer connection back, advisory lock retaken', {
+      db: redactUrl(this.url),
+      down_ms: down === undefined ? null : Date.now() - down,
+    });
     return c;
   }
-  static async open(url: string, mode: 'writer' | 'reader'): Promise<PgDriver> {
+  static async open(url: string, mode: 'writer' | 'reader', log: Logger = silentLogger): Promise<PgDriver> {
     let pg: typeof PgTypes;
     try {
       pg = require('pg') as typeof PgTypes;
@@ -120,7 +142,7 @@ export class PgDriver implements Driver {
         }
         throw unavailable(url, e);
       }
-      return new PgDriver(url, pool, undefined, pg);
+      return new PgDriver(url, pool, undefined, pg, log);
     }
     let writer: PgTypes.Client;
     try {
@@ -129,7 +151,7 @@ export class PgDriver implements Driver {
       await pool.end();
       throw e;
     }
-    return new PgDriver(url, pool, writer, pg);
+    return new PgDriver(url, pool, writer, pg, log);
   }
 
   async all(sql: string, params: unknown[] = []): Promise<Row[]> {
@@ -150,6 +172,7 @@ export class PgDriver implements Driver {
     try {
       c = await this.pool.connect();
     } catch (e) {
+      this.readerLost(e);
       throw unavailable(this.url, e);
     }
     let open = true;
@@ -161,6 +184,7 @@ export class PgDriver implements Driver {
       } catch (e) {
         if ((e as { code?: string }).code === undefined) {
           broken = e;
+          this.readerLost(e);
           throw unavailable(this.url, e);
         }
         throw e;
@@ -181,6 +205,7 @@ export class PgDriver implements Driver {
         throw e;
       }
       await q({ text: 'COMMIT' });
+      this.readerBack();
       return out;
     } finally {
       open = false;
@@ -190,11 +215,30 @@ export class PgDriver implements Driver {
 
   /** A read through the pool; a failure without a PostgreSQL error code is the database being away. */
   private async query(q: PgTypes.QueryConfig & { rowMode?: 'array' }): Promise<unknown[]> {
+    let rows: unknown[];
     try {
-      return (await this.pool.query(q)).rows as unknown[];
+      rows = (await this.pool.query(q)).rows as unknown[];
     } catch (e) {
-      throw (e as { code?: string }).code === undefined ? unavailable(this.url, e) : e;
+      if ((e as { code?: string }).code !== undefined) throw e;
+      this.readerLost(e);
+      throw unavailable(this.url, e);
     }
+    this.readerBack();
+    return rows;
+  }
+
+  /** A read found PostgreSQL away (no SQLSTATE: the connection failed): logged once until one succeeds. */
+  private readerLost(e: unknown): void {
+    if (this.readerDownAt !== undefined) return;
+    this.readerDownAt = Date.now();
+    this.log.warn('index: PostgreSQL reader connection lost; answers are 503 until it is back', { db: redactUrl(this.url), error: (e as Error).message });
+  }
+
+  private readerBack(): void {
+    const down = this.readerDownAt;
+    if (down === undefined) return;
+    this.readerDownAt = undefined;
+    this.log.info('index: PostgreSQL reader connection back', { db: redactUrl(this.url), down_ms: Date.now() - down });
   }
 
   /**

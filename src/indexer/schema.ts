@@ -11,6 +11,7 @@
  * Amounts are exact u64 (charms' fungible amounts); history sums may exceed u64 (NUMERIC / TEXT).
  */
 import { CharmsError } from '../errors.js';
+import type { Logger } from '../infra/log.js';
 import type { Driver, Engine, Row, TxDriver } from './driver.js';
 
 export type { Engine } from './driver.js';
@@ -109,6 +110,8 @@ export interface OpenOptions {
   startHeight: number;
   /** For messages: how the user names this database. */
   label: string;
+  /** Where the engine logs its connections lost and back (PostgreSQL); absent: nowhere. */
+  log?: Logger | undefined;
 }
 
 /**

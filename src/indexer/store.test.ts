@@ -14,6 +14,10 @@ import { indexApiHandler } from './api.js';
 import { skipOrFail } from '../testing/require.js';
 import { explorerApiHandler, withExplorerApi } from './explorer-api.js';
 import { handlerAnswer as answer, handlerReq as req } from '../testing/http.js';
+import { startTcpProxy } from '../testing/tcp-proxy.js';
+import { waitFor } from '../testing/wait.js';
+import { createLogger } from '../infra/log.js';
+import { redactUrl } from '../util/redact.js';
 
 const SCRIPT = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(7)]);
 const engines = new TestEngines();
@@ -545,5 +549,49 @@ test('postgres: a role without grants is told which role and which grants; with 
     }
   } finally {
     await writer.close();
+  }
+});
+
+test('postgres: a writer and a reader connection lost and back are logged once each way, with fields', async (t) => {
+  const e = await engines.engine('postgres', t);
+  if (!e) return;
+  const db = await e.newDb();
+  const proxy = await startTcpProxy(Number(new URL(db).port));
+  const url = new URL(db);
+  url.port = String(proxy.port);
+  const lines: Record<string, unknown>[] = [];
+  const log = createLogger('info', (l) => void lines.push(JSON.parse(l) as Record<string, unknown>));
+  const writer = await e.open(url.href, { log });
+  const reader = await e.open(url.href, { mode: 'reader', log });
+  const said = (re: RegExp) => lines.filter((l) => re.test(String(l.msg)));
+  try {
+    await writer.applyBlock(block1);
+    assert.equal((await reader.tip())?.height, 1);
+    assert.deepEqual(lines, [], 'nothing logged while connected');
+    proxy.cut();
+    await waitFor(() => said(/writer connection lost/).length === 1, 'the writer connection lost, logged');
+    await assert.rejects(reader.tip(), /PostgreSQL at/);
+    await assert.rejects(
+      reader.read((tx) => tx.all('SELECT 1')),
+      /PostgreSQL at/,
+    );
+    proxy.restore();
+    await writer.applyBlock(block2);
+    assert.equal((await reader.tip())?.height, 2);
+    assert.equal((await reader.read((tx) => tx.all('SELECT 1 AS x')))[0]?.x, 1);
+    const [wLost, wBack, rLost, rBack] = [/writer connection lost/, /writer connection back/, /reader connection lost/, /reader connection back/].map(said);
+    for (const [what, got] of Object.entries({ wLost, wBack, rLost, rBack })) assert.equal(got!.length, 1, `${what}: one line`);
+    assert.equal(wLost![0]!.level, 'warn');
+    assert.equal(rLost![0]!.level, 'warn');
+    assert.equal(wBack![0]!.level, 'info');
+    assert.equal(rBack![0]!.level, 'info');
+    for (const l of [...wLost!, ...wBack!, ...rLost!, ...rBack!]) assert.equal(l.db, redactUrl(url.href), 'the database named (credentials redacted)');
+    assert.equal(typeof wBack![0]!.down_ms, 'number');
+    assert.equal(typeof rBack![0]!.down_ms, 'number');
+    assert.equal(typeof rLost![0]!.error, 'string');
+  } finally {
+    await reader.close();
+    await writer.close();
+    await proxy.close();
   }
 });

@@ -6,6 +6,7 @@ import { CharmsError } from '../../errors.js';
 import { defaultIndexDb, indexSettings, loadSettings } from '../../settings/settings.js';
 import { sourceFromConfig } from '../../sources/tx-sources.js';
 import { openIndexStore } from '../../indexer/open.js';
+import { createLogger } from '../../infra/log.js';
 import { startIndexService } from '../../indexer/service.js';
 import { DEFAULT_COMMIT_BLOCKS, DEFAULT_FETCH_AHEAD, DEFAULT_MAX_REORG_DEPTH, DEFAULT_RECENT_TX_BLOCKS, MAX_RECENT_TX_BLOCKS } from '../../indexer/follower.js';
 import { startHeightFor } from '../../indexer/start-height.js';
@@ -66,7 +67,8 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
   // an --api-only SQLite reader says on stderr when the file at its path changes (reopen.ts)
   const store = await openIndexStore(
     db,
-    { mode: apiOnly ? 'reader' : 'writer', network, mock: settings.mock, startHeight },
+    // the engine's connection lines (PostgreSQL lost / back) at the servers' log level
+    { mode: apiOnly ? 'reader' : 'writer', network, mock: settings.mock, startHeight, log: createLogger(settings.logLevel) },
     { notice: (line) => ctx.stderr(`${line}\n`) },
   );
   let started = false;
