@@ -34,6 +34,7 @@ import { openIndexStore } from '../indexer/open.js';
 import { startIndexService } from '../indexer/service.js';
 import type { CharmOutputWrite } from '../indexer/store.js';
 import { httpLoadInChild, type LoadRequest } from './http-load.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 const BLOCKS = 100;
 const PER_BLOCK = 1000;
@@ -80,7 +81,7 @@ export async function run(): Promise<void> {
   }
   console.log(`index-api: ${BLOCKS * PER_BLOCK} charm outputs over ${SCRIPTS} scripts written in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   await store.close();
-  const addr = (i: number) => scriptToAddress(p2tr(i), 'regtest')!;
+  const addr = (i: number) => scriptToAddress(p2tr(i), BITCOIN_NETWORKS.regtest)!;
   const hot = addr(4242);
   const all = Array.from({ length: SCRIPTS }, (_, i) => addr(i));
   const get = (path: (a: string) => string, addrs: string[]): LoadRequest[] => addrs.map((a) => ({ method: 'GET', path: path(a) }));

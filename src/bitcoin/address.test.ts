@@ -4,6 +4,7 @@ import { addressToScript, decodeAddress, isAddressValidFor, isStandardScript, is
 import { readSharedJson, sharedOrSkip } from '../testing/shared.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { CharmsError } from '../errors.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 const invalidInput = (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_INPUT';
 
@@ -14,7 +15,7 @@ test('util dest vectors: every address maps to its scriptPubKey and network, and
   for (const v of list) {
     const { script, network } = addressToScript(v.addr);
     assert.equal(toHex(script), v.dest, v.addr);
-    assert.equal(network, v.network === 'test' ? 'testnet4' : v.network, v.addr);
+    assert.equal(network.coreChain, v.network === 'test' ? 'testnet4' : v.network, v.addr);
     assert.ok(isStandardScript(script));
     assert.equal(scriptToAddress(script, network), v.addr);
     // bech32 addresses may also be written in upper case
@@ -43,7 +44,7 @@ test('BIP173/BIP350 and base58 addresses of every kind and network', () => {
   for (const [addr, script, network] of cases) {
     const r = addressToScript(addr);
     assert.equal(toHex(r.script), script, addr);
-    assert.equal(r.network, network, addr);
+    assert.equal(r.network.coreChain, network, addr);
   }
 });
 
@@ -111,9 +112,12 @@ test('standard scripts: what Address::from_script accepts', () => {
     '76a914' + '00'.repeat(20) + '88ad',
     '00',
   ];
-  for (const s of yes) assert.ok(isStandardScript(fromHex(s)) && isStandardScriptFor(fromHex(s), 'regtest'), s);
+  for (const s of yes) assert.ok(isStandardScript(fromHex(s)) && isStandardScriptFor(fromHex(s), BITCOIN_NETWORKS.regtest), s);
   for (const s of no) assert.ok(!isStandardScript(fromHex(s)), s);
-  assert.equal(scriptToAddress(fromHex('6a'), 'main'), undefined);
-  assert.equal(scriptToAddress(fromHex('0014751e76e8199196d454941c45d1b3a323f1433bd6'), 'regtest'), 'bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080');
-  assert.equal(scriptToAddress(fromHex('76a914243f1394f44554f4ce3fd68649c19adc483ce92488ac'), 'testnet4'), 'mipcBbFg9gMiCh81Kj8tqqdgoZub1ZJRfn');
+  assert.equal(scriptToAddress(fromHex('6a'), BITCOIN_NETWORKS.mainnet), undefined);
+  assert.equal(
+    scriptToAddress(fromHex('0014751e76e8199196d454941c45d1b3a323f1433bd6'), BITCOIN_NETWORKS.regtest),
+    'bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080',
+  );
+  assert.equal(scriptToAddress(fromHex('76a914243f1394f44554f4ce3fd68649c19adc483ce92488ac'), BITCOIN_NETWORKS.testnet4), 'mipcBbFg9gMiCh81Kj8tqqdgoZub1ZJRfn');
 });

@@ -12,10 +12,9 @@ import { base58check, bech32, bech32m } from '@scure/base';
 import { sha256 } from '../util/sha256.js';
 import { CharmsError } from '../errors.js';
 import { concatBytes } from '../util/bytes.js';
+import { BITCOIN_NETWORKS, type BitcoinNetwork } from '../model/network.js';
 import { pushData } from './script.js';
 
-/** The network the reference derives from a change address (a bitcoind `-chain` name). */
-export type BitcoinNetwork = 'main' | 'testnet4' | 'regtest';
 /** Every bitcoind `-chain` name (`Network::from_core_arg`). */
 export type BitcoinChainName = 'main' | 'test' | 'testnet4' | 'signet' | 'regtest';
 export const BITCOIN_CHAIN_NAMES: readonly BitcoinChainName[] = ['main', 'test', 'testnet4', 'signet', 'regtest'];
@@ -120,9 +119,9 @@ export function isTagValidFor(tag: AddressNetworkTag, chain: BitcoinChainName): 
   return tag.hrp === hrp;
 }
 
-/** The network of a change address: the first of main, testnet4, regtest it is valid for. */
+/** The network of a change address: the first of mainnet, testnet4, regtest it is valid for. */
 function networkOfTag(tag: AddressNetworkTag): BitcoinNetwork {
-  for (const n of ['main', 'testnet4', 'regtest'] as const) if (isTagValidFor(tag, n)) return n;
+  for (const n of [BITCOIN_NETWORKS.mainnet, BITCOIN_NETWORKS.testnet4, BITCOIN_NETWORKS.regtest]) if (isTagValidFor(tag, n.coreChain)) return n;
   throw new CharmsError('INTERNAL', 'unreachable: every address is valid for one of main, testnet4, regtest');
 }
 
@@ -161,11 +160,11 @@ export const isStandardScriptFor = (script: Uint8Array, _network: BitcoinNetwork
 /** The address of a standard script on a network (`undefined` for scripts no address pays to). */
 export function scriptToAddress(s: Uint8Array, network: BitcoinNetwork): string | undefined {
   if (!isStandardScript(s)) return undefined;
-  const test = network !== 'main';
+  const test = network.base58 === 'test';
   if (s[0] === 0x76) return b58.encode(concatBytes(Uint8Array.of(test ? 0x6f : 0x00), s.subarray(3, 23)));
   if (s[0] === 0xa9) return b58.encode(concatBytes(Uint8Array.of(test ? 0xc4 : 0x05), s.subarray(2, 22)));
   const version = s[0] === 0 ? 0 : s[0]! - 0x50;
-  const hrp = network === 'main' ? 'bc' : network === 'regtest' ? 'bcrt' : 'tb';
+  const hrp = network.hrp;
   const words = [version, ...bech32.toWords(s.subarray(2))];
   return version === 0 ? bech32.encode(hrp, words, SEGWIT_MAX_LENGTH) : bech32m.encode(hrp, words, SEGWIT_MAX_LENGTH);
 }

@@ -7,6 +7,7 @@ import { parseTx, serializeTx, txidHex } from './tx.js';
 import { readSharedJson, sharedOrSkip } from '../testing/shared.js';
 import { fromHex, reversed, toHex } from '../util/bytes.js';
 import { CharmsError } from '../errors.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 /** The build vectors' common inputs, and the args of one case. */
 function caseArgs(d: any, c: any): BuildArgs {
@@ -20,7 +21,7 @@ function caseArgs(d: any, c: any): BuildArgs {
   };
   if (c.fee_settings_yaml) {
     const s = parseFeeSettings(c.fee_settings_yaml);
-    args.charmsFee = { script: feeScriptFor(s, 'testnet4')!, amount: charmsFee(s, 2_000_000n) };
+    args.charmsFee = { script: feeScriptFor(s, BITCOIN_NETWORKS.testnet4)!, amount: charmsFee(s, 2_000_000n) };
   }
   return args;
 }

@@ -4,6 +4,7 @@ import { charmsFee, feeScriptFor, parseFeeSettings } from './fee-settings.js';
 import { readSharedJson, sharedOrSkip } from '../testing/shared.js';
 import { toHex } from '../util/bytes.js';
 import { CharmsError } from '../errors.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 const BC = 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4';
 const TB = 'tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sl5k7';
@@ -17,8 +18,8 @@ test('the build vectors fee settings: 2 000 000 cycles cost 2500 sats, paid to t
   const c = readSharedJson('vectors', 'bitcoin-tx-build-vectors.json').cases.find((x: any) => x.fee_settings_yaml);
   const s = parseFeeSettings(c.fee_settings_yaml);
   assert.equal(charmsFee(s, 2_000_000n), BigInt(c.charms_fee_sats));
-  assert.equal(toHex(feeScriptFor(s, 'testnet4')!), '00201863143c14c5166804bd19203356da136c985678cd4d27a1b8c6329604903262');
-  assert.equal(feeScriptFor(s, 'main'), undefined);
+  assert.equal(toHex(feeScriptFor(s, BITCOIN_NETWORKS.testnet4)!), '00201863143c14c5166804bd19203356da136c985678cd4d27a1b8c6329604903262');
+  assert.equal(feeScriptFor(s, BITCOIN_NETWORKS.mainnet), undefined);
 });
 
 test('fee = cycles × fee_rate / 10^6 (integer) + fee_base; u64 overflow is an error', () => {
@@ -43,7 +44,7 @@ test('every bitcoind chain name with an address valid for it; lookups by change 
     ),
   );
   assert.deepEqual([...s.bitcoin.keys()], ['main', 'test', 'testnet4', 'signet', 'regtest']);
-  assert.equal(toHex(feeScriptFor(s, 'regtest')!), '0014751e76e8199196d454941c45d1b3a323f1433bd6');
+  assert.equal(toHex(feeScriptFor(s, BITCOIN_NETWORKS.regtest)!), '0014751e76e8199196d454941c45d1b3a323f1433bd6');
   assert.equal(s.cardano.get('mainnet'), 'addr1xyz');
   // base58 test addresses are valid for regtest too
   assert.ok(parseFeeSettings(yaml(`    regtest: ${M}\n`)).bitcoin.has('regtest'));

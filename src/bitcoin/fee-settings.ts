@@ -13,7 +13,8 @@
 import { CharmsError } from '../errors.js';
 import { parseYaml } from '../codec/yaml.js';
 import { ValueMap, type Value } from '../codec/value.js';
-import { BITCOIN_CHAIN_NAMES, decodeAddress, isTagValidFor, type BitcoinChainName, type BitcoinNetwork } from './address.js';
+import type { BitcoinNetwork } from '../model/network.js';
+import { BITCOIN_CHAIN_NAMES, decodeAddress, isTagValidFor, type BitcoinChainName } from './address.js';
 
 export interface FeeSettings {
   /** Fee scriptPubKeys by bitcoind chain name (main, test, testnet4, signet, regtest). */
@@ -118,4 +119,4 @@ export function charmsFee(s: FeeSettings, totalCycles: bigint): bigint {
 }
 
 /** The Charms fee scriptPubKey for the change address's network, if one is configured. */
-export const feeScriptFor = (s: FeeSettings, network: BitcoinNetwork): Uint8Array | undefined => s.bitcoin.get(network);
+export const feeScriptFor = (s: FeeSettings, network: BitcoinNetwork): Uint8Array | undefined => s.bitcoin.get(network.coreChain);

@@ -30,7 +30,7 @@ test('every build vector: the preflight estimate, vsize and verdict match', (t) 
     assert.equal(c.preflight_passes, true);
     assert.equal(r.estimatedBitcoinFee, BigInt(c.preflight_estimated_bitcoin_fee), c.name);
     assert.equal(r.txVsize, c.preflight_tx_vsize, c.name);
-    assert.equal(r.network, d.network_from_change_address);
+    assert.equal(r.network.coreChain, d.network_from_change_address);
     assert.equal(r.totalSatsIn, 70000n);
   }
 });
@@ -84,9 +84,9 @@ test('change address networks: main and testnet4; regtest only on a mock prover'
     () => preflightProveRequest({ ...a, changeAddress: bcrt.toUpperCase() }),
     err('INVALID_INPUT', `Unsupported network of change address: Address<NetworkUnchecked>(${bcrt})`),
   );
-  assert.equal(preflightProveRequest({ ...a, changeAddress: bcrt, mock: true }).network, 'regtest');
-  assert.equal(preflightProveRequest({ ...a, changeAddress: 'mipcBbFg9gMiCh81Kj8tqqdgoZub1ZJRfn', mock: false }).network, 'testnet4');
-  assert.equal(preflightProveRequest({ ...a, changeAddress: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4' }).network, 'main');
+  assert.equal(preflightProveRequest({ ...a, changeAddress: bcrt, mock: true }).network.coreChain, 'regtest');
+  assert.equal(preflightProveRequest({ ...a, changeAddress: 'mipcBbFg9gMiCh81Kj8tqqdgoZub1ZJRfn', mock: false }).network.coreChain, 'testnet4');
+  assert.equal(preflightProveRequest({ ...a, changeAddress: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4' }).network.coreChain, 'main');
   assert.throws(
     () => preflightProveRequest({ ...a, changeAddress: 'nope' }),
     (e: unknown) => e instanceof CharmsError && e.code === 'INVALID_INPUT',

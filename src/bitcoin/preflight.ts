@@ -15,7 +15,8 @@
  */
 import { CharmsError } from '../errors.js';
 import { reversed, toHex } from '../util/bytes.js';
-import { decodeAddress, isStandardScriptFor, isTagValidFor, type BitcoinNetwork } from './address.js';
+import { BITCOIN_NETWORKS, type BitcoinNetwork } from '../model/network.js';
+import { decodeAddress, isStandardScriptFor, isTagValidFor } from './address.js';
 import { txVsize, txWeight, type BitcoinTx } from './tx.js';
 import { checkFeeRate, checkNotDust, checkStandardWeight } from './builder.js';
 
@@ -70,9 +71,9 @@ const utxoDisplay = (u: { txid: Uint8Array; vout: number }) => `${toHex(reversed
  */
 export function changeAddressNetwork(changeAddress: string, mock: boolean): BitcoinNetwork {
   const address = decodeAddress(changeAddress);
-  if (isTagValidFor(address.tag, 'main')) return 'main';
-  if (isTagValidFor(address.tag, 'testnet4')) return 'testnet4';
-  if (isTagValidFor(address.tag, 'regtest') && mock) return 'regtest';
+  if (isTagValidFor(address.tag, 'main')) return BITCOIN_NETWORKS.mainnet;
+  if (isTagValidFor(address.tag, 'testnet4')) return BITCOIN_NETWORKS.testnet4;
+  if (isTagValidFor(address.tag, 'regtest') && mock) return BITCOIN_NETWORKS.regtest;
   throw invalid(`Unsupported network of change address: Address<NetworkUnchecked>(${address.canonical})`);
 }
 

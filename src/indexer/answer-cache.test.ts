@@ -14,6 +14,7 @@ import { ok } from './api.js';
 import { startIndexService, type IndexService } from './service.js';
 import type { IndexReader } from './store.js';
 import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 const req = (path: string, method = 'GET'): Req => ({
   method,
@@ -145,7 +146,7 @@ for (const name of ENGINES) {
     const v = bitcoinVectors();
     const chain = vectorChain(v);
     const tokenTx = v.get('2efcde0d')!;
-    const addr = scriptToAddress(parseTx(tokenTx.raw).outputs[0]!.script, 'regtest')!;
+    const addr = scriptToAddress(parseTx(tokenTx.raw).outputs[0]!.script, BITCOIN_NETWORKS.regtest)!;
     const paths = [
       `/v1/addresses/${addr}/balances`,
       `/v1/addresses/${addr}/utxos?mempool=1`,
@@ -240,7 +241,7 @@ test('postgres: an --api-only reader of a database rebuilt under its URL answers
   if (!e) return;
   const v = bitcoinVectors();
   const tokenTx = v.get('2efcde0d')!;
-  const addr = scriptToAddress(parseTx(tokenTx.raw).outputs[0]!.script, 'regtest')!;
+  const addr = scriptToAddress(parseTx(tokenTx.raw).outputs[0]!.script, BITCOIN_NETWORKS.regtest)!;
   const paths = [`/v1/addresses/${addr}/balances`, `/v1/wallet/charms/${addr}`];
   const db = await e.newDb();
   const first = await service(e, vectorChain(v), db);

@@ -19,6 +19,7 @@ import { PgDriver } from './pg-driver.js';
 import type { Req, Res } from '../infra/http.js';
 import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
 import { MemoryChain } from '../testing/memory-chain.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -70,7 +71,7 @@ for (const name of ENGINES) {
 
       // the token output of 2efcde0d (v8): output 0 carries two apps
       const script = parseTx(tokenTx.raw).outputs[0]!.script;
-      const addr = scriptToAddress(script, 'regtest')!;
+      const addr = scriptToAddress(script, BITCOIN_NETWORKS.regtest)!;
       assert.equal(svc.mempool!.spendsConfirmedCharms(), false, 'an empty mempool: balances read no outpoints');
       const balBody = (await get(`/v1/addresses/${addr}/balances`)).body.toString('utf8');
       assert.equal(JSON.stringify(JSON.parse(balBody)), balBody, 'the answer is compact JSON, keys in order');
@@ -127,7 +128,7 @@ for (const name of ENGINES) {
       chain.mempoolAdd(pendingTx.raw);
       await svc.follower!.syncOnce();
       const pScript = parseTx(pendingTx.raw).outputs[0]!.script;
-      const pAddr = scriptToAddress(pScript, 'regtest')!;
+      const pAddr = scriptToAddress(pScript, BITCOIN_NETWORKS.regtest)!;
       const pBal = json((await get(`/v1/addresses/${pAddr}/balances`)).body);
       assert.ok(pBal.balances.length > 0);
       for (const b of pBal.balances) assert.equal(b.confirmed, '0');
@@ -163,7 +164,7 @@ for (const name of ENGINES) {
     const b = await service(e, chain, 1);
     try {
       const tokenTx = v.get('28355906')!;
-      const addr = scriptToAddress(parseTx(tokenTx.raw).outputs[0]!.script, 'regtest')!;
+      const addr = scriptToAddress(parseTx(tokenTx.raw).outputs[0]!.script, BITCOIN_NETWORKS.regtest)!;
       for (const path of [
         `/v1/addresses/${addr}/balances`,
         `/v1/addresses/${addr}/utxos`,
@@ -220,7 +221,7 @@ for (const name of ENGINES) {
         };
         const addrs = [...v.values()].flatMap((x) =>
           parseTx(x.raw)
-            .outputs.map((o) => scriptToAddress(o.script, 'regtest'))
+            .outputs.map((o) => scriptToAddress(o.script, BITCOIN_NETWORKS.regtest))
             .filter((a): a is string => a !== undefined),
         );
         const paths = [
@@ -310,7 +311,7 @@ for (const name of ENGINES) {
         inputs: [],
       });
       const h = indexApiHandler({ store, network: 'regtest', version: 'test' });
-      const address = scriptToAddress(SCRIPT, 'regtest')!;
+      const address = scriptToAddress(SCRIPT, BITCOIN_NETWORKS.regtest)!;
       const bal = await answer(h, `/v1/addresses/${address}/balances`);
       assert.equal(bal.status, 200);
       assert.equal(bal.json.balances[0].confirmed, (3n * U64_MAX).toString(), 'a balance beyond u64, exact');
@@ -352,7 +353,7 @@ for (const name of ENGINES) {
     const store = await e.open(await e.newDb());
     try {
       const h = indexApiHandler({ store, network: 'regtest', version: 'test' });
-      const address = scriptToAddress(SCRIPT, 'regtest')!;
+      const address = scriptToAddress(SCRIPT, BITCOIN_NETWORKS.regtest)!;
       const txid = 'ab'.repeat(32);
       const cases: [string, number][] = [
         [`/v1/addresses/${address}/history?cursor=4294967296-1`, 400],
@@ -410,7 +411,7 @@ test('the API answers over HTTP while the index syncs (a block fetch pending), w
     const st = await h1(svc.server.port, 'GET', '/v1/status');
     const s = JSON.parse(st.body.toString());
     assert.deepEqual([st.status, s.node.height, s.index.height, s.lag_blocks], [503, 10, 3, 7]);
-    const address = scriptToAddress(SCRIPT, 'regtest')!;
+    const address = scriptToAddress(SCRIPT, BITCOIN_NETWORKS.regtest)!;
     assert.equal((await h1(svc.server.port, 'GET', `/v1/addresses/${address}/balances`)).status, 200);
     chain.release();
     await sync;
@@ -465,7 +466,7 @@ test('answers are the same bytes from an index that followed reorgs, fetching ah
       paths.add(`/v1/transactions/${tx.txid}`);
       parseTx(tx.raw).outputs.forEach((o, vout) => {
         paths.add(`/v1/outputs/${tx.txid}:${vout}`);
-        const a = scriptToAddress(o.script, 'regtest');
+        const a = scriptToAddress(o.script, BITCOIN_NETWORKS.regtest);
         if (!a) return;
         for (const p of ['addresses/A/balances', 'addresses/A/utxos', 'addresses/A/history', 'wallet/charms/A', 'wallet/balance/A', 'wallet/transactions/A'])
           paths.add(`/v1/${p.replace('A', a)}`);

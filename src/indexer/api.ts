@@ -14,7 +14,8 @@
  *   GET  /v1/txs/{txid}                          spell, outputs, consumed charm outputs
  *   GET  /v1/apps/{app}?cursor=&limit=           supply and holders (app with / or %2F)
  */
-import { decodeAddress, isTagValidFor, scriptToAddress, type BitcoinChainName, type BitcoinNetwork as AddrNet } from '../bitcoin/address.js';
+import { decodeAddress, isTagValidFor, scriptToAddress, type BitcoinChainName } from '../bitcoin/address.js';
+import { BITCOIN_NETWORKS, networkNamed, type BitcoinNetwork } from '../model/network.js';
 import { decodeCbor } from '../codec/cbor.js';
 import { parseJson, toJsonCompact } from '../codec/json.js';
 import { ValueMap } from '../codec/value.js';
@@ -100,7 +101,7 @@ export function sameNetwork(asked: string, ours: string): boolean {
 
 export const chainName = (network: string): BitcoinChainName =>
   network === 'mainnet' || network === 'main' ? 'main' : network === 'testnet' ? 'test' : (network as BitcoinChainName);
-export const addrNet = (network: string): AddrNet => (network === 'mainnet' || network === 'main' ? 'main' : network === 'regtest' ? 'regtest' : 'testnet4');
+export const addrNet = (network: string): BitcoinNetwork => networkNamed('bitcoin', network === 'main' ? 'mainnet' : network) ?? BITCOIN_NETWORKS.testnet4;
 
 /** The script an address of the index's chain pays to (one decode); INVALID_INPUT for anything else. */
 export function addressScript(address: unknown, chain: BitcoinChainName, network: string): Uint8Array {

@@ -19,6 +19,7 @@ import type { IndexWriter } from './store.js';
 import type { SourceConfig } from '../settings/settings.js';
 import type { BtcSource } from '../sources/btc-source.js';
 import { vectorChain } from '../testing/index-vectors.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 const SCRIPT = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(7)]);
 const engines = new TestEngines();
@@ -67,7 +68,7 @@ function countedStore(store: IndexWriter, calls: Record<string, number>): IndexW
   });
 }
 
-const addrOf = (raw: Uint8Array, vout: number) => scriptToAddress(parseTx(raw).outputs[vout]!.script, 'regtest')!;
+const addrOf = (raw: Uint8Array, vout: number) => scriptToAddress(parseTx(raw).outputs[vout]!.script, BITCOIN_NETWORKS.regtest)!;
 
 test('explorer-compatible API: every field the wallet reads, both spellings, pending receive and mempool spend', async (t) => {
   if (!sharedOrSkip(t)) return;
@@ -502,7 +503,7 @@ for (const name of ENGINES) {
       assert.equal(await store.nftData('11'.repeat(32), '33'.repeat(32)), undefined);
       assert.equal(await store.nftData("%' OR 1=1 --"), undefined);
       const handler = explorerApiHandler({ store, network: 'regtest' });
-      const address = scriptToAddress(script, 'regtest')!;
+      const address = scriptToAddress(script, BITCOIN_NETWORKS.regtest)!;
       const res = await handler({
         method: 'GET',
         path: `/v1/wallet/charms/${address}`,
@@ -577,7 +578,7 @@ test('wallet/tx: fee from Esplora or from the previous outputs on a node, null w
         asm: '0 751e76e8199196d454941c45d1b3a323f1433bd6',
         hex: '0014751e76e8199196d454941c45d1b3a323f1433bd6',
         type: 'witness_v0_keyhash',
-        address: scriptToAddress(p2wpkh, 'regtest'),
+        address: scriptToAddress(p2wpkh, BITCOIN_NETWORKS.regtest),
       });
     }
     // the funding transaction's previous transaction is unknown everywhere; a coinbase pays no fee
@@ -680,7 +681,7 @@ test('wallet/transactions fees: at most MAX_FEE_READS_PER_REQUEST upstream reads
     const list = async () => {
       const res = await handler({
         method: 'GET',
-        path: `/v1/wallet/transactions/${scriptToAddress(script, 'regtest')}`,
+        path: `/v1/wallet/transactions/${scriptToAddress(script, BITCOIN_NETWORKS.regtest)}`,
         query: new URLSearchParams({ page_size: '100' }),
         headers: {},
         body: async () => new Uint8Array(),
@@ -722,8 +723,8 @@ for (const name of ENGINES) {
     const plain = explorerApiHandler({ store, network: 'regtest' });
     try {
       const script = (n: number) => Uint8Array.from([0x51, 0x20, ...new Array(32).fill(n)]);
-      const alice = scriptToAddress(script(1), 'regtest')!;
-      const bob = scriptToAddress(script(2), 'regtest')!;
+      const alice = scriptToAddress(script(1), BITCOIN_NETWORKS.regtest)!;
+      const bob = scriptToAddress(script(2), BITCOIN_NETWORKS.regtest)!;
       const token = `t/${'11'.repeat(32)}/${'22'.repeat(32)}`;
       const out = (txid: string, s: Uint8Array, app: string, amount: bigint | null, data: Uint8Array | null) => ({
         txid,
@@ -831,7 +832,7 @@ test('kept metadata is bounded: large CHIP-0420 strings drop what is kept, answe
     const charms = async () => {
       const res = await handler({
         method: 'GET',
-        path: `/v1/wallet/charms/${scriptToAddress(script, 'regtest')}`,
+        path: `/v1/wallet/charms/${scriptToAddress(script, BITCOIN_NETWORKS.regtest)}`,
         query: new URLSearchParams(),
         headers: {},
         body: async () => new Uint8Array(),
@@ -857,7 +858,7 @@ test('every batch endpoint: 50 addresses answer, 51 or an invalid one are a 400 
   const svc = await startIndexService({ store: await e.open(await e.newDb()), source: chain, ...TEST_INDEX_SERVICE });
   try {
     await svc.follower!.syncOnce();
-    const addr = scriptToAddress(SCRIPT, 'regtest')!;
+    const addr = scriptToAddress(SCRIPT, BITCOIN_NETWORKS.regtest)!;
     const post = async (path: string, body: unknown) => {
       const r = await h1(svc.server.port, 'POST', path, JSON.stringify(body));
       return { status: r.status, json: JSON.parse(r.body.toString()) };

@@ -16,6 +16,7 @@ import { startPostgres } from '../testing/postgres.js';
 import { DEFAULT_MAX_REORG_DEPTH } from './follower.js';
 import { defaultIndexDb, indexSettings } from '../settings/settings.js';
 import { indexOptions } from '../cli/options.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -86,7 +87,7 @@ test('charms index follows the fake Bitcoin Core over RPC and over Esplora to th
     await untilHeight(esp.port, fake.height);
 
     const token = v.get('28355906')!;
-    const addr = scriptToAddress(parseTx(token.raw).outputs[0]!.script, 'regtest')!;
+    const addr = scriptToAddress(parseTx(token.raw).outputs[0]!.script, BITCOIN_NETWORKS.regtest)!;
     for (const path of [`/v1/addresses/${addr}/balances`, `/v1/addresses/${addr}/history`, `/v1/outputs/${nft.txid}:0`, `/v1/txs/${token.txid}`]) {
       const [a, b] = [await h1(rpc.port, 'GET', path), await h1(esp.port, 'GET', path)];
       assert.equal(a.status, 200, path);
@@ -184,7 +185,7 @@ test('charms index on a postgres:// --db: syncs, a second writer refuses, an --a
     assert.deepEqual([s.db.engine, s.mode, s.network], ['postgres', 'indexer', 'regtest']);
 
     const token = v.get('28355906')!;
-    const addr = scriptToAddress(parseTx(token.raw).outputs[0]!.script, 'regtest')!;
+    const addr = scriptToAddress(parseTx(token.raw).outputs[0]!.script, BITCOIN_NETWORKS.regtest)!;
     const bal = JSON.parse((await h1(writer.port, 'GET', `/v1/addresses/${addr}/balances`)).body.toString());
     assert.ok(
       bal.balances.some((b: { app: string; confirmed: string }) => b.app.startsWith('t/') && BigInt(b.confirmed) > 0n),

@@ -14,6 +14,7 @@ import { CharmsError } from '../errors.js';
 import { bitcoinVectors, burnTx } from '../testing/index-vectors.js';
 import { sharedOrSkip } from '../testing/shared.js';
 import { TestEngines } from '../testing/index-stores.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -151,7 +152,7 @@ test('a mined transaction leaves the pending figures with its block, even while 
     chain.mempoolAdd(spellTx.raw);
     await f.syncOnce();
     const pending = svc.mempool!.get(spellTx.txid)!.outputs[0]!;
-    const address = scriptToAddress(pending.script, 'regtest')!;
+    const address = scriptToAddress(pending.script, BITCOIN_NETWORKS.regtest)!;
     const figures = async () => {
       const ours = JSON.parse((await h1(svc.server.port, 'GET', `/v1/addresses/${address}/balances`)).body.toString()).balances[0];
       const theirs = JSON.parse((await h1(svc.server.port, 'GET', `/v1/wallet/balance/${address}`)).body.toString()).charms.balances[0];

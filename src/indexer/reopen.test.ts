@@ -24,6 +24,7 @@ import { openIndexStore } from './open.js';
 import { fileIdAt, ReopeningStore, sameFile, walHeaderAt } from './reopen.js';
 import { startIndexService, type IndexService } from './service.js';
 import type { IndexWriter } from './store.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 const engines = new TestEngines();
 const dirs: string[] = [];
@@ -193,7 +194,7 @@ async function reader(db: string, checkMs = 3_600_000) {
 function fixture() {
   const v = bitcoinVectors();
   const tokenTx = v.get('2efcde0d')!;
-  const addr = scriptToAddress(parseTx(tokenTx.raw).outputs[0]!.script, 'regtest')!;
+  const addr = scriptToAddress(parseTx(tokenTx.raw).outputs[0]!.script, BITCOIN_NETWORKS.regtest)!;
   /** Paths whose answers the answer cache keeps, and whose answers differ once the token output is burned. */
   const paths = [`/v1/addresses/${addr}/balances`, `/v1/wallet/charms/${addr}`, `/v1/outputs/${tokenTx.txid}:0`];
   const burned = (): MemoryChain => {

@@ -18,6 +18,7 @@ import { startTcpProxy } from '../testing/tcp-proxy.js';
 import { waitFor } from '../testing/wait.js';
 import { createLogger } from '../infra/log.js';
 import { redactUrl } from '../util/redact.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 const SCRIPT = Uint8Array.from([0x51, 0x20, ...new Array(32).fill(7)]);
 const engines = new TestEngines();
@@ -469,7 +470,7 @@ test('the apps of one output come in the same order from SQLite and from a Postg
     outputs: apps.map((app) => ({ txid: tx(1), txIndex: 1, vout: 0, app, amount: 5n, data: null, script: SCRIPT, sats: 1000n })),
     inputs: [],
   };
-  const address = scriptToAddress(SCRIPT, 'regtest')!;
+  const address = scriptToAddress(SCRIPT, BITCOIN_NETWORKS.regtest)!;
   const paths = [`/v1/outputs/${tx(1)}:0`, `/v1/addresses/${address}/utxos`, `/v1/addresses/${address}/history`, `/v1/wallet/charms/${address}`];
   const answers = async (store: IndexWriter): Promise<string[]> => {
     const h = withExplorerApi(explorerApiHandler({ store, network: 'regtest' }), indexApiHandler({ store, network: 'regtest', version: 'test' }));

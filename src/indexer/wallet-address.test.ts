@@ -14,6 +14,7 @@ import { chromiumPath, skipOrFail } from '../testing/require.js';
 import { spendTx } from '../testing/vector-chain.js';
 import { bitcoinVectors } from '../testing/index-vectors.js';
 import { startQueryServer } from '../query/service.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 // page-side code in waitForFunction callbacks (no DOM lib in this project's tsconfig)
 declare const document: any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -42,7 +43,7 @@ test('wallet page address view in Chromium over a real index: holdings, NFTs, pe
   const v = bitcoinVectors();
   const chex = v.get('55777ba2')!; // out 0: 420000 CHEX, out 1: the CHEX reference NFT
   const pendingTx = v.get('9c048eca')!; // a pending receive: token 998 + NFT CHARMS-19
-  const addrOf = (raw: Uint8Array, vout: number) => scriptToAddress(parseTx(raw).outputs[vout]!.script, 'regtest')!;
+  const addrOf = (raw: Uint8Array, vout: number) => scriptToAddress(parseTx(raw).outputs[vout]!.script, BITCOIN_NETWORKS.regtest)!;
   const chexAddr = addrOf(chex.raw, 0);
   const nftAddr = addrOf(chex.raw, 1);
   const pendAddr = addrOf(pendingTx.raw, 0);
