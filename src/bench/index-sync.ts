@@ -19,6 +19,7 @@ import { blockSourceFromConfig } from '../sources/chain-sources.js';
 import { FakeBitcoind } from '../testing/fake-bitcoind.js';
 import { plainTx } from '../testing/memory-chain.js';
 import { median } from './measure.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 const P2TR = (i: number) => Uint8Array.from([0x51, 0x20, ...new Array(28).fill(7), i >>> 24, (i >>> 16) & 0xff, (i >>> 8) & 0xff, i & 0xff]);
 
@@ -65,7 +66,7 @@ async function initialSync(dir: string): Promise<void> {
       ['pipelined (--fetch-ahead 4 --commit-blocks 8)', 4, 8],
     ] as const) {
       const store = await openIndexStore(join(dir, `sync-${fetchAhead}.sqlite`), { mode: 'writer', network: 'regtest', mock: false, startHeight: 1 });
-      const source = blockSourceFromConfig({ rpcUrl: fake.rpcUrl, rpcCookie: fake.cookieFile }, { network: 'regtest' })!;
+      const source = blockSourceFromConfig({ rpcUrl: fake.rpcUrl, rpcCookie: fake.cookieFile }, { network: BITCOIN_NETWORKS.regtest })!;
       const f = new Follower(store, source, { startHeight: 1, check: noSpells, fetchAhead, commitBlocks });
       const t0 = performance.now();
       await f.syncOnce();
@@ -88,7 +89,7 @@ async function zmqLatency(dir: string): Promise<void> {
   onCommit(store, (h) => waiting.get(h)?.(performance.now()));
   const svc = await startIndexService({
     store,
-    source: blockSourceFromConfig({ rpcUrl: fake.rpcUrl, rpcCookie: fake.cookieFile }, { network: 'regtest' }),
+    source: blockSourceFromConfig({ rpcUrl: fake.rpcUrl, rpcCookie: fake.cookieFile }, { network: BITCOIN_NETWORKS.regtest }),
     apiOnly: false,
     mock: false,
     network: 'regtest',

@@ -15,6 +15,7 @@ import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
 import { fillerTx } from '../testing/vector-chain.js';
 import { h1 } from '../testing/http.js';
 import { blockSourceFromConfig, btcSourceFromConfig } from '../sources/chain-sources.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -145,8 +146,8 @@ for (const name of ENGINES) {
           ...TEST_INDEX_SERVICE,
           store,
           apiOnly,
-          source: blockSourceFromConfig(cfg, { network: 'regtest' }),
-          btcSource: btcSourceFromConfig(cfg, { network: 'regtest' }),
+          source: blockSourceFromConfig(cfg, { network: BITCOIN_NETWORKS.regtest }),
+          btcSource: btcSourceFromConfig(cfg, { network: BITCOIN_NETWORKS.regtest }),
           recentTxBlocks: 3,
         });
         services.push(svc);
@@ -175,7 +176,7 @@ for (const name of ENGINES) {
         return [r.body.confirmations, r.body.block_height, r.body.block_hash];
       };
       // the node alone does not know a confirmed transaction outside its wallet
-      const btc = btcSourceFromConfig(cfg, { network: 'regtest' })!;
+      const btc = btcSourceFromConfig(cfg, { network: BITCOIN_NETWORKS.regtest })!;
       assert.equal(await btc.txConfirmations!(b!.txid), undefined);
       // b, at height 2, is within the window (2..4): its height from the index, its bytes from its block
       for (const port of [svc.server.port, reader.svc.server.port]) {

@@ -20,17 +20,12 @@
  * and 72 600 (2025-03-04, Core 29.0), around December 2024 — the month of the first release —
  * so nothing shows that no charms transaction precedes it.
  */
-import type { BitcoinNetwork } from '../sources/block-source.js';
+import type { BitcoinNetwork } from '../model/network.js';
 
-export const DEFAULT_START_HEIGHTS: Readonly<Record<BitcoinNetwork, number>> = {
-  mainnet: 840_000,
-  testnet4: 39_550,
-  signet: 208_800,
-  testnet: 2_873_500,
-  regtest: 0,
-};
-
-/** The first block a new index reads: `explicit` (`--start-height`) when given, else the network's default. */
+/**
+ * The first block a new index reads: `explicit` (`--start-height`) when given, else the network's
+ * default (`defaultStartHeight` in model/network.ts: the heights above).
+ */
 export function startHeightFor(network: BitcoinNetwork, explicit?: number): number {
-  return explicit ?? DEFAULT_START_HEIGHTS[network];
+  return explicit ?? network.defaultStartHeight;
 }

@@ -10,8 +10,7 @@
  * previous-hash links, raw blocks and a mempool are what any chain source gives).
  */
 import type { Block } from '../bitcoin/block.js';
-
-export type BitcoinNetwork = 'mainnet' | 'testnet' | 'testnet4' | 'signet' | 'regtest';
+import type { BitcoinNetwork } from '../model/network.js';
 
 export interface ChainTip {
   height: number;

@@ -14,6 +14,7 @@ import { GENESIS } from './btc-source.js';
 import { blockSourceFromConfig, btcSourceFromConfig } from './chain-sources.js';
 import { EsploraBlockSource } from './esplora-block-source.js';
 import { RpcBlockSource } from './rpc-block-source.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 const isErr = (code: string, re?: RegExp) => (e: unknown) => e instanceof CharmsError && e.code === code && (!re || re.test(e.message));
 
@@ -54,7 +55,7 @@ test('RPC (REST and getblock) and Esplora give the same chain of vector blocks: 
     const [a, b, c] = await Promise.all(all.map(snapshot));
     assert.deepEqual(b, a);
     assert.deepEqual(c, a);
-    assert.equal(a!.network, 'regtest');
+    assert.equal(a!.network.name, 'regtest');
     assert.deepEqual(a!.tip, { height: blocks.length, hash: fake.tipHash });
     assert.equal(a!.above, undefined);
     assert.equal(a!.mempool.length, 3);
@@ -240,26 +241,26 @@ test('faults: a wrong block, a block that does not link, garbage, oversize answe
 test('network: Core chain names and genesis hashes map to networks; unknown ones are refused', async () => {
   const { networkOfCoreChain, networkOfGenesis } = await import('./btc-source.js');
   assert.deepEqual(
-    ['main', 'test', 'testnet4', 'signet', 'regtest'].map((c) => networkOfCoreChain(c, 'n')),
+    ['main', 'test', 'testnet4', 'signet', 'regtest'].map((c) => networkOfCoreChain(c, 'n').name),
     ['mainnet', 'testnet', 'testnet4', 'signet', 'regtest'],
   );
   assert.throws(() => networkOfCoreChain('liquid', 'n'), isErr('UPSTREAM_FAILED', /unknown chain/));
   assert.throws(() => networkOfCoreChain('__proto__', 'n'), isErr('UPSTREAM_FAILED'));
-  assert.equal(networkOfGenesis(GENESIS.testnet4, 'n'), 'testnet4');
+  assert.equal(networkOfGenesis(GENESIS.testnet4, 'n'), BITCOIN_NETWORKS.testnet4);
   assert.throws(() => networkOfGenesis('00'.repeat(32), 'n'), isErr('UPSTREAM_FAILED', /configure the network/));
   const fake = await FakeBitcoind.start({ auth: 'none' });
   const main = await FakeBitcoind.start({ auth: 'none', network: 'mainnet' });
   try {
-    assert.equal(await new EsploraBlockSource(fake.esploraUrl).network(), 'regtest');
-    assert.equal(await new EsploraBlockSource(fake.esploraUrl, { network: 'regtest' }).network(), 'regtest');
-    assert.equal(await new EsploraBlockSource(main.esploraUrl).network(), 'mainnet');
-    assert.equal(await new RpcBlockSource(rpcNodeFromConfig({ rpcUrl: main.rpcUrl })!).network(), 'mainnet');
+    assert.equal((await new EsploraBlockSource(fake.esploraUrl).network()).name, 'regtest');
+    assert.equal((await new EsploraBlockSource(fake.esploraUrl, { network: BITCOIN_NETWORKS.regtest }).network()).name, 'regtest');
+    assert.equal((await new EsploraBlockSource(main.esploraUrl).network()).name, 'mainnet');
+    assert.equal((await new RpcBlockSource(rpcNodeFromConfig({ rpcUrl: main.rpcUrl })!).network()).name, 'mainnet');
     // a configured network that the genesis block contradicts is refused (a mainnet URL given as testnet4)
     await assert.rejects(
-      new EsploraBlockSource(main.esploraUrl, { network: 'testnet4' }).network(),
+      new EsploraBlockSource(main.esploraUrl, { network: BITCOIN_NETWORKS.testnet4 }).network(),
       isErr('CONFIG', /--network testnet4, but .* serves mainnet \(its genesis block 000000000019d6/),
     );
-    await assert.rejects(new EsploraBlockSource(fake.esploraUrl, { network: 'signet' }).network(), isErr('CONFIG', /serves regtest/));
+    await assert.rejects(new EsploraBlockSource(fake.esploraUrl, { network: BITCOIN_NETWORKS.signet }).network(), isErr('CONFIG', /serves regtest/));
   } finally {
     await fake.stop();
     await main.stop();

@@ -8,7 +8,8 @@ import { CharmsError } from '../errors.js';
 import { parseBlock, type Block } from '../bitcoin/block.js';
 import { parseTx, txidHex } from '../bitcoin/tx.js';
 import { fromHex } from '../util/bytes.js';
-import type { BitcoinNetwork, ChainTip } from './block-source.js';
+import { BITCOIN_NETWORKS, bitcoinNetworkOfCoreChain, type BitcoinNetwork, type BitcoinNetworkName } from '../model/network.js';
+import type { ChainTip } from './block-source.js';
 
 export interface AddressUtxo {
   txid: string;
@@ -51,18 +52,15 @@ export interface BtcSource {
   txConfirmations?(txid: string): Promise<number | undefined>;
 }
 
-/** Bitcoin Core's `getblockchaininfo.chain` names. */
-const CORE_CHAINS: Record<string, BitcoinNetwork> = { main: 'mainnet', test: 'testnet', testnet4: 'testnet4', signet: 'signet', regtest: 'regtest' };
-
-/** The network of a Bitcoin Core chain name; UPSTREAM_FAILED for a name we do not know. */
+/** The network of a Bitcoin Core chain name (`getblockchaininfo.chain`); UPSTREAM_FAILED for a name we do not know. */
 export function networkOfCoreChain(chain: unknown, name: string): BitcoinNetwork {
-  const n = typeof chain === 'string' && Object.hasOwn(CORE_CHAINS, chain) ? CORE_CHAINS[chain] : undefined;
+  const n = typeof chain === 'string' ? bitcoinNetworkOfCoreChain(chain) : undefined;
   if (!n) throw new CharmsError('UPSTREAM_FAILED', `${name} serves an unknown chain ${JSON.stringify(chain)?.slice(0, 40)}`);
   return n;
 }
 
 /** Genesis block hashes (display order): how a source that does not name its network is recognised. */
-export const GENESIS: Record<BitcoinNetwork, string> = {
+export const GENESIS: Record<BitcoinNetworkName, string> = {
   mainnet: '000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f',
   testnet: '000000000933ea01ad0ee984209779baaec3ced90fa3f408719526f8d77f4943',
   testnet4: '00000000da84f2bafbbc53dee25a72ae507ff4914b867c565be350b0da8bf043',
@@ -71,7 +69,10 @@ export const GENESIS: Record<BitcoinNetwork, string> = {
 };
 
 /** The network whose genesis block `hash` is, if a known one's. */
-export const knownNetworkOfGenesis = (hash: string): BitcoinNetwork | undefined => (Object.keys(GENESIS) as BitcoinNetwork[]).find((k) => GENESIS[k] === hash);
+export const knownNetworkOfGenesis = (hash: string): BitcoinNetwork | undefined => {
+  const name = (Object.keys(GENESIS) as BitcoinNetworkName[]).find((k) => GENESIS[k] === hash);
+  return name === undefined ? undefined : BITCOIN_NETWORKS[name];
+};
 
 export function networkOfGenesis(hash: string, name: string): BitcoinNetwork {
   const n = knownNetworkOfGenesis(hash);

@@ -4,7 +4,8 @@
  * ZMQ is the faster, trusted one); the BTC side of the API prefers Esplora, the only one with an
  * address index.
  */
-import type { BitcoinNetwork, BlockSource } from './block-source.js';
+import type { BitcoinNetwork } from '../model/network.js';
+import type { BlockSource } from './block-source.js';
 import type { SourceConfig } from '../settings/settings.js';
 import { rpcNodeFromConfig } from './bitcoin-node.js';
 import type { BtcSource } from './btc-source.js';

@@ -8,7 +8,8 @@
 import { CharmsError } from '../errors.js';
 import { parseBlockHeader, type Block } from '../bitcoin/block.js';
 import { fromHex } from '../util/bytes.js';
-import type { BitcoinNetwork, BlockSource, ChainTip, HeaderInfo } from './block-source.js';
+import type { BitcoinNetwork } from '../model/network.js';
+import type { BlockSource, ChainTip, HeaderInfo } from './block-source.js';
 import {
   MAX_BLOCK_BYTES,
   checkedBlock,
@@ -74,8 +75,8 @@ export class EsploraBlockSource implements BlockSource, BtcSource {
       if (genesis === undefined) throw new CharmsError('UPSTREAM_FAILED', `${this.name} does not know block 0`);
       if (this.configured === undefined) return networkOfGenesis(genesis, this.name);
       const known = knownNetworkOfGenesis(genesis);
-      if (known !== undefined && known !== this.configured)
-        throw new CharmsError('CONFIG', `--network ${this.configured}, but ${this.name} serves ${known} (its genesis block ${genesis})`);
+      if (known !== undefined && known.id !== this.configured.id)
+        throw new CharmsError('CONFIG', `--network ${this.configured.name}, but ${this.name} serves ${known.name} (its genesis block ${genesis})`);
       return this.configured;
     })();
     this.networkRead.catch(() => (this.networkRead = undefined)); // a failed read is asked again

@@ -12,7 +12,8 @@ import { CharmsError } from '../errors.js';
 import type { Block } from '../bitcoin/block.js';
 import { fromHex } from '../util/bytes.js';
 import { fetchRead, readCappedBytes, rpcCodeOf, unreachable, type RpcNode } from './bitcoin-node.js';
-import type { BitcoinNetwork, BlockSource, ChainTip, HeaderInfo } from './block-source.js';
+import type { BitcoinNetwork } from '../model/network.js';
+import type { BlockSource, ChainTip, HeaderInfo } from './block-source.js';
 import { MAX_BLOCK_BYTES, checkedBlock, countFrom, hashArg, hashFrom, networkOfCoreChain, txidOfHex, type BtcSource, type FeeEstimate } from './btc-source.js';
 import { NodeSource, fetchCheckedTxIfKnown } from './tx-sources.js';
 

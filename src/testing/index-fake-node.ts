@@ -10,6 +10,7 @@ import { FakeBitcoind } from './fake-bitcoind.js';
 import { bitcoinVectors, VECTOR_BLOCKS } from './index-vectors.js';
 import type { TestEngine } from './index-stores.js';
 import type { SourceConfig } from '../settings/settings.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
 
 /** The options every test index service shares: regtest from block 1, loopback, driven by the test. */
 export const TEST_INDEX_SERVICE = {
@@ -42,8 +43,8 @@ export async function indexOverFakeNode(e: TestEngine, o: { except?: string[]; w
 export async function indexServiceOver(e: TestEngine, cfg: SourceConfig, withBtc = true): Promise<IndexService> {
   const svc = await startIndexService({
     store: await e.open(await e.newDb()),
-    source: blockSourceFromConfig(cfg, { network: 'regtest' }),
-    btcSource: withBtc ? btcSourceFromConfig(cfg, { network: 'regtest' }) : undefined,
+    source: blockSourceFromConfig(cfg, { network: BITCOIN_NETWORKS.regtest }),
+    btcSource: withBtc ? btcSourceFromConfig(cfg, { network: BITCOIN_NETWORKS.regtest }) : undefined,
     ...TEST_INDEX_SERVICE,
   });
   await svc.follower!.syncOnce();

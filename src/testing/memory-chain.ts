@@ -9,7 +9,8 @@ import { parseBlock, serializeBlock, type Block } from '../bitcoin/block.js';
 import { parseTx, serializeTx, txidHex, type BitcoinTx } from '../bitcoin/tx.js';
 import { CharmsError } from '../errors.js';
 import { fromHex, reversed } from '../util/bytes.js';
-import type { BitcoinNetwork, BlockSource, ChainTip, HeaderInfo } from '../sources/block-source.js';
+import { BITCOIN_NETWORKS, type BitcoinNetwork } from '../model/network.js';
+import type { BlockSource, ChainTip, HeaderInfo } from '../sources/block-source.js';
 
 const ZERO = '00'.repeat(32);
 
@@ -65,7 +66,7 @@ export class MemoryChain implements BlockSource {
   private nonce = 0;
 
   constructor(
-    private readonly net: BitcoinNetwork = 'regtest',
+    private readonly net: BitcoinNetwork = BITCOIN_NETWORKS.regtest,
     private time = 1_700_000_000,
   ) {
     this.best.push(this.build(ZERO, 0, []).hash);

@@ -11,7 +11,7 @@ import { startIndexService } from '../../indexer/service.js';
 import { DEFAULT_COMMIT_BLOCKS, DEFAULT_FETCH_AHEAD, DEFAULT_MAX_REORG_DEPTH, DEFAULT_RECENT_TX_BLOCKS, MAX_RECENT_TX_BLOCKS } from '../../indexer/follower.js';
 import { startHeightFor } from '../../indexer/start-height.js';
 import { blockSourceFromConfig, btcSourceFromConfig } from '../../sources/chain-sources.js';
-import type { BitcoinNetwork } from '../../sources/block-source.js';
+import { networkNamed } from '../../model/network.js';
 
 const intOpt = (raw: string | undefined, name: string, min: number, max: number): number | undefined => {
   if (raw === undefined) return undefined;
@@ -43,20 +43,23 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
   });
   const idx = indexSettings(ctx.env, { db: opts.db, zmqUrl: opts['zmq-url'], verifyWorkers: opts['verify-workers'] });
   const apiOnly = opts['api-only'];
-  const netOpt: BitcoinNetwork | undefined = opts.network;
+  // the option's choices are the Bitcoin networks' names
+  const netOpt = opts.network === undefined ? undefined : networkNamed('bitcoin', opts.network);
   const source = blockSourceFromConfig(settings.querySource, netOpt ? { network: netOpt } : {});
   if (!source && !apiOnly)
     throw new CharmsError(
       'CONFIG',
       'charms index needs a node: --rpc-url (BITCOIN_RPC_URL) or --esplora-url (ESPLORA_URL); or --api-only to serve an existing index',
     );
-  const network = netOpt ?? (source ? await source.network() : undefined);
-  if (!network) throw new CharmsError('CONFIG', '--network is required with --api-only and no node');
+  const net = netOpt ?? (source ? await source.network() : undefined);
+  if (!net) throw new CharmsError('CONFIG', '--network is required with --api-only and no node');
   if (source) {
     const nodeNet = await source.network();
-    if (nodeNet !== network) throw new CharmsError('CONFIG', `--network ${network}, but ${source.name} serves ${nodeNet}`);
+    if (nodeNet.id !== net.id) throw new CharmsError('CONFIG', `--network ${net.name}, but ${source.name} serves ${nodeNet.name}`);
   }
-  const startHeight = startHeightFor(network, intOpt(opts['start-height'], 'start-height', 0, 100_000_000));
+  // the index's meta, the API and the default database name it by its CLI name
+  const network = net.name;
+  const startHeight = startHeightFor(net, intOpt(opts['start-height'], 'start-height', 0, 100_000_000));
   const maxReorgDepth = intOpt(opts['max-reorg-depth'], 'max-reorg-depth', 1, 1_000_000) ?? DEFAULT_MAX_REORG_DEPTH;
   const poll = intOpt(opts['poll-interval'], 'poll-interval', 1, 3600);
   const fetchAhead = intOpt(opts['fetch-ahead'], 'fetch-ahead', 1, 64) ?? DEFAULT_FETCH_AHEAD;
@@ -97,7 +100,7 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
         limits: settings.limits,
         zmqUrl: idx.zmqUrl,
         verifyWorkers: idx.verifyWorkers,
-        btcSource: btcSourceFromConfig(settings.querySource, { network: network as BitcoinNetwork }),
+        btcSource: btcSourceFromConfig(settings.querySource, { network: net }),
       });
       started = true;
       return {
