@@ -21,7 +21,7 @@ const TYPES: Record<Engine, Record<string, string>> = {
   postgres: { BLOB: 'bytea', AMOUNT: 'NUMERIC(20,0)', SUM: 'NUMERIC', BIGINT: 'BIGINT', NOROWID: '', SERIAL: 'BIGSERIAL PRIMARY KEY' },
 };
 
-export const ddlFor = (engine: Engine, sql: string): string => sql.replace(/\{([A-Z]+)\}/g, (_, t: string) => TYPES[engine][t]!);
+const ddlFor = (engine: Engine, sql: string): string => sql.replace(/\{([A-Z]+)\}/g, (_, t: string) => TYPES[engine][t]!);
 
 /** Version 1: the whole schema (research note §5.2). */
 const V1 = `
@@ -137,7 +137,7 @@ const isPrivilegeError = (e: unknown): boolean => (e as { code?: unknown }).code
  * the tables of a later migration are readable through the default privileges the writer's role
  * grants (run by that role).
  */
-export const readerGrants = (role: string, database: string, schema: string, writer: string): string[] => [
+const readerGrants = (role: string, database: string, schema: string, writer: string): string[] => [
   `GRANT CONNECT ON DATABASE ${database} TO ${role};`,
   `GRANT USAGE ON SCHEMA ${schema} TO ${role};`,
   `GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role};`,

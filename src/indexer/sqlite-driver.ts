@@ -90,7 +90,7 @@ const READ_MMAP_BYTES = 1 << 30;
 /** How long a read waits for a lock (synchronously: on the event loop), in milliseconds. */
 const READ_BUSY_MS = 100;
 /** How long a write transaction's BEGIN is tried again while another connection holds the write lock. */
-export const WRITE_WAIT_MS = 5000;
+const WRITE_WAIT_MS = 5000;
 /** The first and the longest pause between two tries of a BEGIN. */
 const WRITE_RETRY_FIRST_MS = 10;
 const WRITE_RETRY_MAX_MS = 250;
