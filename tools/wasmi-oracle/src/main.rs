@@ -5,7 +5,7 @@
 //! {"fuel":N,"verdict":"ok"|"trap"|"out_of_fuel"|"invalid","error":"..."}
 //!
 //! Usage: wasmi-oracle [--fuel N] [--seed HEX64] MODULE.wasm [STDIN-FILE]
-//!        wasmi-oracle --batch [--fuel N]   (reads lines "MODULE.wasm<TAB>STDIN-FILE-or-empty<TAB>SEED-or-empty")
+//!        wasmi-oracle --batch [--fuel N]   (reads lines "MODULE.wasm<TAB>STDIN-FILE<TAB>SEED<TAB>FUEL", the last three may be empty)
 //! `fuel` is budget minus the fuel left when the run ended, however it ended.
 use std::io::{BufRead, Write};
 use wasmi::{Caller, CompilationMode, Config, Engine, Extern, Linker, Module, Store, TrapCode};
@@ -274,9 +274,13 @@ fn main() {
                 _ => Vec::new(),
             };
             let sd = parts.get(2).map(|h| parse_seed(h)).unwrap_or([0u8; 32]);
+            let fuel = match parts.get(3) {
+                Some(f) if !f.is_empty() => f.parse().expect("fuel budget"),
+                _ => budget,
+            };
             // A fresh engine per module, as the reference's run sees a module for the first time.
             let engine = Engine::new(&config);
-            writeln!(out, "{}", run(&engine, &wasm, stdin, sd, budget)).unwrap();
+            writeln!(out, "{}", run(&engine, &wasm, stdin, sd, fuel)).unwrap();
             out.flush().unwrap();
         }
         return;
