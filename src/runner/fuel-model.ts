@@ -148,6 +148,9 @@ function numericSig(op: number): { arity: 1 | 2; result: ValType; cmp: boolean }
   return undefined;
 }
 
+/** Translated without an instruction (`i64.extend_i32_u` and the reinterpretations). */
+const REINTERPRETS = new Set<number>([OP.i64ExtendI32U, OP.i32ReinterpretF32, OP.i64ReinterpretF64, OP.f32ReinterpretI32, OP.f64ReinterpretI64]);
+
 const LOAD_TYPES: ValType[] = ['i32', 'i64', 'f32', 'f64', 'i32', 'i32', 'i32', 'i32', 'i64', 'i64', 'i64', 'i64', 'i64', 'i64'];
 
 /** Whether wasmi can encode a register copy of this constant inline (else: constant slot, no copy). */
@@ -463,6 +466,11 @@ class FuelReplay {
   private numeric(op: number, sig: { arity: 1 | 2; result: ValType; cmp: boolean }): void {
     if (sig.arity === 1) {
       const a = this.pop();
+      if (REINTERPRETS.has(op) && a.k !== 'imm') {
+        // wasmi `translate_reinterpret`: no instruction, the operand is only retyped
+        this.stack.push({ ...a, ty: sig.result });
+        return;
+      }
       if (a.k === 'imm') {
         this.stack.push({ k: 'imm', ty: sig.result, v: evalUnary(op, a.v) });
         return;
@@ -550,9 +558,8 @@ class FuelReplay {
   private call(type: FuncType, extraPops: number, tail: boolean): void {
     for (let i = 0; i < extraPops; i++) this.pop();
     for (let i = 0; i < type.params.length; i++) this.pop();
-    // Parameter passing costs 8 bytes per value at 64 bytes per fuel.
-    const cost = 1 + Math.floor((type.params.length * 8) / 64);
-    const id = this.emit(type.results.length === 1 ? 'result' : 'other', this.region, cost);
+    // One instruction (`FuelCostsProvider::call`); parameters are not charged.
+    const id = this.emit(type.results.length === 1 ? 'result' : 'other');
     if (tail) {
       this.reachable = false;
       return;
