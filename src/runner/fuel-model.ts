@@ -27,13 +27,23 @@ export interface FunctionFuel {
    * instruction that opens the region; the charge goes right after that instruction.
    */
   regionFuel: Map<number, number>;
+  /**
+   * Region costs charged right before the instruction at that index: the `else` of an `if`
+   * whose condition is a non-zero constant (wasmi puts its `ConsumeFuel` at the end of `then`).
+   */
+  beforeFuel: Map<number, number>;
+  /**
+   * Implicit `else` regions, keyed by the index of the `end` of an `if` with results and no
+   * `else`: the instrumenter adds an `else` arm that pays it.
+   */
+  implicitElseFuel: Map<number, number>;
 }
 
 type Value = number | bigint | null | undefined; // undefined = constant of unknown value
 
 type Operand = { k: 'local'; ty: ValType; idx: number } | { k: 'temp'; ty: ValType; origin: number } | { k: 'imm'; ty: ValType; v: Value };
 
-type LastKind = 'cmp' | 'result' | 'copy' | 'copy2' | 'other';
+type LastKind = 'cmp' | 'result' | 'copy' | 'copy2' | 'span' | 'other';
 
 interface Frame {
   kind: 'func' | 'block' | 'loop' | 'if' | 'else' | 'dead';
@@ -46,6 +56,11 @@ interface Frame {
   reach?: 'both' | 'then' | 'else';
   thenEndReachable?: boolean;
   elseStack?: Operand[];
+}
+
+/** wasmi `SlotSpan::has_overlapping_copies`. */
+function overlapping(result: number, value: number, len: number): boolean {
+  return len > 1 && value < result && value + len - 1 >= result;
 }
 
 function blockSig(m: ParsedModule, bt: BlockType | undefined): FuncType {
@@ -168,9 +183,16 @@ class FuelReplay {
   private frames: Frame[] = [];
   private reachable = true;
   private nextId = 0;
-  private last: { id: number; kind: LastKind; result?: number; value?: number } | undefined;
+  /**
+   * The last IR instruction (wasmi `last_instr`): what fusion, result relinking and copy merging
+   * look at. Copies keep their slots: `result`/`value` (copy), `result`, `value`, `value1`
+   * (copy2), `result`, `value`, `len` (copy_span).
+   */
+  private last: { id: number; kind: LastKind; result?: number; value?: number; value1?: number; len?: number } | undefined;
   private regionCost: number[] = [];
   private regionAt = new Map<number, number>(); // instr index → region id
+  private beforeAt = new Map<number, number>();
+  private implicitElseAt = new Map<number, number>();
   private readonly localTypes: ValType[];
 
   constructor(
@@ -181,13 +203,12 @@ class FuelReplay {
     this.localTypes = [...type.params, ...body.locals];
   }
 
-  run(instrs: Instr[]): { entry: number; regions: Map<number, number> } {
+  run(instrs: Instr[]): { entry: number; regions: Map<number, number>; before: Map<number, number>; implicitElse: Map<number, number> } {
     const entry = this.newRegion();
     this.frames.push({ kind: 'func', region: entry, height: 0, params: 0, results: this.type.results, branched: false });
     for (let i = 0; i < instrs.length; i++) this.step(instrs[i]!, i);
-    const regions = new Map<number, number>();
-    for (const [at, id] of this.regionAt) regions.set(at, this.regionCost[id]!);
-    return { entry: this.regionCost[entry]!, regions };
+    const costs = (at: Map<number, number>) => new Map([...at].map(([i, id]) => [i, this.regionCost[id]!] as [number, number]));
+    return { entry: this.regionCost[entry]!, regions: costs(this.regionAt), before: costs(this.beforeAt), implicitElse: costs(this.implicitElseAt) };
   }
 
   /** Region of the innermost live frame (wasmi's `stack.consume_fuel_instr()`). */
@@ -226,20 +247,90 @@ class FuelReplay {
     return -1 - pos; // function-local constant slot
   }
 
-  /** A register copy `result ← value`; merges with a preceding copy into `copy2` like wasmi. */
+  /** Slot of an operand for copies; constants get a slot no other operand has. */
+  private copySlot(o: Operand, pos: number): number {
+    return o.k === 'imm' ? -1_000_000 - this.nextId++ : this.slotOf(o, pos);
+  }
+
+  /**
+   * wasmi `encode_copy`: a register copy `result ← value`, none if it is a no-op, merged into
+   * the previous copy (copy → copy2 → copy_span, at no extra fuel) where wasmi merges.
+   */
   private copy(result: number, value: Operand, valuePos: number, region = this.region): void {
     if (value.k === 'imm' && copyImmInline(value.ty, value.v)) {
-      this.emit('other', region);
+      this.emit('other', region); // copy_imm32 & co: not mergeable
       return;
     }
-    const valueSlot = this.slotOf(value, valuePos);
+    const v = this.copySlot(value, valuePos);
+    if (v === result) return;
     const l = this.last;
-    if (l && l.kind === 'copy' && l.result !== undefined && valueSlot !== l.result && (result === l.result + 1 || result === l.result - 1)) {
-      this.last = { id: l.id, kind: 'copy2' };
+    if (l?.kind === 'copy' && v !== l.result) {
+      if (result === l.result! + 1) {
+        this.last = { id: l.id, kind: 'copy2', result: l.result!, value: l.value!, value1: v };
+        return;
+      }
+      if (result === l.result! - 1) {
+        this.last = { id: l.id, kind: 'copy2', result, value: v, value1: l.value! };
+        return;
+      }
+    }
+    if (l?.kind === 'copy2' && l.value! + 1 === l.value1 && result === l.result! + 2 && v === l.value1! + 1 && v !== l.result && v !== l.result! + 1) {
+      this.last = { id: l.id, kind: 'span', result: l.result!, value: l.value!, len: 3 };
+      return;
+    }
+    if (l?.kind === 'span' && result === l.result! + l.len! && v === l.value! + l.len! && !overlapping(l.result!, l.value!, l.len! + 1)) {
+      this.last = { id: l.id, kind: 'span', result: l.result!, value: l.value!, len: l.len! + 1 };
       return;
     }
     const id = this.emit('copy', region);
-    this.last = { id, kind: 'copy', result, value: valueSlot };
+    this.last = { id, kind: 'copy', result, value: v };
+  }
+
+  /** A copy pushed without merging (wasmi's local preservation), which later copies may merge with. */
+  private plainCopy(result: number, value: Operand, valuePos: number, region = this.region): void {
+    const id = this.emit('copy', region);
+    this.last = { id, kind: 'copy', result, value: this.copySlot(value, valuePos) };
+  }
+
+  /** wasmi `encode_copies`: the top `n` operands into the slots from `results` on. */
+  private encodeCopies(results: number, n: number, region = this.region): void {
+    const base = this.stack.length - n;
+    if (n <= 0 || base < 0) return;
+    if (n === 1) return this.copy(results, this.stack[base]!, base, region);
+    const slots = this.stack.slice(base).map((o, i) => this.copySlot(o, base + i));
+    if (n === 2) {
+      if (slots[0] === results && slots[1] === results + 1) return;
+      const id = this.emit('copy2', region);
+      this.last = { id, kind: 'copy2', result: results, value: slots[0]!, value1: slots[1]! };
+      return;
+    }
+    let a = 0;
+    while (a < n && this.stack[base + a]!.k !== 'imm' && slots[a] === results + a) a++;
+    let b = n;
+    while (b > a && this.stack[base + b - 1]!.k !== 'imm' && slots[b - 1] === results + b - 1) b--;
+    const k = b - a;
+    if (k === 0) return;
+    if (k === 1) return this.copy(results + a, this.stack[base + a]!, base + a, region);
+    if (k === 2) {
+      const id = this.emit('copy2', region);
+      this.last = { id, kind: 'copy2', result: results + a, value: slots[a]!, value1: slots[a + 1]! };
+      return;
+    }
+    // copy_span / copy_many: charged by the number of values only (8 bytes each, 64 per fuel)
+    const contiguous = this.stack.slice(base + a, base + b).every((o, i) => o.k !== 'imm' && slots[a + i] === slots[a]! + i);
+    const id = this.emit(contiguous ? 'span' : 'other', region, Math.floor((n * 8) / 64));
+    this.last = contiguous ? { id, kind: 'span', result: results + a, value: slots[a]!, len: n } : { id, kind: 'other' };
+  }
+
+  /** wasmi `move_operands_to_temp`: the top `n` non-temporary operands copied to their temp slots, top first. */
+  private moveToTemps(n: number): void {
+    for (let d = 0; d < n; d++) {
+      const pos = this.stack.length - 1 - d;
+      const o = this.stack[pos];
+      if (!o || o.k === 'temp') continue;
+      this.copy(this.localTypes.length + pos, o, pos);
+      this.stack[pos] = { k: 'temp', ty: o.ty, origin: -1 };
+    }
   }
 
   /** wasmi `immediate_to_reg`: constants not encodable inline get a register copy. */
@@ -248,12 +339,26 @@ class FuelReplay {
   }
 
   private preserveAllLocals(): void {
-    for (let p = 0; p < this.stack.length; p++) {
+    for (let p = this.stack.length - 1; p >= 0; p--) {
       const o = this.stack[p]!;
       if (o.k !== 'local') continue;
-      this.copy(this.localTypes.length + p, o, p);
+      this.plainCopy(this.localTypes.length + p, o, p);
       this.stack[p] = { k: 'temp', ty: o.ty, origin: -1 };
     }
+  }
+
+  /** wasmi `try_form_regspan`: the top `n` operands sit in consecutive slots (no constants). */
+  private formsSpan(n: number): boolean {
+    const base = this.stack.length - n;
+    let prev = -2;
+    for (let p = base; p < this.stack.length; p++) {
+      const o = this.stack[p]!;
+      if (o.k === 'imm') return false;
+      const slot = this.slotOf(o, p);
+      if (p > base && slot !== prev + 1) return false;
+      prev = slot;
+    }
+    return true;
   }
 
   private isFusableCmp(o: Operand): boolean {
@@ -275,16 +380,7 @@ class FuelReplay {
 
   /** Copies the top `n` operands into the result slots of frame `f` (no-ops skipped). */
   private copyBranchValues(f: Frame, region = this.region): void {
-    const n = this.branchParams(f);
-    const base = this.stack.length - n;
-    for (let i = 0; i < n; i++) {
-      const pos = base + i;
-      const o = this.stack[pos];
-      if (!o) continue;
-      const target = this.localTypes.length + f.height + i;
-      if (o.k === 'temp' && pos === f.height + i) continue;
-      this.copy(target, o, pos, region);
-    }
+    this.encodeCopies(this.localTypes.length + f.height, this.branchParams(f), region);
   }
 
   private encodeReturn(region = this.region): void {
@@ -324,7 +420,7 @@ class FuelReplay {
       case OP.else:
         return this.else(index);
       case OP.end:
-        return this.end();
+        return this.end(index);
     }
     if (!this.reachable) return;
     const num = numericSig(op);
@@ -511,10 +607,10 @@ class FuelReplay {
       if (tee) this.stack.push(input);
       return;
     }
-    for (let p = 0; p < this.stack.length; p++) {
+    for (let p = this.stack.length - 1; p >= 0; p--) {
       const o = this.stack[p]!;
       if (o.k === 'local' && o.idx === idx) {
-        this.copy(this.localTypes.length + p, o, p);
+        this.plainCopy(this.localTypes.length + p, o, p);
         this.stack[p] = { k: 'temp', ty: o.ty, origin: -1 };
       }
     }
@@ -596,14 +692,7 @@ class FuelReplay {
     if (targets.every((t) => t === ins.a)) return this.br(ins.a);
     const def = this.frames[this.frames.length - 1 - ins.a];
     const n = def ? this.branchParams(def) : 0;
-    if (n > 0) {
-      // move non-temporary values into temporaries so they form a register span
-      const base = this.stack.length - n;
-      for (let p = base; p < this.stack.length; p++) {
-        const o = this.stack[p]!;
-        if (o.k !== 'temp') this.copy(this.localTypes.length + p, o, p);
-      }
-    }
+    if (n > 0 && !this.formsSpan(n)) this.moveToTemps(n); // wasmi `try_form_regspan_or_move`
     this.emit('other');
     for (const t of [...targets, ins.a]) {
       const f = this.frames[this.frames.length - 1 - t];
@@ -634,13 +723,7 @@ class FuelReplay {
     if (ins.op === OP.loop) {
       this.preserveAllLocals();
       const base = this.stack.length - sig.params.length;
-      for (let p = base; p < this.stack.length; p++) {
-        const o = this.stack[p]!;
-        if (o.k !== 'temp') {
-          this.copy(this.localTypes.length + p, o, p);
-          this.stack[p] = { k: 'temp', ty: o.ty, origin: -1 };
-        }
-      }
+      this.moveToTemps(sig.params.length);
       const region = this.newRegion(index);
       this.resetLast();
       this.frames.push(frameOf('loop', region, base));
@@ -680,7 +763,11 @@ class FuelReplay {
       }
       this.resetLast();
     }
-    f.region = this.newRegion(index);
+    if (f.reach === 'then') {
+      // the else arm is dead, but wasmi still emits its ConsumeFuel, which `then` falls into
+      f.region = this.newRegion();
+      this.beforeAt.set(index, f.region);
+    } else f.region = this.newRegion(index);
     f.kind = 'else';
     f.thenEndReachable = thenEndReachable;
     this.reachable = f.reach !== 'then';
@@ -688,7 +775,7 @@ class FuelReplay {
     this.frames.push(f);
   }
 
-  private end(): void {
+  private end(index: number): void {
     const f = this.frames.pop();
     if (!f) return;
     switch (f.kind) {
@@ -710,13 +797,17 @@ class FuelReplay {
       }
       case 'if': {
         if (f.reach === 'both') {
-          // Multi-value `if` without `else` also gets an implicit else region in wasmi;
-          // that rare case is not instrumented (its cost is left out).
           if (this.reachable && f.results.length > 0) {
             this.copyBranchValues(f, f.region);
             this.emit('other', f.region);
           }
           this.stack = (f.elseStack ?? []).slice();
+          if (f.results.length > 0) {
+            // an `if` with results and no `else`: wasmi adds an else region copying the params
+            const region = this.newRegion();
+            this.implicitElseAt.set(index, region);
+            this.copyBranchValues(f, region);
+          }
           this.pushFrameResults(f);
           this.reachable = true;
           this.resetLast();
@@ -759,10 +850,12 @@ export function functionFuel(m: ParsedModule, definedIndex: number, body: Decode
   const type = m.types[typeIndex] ?? { params: [], results: [] };
   const bodyBytes = m.bodies[definedIndex]!;
   const replay = new FuelReplay(m, type, body);
-  const { entry, regions } = replay.run(body.instrs);
+  const { entry, regions, before, implicitElse } = replay.run(body.instrs);
   return {
     compileFuel: COMPILE_FUEL_PER_BYTE * (bodyBytes.end - bodyBytes.start),
     entryFuel: entry,
     regionFuel: regions,
+    beforeFuel: before,
+    implicitElseFuel: implicitElse,
   };
 }

@@ -138,6 +138,13 @@ function instrumentBody(m: ParsedModule, definedIndex: number, g: Indices, out: 
   body.instrs.forEach((ins, i) => {
     const op = ins.op;
     const raw = src.subarray(ins.start, ins.end);
+    const before = fuel.beforeFuel.get(i);
+    if (before !== undefined) chargeConst(w, g, before);
+    const implicitElse = fuel.implicitElseFuel.get(i);
+    if (implicitElse !== undefined) {
+      w.byte(OP.else); // the `if` has results = params and no else: the new arm passes them on
+      chargeConst(w, g, implicitElse);
+    }
     if (op === OP.memoryInit || op === OP.memoryCopy || op === OP.memoryFill) {
       // memory.init / memory.copy / memory.fill: len / 64 fuel, charged after wasmi's bounds
       // check (an out-of-bounds access traps uncharged); charging after the copy itself gives
