@@ -771,7 +771,8 @@ class FuelReplay {
     f.kind = 'else';
     f.thenEndReachable = thenEndReachable;
     this.reachable = f.reach !== 'then';
-    this.stack = (f.elseStack ?? []).slice();
+    // wasmi `push_else_operands`: only an if with both arms live restarts from its params
+    if (f.reach === 'both') this.stack = (f.elseStack ?? []).slice();
     this.frames.push(f);
   }
 
@@ -833,10 +834,9 @@ class FuelReplay {
   }
 
   private endOneArm(f: Frame, endReachable: boolean): void {
+    // wasmi `translate_end_if_or_else_only`: the live arm's operands stay unless branched to
     if (f.branched) {
       if (endReachable) this.copyBranchValues(f, f.region);
-      this.pushFrameResults(f);
-    } else {
       this.pushFrameResults(f);
     }
     this.reachable = endReachable || f.branched;
