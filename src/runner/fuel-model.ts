@@ -91,6 +91,12 @@ const I32_BIN: Record<number, (a: number, b: number) => number | undefined> = {
   [OP.i32Shl]: (a, b) => a << b,
   [OP.i32ShrS]: (a, b) => a >> b,
   [OP.i32ShrU]: (a, b) => (a >>> b) | 0,
+  [OP.i32Rotl]: (a, b) => (a << (b & 31)) | (a >>> ((32 - (b & 31)) & 31)),
+  [OP.i32Rotr]: (a, b) => (a >>> (b & 31)) | (a << ((32 - (b & 31)) & 31)),
+  [OP.i32DivS]: (a, b) => (b === 0 || (a === -0x80000000 && b === -1) ? undefined : (a / b) | 0),
+  [OP.i32DivU]: (a, b) => (b === 0 ? undefined : ((a >>> 0) / (b >>> 0)) | 0),
+  [OP.i32RemS]: (a, b) => (b === 0 ? undefined : b === -1 ? 0 : a % b | 0),
+  [OP.i32RemU]: (a, b) => (b === 0 ? undefined : (a >>> 0) % (b >>> 0) | 0),
 };
 const I64_BIN: Record<number, (a: bigint, b: bigint) => bigint> = {
   [OP.i64Add]: (a, b) => a + b,
@@ -100,6 +106,25 @@ const I64_BIN: Record<number, (a: bigint, b: bigint) => bigint> = {
   [OP.i64Or]: (a, b) => a | b,
   [OP.i64Xor]: (a, b) => a ^ b,
   [OP.i64Shl]: (a, b) => a << (b & 63n),
+  [OP.i64ShrS]: (a, b) => a >> (b & 63n),
+  [OP.i64ShrU]: (a, b) => BigInt.asUintN(64, a) >> (b & 63n),
+  [OP.i64Rotl]: (a, b) => {
+    const u = BigInt.asUintN(64, a);
+    const k = b & 63n;
+    return (u << k) | (u >> ((64n - k) & 63n));
+  },
+  [OP.i64Rotr]: (a, b) => {
+    const u = BigInt.asUintN(64, a);
+    const k = b & 63n;
+    return (u >> k) | (u << ((64n - k) & 63n));
+  },
+};
+/** Fallible 64-bit ops: undefined where wasm traps. */
+const I64_DIV: Record<number, (a: bigint, b: bigint) => bigint | undefined> = {
+  [OP.i64DivS]: (a, b) => (b === 0n || (a === -(2n ** 63n) && b === -1n) ? undefined : a / b),
+  [OP.i64DivU]: (a, b) => (b === 0n ? undefined : BigInt.asUintN(64, a) / BigInt.asUintN(64, b)),
+  [OP.i64RemS]: (a, b) => (b === 0n ? undefined : a % b),
+  [OP.i64RemU]: (a, b) => (b === 0n ? undefined : BigInt.asUintN(64, a) % BigInt.asUintN(64, b)),
 };
 const I64_CMP: Record<number, (a: bigint, b: bigint) => boolean> = {
   [OP.i64Eq]: (a, b) => a === b,
@@ -118,6 +143,10 @@ function evalBinary(op: number, a: Value, b: Value): Value {
   if (typeof a === 'number' && typeof b === 'number' && I32_BIN[op]) return I32_BIN[op]!(a, b);
   if (typeof a === 'bigint' && typeof b === 'bigint') {
     if (I64_BIN[op]) return BigInt.asIntN(64, I64_BIN[op]!(a, b));
+    if (I64_DIV[op]) {
+      const v = I64_DIV[op]!(a, b);
+      return v === undefined ? undefined : BigInt.asIntN(64, v);
+    }
     if (I64_CMP[op]) return +I64_CMP[op]!(a, b);
   }
   return undefined;
@@ -579,6 +608,17 @@ class FuelReplay {
     if (a.k === 'imm' && b.k === 'imm') {
       this.stack.push({ k: 'imm', ty: sig.result, v: evalBinary(op, a.v, b.v) });
       return;
+    }
+    // wasmi `translate_shift`: by a multiple of the bit width is a no-op, of a zero is zero
+    if ((op >= OP.i32Shl && op <= OP.i32Rotr) || (op >= OP.i64Shl && op <= OP.i64Rotr)) {
+      if (b.k === 'imm' && (typeof b.v === 'number' ? (b.v & 31) === 0 : typeof b.v === 'bigint' && (b.v & 63n) === 0n)) {
+        this.stack.push(a);
+        return;
+      }
+      if (a.k === 'imm' && (a.v === 0 || a.v === 0n)) {
+        this.stack.push(a);
+        return;
+      }
     }
     // `x == 0` / `x != 0` on a fresh compare result: wasmi negates/keeps the compare in place.
     const isEq = op === OP.i32Eq || op === OP.i64Eq;
