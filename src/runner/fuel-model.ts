@@ -152,12 +152,34 @@ function evalBinary(op: number, a: Value, b: Value): Value {
   return undefined;
 }
 
+function popcount(u: bigint): number {
+  let n = 0;
+  for (let x = u; x; x &= x - 1n) n++;
+  return n;
+}
+
 function evalUnary(op: number, a: Value): Value {
   if (op === OP.i32Eqz && typeof a === 'number') return +(a === 0);
   if (op === OP.i64Eqz && typeof a === 'bigint') return +(a === 0n);
   if (op === OP.i32WrapI64 && typeof a === 'bigint') return Number(BigInt.asIntN(32, a));
   if (op === OP.i64ExtendI32S && typeof a === 'number') return BigInt(a);
   if (op === OP.i64ExtendI32U && typeof a === 'number') return BigInt(a >>> 0);
+  if (typeof a === 'number') {
+    if (op === OP.i32Clz) return Math.clz32(a);
+    if (op === OP.i32Ctz) return a === 0 ? 32 : 31 - Math.clz32(a & -a);
+    if (op === OP.i32Popcnt) return popcount(BigInt(a >>> 0));
+    if (op === OP.i32Extend8S) return (a << 24) >> 24;
+    if (op === OP.i32Extend16S) return (a << 16) >> 16;
+  }
+  if (typeof a === 'bigint') {
+    const u = BigInt.asUintN(64, a);
+    if (op === OP.i64Clz) return BigInt(u === 0n ? 64 : 64 - u.toString(2).length);
+    if (op === OP.i64Ctz) return BigInt(u === 0n ? 64 : u.toString(2).length - u.toString(2).lastIndexOf('1') - 1);
+    if (op === OP.i64Popcnt) return BigInt(popcount(u));
+    if (op === OP.i64Extend8S) return BigInt.asIntN(8, a);
+    if (op === OP.i64Extend16S) return BigInt.asIntN(16, a);
+    if (op === OP.i64Extend32S) return BigInt.asIntN(32, a);
+  }
   return undefined;
 }
 
