@@ -586,18 +586,27 @@ class FuelReplay {
       case OP.elemDrop:
         this.emit('other');
         return;
-      case OP.tableGrow:
-        this.pop();
-        this.pop();
+      case OP.tableGrow: {
+        const delta = this.pop();
+        const value = this.pop();
+        if (!(delta.k === 'imm' && delta.v === 0)) {
+          this.immToReg(value);
+          this.immToReg(delta);
+        }
         return this.pushResult('i32', 'result');
+      }
       case OP.tableSize:
         return this.pushResult('i32', 'result');
-      case OP.tableFill:
-        this.pop();
-        this.pop();
-        this.pop();
+      case OP.tableFill: {
+        const len = this.pop();
+        const value = this.pop();
+        const dst = this.pop();
+        this.immToReg(dst);
+        this.immToReg(value);
+        this.immToReg(len);
         this.emit('other');
         return;
+      }
     }
     if (op >= OP.i32Load && op <= OP.i64Load32U) {
       this.pop();
@@ -627,6 +636,16 @@ class FuelReplay {
     }
     const b = this.pop();
     const a = this.pop();
+    if ((op >= OP.i32DivS && op <= OP.i32RemU) || (op >= OP.i64DivS && op <= OP.i64RemU)) {
+      // wasmi `translate_divrem`: a division by a constant zero (or a constant overflow) is a trap
+      const known = (o: Operand) => o.k === 'imm' && (typeof o.v === 'number' || typeof o.v === 'bigint');
+      const zero = b.k === 'imm' && (b.v === 0 || b.v === 0n);
+      if (zero || (known(a) && known(b) && evalBinary(op, a.k === 'imm' ? a.v : 0, b.k === 'imm' ? b.v : 0) === undefined)) {
+        this.emit('other');
+        this.reachable = false;
+        return;
+      }
+    }
     if (a.k === 'imm' && b.k === 'imm') {
       this.stack.push({ k: 'imm', ty: sig.result, v: evalBinary(op, a.v, b.v) });
       return;
