@@ -95,8 +95,8 @@ const I32_BIN: Record<number, (a: number, b: number) => number | undefined> = {
   [OP.i32Rotr]: (a, b) => (a >>> (b & 31)) | (a << ((32 - (b & 31)) & 31)),
   [OP.i32DivS]: (a, b) => (b === 0 || (a === -0x80000000 && b === -1) ? undefined : (a / b) | 0),
   [OP.i32DivU]: (a, b) => (b === 0 ? undefined : ((a >>> 0) / (b >>> 0)) | 0),
-  [OP.i32RemS]: (a, b) => (b === 0 ? undefined : b === -1 ? 0 : a % b | 0),
-  [OP.i32RemU]: (a, b) => (b === 0 ? undefined : (a >>> 0) % (b >>> 0) | 0),
+  [OP.i32RemS]: (a, b) => (b === 0 ? undefined : b === -1 ? 0 : (a % b) | 0),
+  [OP.i32RemU]: (a, b) => (b === 0 ? undefined : ((a >>> 0) % (b >>> 0)) | 0),
 };
 const I64_BIN: Record<number, (a: bigint, b: bigint) => bigint> = {
   [OP.i64Add]: (a, b) => a + b,

@@ -11,6 +11,9 @@ import { corpusPath, runOracle, type CorpusCase } from './corpus.js';
 import { randomModuleWat } from './random-module.js';
 import { watToWasm } from './wat.js';
 import { TOAD_NFT_MINT_STDIN } from './stdin-vectors.js';
+import { appScenarios, APP_BINARIES } from './app-scenarios.js';
+import { appsDir, appsVectorsPath, readAppBinary, type AppFuelFact } from './apps-dir.js';
+import { existsSync } from 'node:fs';
 
 async function main(): Promise<void> {
   const oracle = process.env.WASMI_ORACLE;
@@ -50,6 +53,22 @@ async function main(): Promise<void> {
   writeFileSync(corpusPath(), `${JSON.stringify(corpus, null, 0).replaceAll('},{"name"', '},\n{"name"')}\n`);
   const by = new Map<string, number>();
   for (const r of results) by.set(r.verdict, (by.get(r.verdict) ?? 0) + 1);
+  if (existsSync(appsDir())) {
+    const scenarios = appScenarios();
+    const res = runOracle(
+      oracle,
+      scenarios.map((sc) => ({ wasm: readAppBinary(sc.binary), stdin: sc.stdin })),
+    );
+    const facts: AppFuelFact[] = scenarios.map((sc, i) => ({
+      name: sc.name,
+      binary: sc.binary,
+      sha256: APP_BINARIES[sc.binary],
+      fuel: res[i]!.fuel,
+      verdict: res[i]!.verdict,
+    }));
+    writeFileSync(appsVectorsPath(), `${JSON.stringify({ oracle: corpus.oracle, scenarios: facts }, null, 1)}\n`);
+    console.log(`${facts.length} published-app scenarios recorded from ${appsDir()}`);
+  }
   console.log(`${cases.length} cases (${skipped} random seeds skipped): ${[...by].map(([k, v]) => `${k} ${v}`).join(', ')}`);
 }
 
