@@ -41,7 +41,15 @@ export interface FunctionFuel {
 
 type Value = number | bigint | null | undefined; // undefined = constant of unknown value
 
-type Operand = { k: 'local'; ty: ValType; idx: number } | { k: 'temp'; ty: ValType; origin: number } | { k: 'imm'; ty: ValType; v: Value };
+/**
+ * Temporaries carry `origin`, the instruction that produced them as wasmi's `TempOperand::instr`
+ * (what branch and eqz fusion check; -1 when none), and `src`, the instruction whose result
+ * register holds them (what select fusion and result relinking check), which survives
+ * reinterpretations that drop the origin.
+ */
+type Operand = { k: 'local'; ty: ValType; idx: number } | { k: 'temp'; ty: ValType; origin: number; src?: number } | { k: 'imm'; ty: ValType; v: Value };
+
+const srcOf = (o: Operand & { k: 'temp' }): number => o.src ?? o.origin;
 
 type LastKind = 'cmp' | 'result' | 'copy' | 'copy2' | 'span' | 'other';
 
@@ -624,7 +632,7 @@ class FuelReplay {
       const a = this.pop();
       if (REINTERPRETS.has(op) && a.k !== 'imm') {
         // wasmi `translate_reinterpret`: no instruction, the operand is only retyped
-        this.stack.push({ ...a, ty: sig.result });
+        this.stack.push(a.k === 'temp' ? { k: 'temp', ty: sig.result, origin: -1, src: srcOf(a) } : { ...a, ty: sig.result });
         return;
       }
       if (a.k === 'imm') {
@@ -697,7 +705,7 @@ class FuelReplay {
     }
     if (tee) this.stack.push(input.k === 'imm' ? input : { k: 'local', ty: input.ty, idx });
     const l = this.last;
-    if (input.k === 'temp' && l !== undefined && input.origin === l.id && (l.kind === 'result' || l.kind === 'cmp' || l.kind === 'copy')) {
+    if (input.k === 'temp' && l !== undefined && srcOf(input) === l.id && (l.kind === 'result' || l.kind === 'cmp' || l.kind === 'copy')) {
       this.last = { id: l.id, kind: 'other' }; // result rewritten in place
       return;
     }
@@ -723,7 +731,7 @@ class FuelReplay {
     }
     this.immToReg(t);
     this.immToReg(f);
-    if (this.isFusableCmp(cond)) {
+    if (cond.k === 'temp' && this.last?.kind === 'cmp' && srcOf(cond) === this.last.id) {
       const id = this.nextId++;
       this.last = { id, kind: 'result' };
       this.stack.push({ k: 'temp', ty: t.ty, origin: id });

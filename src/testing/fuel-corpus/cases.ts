@@ -437,6 +437,21 @@ function constFoldCases(): WatCase[] {
     { name: 'select-imm-operands', extra: sink, body: loopN(3, '(global.set $s (select (i32.const 1) (i32.const 2) (local.get $i)))') },
     { name: 'select-i64-big-imm', extra: sink, body: loopN(3, '(global.set $s64 (select (i64.const 0x1234567890) (i64.const 2) (local.get $i)))') },
     { name: 'drop-values', extra: sink, body: loopN(3, '(drop (local.get $i)) (drop (i32.const 1)) (drop (i32.add (local.get $i) (i32.const 1)))') },
+    {
+      name: 'reinterpret-drops-origin-eqz',
+      extra: sink,
+      body: `(local $a i32) (local $b i32) ${loopN(3, '(global.set $s (i64.eqz (i64.extend_i32_u (i32.ge_s (local.get $a) (local.get $i)))))')}`,
+    },
+    {
+      name: 'reinterpret-keeps-register-local.set',
+      extra: sink,
+      body: `(local $w i64) ${loopN(3, '(local.set $w (i64.extend_i32_u (i32.add (local.get $i) (i32.const 9)))) (global.set $s64 (local.get $w))')}`,
+    },
+    {
+      name: 'reinterpret-br_if-no-fusion',
+      extra: sink,
+      body: loopN(4, '(block $b (br_if $b (i32.wrap_i64 (i64.extend_i32_u (i32.lt_u (local.get $i) (i32.const 2))))) (global.set $s (local.get $i)))'),
+    },
     { name: 'nop-heavy', body: loopN(3, '(nop) (nop) (nop)') },
     {
       name: 'sign-ext-sat',
