@@ -4,11 +4,13 @@
  * wasmi translates wasm into a register IR and places one `ConsumeFuel` instruction at each
  * function entry, loop header, `if` arm and `else` arm. Each carries the static sum of the IR
  * instructions charged to that region (each costs 1), paid whenever the region is entered.
- * This module replays the parts of wasmi's translator that decide how many IR instructions a
- * wasm instruction becomes: operands that are locals/constants are folded into instructions,
- * compares fuse into the following branch/select, `local.set` rewrites the previous result,
- * constants that must live in registers cost a copy, and so on. Unusual corners (multi-value
- * `if` without `else`, constant-folded traps) are approximated; the runner's docs say so.
+ * This module replays the parts of wasmi's translator (crates/wasmi/src/engine/translator at
+ * v1.1.0) that decide how many IR instructions a wasm instruction becomes: operands that are
+ * locals/constants are folded into instructions, constants fold, compares fuse into the
+ * following branch/select/eqz, `local.set` relinks the previous result, copies are encoded as
+ * wasmi encodes them (copy, copy2, copy_span/copy_many charged by length, merged, no-ops
+ * dropped), and so on. Its equality with wasmi is checked on the committed corpus
+ * (vectors/runner-fuel/, src/runner/fuel-corpus.test.ts) and by `npm run fuzz:fuel`.
  */
 import { funcTypeOf, type FuncType, type ParsedModule, type ValType } from './wasm-module.js';
 import type { BlockType, DecodedBody, Instr } from './wasm-code.js';
