@@ -2,7 +2,8 @@
  * Differential fuzzing of the runner's cycles against the wasmi oracle (tools/wasmi-oracle), for
  * a machine where it is built: fresh modules from the seeded generator (seeds past the committed
  * corpus' 1–2000), each run by both; prints every difference and exits 1 if there is one.
- *   WASMI_ORACLE=/path/to/wasmi-oracle npm run fuzz:fuel -- [--from N] [--count N]
+ *   WASMI_ORACLE=/path/to/wasmi-oracle npm run fuzz:fuel -- [--from N] [--count N] [--extended]
+ * (`--extended`: with floats and multi-value blocks).
  */
 import { runApp, shutdownRunner } from '../../runner/index.js';
 import { runOracle } from './corpus.js';
@@ -18,11 +19,12 @@ async function main(): Promise<void> {
   };
   const from = arg('--from', 100_000);
   const count = arg('--count', 5000);
+  const extended = process.argv.includes('--extended');
   let differ = 0;
   let compared = 0;
   for (let start = from; start < from + count; start += 500) {
     const batch: { seed: number; wasm: Uint8Array }[] = [];
-    for (let seed = start; seed < Math.min(start + 500, from + count); seed++) batch.push({ seed, wasm: await watToWasm(`random-${seed}.wat`, randomModuleWat(seed)) });
+    for (let seed = start; seed < Math.min(start + 500, from + count); seed++) batch.push({ seed, wasm: await watToWasm(`random-${seed}.wat`, randomModuleWat(seed, { extended })) });
     const expected = runOracle(
       oracle,
       batch.map((b) => ({ wasm: b.wasm })),

@@ -5,7 +5,14 @@
  * and stores, bulk memory, `memory.grow`, calls (direct, indirect, tail) with several
  * parameters and results, and occasional traps.
  */
-type Ty = 'i32' | 'i64';
+type Ty = 'i32' | 'i64' | 'f32' | 'f64';
+type FTy = 'f32' | 'f64';
+
+/** Extra features, off for the committed corpus (its seeds must keep producing the same modules). */
+export interface GenOptions {
+  /** f32/f64 locals, globals, arithmetic, compares, conversions; multi-value blocks. */
+  extended?: boolean;
+}
 
 class Rng {
   private s: number;
@@ -38,12 +45,15 @@ interface Fn {
   results: Ty[];
 }
 
-const BIN: Record<Ty, string[]> = {
+const BIN: Record<'i32' | 'i64', string[]> = {
   i32: ['add', 'sub', 'mul', 'and', 'or', 'xor', 'shl', 'shr_u', 'shr_s', 'rotl', 'rotr', 'div_u', 'rem_u', 'div_s', 'rem_s'],
   i64: ['add', 'sub', 'mul', 'and', 'or', 'xor', 'shl', 'shr_u', 'shr_s', 'rotl', 'div_u', 'rem_s'],
 };
 const CMP = ['eq', 'ne', 'lt_s', 'lt_u', 'gt_s', 'gt_u', 'le_s', 'le_u', 'ge_s', 'ge_u'];
-const UN: Record<Ty, string[]> = { i32: ['clz', 'ctz', 'popcnt', 'extend8_s', 'extend16_s'], i64: ['clz', 'ctz', 'popcnt', 'extend32_s'] };
+const FBIN = ['add', 'sub', 'mul', 'div', 'min', 'max', 'copysign'];
+const FUN = ['abs', 'neg', 'ceil', 'floor', 'trunc', 'nearest', 'sqrt'];
+const FCMP = ['eq', 'ne', 'lt', 'gt', 'le', 'ge'];
+const UN: Record<'i32' | 'i64', string[]> = { i32: ['clz', 'ctz', 'popcnt', 'extend8_s', 'extend16_s'], i64: ['clz', 'ctz', 'popcnt', 'extend32_s'] };
 
 class Gen {
   private locals: Ty[] = [];
@@ -58,7 +68,67 @@ class Gen {
     private readonly r: Rng,
     private readonly fns: Fn[],
     private readonly trapRate: number,
+    private readonly extended = false,
   ) {}
+
+  private fconst(ty: FTy): string {
+    return `(${ty}.const ${this.r.pick(['0', '-0', '1.5', '-2.25', '1e10', '3.0e-5', '100', '0.1', '-7', '65536.5'])})`;
+  }
+
+  private fexpr(ty: FTy, d: number): string {
+    const r = this.r;
+    this.size++;
+    if (d <= 0 || this.size > 400 || r.chance(0.3)) {
+      const l = this.localOf(ty);
+      if (l !== undefined && r.chance(0.6)) return `(local.get ${l})`;
+      if (r.chance(0.15)) return `(global.get $g${ty})`;
+      return this.fconst(ty);
+    }
+    const other: FTy = ty === 'f32' ? 'f64' : 'f32';
+    switch (r.int(8)) {
+      case 0:
+      case 1:
+        return `(${ty}.${r.pick(FBIN)} ${this.fexpr(ty, d - 1)} ${this.fexpr(ty, d - 1)})`;
+      case 2:
+        return `(${ty}.${r.pick(FUN)} ${this.fexpr(ty, d - 1)})`;
+      case 3:
+        return `(select ${this.fexpr(ty, d - 1)} ${this.fexpr(ty, d - 1)} ${this.expr('i32', d - 1)})`;
+      case 4:
+        return `(${ty}.load offset=${r.pick([0, 8])} ${this.addr()})`;
+      case 5: {
+        const it = r.pick<'i32' | 'i64'>(['i32', 'i64']);
+        return `(${ty}.convert_${it}_${r.pick(['s', 'u'])} ${this.expr(it, d - 1)})`;
+      }
+      case 6:
+        return `(${ty}.${ty === 'f32' ? 'demote_f64' : 'promote_f32'} ${this.fexpr(other, d - 1)})`;
+      default: {
+        const f = this.fns.filter((f) => f.results.length === 1 && f.results[0] === ty);
+        if (!f.length) return this.fconst(ty);
+        const fn = r.pick(f);
+        return `(call ${fn.name} ${fn.params.map((p) => this.expr(p, d - 1)).join(' ')})`;
+      }
+    }
+  }
+
+  /** An i32/i64 computed from floats (compares, saturating truncations). */
+  private fromFloat(ty: 'i32' | 'i64', d: number): string {
+    const r = this.r;
+    const ft = r.pick<FTy>(['f32', 'f64']);
+    if (ty === 'i32' && r.chance(0.6)) return `(${ft}.${r.pick(FCMP)} ${this.fexpr(ft, d - 1)} ${this.fexpr(ft, d - 1)})`;
+    return `(${ty}.trunc_sat_${ft}_${r.pick(['s', 'u'])} ${this.fexpr(ft, d - 1)})`;
+  }
+
+  /** A block with two results, branched out of with both values, its results consumed by global stores. */
+  private multiValueBlock(d: number): string {
+    const r = this.r;
+    const t1 = r.pick<Ty>(['i32', 'i64', 'f64']);
+    const t2 = r.pick<Ty>(['i32', 'i64', 'f32']);
+    const name = `$b${this.labelId++}`;
+    this.labels.push({ name, results: [t1, t2] });
+    const body = `${this.stmts(d - 1, 2)} (br_if ${name} ${this.expr(t1, d - 1)} ${this.expr(t2, d - 1)} ${this.expr('i32', d - 1)}) (drop) (drop) ${this.stmts(d - 1, 1)} ${this.expr(t1, d - 1)} ${this.expr(t2, d - 1)}`;
+    this.labels.pop();
+    return `(block ${name} (result ${t1} ${t2}) ${body}) (global.set $g${t2}) (global.set $g${t1})`;
+  }
 
   private constOf(ty: Ty): string {
     const r = this.r;
@@ -78,7 +148,9 @@ class Gen {
   }
 
   expr(ty: Ty, d: number): string {
+    if (ty === 'f32' || ty === 'f64') return this.fexpr(ty, d);
     const r = this.r;
+    if (this.extended && d > 0 && r.chance(0.12)) return this.fromFloat(ty, d);
     this.size++;
     if (d <= 0 || this.size > 400 || r.chance(0.25)) {
       const l = this.localOf(ty);
@@ -170,7 +242,8 @@ class Gen {
   stmt(d: number): string {
     const r = this.r;
     this.size++;
-    const ty = r.pick<Ty>(['i32', 'i32', 'i64']);
+    const ty = this.extended ? r.pick<Ty>(['i32', 'i32', 'i64', 'f32', 'f64']) : r.pick<Ty>(['i32', 'i32', 'i64']);
+    if (this.extended && d > 0 && this.size <= 400 && r.chance(0.08)) return this.multiValueBlock(d);
     if (d <= 0 || this.size > 400) {
       const l = this.localOf(ty);
       return l === undefined ? `(global.set $g${ty} ${this.expr(ty, 0)})` : `(local.set ${l} ${this.expr(ty, 1)})`;
@@ -186,7 +259,7 @@ class Gen {
       case 3:
         return `(global.set $g${ty} ${this.expr(ty, d)})`;
       case 4: {
-        const stores = ty === 'i32' ? ['i32.store', 'i32.store8', 'i32.store16'] : ['i64.store', 'i64.store32', 'i64.store8'];
+        const stores = ty === 'i32' ? ['i32.store', 'i32.store8', 'i32.store16'] : ty === 'i64' ? ['i64.store', 'i64.store32', 'i64.store8'] : [`${ty}.store`];
         return `(${r.pick(stores)} offset=${r.pick([0, 8])} ${this.addr()} ${this.expr(ty, d - 1)})`;
       }
       case 5:
@@ -274,27 +347,28 @@ class Gen {
 }
 
 /** One module, deterministic in `seed`. */
-export function randomModuleWat(seed: number): string {
+export function randomModuleWat(seed: number, opts: GenOptions = {}): string {
   const r = new Rng(seed * 2654435761 + 12345);
+  const ext = opts.extended === true;
   const trapRate = r.chance(0.3) ? 0.05 : 0;
   const fns: Fn[] = [];
   const parts: string[] = [];
-  const tys = (n: number): Ty[] => Array.from({ length: n }, () => r.pick<Ty>(['i32', 'i32', 'i64']));
+  const tys = (n: number): Ty[] => Array.from({ length: n }, () => (ext ? r.pick<Ty>(['i32', 'i32', 'i64', 'f32', 'f64']) : r.pick<Ty>(['i32', 'i32', 'i64'])));
   const nTable = r.int(3);
   for (let k = 0; k < nTable; k++) {
     const fn: Fn = { name: `$t${k}`, params: ['i32'], results: ['i32'] };
-    const g = new Gen(r, fns.slice(), trapRate);
+    const g = new Gen(r, fns.slice(), trapRate, ext);
     parts.push(g.func(fn, tys(r.int(3))));
     fns.push(fn);
   }
   const nFns = 1 + r.int(4);
   for (let k = 0; k < nFns; k++) {
     const fn: Fn = { name: `$f${k}`, params: tys(r.chance(0.2) ? 5 + r.int(6) : r.int(4)), results: tys(r.chance(0.15) ? 2 + r.int(2) : r.int(2)) };
-    const g = new Gen(r, fns.slice(), trapRate);
+    const g = new Gen(r, fns.slice(), trapRate, ext);
     parts.push(g.func(fn, tys(r.int(4))));
     fns.push(fn);
   }
-  const start = new Gen(r, fns.slice(), trapRate).func({ name: '$start', params: [], results: [] }, tys(1 + r.int(3)));
+  const start = new Gen(r, fns.slice(), trapRate, ext).func({ name: '$start', params: [], results: [] }, tys(1 + r.int(3)));
   const table = nTable
     ? `(table ${nTable + 1} funcref) (elem (i32.const 0) ${fns
         .filter((f) => f.name.startsWith('$t'))
@@ -307,6 +381,7 @@ export function randomModuleWat(seed: number): string {
   (global $gi32 (mut i32) (i32.const ${r.int(1000)}))
   (global $gi64 (mut i64) (i64.const ${r.int(1000)}))
   (global $k i32 (i32.const ${r.int(50)}))
+  ${ext ? '(global $gf32 (mut f32) (f32.const 1.5)) (global $gf64 (mut f64) (f64.const -2.5))' : ''}
   ${table}
   ${parts.join('\n  ')}
   ${start}
