@@ -149,7 +149,35 @@ const I64_CMP: Record<number, (a: bigint, b: bigint) => boolean> = {
   [OP.i64GeU]: (a, b) => BigInt.asUintN(64, a) >= BigInt.asUintN(64, b),
 };
 
+// Floats: JS numbers (f32 rounded with Math.fround). Only what wasm defines exactly; NaN
+// payloads are not modelled (a NaN constant is "some NaN").
+const fmin = (a: number, b: number): number => (Number.isNaN(a) || Number.isNaN(b) ? Number.NaN : a === b ? (Object.is(a, -0) || Object.is(b, -0) ? -0 : a) : Math.min(a, b));
+const fmax = (a: number, b: number): number => (Number.isNaN(a) || Number.isNaN(b) ? Number.NaN : a === b ? (Object.is(a, 0) || Object.is(b, 0) ? 0 : a) : Math.max(a, b));
+const signBit = (x: number): boolean => x < 0 || Object.is(x, -0) || (Number.isNaN(x) && false);
+const fcopysign = (a: number, b: number): number => (signBit(a) === signBit(b) ? a : -a);
+const F_BIN: ((a: number, b: number) => number)[] = [(a, b) => a + b, (a, b) => a - b, (a, b) => a * b, (a, b) => a / b, fmin, fmax, fcopysign];
+const F_CMP: ((a: number, b: number) => boolean)[] = [(a, b) => a === b, (a, b) => a !== b, (a, b) => a < b, (a, b) => a > b, (a, b) => a <= b, (a, b) => a >= b];
+const nearest = (x: number): number => {
+  if (!Number.isFinite(x) || x === 0) return x;
+  const r = Math.round(x);
+  const v = Math.abs(x - Math.trunc(x)) === 0.5 ? 2 * Math.round(x / 2) : r;
+  return v === 0 ? (x < 0 ? -0 : 0) : v;
+};
+const F_UN: ((a: number) => number)[] = [Math.abs, (a) => -a, Math.ceil, Math.floor, Math.trunc, nearest, Math.sqrt];
+
+function evalFloat(op: number, a: Value, b: Value): Value {
+  if (typeof a !== 'number') return undefined;
+  if (op >= OP.f32Add && op <= OP.f32Copysign && typeof b === 'number') return Math.fround(F_BIN[op - OP.f32Add]!(a, b));
+  if (op >= OP.f64Add && op <= OP.f64Copysign && typeof b === 'number') return F_BIN[op - OP.f64Add]!(a, b);
+  if (op >= OP.f32Eq && op < OP.f32Eq + 6 && typeof b === 'number') return +F_CMP[op - OP.f32Eq]!(a, b);
+  if (op >= OP.f64Eq && op < OP.f64Eq + 6 && typeof b === 'number') return +F_CMP[op - OP.f64Eq]!(a, b);
+  if (op >= OP.f32Abs && op < OP.f32Abs + 7) return Math.fround(F_UN[op - OP.f32Abs]!(a));
+  if (op >= OP.f64Abs && op < OP.f64Abs + 7) return F_UN[op - OP.f64Abs]!(a);
+  return undefined;
+}
+
 function evalBinary(op: number, a: Value, b: Value): Value {
+  if (isFloatOp(op)) return evalFloat(op, a, b);
   if (typeof a === 'number' && typeof b === 'number' && I32_BIN[op]) return I32_BIN[op]!(a, b);
   if (typeof a === 'bigint' && typeof b === 'bigint') {
     if (I64_BIN[op]) return BigInt.asIntN(64, I64_BIN[op]!(a, b));
@@ -168,7 +196,18 @@ function popcount(u: bigint): number {
   return n;
 }
 
+/** Float arithmetic, compares and unary ops (their operands are floats). */
+const isFloatOp = (op: number): boolean => (op >= OP.f32Eq && op < OP.f64Eq + 6) || (op >= OP.f32Abs && op <= OP.f64Copysign);
+
 function evalUnary(op: number, a: Value): Value {
+  if (isFloatOp(op)) return evalFloat(op, a, undefined);
+  // int → float conversions and f32 ↔ f64
+  if (op === OP.f32ConvertI32S && typeof a === 'number') return Math.fround(a);
+  if (op === OP.f32ConvertI32S + 1 && typeof a === 'number') return Math.fround(a >>> 0);
+  if (op === OP.f64ConvertI32S && typeof a === 'number') return a;
+  if (op === OP.f64ConvertI32S + 1 && typeof a === 'number') return a >>> 0;
+  if (op === OP.f64PromoteF32 && typeof a === 'number') return a;
+  if (op === OP.f32DemoteF64 && typeof a === 'number') return Math.fround(a);
   if (op === OP.i32Eqz && typeof a === 'number') return +(a === 0);
   if (op === OP.i64Eqz && typeof a === 'bigint') return +(a === 0n);
   if (op === OP.i32WrapI64 && typeof a === 'bigint') return Number(BigInt.asIntN(32, a));
@@ -646,6 +685,10 @@ class FuelReplay {
     }
     const b = this.pop();
     const a = this.pop();
+    if ((op === OP.f32Copysign || op === OP.f64Copysign) && a.k === 'local' && b.k === 'local' && a.idx === b.idx) {
+      this.stack.push(a); // wasmi: `copysign x x` is `x`
+      return;
+    }
     if ((op >= OP.i32DivS && op <= OP.i32RemU) || (op >= OP.i64DivS && op <= OP.i64RemU)) {
       // wasmi `translate_divrem`: a division by a constant zero (or a constant overflow) is a trap
       const known = (o: Operand) => o.k === 'imm' && (typeof o.v === 'number' || typeof o.v === 'bigint');
@@ -719,7 +762,7 @@ class FuelReplay {
     const f = this.pop();
     const t = this.pop();
     const same =
-      (t.k === 'local' && f.k === 'local' && t.idx === f.idx) || (t.k === 'imm' && f.k === 'imm' && t.v !== undefined && t.v === f.v && t.ty === f.ty);
+      (t.k === 'local' && f.k === 'local' && t.idx === f.idx) || (t.k === 'imm' && f.k === 'imm' && t.v !== undefined && f.v !== undefined && Object.is(t.v, f.v) && t.ty === f.ty);
     if (same) {
       this.stack.push(t);
       return;
