@@ -196,6 +196,30 @@ function popcount(u: bigint): number {
   return n;
 }
 
+/** Integer ranges of the truncations, in the order i32 f32 s/u, i32 f64 s/u, i64 f32 s/u, i64 f64 s/u. */
+const TRUNC_RANGE: [bigint, bigint][] = [
+  [-(2n ** 31n), 2n ** 31n - 1n],
+  [0n, 2n ** 32n - 1n],
+  [-(2n ** 31n), 2n ** 31n - 1n],
+  [0n, 2n ** 32n - 1n],
+  [-(2n ** 63n), 2n ** 63n - 1n],
+  [0n, 2n ** 64n - 1n],
+  [-(2n ** 63n), 2n ** 63n - 1n],
+  [0n, 2n ** 64n - 1n],
+];
+/** Trapping truncations (`i32.trunc_f32_s` …) in the TRUNC_RANGE order. */
+const TRAPPING_TRUNCS = [0xa8, 0xa9, 0xaa, 0xab, 0xae, 0xaf, 0xb0, 0xb1];
+
+/** A trapping truncation of a constant: its value, or undefined where wasm traps. */
+function truncConst(op: number, a: number): number | bigint | undefined {
+  const k = TRAPPING_TRUNCS.indexOf(op);
+  if (Number.isNaN(a) || !Number.isFinite(a)) return undefined;
+  const t = BigInt(Math.trunc(a));
+  const [lo, hi] = TRUNC_RANGE[k]!;
+  if (t < lo || t > hi) return undefined;
+  return k < 4 ? Number(BigInt.asIntN(32, t)) : BigInt.asIntN(64, t);
+}
+
 /** Float arithmetic, compares and unary ops (their operands are floats). */
 const isFloatOp = (op: number): boolean => (op >= OP.f32Eq && op < OP.f64Eq + 6) || (op >= OP.f32Abs && op <= OP.f64Copysign);
 
@@ -208,6 +232,20 @@ function evalUnary(op: number, a: Value): Value {
   if (op === OP.f64ConvertI32S + 1 && typeof a === 'number') return a >>> 0;
   if (op === OP.f64PromoteF32 && typeof a === 'number') return a;
   if (op === OP.f32DemoteF64 && typeof a === 'number') return Math.fround(a);
+  if (typeof a === 'bigint') {
+    if (op === OP.f32ConvertI64S) return Math.fround(Number(a));
+    if (op === OP.f32ConvertI64S + 1) return Math.fround(Number(BigInt.asUintN(64, a)));
+    if (op === OP.f64ConvertI64S) return Number(a);
+    if (op === OP.f64ConvertI64S + 1) return Number(BigInt.asUintN(64, a));
+  }
+  if (op >= OP.i32TruncSatF32S && op <= OP.i64TruncSatF64U && typeof a === 'number') {
+    const k = op - OP.i32TruncSatF32S;
+    const [lo, hi] = TRUNC_RANGE[k]!;
+    if (Number.isNaN(a)) return k < 4 ? 0 : 0n;
+    const t = BigInt(Math.trunc(Math.min(Math.max(a, Number(lo)), Number(hi))));
+    const c = t < lo ? lo : t > hi ? hi : t;
+    return k < 4 ? Number(BigInt.asIntN(32, c)) : BigInt.asIntN(64, c);
+  }
   if (op === OP.i32Eqz && typeof a === 'number') return +(a === 0);
   if (op === OP.i64Eqz && typeof a === 'bigint') return +(a === 0n);
   if (op === OP.i32WrapI64 && typeof a === 'bigint') return Number(BigInt.asIntN(32, a));
@@ -677,6 +715,17 @@ class FuelReplay {
         return;
       }
       if (a.k === 'imm') {
+        if (TRAPPING_TRUNCS.includes(op) && typeof a.v === 'number') {
+          const v = truncConst(op, a.v);
+          if (v === undefined) {
+            // wasmi `translate_unary_fallible`: a constant that cannot convert is a trap
+            this.emit('other');
+            this.reachable = false;
+            return;
+          }
+          this.stack.push({ k: 'imm', ty: sig.result, v });
+          return;
+        }
         this.stack.push({ k: 'imm', ty: sig.result, v: evalUnary(op, a.v) });
         return;
       }
