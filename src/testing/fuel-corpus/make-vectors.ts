@@ -1,7 +1,7 @@
 /**
  * Regenerates vectors/runner-fuel/corpus.json from the hand-written cases, the seeded random
  * modules and the AssemblyScript template app, with expected fuel from the wasmi oracle:
- *   WASMI_ORACLE=/path/to/wasmi-oracle node dist/testing/fuel-corpus/make-vectors.js [--random N]
+ *   WASMI_ORACLE=/path/to/wasmi-oracle node dist/testing/fuel-corpus/make-vectors.js [--random N] [--extended N]
  */
 import { writeFileSync } from 'node:fs';
 import { toHex, fromHex } from '../../util/bytes.js';
@@ -30,6 +30,15 @@ async function main(): Promise<void> {
       skipped++;
     }
   }
+  const ei = process.argv.indexOf('--extended');
+  const nExtended = ei > 0 ? Number(process.argv[ei + 1]) : 500;
+  for (let seed = 1; seed <= nExtended; seed++) {
+    try {
+      items.push({ name: `random-ext-${seed}`, wasm: await watToWasm(`random-ext-${seed}.wat`, randomModuleWat(seed, { extended: true })) });
+    } catch {
+      skipped++;
+    }
+  }
   const app = await templateApp();
   for (const [name, stdin] of [
     ['template-as-empty-stdin', new Uint8Array(0)],
@@ -47,7 +56,7 @@ async function main(): Promise<void> {
   const corpus = {
     oracle:
       'wasmi 1.1.0 (wasmi-labs/wasmi v1.1.0, wasmparser 0.239.0) in tools/wasmi-oracle, Config::default + consume_fuel + CompilationMode::Lazy, features std + prefer-btree-collections',
-    generated: `node dist/testing/fuel-corpus/make-vectors.js --random ${nRandom} (${skipped} random seeds skipped: invalid WAT)`,
+    generated: `node dist/testing/fuel-corpus/make-vectors.js --random ${nRandom} --extended ${nExtended} (${skipped} random seeds skipped: invalid WAT)`,
     cases,
   };
   writeFileSync(corpusPath(), `${JSON.stringify(corpus, null, 0).replaceAll('},{"name"', '},\n{"name"')}\n`);
