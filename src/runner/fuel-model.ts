@@ -4,11 +4,13 @@
  * wasmi translates wasm into a register IR and places one `ConsumeFuel` instruction at each
  * function entry, loop header, `if` arm and `else` arm. Each carries the static sum of the IR
  * instructions charged to that region (each costs 1), paid whenever the region is entered.
- * This module replays the parts of wasmi's translator that decide how many IR instructions a
- * wasm instruction becomes: operands that are locals/constants are folded into instructions,
- * compares fuse into the following branch/select, `local.set` rewrites the previous result,
- * constants that must live in registers cost a copy, and so on. Unusual corners (multi-value
- * `if` without `else`, constant-folded traps) are approximated; the runner's docs say so.
+ * This module replays the parts of wasmi's translator (crates/wasmi/src/engine/translator at
+ * v1.1.0) that decide how many IR instructions a wasm instruction becomes: operands that are
+ * locals/constants are folded into instructions, constants fold, compares fuse into the
+ * following branch/select/eqz, `local.set` relinks the previous result, copies are encoded as
+ * wasmi encodes them (copy, copy2, copy_span/copy_many charged by length, merged, no-ops
+ * dropped), and so on. Its equality with wasmi is checked on the committed corpus
+ * (vectors/runner-fuel/, src/runner/fuel-corpus.test.ts) and by `npm run fuzz:fuel`.
  */
 import { funcTypeOf, type FuncType, type ParsedModule, type ValType } from './wasm-module.js';
 import type { BlockType, DecodedBody, Instr } from './wasm-code.js';
@@ -27,13 +29,31 @@ export interface FunctionFuel {
    * instruction that opens the region; the charge goes right after that instruction.
    */
   regionFuel: Map<number, number>;
+  /**
+   * Region costs charged right before the instruction at that index: the `else` of an `if`
+   * whose condition is a non-zero constant (wasmi puts its `ConsumeFuel` at the end of `then`).
+   */
+  beforeFuel: Map<number, number>;
+  /**
+   * Implicit `else` regions, keyed by the index of the `end` of an `if` with results and no
+   * `else`: the instrumenter adds an `else` arm that pays it.
+   */
+  implicitElseFuel: Map<number, number>;
 }
 
 type Value = number | bigint | null | undefined; // undefined = constant of unknown value
 
-type Operand = { k: 'local'; ty: ValType; idx: number } | { k: 'temp'; ty: ValType; origin: number } | { k: 'imm'; ty: ValType; v: Value };
+/**
+ * Temporaries carry `origin`, the instruction that produced them as wasmi's `TempOperand::instr`
+ * (what branch and eqz fusion check; -1 when none), and `src`, the instruction whose result
+ * register holds them (what select fusion and result relinking check), which survives
+ * reinterpretations that drop the origin.
+ */
+type Operand = { k: 'local'; ty: ValType; idx: number } | { k: 'temp'; ty: ValType; origin: number; src?: number } | { k: 'imm'; ty: ValType; v: Value };
 
-type LastKind = 'cmp' | 'result' | 'copy' | 'copy2' | 'other';
+const srcOf = (o: Operand & { k: 'temp' }): number => o.src ?? o.origin;
+
+type LastKind = 'cmp' | 'result' | 'copy' | 'copy2' | 'span' | 'other';
 
 interface Frame {
   kind: 'func' | 'block' | 'loop' | 'if' | 'else' | 'dead';
@@ -46,6 +66,11 @@ interface Frame {
   reach?: 'both' | 'then' | 'else';
   thenEndReachable?: boolean;
   elseStack?: Operand[];
+}
+
+/** wasmi `SlotSpan::has_overlapping_copies`. */
+function overlapping(result: number, value: number, len: number): boolean {
+  return len > 1 && value < result && value + len - 1 >= result;
 }
 
 function blockSig(m: ParsedModule, bt: BlockType | undefined): FuncType {
@@ -76,6 +101,12 @@ const I32_BIN: Record<number, (a: number, b: number) => number | undefined> = {
   [OP.i32Shl]: (a, b) => a << b,
   [OP.i32ShrS]: (a, b) => a >> b,
   [OP.i32ShrU]: (a, b) => (a >>> b) | 0,
+  [OP.i32Rotl]: (a, b) => (a << (b & 31)) | (a >>> ((32 - (b & 31)) & 31)),
+  [OP.i32Rotr]: (a, b) => (a >>> (b & 31)) | (a << ((32 - (b & 31)) & 31)),
+  [OP.i32DivS]: (a, b) => (b === 0 || (a === -0x80000000 && b === -1) ? undefined : (a / b) | 0),
+  [OP.i32DivU]: (a, b) => (b === 0 ? undefined : ((a >>> 0) / (b >>> 0)) | 0),
+  [OP.i32RemS]: (a, b) => (b === 0 ? undefined : b === -1 ? 0 : (a % b) | 0),
+  [OP.i32RemU]: (a, b) => (b === 0 ? undefined : ((a >>> 0) % (b >>> 0)) | 0),
 };
 const I64_BIN: Record<number, (a: bigint, b: bigint) => bigint> = {
   [OP.i64Add]: (a, b) => a + b,
@@ -85,6 +116,25 @@ const I64_BIN: Record<number, (a: bigint, b: bigint) => bigint> = {
   [OP.i64Or]: (a, b) => a | b,
   [OP.i64Xor]: (a, b) => a ^ b,
   [OP.i64Shl]: (a, b) => a << (b & 63n),
+  [OP.i64ShrS]: (a, b) => a >> (b & 63n),
+  [OP.i64ShrU]: (a, b) => BigInt.asUintN(64, a) >> (b & 63n),
+  [OP.i64Rotl]: (a, b) => {
+    const u = BigInt.asUintN(64, a);
+    const k = b & 63n;
+    return (u << k) | (u >> ((64n - k) & 63n));
+  },
+  [OP.i64Rotr]: (a, b) => {
+    const u = BigInt.asUintN(64, a);
+    const k = b & 63n;
+    return (u >> k) | (u << ((64n - k) & 63n));
+  },
+};
+/** Fallible 64-bit ops: undefined where wasm traps. */
+const I64_DIV: Record<number, (a: bigint, b: bigint) => bigint | undefined> = {
+  [OP.i64DivS]: (a, b) => (b === 0n || (a === -(2n ** 63n) && b === -1n) ? undefined : a / b),
+  [OP.i64DivU]: (a, b) => (b === 0n ? undefined : BigInt.asUintN(64, a) / BigInt.asUintN(64, b)),
+  [OP.i64RemS]: (a, b) => (b === 0n ? undefined : a % b),
+  [OP.i64RemU]: (a, b) => (b === 0n ? undefined : BigInt.asUintN(64, a) % BigInt.asUintN(64, b)),
 };
 const I64_CMP: Record<number, (a: bigint, b: bigint) => boolean> = {
   [OP.i64Eq]: (a, b) => a === b,
@@ -99,21 +149,124 @@ const I64_CMP: Record<number, (a: bigint, b: bigint) => boolean> = {
   [OP.i64GeU]: (a, b) => BigInt.asUintN(64, a) >= BigInt.asUintN(64, b),
 };
 
+// Floats: JS numbers (f32 rounded with Math.fround). Only what wasm defines exactly; NaN
+// payloads are not modelled (a NaN constant is "some NaN").
+const fmin = (a: number, b: number): number => (Number.isNaN(a) || Number.isNaN(b) ? Number.NaN : a === b ? (Object.is(a, -0) || Object.is(b, -0) ? -0 : a) : Math.min(a, b));
+const fmax = (a: number, b: number): number => (Number.isNaN(a) || Number.isNaN(b) ? Number.NaN : a === b ? (Object.is(a, 0) || Object.is(b, 0) ? 0 : a) : Math.max(a, b));
+const signBit = (x: number): boolean => x < 0 || Object.is(x, -0) || (Number.isNaN(x) && false);
+const fcopysign = (a: number, b: number): number => (signBit(a) === signBit(b) ? a : -a);
+const F_BIN: ((a: number, b: number) => number)[] = [(a, b) => a + b, (a, b) => a - b, (a, b) => a * b, (a, b) => a / b, fmin, fmax, fcopysign];
+const F_CMP: ((a: number, b: number) => boolean)[] = [(a, b) => a === b, (a, b) => a !== b, (a, b) => a < b, (a, b) => a > b, (a, b) => a <= b, (a, b) => a >= b];
+const nearest = (x: number): number => {
+  if (!Number.isFinite(x) || x === 0) return x;
+  const r = Math.round(x);
+  const v = Math.abs(x - Math.trunc(x)) === 0.5 ? 2 * Math.round(x / 2) : r;
+  return v === 0 ? (x < 0 ? -0 : 0) : v;
+};
+const F_UN: ((a: number) => number)[] = [Math.abs, (a) => -a, Math.ceil, Math.floor, Math.trunc, nearest, Math.sqrt];
+
+function evalFloat(op: number, a: Value, b: Value): Value {
+  if (typeof a !== 'number') return undefined;
+  if (op >= OP.f32Add && op <= OP.f32Copysign && typeof b === 'number') return Math.fround(F_BIN[op - OP.f32Add]!(a, b));
+  if (op >= OP.f64Add && op <= OP.f64Copysign && typeof b === 'number') return F_BIN[op - OP.f64Add]!(a, b);
+  if (op >= OP.f32Eq && op < OP.f32Eq + 6 && typeof b === 'number') return +F_CMP[op - OP.f32Eq]!(a, b);
+  if (op >= OP.f64Eq && op < OP.f64Eq + 6 && typeof b === 'number') return +F_CMP[op - OP.f64Eq]!(a, b);
+  if (op >= OP.f32Abs && op < OP.f32Abs + 7) return Math.fround(F_UN[op - OP.f32Abs]!(a));
+  if (op >= OP.f64Abs && op < OP.f64Abs + 7) return F_UN[op - OP.f64Abs]!(a);
+  return undefined;
+}
+
 function evalBinary(op: number, a: Value, b: Value): Value {
+  if (isFloatOp(op)) return evalFloat(op, a, b);
   if (typeof a === 'number' && typeof b === 'number' && I32_BIN[op]) return I32_BIN[op]!(a, b);
   if (typeof a === 'bigint' && typeof b === 'bigint') {
     if (I64_BIN[op]) return BigInt.asIntN(64, I64_BIN[op]!(a, b));
+    if (I64_DIV[op]) {
+      const v = I64_DIV[op]!(a, b);
+      return v === undefined ? undefined : BigInt.asIntN(64, v);
+    }
     if (I64_CMP[op]) return +I64_CMP[op]!(a, b);
   }
   return undefined;
 }
 
+function popcount(u: bigint): number {
+  let n = 0;
+  for (let x = u; x; x &= x - 1n) n++;
+  return n;
+}
+
+/** Integer ranges of the truncations, in the order i32 f32 s/u, i32 f64 s/u, i64 f32 s/u, i64 f64 s/u. */
+const TRUNC_RANGE: [bigint, bigint][] = [
+  [-(2n ** 31n), 2n ** 31n - 1n],
+  [0n, 2n ** 32n - 1n],
+  [-(2n ** 31n), 2n ** 31n - 1n],
+  [0n, 2n ** 32n - 1n],
+  [-(2n ** 63n), 2n ** 63n - 1n],
+  [0n, 2n ** 64n - 1n],
+  [-(2n ** 63n), 2n ** 63n - 1n],
+  [0n, 2n ** 64n - 1n],
+];
+/** Trapping truncations (`i32.trunc_f32_s` …) in the TRUNC_RANGE order. */
+const TRAPPING_TRUNCS = [0xa8, 0xa9, 0xaa, 0xab, 0xae, 0xaf, 0xb0, 0xb1];
+
+/** A trapping truncation of a constant: its value, or undefined where wasm traps. */
+function truncConst(op: number, a: number): number | bigint | undefined {
+  const k = TRAPPING_TRUNCS.indexOf(op);
+  if (Number.isNaN(a) || !Number.isFinite(a)) return undefined;
+  const t = BigInt(Math.trunc(a));
+  const [lo, hi] = TRUNC_RANGE[k]!;
+  if (t < lo || t > hi) return undefined;
+  return k < 4 ? Number(BigInt.asIntN(32, t)) : BigInt.asIntN(64, t);
+}
+
+/** Float arithmetic, compares and unary ops (their operands are floats). */
+const isFloatOp = (op: number): boolean => (op >= OP.f32Eq && op < OP.f64Eq + 6) || (op >= OP.f32Abs && op <= OP.f64Copysign);
+
 function evalUnary(op: number, a: Value): Value {
+  if (isFloatOp(op)) return evalFloat(op, a, undefined);
+  // int → float conversions and f32 ↔ f64
+  if (op === OP.f32ConvertI32S && typeof a === 'number') return Math.fround(a);
+  if (op === OP.f32ConvertI32S + 1 && typeof a === 'number') return Math.fround(a >>> 0);
+  if (op === OP.f64ConvertI32S && typeof a === 'number') return a;
+  if (op === OP.f64ConvertI32S + 1 && typeof a === 'number') return a >>> 0;
+  if (op === OP.f64PromoteF32 && typeof a === 'number') return a;
+  if (op === OP.f32DemoteF64 && typeof a === 'number') return Math.fround(a);
+  if (typeof a === 'bigint') {
+    if (op === OP.f32ConvertI64S) return Math.fround(Number(a));
+    if (op === OP.f32ConvertI64S + 1) return Math.fround(Number(BigInt.asUintN(64, a)));
+    if (op === OP.f64ConvertI64S) return Number(a);
+    if (op === OP.f64ConvertI64S + 1) return Number(BigInt.asUintN(64, a));
+  }
+  if (op >= OP.i32TruncSatF32S && op <= OP.i64TruncSatF64U && typeof a === 'number') {
+    const k = op - OP.i32TruncSatF32S;
+    const [lo, hi] = TRUNC_RANGE[k]!;
+    if (Number.isNaN(a)) return k < 4 ? 0 : 0n;
+    const t = BigInt(Math.trunc(Math.min(Math.max(a, Number(lo)), Number(hi))));
+    const c = t < lo ? lo : t > hi ? hi : t;
+    return k < 4 ? Number(BigInt.asIntN(32, c)) : BigInt.asIntN(64, c);
+  }
   if (op === OP.i32Eqz && typeof a === 'number') return +(a === 0);
   if (op === OP.i64Eqz && typeof a === 'bigint') return +(a === 0n);
   if (op === OP.i32WrapI64 && typeof a === 'bigint') return Number(BigInt.asIntN(32, a));
   if (op === OP.i64ExtendI32S && typeof a === 'number') return BigInt(a);
   if (op === OP.i64ExtendI32U && typeof a === 'number') return BigInt(a >>> 0);
+  if (typeof a === 'number') {
+    if (op === OP.i32Clz) return Math.clz32(a);
+    if (op === OP.i32Ctz) return a === 0 ? 32 : 31 - Math.clz32(a & -a);
+    if (op === OP.i32Popcnt) return popcount(BigInt(a >>> 0));
+    if (op === OP.i32Extend8S) return (a << 24) >> 24;
+    if (op === OP.i32Extend16S) return (a << 16) >> 16;
+  }
+  if (typeof a === 'bigint') {
+    const u = BigInt.asUintN(64, a);
+    if (op === OP.i64Clz) return BigInt(u === 0n ? 64 : 64 - u.toString(2).length);
+    if (op === OP.i64Ctz) return BigInt(u === 0n ? 64 : u.toString(2).length - u.toString(2).lastIndexOf('1') - 1);
+    if (op === OP.i64Popcnt) return BigInt(popcount(u));
+    if (op === OP.i64Extend8S) return BigInt.asIntN(8, a);
+    if (op === OP.i64Extend16S) return BigInt.asIntN(16, a);
+    if (op === OP.i64Extend32S) return BigInt.asIntN(32, a);
+  }
   return undefined;
 }
 
@@ -148,6 +301,9 @@ function numericSig(op: number): { arity: 1 | 2; result: ValType; cmp: boolean }
   return undefined;
 }
 
+/** Translated without an instruction (`i64.extend_i32_u` and the reinterpretations). */
+const REINTERPRETS = new Set<number>([OP.i64ExtendI32U, OP.i32ReinterpretF32, OP.i64ReinterpretF64, OP.f32ReinterpretI32, OP.f64ReinterpretI64]);
+
 const LOAD_TYPES: ValType[] = ['i32', 'i64', 'f32', 'f64', 'i32', 'i32', 'i32', 'i32', 'i64', 'i64', 'i64', 'i64', 'i64', 'i64'];
 
 /** Whether wasmi can encode a register copy of this constant inline (else: constant slot, no copy). */
@@ -165,9 +321,16 @@ class FuelReplay {
   private frames: Frame[] = [];
   private reachable = true;
   private nextId = 0;
-  private last: { id: number; kind: LastKind; result?: number; value?: number } | undefined;
+  /**
+   * The last IR instruction (wasmi `last_instr`): what fusion, result relinking and copy merging
+   * look at. Copies keep their slots: `result`/`value` (copy), `result`, `value`, `value1`
+   * (copy2), `result`, `value`, `len` (copy_span).
+   */
+  private last: { id: number; kind: LastKind; result?: number; value?: number; value1?: number; len?: number } | undefined;
   private regionCost: number[] = [];
   private regionAt = new Map<number, number>(); // instr index → region id
+  private beforeAt = new Map<number, number>();
+  private implicitElseAt = new Map<number, number>();
   private readonly localTypes: ValType[];
 
   constructor(
@@ -178,13 +341,12 @@ class FuelReplay {
     this.localTypes = [...type.params, ...body.locals];
   }
 
-  run(instrs: Instr[]): { entry: number; regions: Map<number, number> } {
+  run(instrs: Instr[]): { entry: number; regions: Map<number, number>; before: Map<number, number>; implicitElse: Map<number, number> } {
     const entry = this.newRegion();
     this.frames.push({ kind: 'func', region: entry, height: 0, params: 0, results: this.type.results, branched: false });
     for (let i = 0; i < instrs.length; i++) this.step(instrs[i]!, i);
-    const regions = new Map<number, number>();
-    for (const [at, id] of this.regionAt) regions.set(at, this.regionCost[id]!);
-    return { entry: this.regionCost[entry]!, regions };
+    const costs = (at: Map<number, number>) => new Map([...at].map(([i, id]) => [i, this.regionCost[id]!] as [number, number]));
+    return { entry: this.regionCost[entry]!, regions: costs(this.regionAt), before: costs(this.beforeAt), implicitElse: costs(this.implicitElseAt) };
   }
 
   /** Region of the innermost live frame (wasmi's `stack.consume_fuel_instr()`). */
@@ -223,20 +385,90 @@ class FuelReplay {
     return -1 - pos; // function-local constant slot
   }
 
-  /** A register copy `result ← value`; merges with a preceding copy into `copy2` like wasmi. */
+  /** Slot of an operand for copies; constants get a slot no other operand has. */
+  private copySlot(o: Operand, pos: number): number {
+    return o.k === 'imm' ? -1_000_000 - this.nextId++ : this.slotOf(o, pos);
+  }
+
+  /**
+   * wasmi `encode_copy`: a register copy `result ← value`, none if it is a no-op, merged into
+   * the previous copy (copy → copy2 → copy_span, at no extra fuel) where wasmi merges.
+   */
   private copy(result: number, value: Operand, valuePos: number, region = this.region): void {
     if (value.k === 'imm' && copyImmInline(value.ty, value.v)) {
-      this.emit('other', region);
+      this.emit('other', region); // copy_imm32 & co: not mergeable
       return;
     }
-    const valueSlot = this.slotOf(value, valuePos);
+    const v = this.copySlot(value, valuePos);
+    if (v === result) return;
     const l = this.last;
-    if (l && l.kind === 'copy' && l.result !== undefined && valueSlot !== l.result && (result === l.result + 1 || result === l.result - 1)) {
-      this.last = { id: l.id, kind: 'copy2' };
+    if (l?.kind === 'copy' && v !== l.result) {
+      if (result === l.result! + 1) {
+        this.last = { id: l.id, kind: 'copy2', result: l.result!, value: l.value!, value1: v };
+        return;
+      }
+      if (result === l.result! - 1) {
+        this.last = { id: l.id, kind: 'copy2', result, value: v, value1: l.value! };
+        return;
+      }
+    }
+    if (l?.kind === 'copy2' && l.value! + 1 === l.value1 && result === l.result! + 2 && v === l.value1! + 1 && v !== l.result && v !== l.result! + 1) {
+      this.last = { id: l.id, kind: 'span', result: l.result!, value: l.value!, len: 3 };
+      return;
+    }
+    if (l?.kind === 'span' && result === l.result! + l.len! && v === l.value! + l.len! && !overlapping(l.result!, l.value!, l.len! + 1)) {
+      this.last = { id: l.id, kind: 'span', result: l.result!, value: l.value!, len: l.len! + 1 };
       return;
     }
     const id = this.emit('copy', region);
-    this.last = { id, kind: 'copy', result, value: valueSlot };
+    this.last = { id, kind: 'copy', result, value: v };
+  }
+
+  /** A copy pushed without merging (wasmi's local preservation), which later copies may merge with. */
+  private plainCopy(result: number, value: Operand, valuePos: number, region = this.region): void {
+    const id = this.emit('copy', region);
+    this.last = { id, kind: 'copy', result, value: this.copySlot(value, valuePos) };
+  }
+
+  /** wasmi `encode_copies`: the top `n` operands into the slots from `results` on. */
+  private encodeCopies(results: number, n: number, region = this.region): void {
+    const base = this.stack.length - n;
+    if (n <= 0 || base < 0) return;
+    if (n === 1) return this.copy(results, this.stack[base]!, base, region);
+    const slots = this.stack.slice(base).map((o, i) => this.copySlot(o, base + i));
+    if (n === 2) {
+      if (slots[0] === results && slots[1] === results + 1) return;
+      const id = this.emit('copy2', region);
+      this.last = { id, kind: 'copy2', result: results, value: slots[0]!, value1: slots[1]! };
+      return;
+    }
+    let a = 0;
+    while (a < n && this.stack[base + a]!.k !== 'imm' && slots[a] === results + a) a++;
+    let b = n;
+    while (b > a && this.stack[base + b - 1]!.k !== 'imm' && slots[b - 1] === results + b - 1) b--;
+    const k = b - a;
+    if (k === 0) return;
+    if (k === 1) return this.copy(results + a, this.stack[base + a]!, base + a, region);
+    if (k === 2) {
+      const id = this.emit('copy2', region);
+      this.last = { id, kind: 'copy2', result: results + a, value: slots[a]!, value1: slots[a + 1]! };
+      return;
+    }
+    // copy_span / copy_many: charged by the number of values only (8 bytes each, 64 per fuel)
+    const contiguous = this.stack.slice(base + a, base + b).every((o, i) => o.k !== 'imm' && slots[a + i] === slots[a]! + i);
+    const id = this.emit(contiguous ? 'span' : 'other', region, Math.floor((n * 8) / 64));
+    this.last = contiguous ? { id, kind: 'span', result: results + a, value: slots[a]!, len: n } : { id, kind: 'other' };
+  }
+
+  /** wasmi `move_operands_to_temp`: the top `n` non-temporary operands copied to their temp slots, top first. */
+  private moveToTemps(n: number): void {
+    for (let d = 0; d < n; d++) {
+      const pos = this.stack.length - 1 - d;
+      const o = this.stack[pos];
+      if (!o || o.k === 'temp') continue;
+      this.copy(this.localTypes.length + pos, o, pos);
+      this.stack[pos] = { k: 'temp', ty: o.ty, origin: -1 };
+    }
   }
 
   /** wasmi `immediate_to_reg`: constants not encodable inline get a register copy. */
@@ -245,12 +477,26 @@ class FuelReplay {
   }
 
   private preserveAllLocals(): void {
-    for (let p = 0; p < this.stack.length; p++) {
+    for (let p = this.stack.length - 1; p >= 0; p--) {
       const o = this.stack[p]!;
       if (o.k !== 'local') continue;
-      this.copy(this.localTypes.length + p, o, p);
+      this.plainCopy(this.localTypes.length + p, o, p);
       this.stack[p] = { k: 'temp', ty: o.ty, origin: -1 };
     }
+  }
+
+  /** wasmi `try_form_regspan`: the top `n` operands sit in consecutive slots (no constants). */
+  private formsSpan(n: number): boolean {
+    const base = this.stack.length - n;
+    let prev = -2;
+    for (let p = base; p < this.stack.length; p++) {
+      const o = this.stack[p]!;
+      if (o.k === 'imm') return false;
+      const slot = this.slotOf(o, p);
+      if (p > base && slot !== prev + 1) return false;
+      prev = slot;
+    }
+    return true;
   }
 
   private isFusableCmp(o: Operand): boolean {
@@ -272,16 +518,7 @@ class FuelReplay {
 
   /** Copies the top `n` operands into the result slots of frame `f` (no-ops skipped). */
   private copyBranchValues(f: Frame, region = this.region): void {
-    const n = this.branchParams(f);
-    const base = this.stack.length - n;
-    for (let i = 0; i < n; i++) {
-      const pos = base + i;
-      const o = this.stack[pos];
-      if (!o) continue;
-      const target = this.localTypes.length + f.height + i;
-      if (o.k === 'temp' && pos === f.height + i) continue;
-      this.copy(target, o, pos, region);
-    }
+    this.encodeCopies(this.localTypes.length + f.height, this.branchParams(f), region);
   }
 
   private encodeReturn(region = this.region): void {
@@ -321,7 +558,7 @@ class FuelReplay {
       case OP.else:
         return this.else(index);
       case OP.end:
-        return this.end();
+        return this.end(index);
     }
     if (!this.reachable) return;
     const num = numericSig(op);
@@ -436,18 +673,27 @@ class FuelReplay {
       case OP.elemDrop:
         this.emit('other');
         return;
-      case OP.tableGrow:
-        this.pop();
-        this.pop();
+      case OP.tableGrow: {
+        const delta = this.pop();
+        const value = this.pop();
+        if (!(delta.k === 'imm' && delta.v === 0)) {
+          this.immToReg(value);
+          this.immToReg(delta);
+        }
         return this.pushResult('i32', 'result');
+      }
       case OP.tableSize:
         return this.pushResult('i32', 'result');
-      case OP.tableFill:
-        this.pop();
-        this.pop();
-        this.pop();
+      case OP.tableFill: {
+        const len = this.pop();
+        const value = this.pop();
+        const dst = this.pop();
+        this.immToReg(dst);
+        this.immToReg(value);
+        this.immToReg(len);
         this.emit('other');
         return;
+      }
     }
     if (op >= OP.i32Load && op <= OP.i64Load32U) {
       this.pop();
@@ -463,7 +709,23 @@ class FuelReplay {
   private numeric(op: number, sig: { arity: 1 | 2; result: ValType; cmp: boolean }): void {
     if (sig.arity === 1) {
       const a = this.pop();
+      if (REINTERPRETS.has(op) && a.k !== 'imm') {
+        // wasmi `translate_reinterpret`: no instruction, the operand is only retyped
+        this.stack.push(a.k === 'temp' ? { k: 'temp', ty: sig.result, origin: -1, src: srcOf(a) } : { ...a, ty: sig.result });
+        return;
+      }
       if (a.k === 'imm') {
+        if (TRAPPING_TRUNCS.includes(op) && typeof a.v === 'number') {
+          const v = truncConst(op, a.v);
+          if (v === undefined) {
+            // wasmi `translate_unary_fallible`: a constant that cannot convert is a trap
+            this.emit('other');
+            this.reachable = false;
+            return;
+          }
+          this.stack.push({ k: 'imm', ty: sig.result, v });
+          return;
+        }
         this.stack.push({ k: 'imm', ty: sig.result, v: evalUnary(op, a.v) });
         return;
       }
@@ -472,9 +734,34 @@ class FuelReplay {
     }
     const b = this.pop();
     const a = this.pop();
+    if ((op === OP.f32Copysign || op === OP.f64Copysign) && a.k === 'local' && b.k === 'local' && a.idx === b.idx) {
+      this.stack.push(a); // wasmi: `copysign x x` is `x`
+      return;
+    }
+    if ((op >= OP.i32DivS && op <= OP.i32RemU) || (op >= OP.i64DivS && op <= OP.i64RemU)) {
+      // wasmi `translate_divrem`: a division by a constant zero (or a constant overflow) is a trap
+      const known = (o: Operand) => o.k === 'imm' && (typeof o.v === 'number' || typeof o.v === 'bigint');
+      const zero = b.k === 'imm' && (b.v === 0 || b.v === 0n);
+      if (zero || (known(a) && known(b) && evalBinary(op, a.k === 'imm' ? a.v : 0, b.k === 'imm' ? b.v : 0) === undefined)) {
+        this.emit('other');
+        this.reachable = false;
+        return;
+      }
+    }
     if (a.k === 'imm' && b.k === 'imm') {
       this.stack.push({ k: 'imm', ty: sig.result, v: evalBinary(op, a.v, b.v) });
       return;
+    }
+    // wasmi `translate_shift`: by a multiple of the bit width is a no-op, of a zero is zero
+    if ((op >= OP.i32Shl && op <= OP.i32Rotr) || (op >= OP.i64Shl && op <= OP.i64Rotr)) {
+      if (b.k === 'imm' && (typeof b.v === 'number' ? (b.v & 31) === 0 : typeof b.v === 'bigint' && (b.v & 63n) === 0n)) {
+        this.stack.push(a);
+        return;
+      }
+      if (a.k === 'imm' && (a.v === 0 || a.v === 0n)) {
+        this.stack.push(a);
+        return;
+      }
     }
     // `x == 0` / `x != 0` on a fresh compare result: wasmi negates/keeps the compare in place.
     const isEq = op === OP.i32Eq || op === OP.i64Eq;
@@ -503,16 +790,16 @@ class FuelReplay {
       if (tee) this.stack.push(input);
       return;
     }
-    for (let p = 0; p < this.stack.length; p++) {
+    for (let p = this.stack.length - 1; p >= 0; p--) {
       const o = this.stack[p]!;
       if (o.k === 'local' && o.idx === idx) {
-        this.copy(this.localTypes.length + p, o, p);
+        this.plainCopy(this.localTypes.length + p, o, p);
         this.stack[p] = { k: 'temp', ty: o.ty, origin: -1 };
       }
     }
     if (tee) this.stack.push(input.k === 'imm' ? input : { k: 'local', ty: input.ty, idx });
     const l = this.last;
-    if (input.k === 'temp' && l !== undefined && input.origin === l.id && (l.kind === 'result' || l.kind === 'cmp' || l.kind === 'copy')) {
+    if (input.k === 'temp' && l !== undefined && srcOf(input) === l.id && (l.kind === 'result' || l.kind === 'cmp' || l.kind === 'copy')) {
       this.last = { id: l.id, kind: 'other' }; // result rewritten in place
       return;
     }
@@ -524,7 +811,7 @@ class FuelReplay {
     const f = this.pop();
     const t = this.pop();
     const same =
-      (t.k === 'local' && f.k === 'local' && t.idx === f.idx) || (t.k === 'imm' && f.k === 'imm' && t.v !== undefined && t.v === f.v && t.ty === f.ty);
+      (t.k === 'local' && f.k === 'local' && t.idx === f.idx) || (t.k === 'imm' && f.k === 'imm' && t.v !== undefined && f.v !== undefined && Object.is(t.v, f.v) && t.ty === f.ty);
     if (same) {
       this.stack.push(t);
       return;
@@ -538,7 +825,7 @@ class FuelReplay {
     }
     this.immToReg(t);
     this.immToReg(f);
-    if (this.isFusableCmp(cond)) {
+    if (cond.k === 'temp' && this.last?.kind === 'cmp' && srcOf(cond) === this.last.id) {
       const id = this.nextId++;
       this.last = { id, kind: 'result' };
       this.stack.push({ k: 'temp', ty: t.ty, origin: id });
@@ -550,9 +837,8 @@ class FuelReplay {
   private call(type: FuncType, extraPops: number, tail: boolean): void {
     for (let i = 0; i < extraPops; i++) this.pop();
     for (let i = 0; i < type.params.length; i++) this.pop();
-    // Parameter passing costs 8 bytes per value at 64 bytes per fuel.
-    const cost = 1 + Math.floor((type.params.length * 8) / 64);
-    const id = this.emit(type.results.length === 1 ? 'result' : 'other', this.region, cost);
+    // One instruction (`FuelCostsProvider::call`); parameters are not charged.
+    const id = this.emit(type.results.length === 1 ? 'result' : 'other');
     if (tail) {
       this.reachable = false;
       return;
@@ -589,14 +875,7 @@ class FuelReplay {
     if (targets.every((t) => t === ins.a)) return this.br(ins.a);
     const def = this.frames[this.frames.length - 1 - ins.a];
     const n = def ? this.branchParams(def) : 0;
-    if (n > 0) {
-      // move non-temporary values into temporaries so they form a register span
-      const base = this.stack.length - n;
-      for (let p = base; p < this.stack.length; p++) {
-        const o = this.stack[p]!;
-        if (o.k !== 'temp') this.copy(this.localTypes.length + p, o, p);
-      }
-    }
+    if (n > 0 && !this.formsSpan(n)) this.moveToTemps(n); // wasmi `try_form_regspan_or_move`
     this.emit('other');
     for (const t of [...targets, ins.a]) {
       const f = this.frames[this.frames.length - 1 - t];
@@ -627,13 +906,7 @@ class FuelReplay {
     if (ins.op === OP.loop) {
       this.preserveAllLocals();
       const base = this.stack.length - sig.params.length;
-      for (let p = base; p < this.stack.length; p++) {
-        const o = this.stack[p]!;
-        if (o.k !== 'temp') {
-          this.copy(this.localTypes.length + p, o, p);
-          this.stack[p] = { k: 'temp', ty: o.ty, origin: -1 };
-        }
-      }
+      this.moveToTemps(sig.params.length);
       const region = this.newRegion(index);
       this.resetLast();
       this.frames.push(frameOf('loop', region, base));
@@ -673,15 +946,20 @@ class FuelReplay {
       }
       this.resetLast();
     }
-    f.region = this.newRegion(index);
+    if (f.reach === 'then') {
+      // the else arm is dead, but wasmi still emits its ConsumeFuel, which `then` falls into
+      f.region = this.newRegion();
+      this.beforeAt.set(index, f.region);
+    } else f.region = this.newRegion(index);
     f.kind = 'else';
     f.thenEndReachable = thenEndReachable;
     this.reachable = f.reach !== 'then';
-    this.stack = (f.elseStack ?? []).slice();
+    // wasmi `push_else_operands`: only an if with both arms live restarts from its params
+    if (f.reach === 'both') this.stack = (f.elseStack ?? []).slice();
     this.frames.push(f);
   }
 
-  private end(): void {
+  private end(index: number): void {
     const f = this.frames.pop();
     if (!f) return;
     switch (f.kind) {
@@ -703,13 +981,17 @@ class FuelReplay {
       }
       case 'if': {
         if (f.reach === 'both') {
-          // Multi-value `if` without `else` also gets an implicit else region in wasmi;
-          // that rare case is not instrumented (its cost is left out).
           if (this.reachable && f.results.length > 0) {
             this.copyBranchValues(f, f.region);
             this.emit('other', f.region);
           }
           this.stack = (f.elseStack ?? []).slice();
+          if (f.results.length > 0) {
+            // an `if` with results and no `else`: wasmi adds an else region copying the params
+            const region = this.newRegion();
+            this.implicitElseAt.set(index, region);
+            this.copyBranchValues(f, region);
+          }
           this.pushFrameResults(f);
           this.reachable = true;
           this.resetLast();
@@ -735,10 +1017,9 @@ class FuelReplay {
   }
 
   private endOneArm(f: Frame, endReachable: boolean): void {
+    // wasmi `translate_end_if_or_else_only`: the live arm's operands stay unless branched to
     if (f.branched) {
       if (endReachable) this.copyBranchValues(f, f.region);
-      this.pushFrameResults(f);
-    } else {
       this.pushFrameResults(f);
     }
     this.reachable = endReachable || f.branched;
@@ -752,10 +1033,12 @@ export function functionFuel(m: ParsedModule, definedIndex: number, body: Decode
   const type = m.types[typeIndex] ?? { params: [], results: [] };
   const bodyBytes = m.bodies[definedIndex]!;
   const replay = new FuelReplay(m, type, body);
-  const { entry, regions } = replay.run(body.instrs);
+  const { entry, regions, before, implicitElse } = replay.run(body.instrs);
   return {
     compileFuel: COMPILE_FUEL_PER_BYTE * (bodyBytes.end - bodyBytes.start),
     entryFuel: entry,
     regionFuel: regions,
+    beforeFuel: before,
+    implicitElseFuel: implicitElse,
   };
 }

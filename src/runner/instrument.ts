@@ -138,18 +138,27 @@ function instrumentBody(m: ParsedModule, definedIndex: number, g: Indices, out: 
   body.instrs.forEach((ins, i) => {
     const op = ins.op;
     const raw = src.subarray(ins.start, ins.end);
+    const before = fuel.beforeFuel.get(i);
+    if (before !== undefined) chargeConst(w, g, before);
+    const implicitElse = fuel.implicitElseFuel.get(i);
+    if (implicitElse !== undefined) {
+      w.byte(OP.else); // the `if` has results = params and no else: the new arm passes them on
+      chargeConst(w, g, implicitElse);
+    }
     if (op === OP.memoryInit || op === OP.memoryCopy || op === OP.memoryFill) {
-      // memory.init / memory.copy / memory.fill: len / 64 fuel, charged before the copy
+      // memory.init / memory.copy / memory.fill: len / 64 fuel, charged after wasmi's bounds
+      // check (an out-of-bounds access traps uncharged); charging after the copy itself gives
+      // the same count, and a run that then runs out of fuel fails either way
       teeS1(w, g);
-      chargeS1Shifted(w, g, 6n);
       w.bytes(raw);
+      chargeS1Shifted(w, g, 6n);
       return;
     }
     if (op === OP.tableInit || op === OP.tableCopy || op === OP.tableFill) {
-      // table.init / table.copy / table.fill: 8 bytes per element, 64 bytes per fuel
+      // table.init / table.copy / table.fill: 8 bytes per element, 64 bytes per fuel, likewise
       teeS1(w, g);
-      chargeS1Shifted(w, g, 3n);
       w.bytes(raw);
+      chargeS1Shifted(w, g, 3n);
       return;
     }
     if (op === OP.memoryGrow) return chargeGrow(w, g, raw, 16n, 6n); // memory.grow: 65 536 bytes per page
