@@ -10,6 +10,8 @@ import { toHex } from '../util/bytes.js';
 import { Follower } from './follower.js';
 import { MempoolOverlay } from './mempool.js';
 import type { IndexStore } from './store.js';
+import { FakeBitcoind } from '../testing/fake-bitcoind.js';
+import { blockSourceFromConfig } from '../sources/chain-sources.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -377,3 +379,40 @@ for (const name of ENGINES) {
     }
   });
 }
+
+test('a block served with its spell witnesses stripped is refused through the follower, never written, and fetched again', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const e = engines.sqlite();
+  const fake = await FakeBitcoind.start();
+  const store = await e.open(await e.newDb());
+  try {
+    const v = bitcoinVectors();
+    const [b1, b2] = VECTOR_BLOCKS.slice(0, 2).map((names) => fake.mine(names.map((n) => v.get(n)!.raw)));
+    const source = blockSourceFromConfig({ rpcUrl: fake.rpcUrl, rpcCookie: fake.cookieFile, timeoutMs: 5000 }, { network: 'regtest' })!;
+    const f = new Follower(store, source, { startHeight: 1, check: librarySpellCheck(false), fetchAhead: 1 });
+    const spells = VECTOR_BLOCKS[0]!.map((n) => v.get(n)!.txid);
+    // block 1: every witness gone (the pre-v9 spells with them); block 2: one transaction's
+    fake.faults.stripWitness.set(b1!.hash, (i) => i > 0);
+    fake.faults.stripWitness.set(b2!.hash, (i) => i === 1);
+    await f.syncOnce();
+    assert.equal(f.status.error?.code, 'UPSTREAM_FAILED');
+    assert.match(f.status.error!.message, /witness/);
+    assert.equal(await store.tip(), undefined, 'nothing written');
+    for (const txid of spells) assert.equal(await store.spellTx(txid), undefined);
+    fake.faults.stripWitness.delete(b1!.hash);
+    await f.syncOnce();
+    assert.match(f.status.error?.message ?? '', /witness/, 'block 2 is refused in turn');
+    assert.equal((await store.tip())?.hash, b1!.hash, 'block 1 as the node mined it');
+    const ok = verifiedByLibrary(VECTOR_BLOCKS[0]!.map((n) => v.get(n)!));
+    assert.ok(ok.size >= 2);
+    for (const txid of spells) assert.equal((await store.spellTx(txid)) !== undefined, ok.has(txid));
+    fake.faults.stripWitness.clear();
+    await synced(f);
+    assert.equal((await store.tip())?.hash, b2!.hash);
+    const ok2 = verifiedByLibrary(VECTOR_BLOCKS[1]!.map((n) => v.get(n)!));
+    for (const n of VECTOR_BLOCKS[1]!) assert.equal((await store.spellTx(v.get(n)!.txid)) !== undefined, ok2.has(v.get(n)!.txid), n);
+  } finally {
+    await store.close();
+    await fake.stop();
+  }
+});
