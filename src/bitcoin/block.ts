@@ -3,6 +3,10 @@
  * them, and the checks that make a block from an untrusted node safe to index: its header hashes
  * to the hash that was asked for, and its transactions hash to the header's merkle root.
  *
+ * A block's witnesses are checked too (BIP141, Bitcoin Core's `CheckWitnessMalleation`): the txids
+ * and the header's merkle root leave out witnesses, so without this check a node could strip a
+ * transaction's witness (where pre-v9 spells live) and the block would still hash right.
+ *
  * Transactions are returned as offsets into the block bytes (no copy) and their txids in one
  * array, so a caller can prefilter by bytes and parse only the few transactions that may carry a
  * spell. Hashing is done in place (`sha256dInto`). Browser-safe.
@@ -12,6 +16,7 @@ import { ByteReader, ByteWriter } from '../util/byte-io.js';
 import { equalBytes, fromHex, reversed } from '../util/bytes.js';
 import { sha256, sha256dInto } from '../util/sha256.js';
 import { txidToDisplay } from '../model/primitives.js';
+import { parseTx, serializeTx } from './tx.js';
 
 const HEADER_SIZE = 80;
 
@@ -107,6 +112,8 @@ export function parseBlockHeader(raw: Uint8Array): BlockHeader {
 
 /** The walker's cursor into the bytes being walked. */
 let at = 0;
+/** Set by `walkTx` when a walked transaction carries witness data. */
+let sawWitness = false;
 
 const ended = (what: string, index: number): CharmsError => bad(`unexpected end of data reading ${index < 0 ? '' : `tx ${index} `}${what} at byte ${at}`);
 
@@ -151,9 +158,10 @@ function skipVarbytes(b: Uint8Array, what: string, index: number): void {
 
 /**
  * Walks the transaction starting at `start`; writes its txid (internal order) to `ids` at
- * `32 * index` and returns where it ends.
+ * `32 * index`, and its wtxid to `wids` at the same place (hashed now, while its bytes are in
+ * cache: a transaction without witness has wtxid = txid, only a copy), and returns where it ends.
  */
-function walkTx(b: Uint8Array, start: number, index: number, ids: Uint8Array): number {
+function walkTx(b: Uint8Array, start: number, index: number, ids: Uint8Array, wids: Uint8Array): number {
   at = start;
   need(b, 4, 'version', index);
   at += 4;
@@ -181,17 +189,29 @@ function walkTx(b: Uint8Array, start: number, index: number, ids: Uint8Array): n
     skipVarbytes(b, 'script', index);
   }
   const bodyEnd = at;
-  if (segwit)
+  if (segwit) {
+    let items = 0;
     for (let i = 0; i < inputs; i++) {
-      const items = count(b, 1, 'witness item', index);
-      for (let j = 0; j < items; j++) skipVarbytes(b, 'witness item', index);
+      const n = count(b, 1, 'witness item', index);
+      items += n;
+      for (let j = 0; j < n; j++) skipVarbytes(b, 'witness item', index);
     }
+    // as Bitcoin Core's deserializer: the segwit form without a witness is not a transaction
+    if (items === 0) throw bad(`tx ${index}: witness flag set but no witnesses present`);
+    sawWitness = true;
+  }
   need(b, 4, 'locktime', index);
   at += 4;
   // The txid hashes the legacy form: version, inputs and outputs, locktime (no marker, no
-  // witnesses): three ranges of the block, hashed in place.
-  if (segwit) sha256dInto(b, ids, 32 * index, start, start + 4, bodyStart, bodyEnd, at - 4, at);
-  else sha256dInto(b, ids, 32 * index, start, at);
+  // witnesses): three ranges of the block, hashed in place. The wtxid hashes all of it.
+  const o = 32 * index;
+  if (segwit) {
+    sha256dInto(b, ids, o, start, start + 4, bodyStart, bodyEnd, at - 4, at);
+    sha256dInto(b, wids, o, start, at);
+  } else {
+    sha256dInto(b, ids, o, start, at);
+    for (let k = 0; k < 32; k++) wids[o + k] = ids[o + k]!;
+  }
   return at;
 }
 
@@ -245,12 +265,83 @@ function equalRange(b: Uint8Array, x: number, y: number, n: number): boolean {
   return true;
 }
 
+/** A witness commitment output's script: OP_RETURN, push 36, the tag aa21a9ed, 32 bytes (BIP141). */
+const COMMITMENT_TAG = [0x6a, 0x24, 0xaa, 0x21, 0xa9, 0xed] as const;
+const COMMITMENT_MIN_SIZE = 38;
+
+/**
+ * The coinbase's witness commitment (the last output whose script is at least 38 bytes and starts
+ * with the tag, as Core's `GetWitnessCommitmentIndex`) and the coinbase's first input's witness
+ * items, as offsets into `b`. The coinbase was walked once already: lengths are known to fit.
+ */
+function coinbaseWitness(b: Uint8Array, start: number): { commitment: number; items: [number, number][] } {
+  at = start + 4;
+  let inputs = varint(b, 'input count', 0);
+  const segwit = inputs === 0;
+  if (segwit) {
+    at++;
+    inputs = varint(b, 'input count', 0);
+  }
+  for (let i = 0; i < inputs; i++) {
+    at += 36;
+    skipVarbytes(b, 'scriptSig', 0);
+    at += 4;
+  }
+  let commitment = -1;
+  const outputs = varint(b, 'output count', 0);
+  for (let i = 0; i < outputs; i++) {
+    at += 8;
+    const n = varint(b, 'script', 0);
+    if (n >= COMMITMENT_MIN_SIZE && COMMITMENT_TAG.every((x, k) => b[at + k] === x)) commitment = at + 6;
+    at += n;
+  }
+  const items: [number, number][] = [];
+  if (segwit && inputs > 0) {
+    const n = varint(b, 'witness item', 0);
+    for (let j = 0; j < n; j++) {
+      const len = varint(b, 'witness item', 0);
+      items.push([at, at + len]);
+      at += len;
+    }
+  }
+  return { commitment, items };
+}
+
+/**
+ * BIP141's rule (Core's `CheckWitnessMalleation`): with a witness commitment in the coinbase, the
+ * coinbase's witness is one 32-byte reserved value and SHA256d(wtxid merkle root ‖ reserved value)
+ * is the commitment (the coinbase's wtxid counts as zero); without one, no transaction carries a
+ * witness. `wids` is overwritten.
+ */
+function checkWitnesses(bytes: Uint8Array, offsets: Uint32Array, wids: Uint8Array, n: number, hash: string, anyWitness: boolean): void {
+  const { commitment, items } = coinbaseWitness(bytes, offsets[0]!);
+  if (commitment < 0) {
+    if (anyWitness) throw bad(`block ${hash}: transactions carry witness data but the coinbase commits to none (unexpected-witness)`);
+    return;
+  }
+  const reserved = items.length === 1 && items[0]![1] - items[0]![0] === 32 ? items[0]! : undefined;
+  if (!reserved) throw bad(`block ${hash}: the coinbase's witness is not one 32-byte reserved value (bad-witness-nonce-size)`);
+  wids.fill(0, 0, 32);
+  const pair = new Uint8Array(64);
+  pair.set(merkleRoot(wids, n), 0);
+  pair.set(bytes.subarray(reserved[0], reserved[1]), 32);
+  sha256dInto(pair, pair, 0, 0, 64);
+  if (!sameHash(pair, bytes, commitment)) throw bad(`block ${hash}: the witnesses do not match the coinbase's witness commitment (bad-witness-merkle-match)`);
+}
+
+/** Whether the 32 bytes at `x[0]` equal those at `y[yAt]`. */
+const sameHash = (x: Uint8Array, y: Uint8Array, yAt: number): boolean => {
+  for (let k = 0; k < 32; k++) if (x[k] !== y[yAt + k]) return false;
+  return true;
+};
+
 /**
  * Splits a serialized block into its header and transactions and checks it: when `expectedHash`
  * is given the header must hash to it; the transactions must hash to the header's merkle root,
  * with no txid twice (the duplicate-transaction mutation of CVE-2012-2459 keeps the root) and no
- * byte after the last transaction. Throws UPSTREAM_FAILED otherwise: a node that sends such a
- * block is faulty or hostile.
+ * byte after the last transaction; the witnesses must match the coinbase's witness commitment
+ * (`checkWitnesses`). Throws UPSTREAM_FAILED otherwise: a node that sends such a block is faulty
+ * or hostile.
  */
 export function parseBlock(bytes: Uint8Array, expectedHash?: string): Block {
   if (bytes.length < HEADER_SIZE + 1) throw bad(`${bytes.length} bytes is too short for a block`);
@@ -262,16 +353,19 @@ export function parseBlock(bytes: Uint8Array, expectedHash?: string): Block {
   if (n === 0) throw bad('a block has at least one transaction');
   const offsets = new Uint32Array(n + 1);
   const ids = new Uint8Array(32 * n);
+  const wids = new Uint8Array(32 * n);
+  sawWitness = false;
   let p = at;
   for (let i = 0; i < n; i++) {
     offsets[i] = p;
-    p = walkTx(bytes, p, i, ids);
+    p = walkTx(bytes, p, i, ids, wids);
   }
   offsets[n] = p;
   if (p !== bytes.length) throw bad(`${bytes.length - p} trailing bytes after the last transaction`);
   const dup = duplicateAt(ids, n);
   if (dup >= 0) throw bad(`transaction ${txidToDisplay(ids.subarray(32 * dup, 32 * dup + 32))} appears twice`);
   if (!equalBytes(merkleRoot(ids, n), header.merkleRoot)) throw bad(`block ${header.hash}: transactions do not match the merkle root`);
+  checkWitnesses(bytes, offsets, wids, n, header.hash, sawWitness);
   return new CheckedBlock(header, bytes, offsets, ids);
 }
 
@@ -284,15 +378,13 @@ export interface HeaderFields {
   nonce?: number;
 }
 
-/** Serializes a block from header fields and serialized transactions (tests, fake nodes). */
-export function serializeBlock(fields: HeaderFields, txs: Uint8Array[]): Uint8Array {
-  const all = new ByteWriter();
-  for (const t of txs) all.bytes(t);
-  const joined = all.finish();
-  const ids = new Uint8Array(32 * txs.length);
-  let p = 0;
-  for (let i = 0; i < txs.length; i++) p = walkTx(joined, p, i, ids);
-  if (p !== joined.length) throw bad('a transaction has trailing bytes');
+/**
+ * Serializes a block from header fields and serialized transactions (tests, fake nodes). When a
+ * transaction carries a witness and the coinbase (the first) commits to none, the coinbase gets
+ * what a miner adds (BIP141): a 32-byte zero reserved value as its witness and a commitment output.
+ */
+export function serializeBlock(fields: HeaderFields, given: Uint8Array[]): Uint8Array {
+  const { joined, ids, txs } = withWitnessCommitment(given);
   const root = merkleRoot(ids, txs.length);
   const w = new ByteWriter();
   w.u32le(fields.version ?? 0x20000000);
@@ -309,4 +401,32 @@ export function serializeBlock(fields: HeaderFields, txs: Uint8Array[]): Uint8Ar
   else w.byte(0xfe).u32le(txs.length);
   w.bytes(joined);
   return w.finish();
+}
+
+function walkAll(txs: Uint8Array[]): { joined: Uint8Array; ids: Uint8Array; wids: Uint8Array; witness: boolean } {
+  const all = new ByteWriter();
+  for (const t of txs) all.bytes(t);
+  const joined = all.finish();
+  const ids = new Uint8Array(32 * txs.length);
+  const wids = new Uint8Array(32 * txs.length);
+  sawWitness = false;
+  let p = 0;
+  for (let i = 0; i < txs.length; i++) p = walkTx(joined, p, i, ids, wids);
+  if (p !== joined.length) throw bad('a transaction has trailing bytes');
+  return { joined, ids, wids, witness: sawWitness };
+}
+
+function withWitnessCommitment(txs: Uint8Array[]): { joined: Uint8Array; ids: Uint8Array; txs: Uint8Array[] } {
+  if (txs.length === 0) throw bad('a block has at least one transaction');
+  const walked = walkAll(txs);
+  if (!walked.witness || coinbaseWitness(walked.joined, 0).commitment >= 0) return { joined: walked.joined, ids: walked.ids, txs };
+  const reserved = new Uint8Array(32);
+  walked.wids.fill(0, 0, 32);
+  const commitment = sha256d(Uint8Array.from([...merkleRoot(walked.wids, txs.length), ...reserved]));
+  const coinbase = parseTx(txs[0]!);
+  coinbase.inputs[0]!.witness = [reserved];
+  coinbase.outputs.push({ value: 0n, script: Uint8Array.from([...COMMITMENT_TAG, ...commitment]) });
+  const out = [serializeTx(coinbase), ...txs.slice(1)];
+  const again = walkAll(out);
+  return { joined: again.joined, ids: again.ids, txs: out };
 }

@@ -311,7 +311,13 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       node: node ? { height: node.height, hash: node.hash, answered_at: f ? (f.nodeAnsweredAt ?? null) : undefined } : null,
       index: tip ? { height: tip.height, hash: tip.hash, time: tip.time } : { height: indexHeight, hash: null, time: null },
       lag_blocks: lag,
-      synced: node !== undefined && lag === 0 && !silent,
+      synced: node !== undefined && lag === 0 && !silent && !f?.nodeBehind && !f?.waitingForStart,
+      node_behind: f?.nodeBehind ? { node_height: f.nodeBehind.nodeHeight, index_height: f.nodeBehind.indexHeight, since: f.nodeBehind.since } : null,
+      waiting: f?.waitingForStart
+        ? `waiting for the node to reach the start height ${f.waitingForStart.startHeight} (node at ${f.waitingForStart.nodeHeight})`
+        : f?.nodeBehind
+          ? `node behind: the node is at ${f.nodeBehind.nodeHeight}, the index at ${f.nodeBehind.indexHeight} on the same chain; waiting for it to catch up`
+          : null,
       sync: f ? { rate_blocks_per_s: Math.round(f.rate * 100) / 100, eta_seconds: f.etaSeconds ?? null, last_poll_at: f.lastPollAt ?? null } : null,
       mempool: mempool ? { txs: mempool.size, spell_txs: mempool.spellTxs } : null,
       reorg: {

@@ -1,3 +1,4 @@
+import { BITCOIN_NETWORKS } from '../model/network.js';
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.js';
@@ -13,6 +14,9 @@ import { MempoolOverlay } from './mempool.js';
 import type { IndexWriter } from './store.js';
 import { indexApiHandler } from './api.js';
 import { handlerAnswer as answer } from '../testing/http.js';
+import { FakeBitcoind } from '../testing/fake-bitcoind.js';
+import { createLogger } from '../infra/log.js';
+import { blockSourceFromConfig } from '../sources/chain-sources.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -552,3 +556,109 @@ for (const name of ENGINES) {
     }
   });
 }
+
+test('a block served with its spell witnesses stripped is refused through the follower, never written, and fetched again', async (t) => {
+  if (!sharedOrSkip(t)) return;
+  const e = engines.sqlite();
+  const fake = await FakeBitcoind.start();
+  const store = await e.open(await e.newDb());
+  try {
+    const v = bitcoinVectors();
+    const [b1, b2] = VECTOR_BLOCKS.slice(0, 2).map((names) => fake.mine(names.map((n) => v.get(n)!.raw)));
+    const source = blockSourceFromConfig({ rpcUrl: fake.rpcUrl, rpcCookie: fake.cookieFile, timeoutMs: 5000 }, { network: BITCOIN_NETWORKS.regtest })!;
+    const f = new Follower(store, source, { startHeight: 1, check: librarySpellCheck(false), fetchAhead: 1 });
+    const spells = VECTOR_BLOCKS[0]!.map((n) => v.get(n)!.txid);
+    // block 1: every witness gone (the pre-v9 spells with them); block 2: one transaction's
+    fake.faults.stripWitness.set(b1!.hash, (i) => i > 0);
+    fake.faults.stripWitness.set(b2!.hash, (i) => i === 1);
+    await f.syncOnce();
+    assert.equal(f.status.error?.code, 'UPSTREAM_FAILED');
+    assert.match(f.status.error!.message, /witness/);
+    assert.equal(await store.tip(), undefined, 'nothing written');
+    for (const txid of spells) assert.equal(await store.spellTx(txid), undefined);
+    fake.faults.stripWitness.delete(b1!.hash);
+    await f.syncOnce();
+    assert.match(f.status.error?.message ?? '', /witness/, 'block 2 is refused in turn');
+    assert.equal((await store.tip())?.hash, b1!.hash, 'block 1 as the node mined it');
+    const ok = verifiedByLibrary(VECTOR_BLOCKS[0]!.map((n) => v.get(n)!));
+    assert.ok(ok.size >= 2);
+    for (const txid of spells) assert.equal((await store.spellTx(txid)) !== undefined, ok.has(txid));
+    fake.faults.stripWitness.clear();
+    await synced(f);
+    assert.equal((await store.tip())?.hash, b2!.hash);
+    const ok2 = verifiedByLibrary(VECTOR_BLOCKS[1]!.map((n) => v.get(n)!));
+    for (const n of VECTOR_BLOCKS[1]!) assert.equal((await store.spellTx(v.get(n)!.txid)) !== undefined, ok2.has(v.get(n)!.txid), n);
+  } finally {
+    await store.close();
+    await fake.stop();
+  }
+});
+
+/** A logger that keeps its lines (JSON objects). */
+function capture(): { log: ReturnType<typeof createLogger>; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  return { log: createLogger('debug', (l) => void lines.push(JSON.parse(l) as Record<string, unknown>)), lines };
+}
+
+test('a node 28 blocks behind on the same chain is waited for, not rolled back; it catches up; a real reorg still rolls back', async () => {
+  const e = engines.sqlite();
+  const chain = new MemoryChain();
+  for (let i = 0; i < 40; i++) chain.mine([]);
+  const store = await e.open(await e.newDb());
+  const { log, lines } = capture();
+  const f = new Follower(store, chain, { startHeight: 1, check: librarySpellCheck(false), maxReorgDepth: 10, log });
+  try {
+    await synced(f);
+    const full = chain.best.slice();
+    chain.best = full.slice(0, full.length - 28); // a reindexing node: a prefix of our chain
+    await synced(f);
+    assert.equal((await store.tip())?.height, 40, 'nothing rolled back');
+    assert.equal(f.status.unrecoverable, undefined);
+    assert.equal(await store.lastReorg(), undefined);
+    assert.deepEqual({ ...f.status.nodeBehind, since: 0 }, { nodeHeight: 12, indexHeight: 40, since: 0 });
+    await synced(f); // still behind: one log line, not one per poll
+    assert.equal(lines.filter((l) => l.event === 'node_behind').length, 1);
+    assert.equal(lines.find((l) => l.event === 'node_behind')!.node_height, 12);
+    chain.best = full;
+    chain.mine([]);
+    await synced(f);
+    assert.equal(f.status.nodeBehind, undefined);
+    assert.equal((await store.tip())?.height, 41, 'resumed');
+    assert.ok(lines.some((l) => l.event === 'node_caught_up'));
+    // shorter AND different at a height we have: a real reorg
+    chain.best = chain.best.slice(0, 39);
+    chain.reorg(1, [[]]);
+    await synced(f);
+    assert.equal((await store.tip())?.hash, chain.best[38]);
+    const r = lines.find((l) => l.event === 'reorg')!;
+    assert.equal(r.fork_height, 37);
+    assert.equal(r.new_tip, chain.best[38]);
+    assert.equal((await store.lastReorg())?.newTip, chain.best[38], 'reorg.last names the new tip');
+  } finally {
+    await store.close();
+  }
+});
+
+test('a node below the start height: waiting, said once in the log; indexing starts when it gets there', async () => {
+  const e = engines.sqlite();
+  const chain = new MemoryChain();
+  for (let i = 0; i < 5; i++) chain.mine([]);
+  const store = await e.open(await e.newDb(), { startHeight: 8 });
+  const { log, lines } = capture();
+  const f = new Follower(store, chain, { startHeight: 8, check: librarySpellCheck(false), log });
+  try {
+    await synced(f);
+    await synced(f);
+    assert.deepEqual(f.status.waitingForStart, { startHeight: 8, nodeHeight: 5 });
+    const w = lines.filter((l) => l.event === 'waiting_for_start');
+    assert.equal(w.length, 1);
+    assert.equal(w[0]!.msg, 'waiting for the node to reach the start height 8 (node at 5)');
+    assert.equal(await store.tip(), undefined);
+    for (let i = 0; i < 4; i++) chain.mine([]);
+    await synced(f);
+    assert.equal(f.status.waitingForStart, undefined);
+    assert.equal((await store.tip())?.height, 9);
+  } finally {
+    await store.close();
+  }
+});

@@ -21,6 +21,7 @@ import type { BlockSource, ChainTip } from '../sources/block-source.js';
 import type { Block } from '../bitcoin/block.js';
 import { blockWrite, displayTxids, type SpellCheck } from './block-write.js';
 import type { BlockWrite, IndexWriter, StoredBlock } from './store.js';
+import { silentLogger, type Logger } from '../infra/log.js';
 
 export const DEFAULT_MAX_REORG_DEPTH = 100;
 const DEFAULT_POLL_MS = 5_000;
@@ -65,6 +66,8 @@ export interface FollowerOptions {
   afterSync?: ((tip: StoredBlock | undefined) => Promise<void>) | undefined;
   /** Progress lines while syncing (stderr). */
   progress?: ((line: string) => void) | undefined;
+  /** Where the follower says what happens (node behind, waiting for the start height, reorgs). */
+  log?: Logger | undefined;
   now?: () => number;
 }
 
@@ -84,6 +87,13 @@ export interface FollowerStatus {
   indexHeight: number | undefined;
   /** Reorgs rolled back since start. */
   reorgs: number;
+  /**
+   * The node's best chain is a prefix of ours (a shorter chain, nothing replaced: a reindexing or
+   * restored node): nothing is rolled back, the index waits until the node catches up.
+   */
+  nodeBehind: { nodeHeight: number; indexHeight: number; since: number } | undefined;
+  /** The node's tip is below the start height: nothing to index yet. */
+  waitingForStart: { startHeight: number; nodeHeight: number } | undefined;
 }
 
 const unrecoverableMessage = (maxDepth: number, height: number): string =>
@@ -100,6 +110,8 @@ export class Follower {
     lastPollAt: undefined,
     indexHeight: undefined,
     reorgs: 0,
+    nodeBehind: undefined,
+    waitingForStart: undefined,
   };
   private readonly maxDepth: number;
   private readonly pollMs: number;
@@ -182,8 +194,25 @@ export class Follower {
     let node = await this.source.tip();
     this.answered(node);
     let tip = await this.store.tip();
+    if (tip && node.height < tip.height) {
+      // a shorter node chain is a reorg only if it holds another block at a height we have
+      const ours = await this.store.blockAt(node.height);
+      if (ours && ours.hash === node.hash) return this.behind(node, tip.height);
+    }
+    this.caughtUp(node);
     // a same-height replacement (or any reorg the node settled on while we slept)
     if (tip && (await this.source.hashAt(tip.height)) !== tip.hash) tip = await this.reorg(tip);
+    if (!tip && node.height < this.o.startHeight) {
+      if (!this.status.waitingForStart)
+        this.log.warn(`waiting for the node to reach the start height ${this.o.startHeight} (node at ${node.height})`, {
+          event: 'waiting_for_start',
+          start_height: this.o.startHeight,
+          node_height: node.height,
+        });
+      this.status.waitingForStart = { startHeight: this.o.startHeight, nodeHeight: node.height };
+      return;
+    }
+    this.status.waitingForStart = undefined;
     while (!this.stopped) {
       const next = tip ? tip.height + 1 : this.o.startHeight;
       if (next > node.height) {
@@ -229,6 +258,27 @@ export class Follower {
     }
     await this.flush();
     this.progress(tip?.height ?? this.o.startHeight - 1, node.height, true);
+  }
+
+  private get log(): Logger {
+    return this.o.log ?? silentLogger;
+  }
+
+  /** The node is behind our tip on the same chain: wait (status and one log line), write nothing. */
+  private behind(node: ChainTip, indexHeight: number): void {
+    if (!this.status.nodeBehind)
+      this.log.warn(`node behind: the node is at ${node.height}, the index at ${indexHeight} on the same chain; waiting for it to catch up`, {
+        event: 'node_behind',
+        node_height: node.height,
+        index_height: indexHeight,
+      });
+    this.status.nodeBehind = { nodeHeight: node.height, indexHeight, since: this.status.nodeBehind?.since ?? this.now() };
+  }
+
+  private caughtUp(node: ChainTip): void {
+    if (!this.status.nodeBehind) return;
+    this.log.info(`node caught up: the node is at ${node.height}; following again`, { event: 'node_caught_up', node_height: node.height });
+    this.status.nodeBehind = undefined;
   }
 
   /** Commits the blocks waiting in the batch, in one transaction. */
@@ -278,6 +328,13 @@ export class Follower {
       if (depth > this.maxDepth) {
         const u = { forkHeight: h, depth, at: this.now() };
         this.status.unrecoverable = u;
+        this.log.error(`reorg deeper than --max-reorg-depth ${this.maxDepth}: the index stopped writing; reindex`, {
+          event: 'reorg_over_cap',
+          depth,
+          fork_height: h,
+          old_tip: tip.hash,
+          max_reorg_depth: this.maxDepth,
+        });
         await this.store.markUnrecoverable(u); // so that a restart and the --api-only readers know
         throw new CharmsError('UPSTREAM_FAILED', unrecoverableMessage(this.maxDepth, tip.height));
       }
@@ -286,9 +343,19 @@ export class Follower {
       if ((await this.source.hashAt(h)) === ours.hash) break;
       h--;
     }
-    const newTip = (await this.source.hashAt(h + 1)) ?? '00'.repeat(32);
-    await this.store.rollbackTo(h, { at: this.now(), depth: tip.height - h, oldTip: tip.hash, newTip });
+    const node = await this.source.tip();
+    const newTip = node.hash;
+    const depth = tip.height - h;
+    await this.store.rollbackTo(h, { at: this.now(), depth, oldTip: tip.hash, newTip });
     this.status.reorgs++;
+    this.log.warn(`reorg: rolled back ${depth} blocks to the fork at ${h}; old tip ${tip.hash}, new tip ${newTip} at ${node.height}`, {
+      event: 'reorg',
+      depth,
+      fork_height: h,
+      old_tip: tip.hash,
+      new_tip: newTip,
+      new_tip_height: node.height,
+    });
     return this.store.tip();
   }
 

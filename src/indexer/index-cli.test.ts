@@ -235,6 +235,23 @@ test('charms index refuses a second indexer and a --mock index without --mock', 
     const noMock = await runCli(['index', '--port', '0', '--rpc-url', fake.rpcUrl, '--rpc-cookie', fake.cookieFile!, '--db', db]);
     assert.notEqual(noMock.status, 0);
     assert.match(noMock.stderr, /built with --mock/);
+    // another --start-height than the one stored (0, regtest's default) is refused with what to do
+    const otherStart = await runCli([
+      'index',
+      '--port',
+      '0',
+      '--rpc-url',
+      fake.rpcUrl,
+      '--rpc-cookie',
+      fake.cookieFile!,
+      '--db',
+      db,
+      '--mock',
+      '--start-height',
+      '5',
+    ]);
+    assert.notEqual(otherStart.status, 0);
+    assert.match(otherStart.stderr, /--start-height 5, but the index at .* starts at 0: drop --start-height to keep it, or index into a new --db/);
     const badCache = await runCli(['index', '--port', '0', '--db', db, '--api-only', '--network', 'regtest', '--mock', '--answer-cache-mb', '-1']);
     assert.notEqual(badCache.status, 0);
     assert.match(badCache.stderr, /answer-cache-mb/);

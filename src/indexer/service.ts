@@ -137,6 +137,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
       afterCommit: (bs) => pool.blocksCommitted(bs),
       afterSync: () => pool.refresh(source),
       progress: o.progress,
+      log,
     });
     registerIndexMetrics(follower);
   }

@@ -190,6 +190,17 @@ test('faults: a wrong block, a block that does not link, garbage, oversize answe
     for (const s of all) await assert.rejects(s.block(b2!.hash), isErr('UPSTREAM_FAILED', new RegExp(`asked for block ${b2!.hash}, got block ${b1!.hash}`)));
     fake.faults.wrongBlock.clear();
 
+    // a block with a real spell tx whose witness (where the spell lives) is stripped keeps its
+    // hash and merkle root: BIP141's witness commitment catches it, on every transport
+    const spell = loadVector(VECTOR_SETS.valid[6]); // v7: the spell is in the Taproot witness
+    const withSpell = fake.mine([spell.bytes, fillerTx(1, 3)[0]!.bytes]);
+    for (const which of [(i: number) => i === 1, (i: number) => i > 0, () => true]) {
+      fake.faults.stripWitness.set(withSpell.hash, which);
+      for (const s of all) await assert.rejects(s.block(withSpell.hash), isErr('UPSTREAM_FAILED', /witness/), s.name);
+    }
+    fake.faults.stripWitness.clear();
+    for (const s of all) assert.equal((await s.block(withSpell.hash)).txs[1]!.txid, spell.txid, s.name);
+
     // a block that does not link is returned as it is (checked against its own hash): the follower sees the break
     const odd = fake.mineUnlinked();
     for (const s of all) {

@@ -18,7 +18,7 @@
  * network. Listens on 127.0.0.1, port 0.
  *
  * Faults: garbage answers, oversize answers, stalled answers (held until `stallMs` or stop), a
- * wrong block for a hash, a block that does not link to the tip, disappearing (the HTTP server
+ * wrong block for a hash, a block stripped of witnesses, a block that does not link to the tip, disappearing (the HTTP server
  * closes and its port refuses) and coming back on the same port.
  */
 import http from 'node:http';
@@ -30,6 +30,7 @@ import { randomBytes } from 'node:crypto';
 import { parseBlock, serializeBlock, type Block } from '../bitcoin/block.js';
 import { parseTx, serializeTx, txidHex, txVsize, txWeight, type BitcoinTx } from '../bitcoin/tx.js';
 import { addressToScript } from '../bitcoin/address.js';
+import { stripWitnesses } from './strip-witness.js';
 import { equalBytes, fromHex, toHex } from '../util/bytes.js';
 
 /** The real regtest genesis coinbase ("The Times 03/Jan/2009 …"). */
@@ -87,6 +88,11 @@ export interface FakeFaults {
   stall: boolean;
   /** Block hash → hash of the block served instead (RPC getblock, REST, Esplora raw). */
   wrongBlock: Map<string, string>;
+  /**
+   * Block hash → which transactions (by index) are served with their witnesses stripped (same
+   * header, txids and merkle root: only the witness commitment tells).
+   */
+  stripWitness: Map<string, (index: number) => boolean>;
 }
 
 const TOPIC_HASHBLOCK = 'hashblock';
@@ -113,7 +119,7 @@ export class FakeBitcoind {
   port = 0;
   /** The cookie file when `auth` is 'cookie' (removed on stop). */
   cookieFile: string | undefined;
-  readonly faults: FakeFaults = { garbage: false, oversize: false, stall: false, wrongBlock: new Map() };
+  readonly faults: FakeFaults = { garbage: false, oversize: false, stall: false, wrongBlock: new Map(), stripWitness: new Map() };
   /** Serve REST (as a node started with `-rest`). */
   rest: boolean;
   /**
@@ -518,7 +524,9 @@ export class FakeBitcoind {
 
   private servedBlock(hash: string): FakeBlock | undefined {
     const instead = this.faults.wrongBlock.get(hash);
-    return this.blocks.get(instead ?? hash);
+    const b = this.blocks.get(instead ?? hash);
+    const strip = this.faults.stripWitness.get(hash);
+    return b && strip ? { ...b, bytes: stripWitnesses(b.bytes, strip) } : b;
   }
 
   private headerJson(b: FakeBlock): Record<string, unknown> {

@@ -75,6 +75,14 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
     { notice: (line) => ctx.stderr(`${line}\n`) },
   );
   let started = false;
+  const stored = (await store.meta()).startHeight;
+  if (opts['start-height'] !== undefined && stored !== startHeight) {
+    await store.close();
+    throw new CharmsError(
+      'CONFIG',
+      `--start-height ${startHeight}, but the index at ${db.includes('://') ? 'the --db URL' : db} starts at ${stored}: drop --start-height to keep it, or index into a new --db to start at ${startHeight}`,
+    );
+  }
   try {
     await serve(opts, settings, async ({ host, port, log, cache }) => {
       const svc = await startIndexService({
