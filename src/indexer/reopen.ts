@@ -26,6 +26,7 @@
  * first calls from the old file and the rest from the new one, as a request straddling a commit
  * does; its answer is kept, if at all, under the old file's state only, which is gone.
  */
+import type { ReadTx } from './driver.js';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { CharmsError } from '../errors.js';
 import type { Engine } from './schema.js';
@@ -296,4 +297,7 @@ export class ReopeningStore implements IndexStore {
   appFirstHeight: IndexStore['appFirstHeight'] = (app) => this.use((s) => s.appFirstHeight(app));
   dump: IndexStore['dump'] = () => this.use((s) => s.dump());
   nftData: IndexStore['nftData'] = (identity, vk) => this.use((s) => s.nftData(identity, vk));
+  read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
+    return this.use((s) => s.read(fn));
+  }
 }

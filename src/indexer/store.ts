@@ -10,6 +10,8 @@
  */
 import { CharmsError } from '../errors.js';
 import { MIGRATIONS, SCHEMA_VERSION, ddlFor, type Engine } from './schema.js';
+import { catalogueBlock, catalogueRollback } from './catalogue.js';
+import type { ReadTx, SnapshotReads } from './driver.js';
 
 export type Row = Record<string, unknown>;
 
@@ -276,7 +278,7 @@ export interface AmountRow {
   amount: bigint | null;
 }
 
-export interface IndexStore {
+export interface IndexStore extends SnapshotReads {
   readonly engine: Engine;
   meta(): Promise<IndexMeta>;
   /** The last committed block. */
@@ -564,6 +566,13 @@ export class SqlStore implements IndexStore {
     return this.m;
   }
 
+  // placeholder: the store branch's snapshot read replaces this at merge (this one is no snapshot:
+  // each query reads the latest committed state)
+  read<T>(fn: (tx: ReadTx) => Promise<T>): Promise<T> {
+    const d = this.d;
+    return fn({ engine: d.engine, all: (sql, params) => d.all(sql, params), rows: (sql, params) => d.rows(sql, params) });
+  }
+
   async tip(): Promise<StoredBlock | undefined> {
     const r = await this.d.all('SELECT height, hash, prev_hash, time FROM blocks ORDER BY height DESC LIMIT 1');
     return r[0] && blockRow(r[0]);
@@ -715,6 +724,7 @@ export class SqlStore implements IndexStore {
       for (const r of spent) note(num(r.script_id), i.txIndex, i.txid, num(r.app_id), 0n, r.amount === null ? 1n : big(r.amount));
     }
     await this.writeRecentTxs(tx, b);
+    await catalogueBlock(tx, b);
     for (const h of [...hist.values()].sort((x, y) => x.scriptId - y.scriptId || x.txIndex - y.txIndex || x.appId - y.appId))
       await tx.run('INSERT INTO script_history (script_id, height, tx_index, txid, app_id, received, sent) VALUES (?, ?, ?, ?, ?, ?, ?)', [
         h.scriptId,
@@ -748,6 +758,7 @@ export class SqlStore implements IndexStore {
     this.writing++;
     try {
       await this.d.transaction(async (tx) => {
+        await catalogueRollback(tx, forkHeight);
         await tx.run('DELETE FROM charm_outputs WHERE created_height > ?', [forkHeight]);
         await tx.run('UPDATE charm_outputs SET spent_height = NULL, spent_txid = NULL, spent_vin = NULL WHERE spent_height > ?', [forkHeight]);
         await tx.run('DELETE FROM script_history WHERE height > ?', [forkHeight]);
@@ -1006,6 +1017,10 @@ export class SqlStore implements IndexStore {
       `SELECT s.script, h.height, h.tx_index, h.txid, a.app, h.received, h.sent FROM script_history h JOIN scripts s ON s.id = h.script_id JOIN apps a ON a.id = h.app_id ORDER BY s.script, h.height, h.tx_index, ${appOrder(this.engine)}`,
     ))
       lines.push(`hist ${hexOf(h.script)} ${num(h.height)} ${num(h.tx_index)} ${hexOf(h.txid)} ${h.app as string} +${big(h.received)} -${big(h.sent)}`);
+    for (const c of await this.d.all(
+      `SELECT a.app, c.asset_type, c.first_height, c.first_tx_index, c.first_txid, c.supply, c.outputs FROM assets c JOIN apps a ON a.id = c.app_id ORDER BY ${appOrder(this.engine)}`,
+    ))
+      lines.push(`asset ${c.app as string} ${c.asset_type as string} ${num(c.first_height)} ${num(c.first_tx_index)} ${hexOf(c.first_txid)} ${big(c.supply)} ${num(c.outputs)}`);
     for (const t of await this.d.all('SELECT height, txids FROM recent_txs ORDER BY height')) {
       const ids = Buffer.from(t.txids as Uint8Array);
       for (let i = 0; i < ids.length; i += 32) lines.push(`recent ${ids.subarray(i, i + 32).toString('hex')} ${num(t.height)}`);
