@@ -12,7 +12,20 @@
  */
 import { spellFromCbor } from '../model/spell.js';
 import { appToString } from '../model/primitives.js';
-import type { BlockWrite, Row, TxDriver } from './store.js';
+import type { Row } from './driver.js';
+
+/** The store's write transaction, as far as the catalogue uses it (store.ts TxDriver). */
+interface TxDriver {
+  all(sql: string, params?: unknown[]): Promise<Row[]>;
+  run(sql: string, params?: unknown[]): Promise<void>;
+}
+
+/** What the catalogue reads of a block the store writes (store.ts BlockWrite). */
+interface BlockWrite {
+  height: number;
+  spellTxs: readonly { txid: string; txIndex: number; spell: Uint8Array }[];
+  outputs: readonly { txid: string; txIndex: number; app: string; amount: bigint | null }[];
+}
 
 /** An app's asset type, as the explorer names it. */
 export const assetTypeOf = (app: string): 'token' | 'nft' | 'dapp' => (app.startsWith('t/') ? 'token' : app.startsWith('n/') ? 'nft' : 'dapp');
