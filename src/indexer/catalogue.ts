@@ -65,7 +65,8 @@ async function inChunks(keys: unknown[], each: (part: unknown[], marks: string) 
 async function appIds(tx: TxDriver, apps: string[]): Promise<Map<string, number>> {
   const ids = new Map<string, number>();
   const read = async (list: string[]) => {
-    for (const r of await inChunks(list, (part, marks) => tx.all(`SELECT id, app FROM apps WHERE app IN (${marks})`, part))) ids.set(r.app as string, Number(r.id));
+    for (const r of await inChunks(list, (part, marks) => tx.all(`SELECT id, app FROM apps WHERE app IN (${marks})`, part)))
+      ids.set(r.app as string, Number(r.id));
   };
   await read(apps);
   const missing = apps.filter((a) => !ids.has(a));
@@ -129,8 +130,11 @@ async function fill(tx: TxDriver): Promise<void> {
     return f.s;
   };
   for (const r of await tx.all('SELECT txid, height, tx_index, spell FROM spell_txs'))
-    for (const app of spellApps(new Uint8Array(r.spell as Uint8Array))) at(app, Number(r.height), Number(r.tx_index), Buffer.from(r.txid as Uint8Array).toString('hex'));
-  for (const r of await tx.all('SELECT a.app, co.txid, co.created_height, co.tx_index, co.amount, co.spent_height FROM charm_outputs co JOIN apps a ON a.id = co.app_id')) {
+    for (const app of spellApps(new Uint8Array(r.spell as Uint8Array)))
+      at(app, Number(r.height), Number(r.tx_index), Buffer.from(r.txid as Uint8Array).toString('hex'));
+  for (const r of await tx.all(
+    'SELECT a.app, co.txid, co.created_height, co.tx_index, co.amount, co.spent_height FROM charm_outputs co JOIN apps a ON a.id = co.app_id',
+  )) {
     const s = at(r.app as string, Number(r.created_height), Number(r.tx_index), Buffer.from(r.txid as Uint8Array).toString('hex'));
     s.created++;
     if (r.spent_height === null) s.delta += r.amount === null ? 1n : big(r.amount);
@@ -198,10 +202,12 @@ export async function catalogueRollback(tx: TxDriver, forkHeight: number): Promi
   await tx.run('DELETE FROM assets WHERE first_height > ?', [forkHeight]);
   const ids = [...delta.keys()].sort((a, b) => a - b);
   const have = new Map<number, Row>();
-  for (const r of await inChunks(ids, (part, marks) => tx.all(`SELECT app_id, supply, outputs FROM assets WHERE app_id IN (${marks})`, part))) have.set(Number(r.app_id), r);
+  for (const r of await inChunks(ids, (part, marks) => tx.all(`SELECT app_id, supply, outputs FROM assets WHERE app_id IN (${marks})`, part)))
+    have.set(Number(r.app_id), r);
   for (const id of ids) {
     const h = have.get(id);
     const d = delta.get(id)!;
-    if (h) await tx.run('UPDATE assets SET supply = ?, outputs = ? WHERE app_id = ?', [(big(h.supply) + d.supply).toString(), Number(h.outputs) + d.outputs, id]);
+    if (h)
+      await tx.run('UPDATE assets SET supply = ?, outputs = ? WHERE app_id = ?', [(big(h.supply) + d.supply).toString(), Number(h.outputs) + d.outputs, id]);
   }
 }

@@ -171,7 +171,11 @@ async function checkAgainst(port: number, want: Expected, where: string): Promis
     assert.ok(c.data.native_data.tx, `${where}: charm data carries the spell`);
   }
   const heights = list.data.charms.map((c: Any) => c.block_height);
-  assert.deepEqual(heights, [...heights].sort((a, b) => b - a), 'charms newest first');
+  assert.deepEqual(
+    heights,
+    [...heights].sort((a, b) => b - a),
+    'charms newest first',
+  );
   for (const [addr, ops] of want.unspent) {
     if (addr.length > 90) continue; // a script without an address
     const r = await get(`/v1/charms/by-address/${addr}`);

@@ -170,7 +170,6 @@ const parseAssetCursor = (raw: string | null): q.AssetCursor | undefined => {
   return { height: Number(m[1]), txIndex: Number(m[2]), id: Number(m[3]) };
 };
 
-
 /** GET /v1/assets: the catalogue, paged (`page`/`limit`, or our keyset `cursor`), or the one `app_id`. */
 async function assets(c: ExplorerContext, req: Req): Promise<Res> {
   const { page, limit, offset } = paging(req, 20);
@@ -266,7 +265,13 @@ interface CharmSource {
 }
 
 /** The explorer's CharmData of one charm. */
-async function charmData(c: ExplorerContext, x: CharmSource, spell: Uint8Array | undefined, meta: (app: string) => Promise<TokenMeta>, withSpell = false): Promise<J> {
+async function charmData(
+  c: ExplorerContext,
+  x: CharmSource,
+  spell: Uint8Array | undefined,
+  meta: (app: string) => Promise<TokenMeta>,
+  withSpell = false,
+): Promise<J> {
   const m = x.app === null ? undefined : await meta(x.app);
   const data = charmJson(spell);
   return {
@@ -379,7 +384,12 @@ function charmsByAddress(c: ExplorerContext, req: Req, m: RegExpExecArray): Prom
     if (c.mempool && list.length < limit)
       for (const o of c.mempool.receivesOf(script).slice(0, limit - list.length))
         list.push(
-          await charmData(c, { txid: o.txid, vout: o.vout, app: o.app, amount: o.amount, script: o.script, height: null, time: null, spent: false }, undefined, meta),
+          await charmData(
+            c,
+            { txid: o.txid, vout: o.vout, app: o.app, amount: o.amount, script: o.script, height: null, time: null, spent: false },
+            undefined,
+            meta,
+          ),
         );
     return ok({ charms: list });
   });
@@ -393,11 +403,29 @@ function charmOfTx(c: ExplorerContext, _req: Req, m: RegExpExecArray): Promise<R
     const s = await q.spellTxOf(tx, txid);
     if (s) {
       const first = (await q.charmsOfTx(tx, txid))[0];
-      const src: CharmSource = first ?? { txid, vout: null, app: spellApps(s.spell)[0] ?? null, amount: null, script: null, height: s.height, time: s.time, spent: false };
+      const src: CharmSource = first ?? {
+        txid,
+        vout: null,
+        app: spellApps(s.spell)[0] ?? null,
+        amount: null,
+        script: null,
+        height: s.height,
+        time: s.time,
+        spent: false,
+      };
       return ok(await charmData(c, src, s.spell, meta, true), 200);
     }
     const o = c.mempool?.get(txid)?.outputs[0];
-    if (o) return ok(await charmData(c, { txid, vout: o.vout, app: o.app, amount: o.amount, script: o.script, height: null, time: null, spent: false }, undefined, meta, true));
+    if (o)
+      return ok(
+        await charmData(
+          c,
+          { txid, vout: o.vout, app: o.app, amount: o.amount, script: o.script, height: null, time: null, spent: false },
+          undefined,
+          meta,
+          true,
+        ),
+      );
     throw notFound(`transaction ${txid} carries no verified spell (in this index)`);
   });
 }
@@ -469,7 +497,13 @@ export async function networkStatus(
   tx: ReadTx,
   o: { node: { height: number; hash: string } | undefined; lastPollAt: number | undefined; healthy: boolean; now: number },
 ): Promise<J> {
-  const [tip, counts, txs, blocks, recent] = await Promise.all([q.tipOf(tx), q.assetCounts(tx), q.spellTxCount(tx), q.recentBlocks(tx, 10), q.charmsPage(tx, { limit: 10, offset: 0 })]);
+  const [tip, counts, txs, blocks, recent] = await Promise.all([
+    q.tipOf(tx),
+    q.assetCounts(tx),
+    q.spellTxCount(tx),
+    q.recentBlocks(tx, 10),
+    q.charmsPage(tx, { limit: 10, offset: 0 }),
+  ]);
   const pending = c.mempool?.spellTxs ?? 0;
   const age = o.lastPollAt === undefined ? undefined : o.now - o.lastPollAt;
   const status = !o.healthy ? 'inactive' : age === undefined || age < 60_000 ? 'active' : age < 300_000 ? 'idle' : 'inactive';
@@ -510,7 +544,14 @@ const APP_PATH = '([^/]+(?:/[^/]+/[^/]+)?)';
 /** The explorer's routes, in match order (`count` and `reference-nft` before `{asset_id}`). */
 export const EXPLORER_ROUTES: readonly Route<ExplorerContext>[] = [
   { method: 'GET', pattern: /^\/v1\/assets$/, cache: 'state', network: 'empty', handler: assets, empty: emptyList('assets') },
-  { method: 'GET', pattern: /^\/v1\/assets\/count$/, cache: 'state', network: 'empty', handler: assetCount, empty: () => ({ total: 0, nft: 0, token: 0, dapp: 0 }) },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/assets\/count$/,
+    cache: 'state',
+    network: 'empty',
+    handler: assetCount,
+    empty: () => ({ total: 0, nft: 0, token: 0, dapp: 0 }),
+  },
   {
     method: 'GET',
     pattern: new RegExp(`^/v1/assets/${APP_PATH}/holders$`),
@@ -525,7 +566,14 @@ export const EXPLORER_ROUTES: readonly Route<ExplorerContext>[] = [
   { method: 'GET', pattern: /^\/v1\/assets\/(?!reference-nft\/)(?!count$)([^/]+(?:\/[^/]+\/[^/]+)?)$/, cache: 'state', network: 'not-found', handler: asset },
   { method: 'GET', pattern: /^\/v1\/charms(|\/by-type)$/, cache: 'state', network: 'empty', handler: charms, empty: emptyList('charms') },
   { method: 'GET', pattern: /^\/v1\/charms\/count$/, cache: 'state', network: 'empty', handler: charmCount, empty: () => ({ count: 0 }) },
-  { method: 'GET', pattern: /^\/v1\/charms\/count-by-type$/, cache: 'state', network: 'empty', handler: charmCountByType, empty: () => ({ total: 0, nft: 0, token: 0, dapp: 0 }) },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/charms\/count-by-type$/,
+    cache: 'state',
+    network: 'empty',
+    handler: charmCountByType,
+    empty: () => ({ total: 0, nft: 0, token: 0, dapp: 0 }),
+  },
   { method: 'GET', pattern: new RegExp(`^/v1/charms/by-charmid/${APP_PATH}$`), cache: 'state', network: 'not-found', handler: charmById },
   { method: 'GET', pattern: /^\/v1\/charms\/by-address\/([^/]+)$/, cache: 'state', network: 'empty', handler: charmsByAddress, empty: () => ({ charms: [] }) },
   { method: 'POST', pattern: /^\/v1\/charms\/like$/, cache: 'none', network: 'refused', handler: like },

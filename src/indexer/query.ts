@@ -238,7 +238,9 @@ export async function spellTxsPage(tx: ReadTx, o: { limit: number; offset: numbe
 }
 
 export async function spellTxOf(tx: ReadTx, txid: string): Promise<SpellTxRecord | undefined> {
-  const r = await tx.all('SELECT t.txid, t.height, t.tx_index, b.time, t.spell FROM spell_txs t JOIN blocks b ON b.height = t.height WHERE t.txid = ?', [bytes(txid)]);
+  const r = await tx.all('SELECT t.txid, t.height, t.tx_index, b.time, t.spell FROM spell_txs t JOIN blocks b ON b.height = t.height WHERE t.txid = ?', [
+    bytes(txid),
+  ]);
   return r[0] && spellTxRow(r[0]);
 }
 

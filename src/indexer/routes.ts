@@ -19,7 +19,7 @@ import type { Logger } from '../infra/log.js';
 import { ok, sameNetwork, type J } from './api.js';
 
 export type CachePolicy = 'state' | 'state-unless-btc-utxos' | 'none';
-export type OtherNetwork = 'empty' | 'not-found' | 'refused';
+type OtherNetwork = 'empty' | 'not-found' | 'refused';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'DELETE';
@@ -51,7 +51,7 @@ export const LEGACY_ROUTES: readonly RouteSpec[] = [
 ];
 
 /** The route of `method path` in `table`, with the path's match. */
-export function findRoute<R extends RouteSpec>(table: readonly R[], method: string, path: string): { route: R; m: RegExpExecArray } | undefined {
+function findRoute<R extends RouteSpec>(table: readonly R[], method: string, path: string): { route: R; m: RegExpExecArray } | undefined {
   const asked = method === 'HEAD' ? 'GET' : method;
   for (const route of table) {
     if (route.method !== asked) continue;
@@ -62,7 +62,7 @@ export function findRoute<R extends RouteSpec>(table: readonly R[], method: stri
 }
 
 /** Whether some route of `table` has `path` (any method). */
-export const hasPath = (table: readonly RouteSpec[], path: string): boolean => table.some((r) => r.pattern.test(path));
+const hasPath = (table: readonly RouteSpec[], path: string): boolean => table.some((r) => r.pattern.test(path));
 
 /** The cache policy of a GET of `path` in `tables` (the first route that has it); `none` when no route does. */
 export function cachePolicy(tables: readonly (readonly RouteSpec[])[], path: string): CachePolicy {
@@ -96,8 +96,7 @@ export function tableHandler<C>(table: readonly Route<C>[], c: C, o: { network: 
       const asked = req.query.get('network');
       if (asked !== null && !sameNetwork(asked, o.network)) {
         if (route.network === 'empty' && route.empty) return ok(route.empty(req, m));
-        if (route.network !== 'refused')
-          throw new CharmsError('NOT_FOUND', `network ${asked.slice(0, 40)}: this index holds ${o.network} only`);
+        if (route.network !== 'refused') throw new CharmsError('NOT_FOUND', `network ${asked.slice(0, 40)}: this index holds ${o.network} only`);
         throw new CharmsError('INVALID_INPUT', `network ${asked.slice(0, 40)}: this index serves ${o.network}`);
       }
       return await route.handler(c, req, m);

@@ -151,16 +151,16 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
       network: o.network,
       log,
       next: withExplorerApi(
-      explorerApiHandler({
-        store: o.store,
-        mempool,
-        source: o.source,
-        btc: o.btcSource,
-        network: o.network,
-        log,
-        balanceAnswer: (address) => viaCache(`/v1/wallet/balance/${address}`),
-      }),
-      index,
+        explorerApiHandler({
+          store: o.store,
+          mempool,
+          source: o.source,
+          btc: o.btcSource,
+          network: o.network,
+          log,
+          balanceAnswer: (address) => viaCache(`/v1/wallet/balance/${address}`),
+        }),
+        index,
       ),
     }),
     {

@@ -1020,7 +1020,9 @@ export class SqlStore implements IndexStore {
     for (const c of await this.d.all(
       `SELECT a.app, c.asset_type, c.first_height, c.first_tx_index, c.first_txid, c.supply, c.outputs FROM assets c JOIN apps a ON a.id = c.app_id ORDER BY ${appOrder(this.engine)}`,
     ))
-      lines.push(`asset ${c.app as string} ${c.asset_type as string} ${num(c.first_height)} ${num(c.first_tx_index)} ${hexOf(c.first_txid)} ${big(c.supply)} ${num(c.outputs)}`);
+      lines.push(
+        `asset ${c.app as string} ${c.asset_type as string} ${num(c.first_height)} ${num(c.first_tx_index)} ${hexOf(c.first_txid)} ${big(c.supply)} ${num(c.outputs)}`,
+      );
     for (const t of await this.d.all('SELECT height, txids FROM recent_txs ORDER BY height')) {
       const ids = Buffer.from(t.txids as Uint8Array);
       for (let i = 0; i < ids.length; i += 32) lines.push(`recent ${ids.subarray(i, i + 32).toString('hex')} ${num(t.height)}`);
