@@ -63,6 +63,11 @@ export interface IndexApiOptions {
   log?: Logger | undefined;
   startedAt?: number | undefined;
   now?: (() => number) | undefined;
+  /**
+   * The explorer's per-network status (explorer-routes.ts `networkStatus`), answered under
+   * `networks.<network>` beside our fields, so that the explorer's webapp reads this status too.
+   */
+  explorerStatus?: ((o: { node: ChainTip | undefined; lastPollAt: number | undefined; healthy: boolean; now: number }) => Promise<J>) | undefined;
 }
 
 // ------------------------------------------------------------------------------ JSON writing
@@ -301,6 +306,8 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
     // nor one whose node went silent: the lag above is the last one known
     const silentMs = f?.error && f.nodeAnsweredAt !== undefined ? now() - f.nodeAnsweredAt : 0;
     const silent = silentMs > maxNodeSilenceMs;
+    const healthy = !(unrecoverable || unreached || silent || lag > maxLag);
+    const explorer = await o.explorerStatus?.({ node, lastPollAt: f?.lastPollAt, healthy, now: now() });
     const body: J = {
       chain: meta.chain,
       network: meta.network,
@@ -326,8 +333,9 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       },
       error: error ? { code: error.code, message: error.message, at: error.at } : null,
       started_at: startedAt,
+      networks: explorer === undefined ? undefined : { [meta.network]: explorer },
     };
-    return ok(body, unrecoverable || unreached || silent || lag > maxLag ? 503 : 200);
+    return ok(body, healthy ? 200 : 503);
   }
 
   /** Why the writer's transactions wait, while they do (SQLite: another connection holds the write lock), else null. */

@@ -207,6 +207,11 @@ export class MempoolOverlay {
     return out.sort((a, b) => (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout || (a.app < b.app ? -1 : 1)));
   }
 
+  /** The pending transactions with verified charm outputs (any order). */
+  pendingCharmTxs(): readonly PendingTx[] {
+    return this.charmTxs;
+  }
+
   get(txid: string): PendingTx | undefined {
     return this.txs.get(txid);
   }

@@ -89,7 +89,31 @@ const V4 = `
 CREATE TABLE IF NOT EXISTS recent_txs (height INTEGER PRIMARY KEY, txids {BLOB} NOT NULL);
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4];
+/**
+ * Version 5: the asset catalogue of the explorer routes (catalogue.ts writes it, query.ts reads
+ * it): one row per app seen in a verified spell (an output's app or one its spell names), with its
+ * first block and transaction, its exact supply in unspent outputs (an output without an amount
+ * counts 1) and the charm outputs ever created for it; kept by every block write and rollback in
+ * their transaction. Its indexes serve the sorts the routes offer (newest/oldest, per type), and
+ * those of the charms and transactions lists (newest first): co_order replaces co_created (same
+ * leading column, the rollback's range), spell_txs_order the list of spell transactions. A
+ * database of an older version gets the rows from its outputs and spells on the writer's next
+ * block (meta `assets_catalogue` = pending until then).
+ */
+const V5 = `
+CREATE TABLE IF NOT EXISTS assets (
+  app_id {BIGINT} PRIMARY KEY, asset_type TEXT NOT NULL,
+  first_height INTEGER NOT NULL, first_tx_index INTEGER NOT NULL, first_txid {BLOB} NOT NULL,
+  supply {SUM} NOT NULL, outputs {BIGINT} NOT NULL);
+CREATE INDEX IF NOT EXISTS assets_order ON assets(first_height, first_tx_index, app_id);
+CREATE INDEX IF NOT EXISTS assets_type_order ON assets(asset_type, first_height, first_tx_index, app_id);
+CREATE INDEX IF NOT EXISTS spell_txs_order ON spell_txs(height, tx_index);
+CREATE INDEX IF NOT EXISTS co_order ON charm_outputs(created_height, tx_index, vout, app_id);
+DROP INDEX IF EXISTS co_created;
+INSERT INTO meta (key, value) VALUES ('assets_catalogue', 'pending') ON CONFLICT (key) DO NOTHING;
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5];
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 export interface IndexMeta {

@@ -17,6 +17,8 @@ import type { TxSource } from '../sources/tx-sources.js';
 import { cachedAnswers, DEFAULT_ANSWER_CACHE_BYTES } from './answer-cache.js';
 import { indexApiHandler } from './api.js';
 import { explorerApiHandler, withExplorerApi } from './explorer-api.js';
+import { EXPLORER_ROUTES, networkStatus, type ExplorerContext } from './explorer-routes.js';
+import { cachePolicy, LEGACY_ROUTES, tableHandler } from './routes.js';
 import type { BtcSource } from '../sources/btc-source.js';
 import { librarySpellCheck, VerdictCache } from './block-write.js';
 import { Follower } from './follower.js';
@@ -85,15 +87,8 @@ function indexServiceHandler(api: Handler, query: Handler): Handler {
   return (req) => (req.path.startsWith('/v1/') ? api(req) : query(req));
 }
 
-/**
- * GET paths whose answers depend on the index state only (no node, no BTC source, no clock).
- * `/wallet/transactions`' fees come from the sources but never change for a txid; an answer that
- * lacks one the sources may still give is marked `notKept`.
- */
-const STATE_ONLY =
-  /^\/v1\/(addresses\/[^/]+\/(balances|utxos|history)|outputs\/[^/]+|txs\/[^/]+|apps\/.+|wallet\/(charms|transactions)\/[^/]+|transactions\/[^/]+|assets\/reference-nft\/[^/]+)$/;
-/** `/v1/wallet/balance/{a}` carries the BTC source's UTXOs when there is one. */
-const BALANCE = /^\/v1\/wallet\/balance\/[^/]+$/;
+/** The route tables of the /v1 API, in dispatch order (their cache policies: routes.ts). */
+const TABLES = [EXPLORER_ROUTES, LEGACY_ROUTES] as const;
 
 /** The follower the index gauges read (one index per process; the latest started). */
 let metered: Follower | undefined;
@@ -144,27 +139,45 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
   /** The answer to a GET through the answer cache (the explorer API's batch entries are kept GET answers). */
   const viaCache = async (path: string): Promise<Res> =>
     api({ method: 'GET', path, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
-  const index = indexApiHandler({ store: o.store, follower, mempool, source: o.source, network: o.network, version: o.version, maxLag: o.maxLag, log });
+  const explorerCtx: ExplorerContext = { store: o.store, mempool, network: o.network };
+  const index = indexApiHandler({
+    store: o.store,
+    follower,
+    mempool,
+    source: o.source,
+    network: o.network,
+    version: o.version,
+    maxLag: o.maxLag,
+    log,
+    explorerStatus: (s) => o.store.read((tx) => networkStatus(explorerCtx, tx, s)),
+  });
   const api = cachedAnswers(
-    withExplorerApi(
-      explorerApiHandler({
-        store: o.store,
-        mempool,
-        source: o.source,
-        btc: o.btcSource,
-        network: o.network,
-        log,
-        balanceAnswer: (address) => viaCache(`/v1/wallet/balance/${address}`),
-      }),
-      index,
-    ),
+    tableHandler(EXPLORER_ROUTES, explorerCtx, {
+      network: o.network,
+      log,
+      next: withExplorerApi(
+        explorerApiHandler({
+          store: o.store,
+          mempool,
+          source: o.source,
+          btc: o.btcSource,
+          network: o.network,
+          log,
+          balanceAnswer: (address) => viaCache(`/v1/wallet/balance/${address}`),
+        }),
+        index,
+      ),
+    }),
     {
       state: () => {
         const v = o.store.dataVersion();
         const of = (n: number | undefined) => (n === undefined ? undefined : `${n}:${mempool?.generation ?? 0}`);
         return typeof v === 'object' ? v.then(of) : of(v);
       },
-      cacheable: (path) => STATE_ONLY.test(path) || (!o.btcSource?.addressUtxos && BALANCE.test(path)),
+      cacheable: (path) => {
+        const policy = cachePolicy(TABLES, path);
+        return policy === 'state' || (policy === 'state-unless-btc-utxos' && !o.btcSource?.addressUtxos);
+      },
       maxBytes: o.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES,
     },
   );

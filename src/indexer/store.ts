@@ -16,6 +16,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { CharmsError } from '../errors.js';
 import type { Driver, Engine, ReadTx, Row, SnapshotReads, TxDriver, WriteWait } from './driver.js';
 import { setMeta, type IndexMeta } from './schema.js';
+import { catalogueBlock, catalogueRollback } from './catalogue.js';
 
 // ---------------------------------------------------------------------------------------- types
 
@@ -583,6 +584,7 @@ export class SqlStore implements IndexWriter {
       for (const r of spent) note(num(r.script_id), i.txIndex, i.txid, num(r.app_id), 0n, r.amount === null ? 1n : big(r.amount));
     }
     await this.writeRecentTxs(tx, b);
+    await catalogueBlock(tx, b);
     for (const h of [...hist.values()].sort((x, y) => x.scriptId - y.scriptId || x.txIndex - y.txIndex || x.appId - y.appId))
       await tx.run('INSERT INTO script_history (script_id, height, tx_index, txid, app_id, received, sent) VALUES (?, ?, ?, ?, ?, ?, ?)', [
         h.scriptId,
@@ -616,6 +618,7 @@ export class SqlStore implements IndexWriter {
     this.writing++;
     try {
       await this.d.transaction(async (tx) => {
+        await catalogueRollback(tx, forkHeight);
         await tx.run('DELETE FROM charm_outputs WHERE created_height > ?', [forkHeight]);
         await tx.run('UPDATE charm_outputs SET spent_height = NULL, spent_txid = NULL, spent_vin = NULL WHERE spent_height > ?', [forkHeight]);
         await tx.run('DELETE FROM script_history WHERE height > ?', [forkHeight]);

@@ -33,6 +33,12 @@ export function dumpIndex(store: IndexReader): Promise<string> {
       `SELECT s.script, h.height, h.tx_index, h.txid, a.app, h.received, h.sent FROM script_history h JOIN scripts s ON s.id = h.script_id JOIN apps a ON a.id = h.app_id ORDER BY s.script, h.height, h.tx_index, ${appOrder(tx)}`,
     ))
       lines.push(`hist ${hexOf(h.script)} ${num(h.height)} ${num(h.tx_index)} ${hexOf(h.txid)} ${h.app as string} +${big(h.received)} -${big(h.sent)}`);
+    for (const c of await tx.all(
+      `SELECT a.app, c.asset_type, c.first_height, c.first_tx_index, c.first_txid, c.supply, c.outputs FROM assets c JOIN apps a ON a.id = c.app_id ORDER BY ${appOrder(tx)}`,
+    ))
+      lines.push(
+        `asset ${c.app as string} ${c.asset_type as string} ${num(c.first_height)} ${num(c.first_tx_index)} ${hexOf(c.first_txid)} ${big(c.supply)} ${num(c.outputs)}`,
+      );
     for (const t of await tx.all('SELECT height, txids FROM recent_txs ORDER BY height')) {
       const ids = Buffer.from(t.txids as Uint8Array);
       for (let i = 0; i < ids.length; i += 32) lines.push(`recent ${ids.subarray(i, i + 32).toString('hex')} ${num(t.height)}`);

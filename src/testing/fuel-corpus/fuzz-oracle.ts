@@ -24,7 +24,8 @@ async function main(): Promise<void> {
   let compared = 0;
   for (let start = from; start < from + count; start += 500) {
     const batch: { seed: number; wasm: Uint8Array }[] = [];
-    for (let seed = start; seed < Math.min(start + 500, from + count); seed++) batch.push({ seed, wasm: await watToWasm(`random-${seed}.wat`, randomModuleWat(seed, { extended })) });
+    for (let seed = start; seed < Math.min(start + 500, from + count); seed++)
+      batch.push({ seed, wasm: await watToWasm(`random-${seed}.wat`, randomModuleWat(seed, { extended })) });
     const expected = runOracle(
       oracle,
       batch.map((b) => ({ wasm: b.wasm })),

@@ -1,0 +1,268 @@
+import { BITCOIN_NETWORKS } from '../model/network.js';
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { scriptToAddress } from '../bitcoin/address.js';
+import { blockTxRaw } from '../bitcoin/block.js';
+import { parseTx } from '../bitcoin/tx.js';
+import { txidToDisplay, appToString } from '../model/primitives.js';
+import { extractAndVerifySpell } from '../verify/index.js';
+import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.js';
+import { sharedOrSkip } from '../testing/shared.js';
+import { h1 } from '../testing/http.js';
+import { bitcoinVectors, burnTx, vectorChain } from '../testing/index-vectors.js';
+import { txidOf, type MemoryChain } from '../testing/memory-chain.js';
+import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
+import { startIndexService, type IndexService } from './service.js';
+
+const engines = new TestEngines();
+after(() => engines.close());
+
+type Any = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+const json = (b: Buffer): Any => JSON.parse(b.toString('utf8'));
+
+interface Expected {
+  /** app → asset figures, from the chain alone */
+  assets: Map<string, { type: string; firstHeight: number; firstTxid: string; supply: bigint; outputs: number; holders: Map<string, bigint> }>;
+  /** spell txids, newest first */
+  txs: string[];
+  /** address → unspent charms [txid:vout app] */
+  unspent: Map<string, string[]>;
+}
+
+const typeOf = (app: string) => (app.startsWith('t/') ? 'token' : app.startsWith('n/') ? 'nft' : 'dapp');
+
+/**
+ * The catalogue the chain's best chain implies, computed here without the index: every spell the
+ * library verifies, its apps and output charms, and every input of every transaction spending them.
+ */
+async function expectedOf(chain: MemoryChain): Promise<Expected> {
+  const assets: Expected['assets'] = new Map();
+  const live = new Map<string, { app: string; amount: bigint; script: Uint8Array }[]>();
+  const txs: string[] = [];
+  for (let h = 1; h <= chain.height; h++) {
+    const block = await chain.block((await chain.hashAt(h))!);
+    for (let i = 1; i < block.offsets.length - 1; i++) {
+      const raw = blockTxRaw(block, i);
+      const tx = parseTx(raw);
+      const txid = txidOf(raw);
+      for (const input of tx.inputs) live.delete(`${txidToDisplay(input.txid)}:${input.vout}`);
+      let spell;
+      try {
+        spell = extractAndVerifySpell({ bitcoin: raw });
+      } catch {
+        continue;
+      }
+      txs.unshift(txid);
+      const apps = spell.app_public_inputs.map(([a]) => appToString(a));
+      for (const app of apps)
+        if (!assets.has(app)) assets.set(app, { type: typeOf(app), firstHeight: h, firstTxid: txid, supply: 0n, outputs: 0, holders: new Map() });
+      spell.tx.outs.forEach((charms, vout) => {
+        if (spell.tx.beamed_outs?.has(vout) || !tx.outputs[vout]) return;
+        const rows = [...charms.entries()].map(([k, data]) => ({
+          app: apps[k]!,
+          amount: apps[k]!.startsWith('t/') && typeof data === 'bigint' ? data : apps[k]!.startsWith('t/') && typeof data === 'number' ? BigInt(data) : 1n,
+          script: tx.outputs[vout]!.script,
+        }));
+        for (const r of rows) assets.get(r.app)!.outputs++;
+        live.set(`${txid}:${vout}`, rows);
+      });
+    }
+  }
+  const unspent = new Map<string, string[]>();
+  for (const [op, rows] of live)
+    for (const r of rows) {
+      const a = assets.get(r.app)!;
+      a.supply += r.amount;
+      const addr = scriptToAddress(r.script, BITCOIN_NETWORKS.regtest) ?? Buffer.from(r.script).toString('hex');
+      a.holders.set(addr, (a.holders.get(addr) ?? 0n) + r.amount);
+      unspent.set(addr, [...(unspent.get(addr) ?? []), `${op} ${r.app}`]);
+    }
+  return { assets, txs, unspent };
+}
+
+async function service(e: TestEngine, chain: MemoryChain): Promise<IndexService> {
+  const svc = await startIndexService({ store: await e.open(await e.newDb()), source: chain, ...TEST_INDEX_SERVICE, maxReorgDepth: 100 });
+  await svc.follower!.syncOnce();
+  await svc.follower!.syncOnce(); // the mempool refresh after a settled tip
+  return svc;
+}
+
+/** Every explorer route's answer against `want` (field names and JSON types as the explorer's handlers give them). */
+async function checkAgainst(port: number, want: Expected, where: string): Promise<void> {
+  const get = async (path: string) => {
+    const r = await h1(port, 'GET', path);
+    assert.equal(r.status, 200, `${where}: ${path} → ${r.status} ${r.body.toString('utf8').slice(0, 200)}`);
+    return json(r.body);
+  };
+  const byType = { token: 0, nft: 0, dapp: 0 };
+  for (const a of want.assets.values()) byType[a.type as keyof typeof byType]++;
+  const count = await get('/v1/assets/count?network=regtest');
+  assert.deepEqual(count, { total: want.assets.size, ...byType }, `${where}: /assets/count`);
+
+  // the whole catalogue, newest first then oldest first, in pages of 2, with its figures
+  const newest = [...want.assets.entries()].sort(([a, x], [b, y]) => y.firstHeight - x.firstHeight || 0 * a.length * b.length);
+  const seen: Any[] = [];
+  for (let page = 1; ; page++) {
+    const r = await get(`/v1/assets?page=${page}&limit=2&sort=newest&network=regtest`);
+    assert.equal(r.pagination.total, want.assets.size);
+    assert.equal(r.pagination.total_pages, Math.ceil(want.assets.size / 2));
+    seen.push(...r.data.assets);
+    if (r.data.assets.length < 2) break;
+  }
+  assert.equal(seen.length, want.assets.size, `${where}: every asset listed once`);
+  assert.deepEqual(
+    seen.map((a) => a.block_height),
+    newest.map(([, a]) => a.firstHeight),
+    `${where}: newest first`,
+  );
+  for (const item of seen) {
+    const w = want.assets.get(item.app_id);
+    assert.ok(w, `${where}: ${item.app_id} is an app of a verified spell`);
+    assert.equal(item.asset_type, w.type);
+    assert.equal(typeof item.id, 'string');
+    assert.equal(typeof item.total_supply, 'number');
+    assert.equal(BigInt(JSON.stringify(item.total_supply)), w.supply, `${where}: supply of ${item.app_id}`);
+    assert.equal(typeof item.decimals, 'number');
+    assert.equal(item.transaction_hash, w.firstTxid);
+    assert.equal(item.network, 'regtest');
+    for (const k of ['name', 'symbol', 'description', 'image_url', 'created_at', 'updated_at']) assert.ok(Object.hasOwn(item, k), `${where}: asset.${k}`);
+    // one asset by app id (query and path) and by numeric id: the same item
+    const one = await get(`/v1/assets?app_id=${encodeURIComponent(item.app_id)}&limit=1`);
+    assert.deepEqual(one.data.assets[0], item);
+    assert.deepEqual(await get(`/v1/assets/${encodeURIComponent(item.app_id)}`), item);
+    assert.deepEqual(await get(`/v1/assets/${item.id}`), item);
+    // holders
+    const h = await get(`/v1/assets/${encodeURIComponent(item.app_id)}/holders`);
+    assert.equal(h.total_holders, w.holders.size, `${where}: holders of ${item.app_id}`);
+    assert.equal(BigInt(JSON.stringify(h.total_supply)), w.supply);
+    const amounts = h.holders.map((x: Any) => BigInt(JSON.stringify(x.total_amount)));
+    assert.deepEqual(
+      amounts,
+      [...w.holders.values()].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)),
+      `${where}: holders' amounts, largest first`,
+    );
+    for (const x of h.holders) {
+      assert.equal(w.holders.get(x.address), BigInt(JSON.stringify(x.total_amount)));
+      assert.equal(typeof x.percentage, 'number');
+      assert.equal(typeof x.charm_count, 'number');
+      assert.equal(typeof x.first_seen_block, 'number');
+    }
+  }
+  const oldest = await get(`/v1/assets?limit=100&sort=oldest`);
+  assert.deepEqual(
+    oldest.data.assets.map((a: Any) => a.block_height),
+    [...newest].reverse().map(([, a]) => a.firstHeight),
+  );
+  const tokens = await get('/v1/assets?asset_type=token&limit=100');
+  assert.equal(tokens.data.assets.length, byType.token);
+  assert.ok(tokens.data.assets.every((a: Any) => a.asset_type === 'token'));
+
+  // charms: counts, the list (every charm output row), per address unspent
+  const outputs = [...want.assets.values()].reduce((n, a) => n + a.outputs, 0);
+  assert.deepEqual(await get('/v1/charms/count-by-type'), { total: outputs, ...byType });
+  assert.deepEqual(await get('/v1/charms/count'), { count: outputs });
+  const list = await get('/v1/charms?limit=100');
+  assert.equal(list.data.charms.length, outputs);
+  assert.equal(list.pagination.total, outputs);
+  for (const c of list.data.charms) {
+    assert.equal(typeof c.amount, 'number');
+    assert.equal(c.likes_count, 0);
+    assert.equal(c.user_liked, false);
+    assert.equal(c.verified, true);
+    assert.ok(c.data.native_data.tx, `${where}: charm data carries the spell`);
+  }
+  const heights = list.data.charms.map((c: Any) => c.block_height);
+  assert.deepEqual(
+    heights,
+    [...heights].sort((a, b) => b - a),
+    'charms newest first',
+  );
+  for (const [addr, ops] of want.unspent) {
+    if (addr.length > 90) continue; // a script without an address
+    const r = await get(`/v1/charms/by-address/${addr}`);
+    assert.deepEqual(r.charms.map((c: Any) => `${c.txid}:${c.vout} ${c.charmid}`).sort(), [...ops].sort(), `${where}: charms of ${addr}`);
+  }
+  for (const app of want.assets.keys()) {
+    if (want.assets.get(app)!.outputs === 0) continue;
+    assert.equal((await get(`/v1/charms/by-charmid/${encodeURIComponent(app)}`)).charmid, app);
+  }
+
+  // transactions, newest first, paged
+  const t1 = await get('/v1/transactions?page=1&limit=3&network=regtest');
+  assert.equal(t1.pagination.total, want.txs.length);
+  const all: string[] = [];
+  for (let page = 1; page <= Math.ceil(want.txs.length / 3); page++)
+    all.push(...(await get(`/v1/transactions?page=${page}&limit=3`)).data.transactions.map((x: Any) => x.txid));
+  assert.deepEqual(all, want.txs, `${where}: transactions newest first`);
+  for (const x of t1.data.transactions) {
+    assert.equal(x.status, 'confirmed');
+    assert.equal(typeof x.confirmations, 'number');
+    assert.equal(typeof x.block_height, 'number');
+    assert.ok(x.charm.native_data.app_public_inputs);
+  }
+  const c0 = await get(`/v1/charms/${want.txs[0]}`);
+  assert.equal(c0.txid, want.txs[0]);
+  assert.deepEqual(c0.spell, c0.data);
+}
+
+for (const name of ENGINES) {
+  test(`${name}: the explorer's routes answer the chain's catalogue, charms and transactions, after a rollback and with the mempool`, async (t) => {
+    if (!sharedOrSkip(t)) return;
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const v = bitcoinVectors();
+    const chain = vectorChain(v, ['9c048eca']);
+    const nftTx = v.get('1acee7fb')!;
+    chain.mine([burnTx(nftTx.txid, 0, 3)]);
+    const svc = await service(e, chain);
+    const port = svc.server.port;
+    try {
+      await checkAgainst(port, await expectedOf(chain), 'synced');
+
+      // another network: empty lists, 404 for items; likes refused
+      const other = json((await h1(port, 'GET', '/v1/assets?network=mainnet&asset_type=token')).body);
+      assert.deepEqual(other.data.assets, []);
+      assert.equal(other.pagination.total, 0);
+      assert.deepEqual(json((await h1(port, 'GET', '/v1/assets/count?network=mainnet')).body), { total: 0, nft: 0, token: 0, dapp: 0 });
+      assert.equal((await h1(port, 'GET', '/v1/assets/1?network=mainnet')).status, 404);
+      assert.deepEqual(json((await h1(port, 'GET', '/v1/charms/by-address/bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq')).body), { charms: [] });
+      const liked = await h1(port, 'POST', '/v1/charms/like', JSON.stringify({ charm_id: 'x', user_id: 1 }));
+      assert.equal(liked.status, 400);
+      assert.equal(json(liked.body).code, 'UNSUPPORTED');
+      assert.equal((await h1(port, 'GET', '/v1/assets?sort=sideways')).status, 400);
+      assert.equal((await h1(port, 'GET', '/v1/assets?limit=101')).status, 400);
+      assert.equal((await h1(port, 'GET', '/v1/assets/t%2Fzz/holders')).status, 400);
+
+      // status: the explorer's per-network shape beside ours
+      const st = json((await h1(port, 'GET', '/v1/status')).body);
+      const n = st.networks.regtest;
+      assert.equal(n.indexer_status.last_processed_block, chain.height);
+      assert.equal(n.bitcoin_node.block_count, chain.height);
+      assert.equal(n.charm_stats.confirmed_transactions, (await expectedOf(chain)).txs.length);
+      assert.equal(typeof n.charm_stats.confirmation_rate, 'number');
+      assert.ok(Array.isArray(n.recent_blocks) && n.recent_blocks[0].height === chain.height);
+      assert.equal(st.lag_blocks, 0, 'our own fields stay');
+
+      // a rollback of the three top blocks (new apps among them), replaced by four empty ones: the catalogue follows
+      chain.reorg(3, [[], [], [], []]);
+      await svc.follower!.syncOnce();
+      await checkAgainst(port, await expectedOf(chain), 'after a rollback');
+
+      // the mempool: a pending charm transaction listed first, its outputs among the address's charms
+      const pending = v.get('9c048eca')!;
+      chain.mempoolAdd(pending.raw);
+      await svc.follower!.syncOnce();
+      const txs = json((await h1(port, 'GET', '/v1/transactions?limit=1')).body);
+      assert.equal(txs.data.transactions[0].txid, pending.txid);
+      assert.equal(txs.data.transactions[0].status, 'pending');
+      assert.equal(txs.data.transactions[0].block_height, null);
+      const out0 = parseTx(pending.raw).outputs[0]!;
+      const addr = scriptToAddress(out0.script, BITCOIN_NETWORKS.regtest)!;
+      const mine = json((await h1(port, 'GET', `/v1/charms/by-address/${addr}`)).body).charms;
+      assert.ok(mine.some((c: Any) => c.txid === pending.txid && c.block_height === null));
+      assert.equal(json((await h1(port, 'GET', `/v1/charms/${pending.txid}`)).body).txid, pending.txid);
+    } finally {
+      await svc.close();
+    }
+  });
+}

@@ -1,0 +1,583 @@
+/**
+ * The charms explorer's own API (CharmsDev/charms-explorer `api/src/handlers/`: assets, charms,
+ * transactions list, status per network) from the index, so that the explorer's webapp runs
+ * unchanged against `charms index` (docs/index.md). Same paths, parameters and field names; every
+ * number the webapp formats is a JSON number (amounts and supplies with their exact digits).
+ * Every answer is read inside one `store.read` (one index state) through query.ts.
+ *
+ * Differences from the hosted explorer, on purpose: the catalogue and holders follow reorgs
+ * exactly; supplies are the unspent confirmed amounts; `sort=oldest` is honoured; holders are
+ * paged (`page`, `limit`: the explorer answers them all) and the asked app's own (the explorer
+ * answers a token's holders from its NFT's); `decimals` is the CHIP-0420 metadata's (default 0);
+ * likes are not chain data (`likes_count` 0, liking refused); a `?network=` the index does not
+ * hold gets empty lists and 404s.
+ */
+import { decodeAddress, scriptToAddress } from '../bitcoin/address.js';
+import { decodeCbor } from '../codec/cbor.js';
+import { toJsonCompact } from '../codec/json.js';
+import { CharmsError } from '../errors.js';
+import type { Req, Res } from '../infra/http.js';
+import { spellFromCbor, spellToValue } from '../model/spell.js';
+import { appFromString, appToString } from '../model/primitives.js';
+import { addressScript, addrNet, chainName, ok, RawJson, type J } from './api.js';
+import { assetTypeOf } from './catalogue.js';
+import { chip420Meta, type TokenMeta } from './explorer-api.js';
+import type { MempoolOverlay } from './mempool.js';
+import * as q from './query.js';
+import type { ReadTx } from './driver.js';
+import type { Route } from './routes.js';
+import type { IndexReader } from './store.js';
+
+export interface ExplorerContext {
+  store: IndexReader;
+  mempool?: MempoolOverlay | undefined;
+  network: string;
+}
+
+const MAX_LIMIT = 100;
+const MAX_HOLDERS_LIMIT = 500;
+const MAX_ADDRESS_CHARMS = 1000;
+const MAX_PAGE = 1_000_000;
+
+const bad = (msg: string): CharmsError => new CharmsError('INVALID_INPUT', msg);
+const notFound = (msg: string): CharmsError => new CharmsError('NOT_FOUND', msg);
+const num = (b: bigint): RawJson => new RawJson(b.toString());
+const iso = (unix: number): string => new Date(unix * 1000).toISOString();
+
+function intParam(req: Req, name: string, min: number, max: number, dflt: number): number {
+  const raw = req.query.get(name);
+  if (raw === null || raw === '') return dflt;
+  const n = Number(raw);
+  if (!/^\d{1,10}$/.test(raw) || n < min || n > max) throw bad(`${name}: expected an integer from ${min} to ${max}`);
+  return n;
+}
+
+/** `page` (from 1) and `limit` as an offset, bounded. */
+function paging(req: Req, dfltLimit: number, maxLimit = MAX_LIMIT): { page: number; limit: number; offset: number } {
+  const page = intParam(req, 'page', 1, MAX_PAGE, 1);
+  const limit = intParam(req, 'limit', 1, maxLimit, dfltLimit);
+  return { page, limit, offset: (page - 1) * limit };
+}
+
+function assetTypeParam(req: Req, name: string): q.AssetType | undefined {
+  const t = req.query.get(name);
+  if (t === null || t === '' || t === 'all') return undefined;
+  if (t !== 'token' && t !== 'nft' && t !== 'dapp') throw bad(`${name}: expected token, nft or dapp`);
+  return t;
+}
+
+function orderParam(req: Req): q.Order {
+  const s = req.query.get('sort');
+  if (s === null || s === '' || s === 'newest') return 'newest';
+  if (s === 'oldest') return 'oldest';
+  throw bad('sort: expected newest or oldest');
+}
+
+function decoded(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw bad('bad %-escape in the path');
+  }
+}
+
+/** An app id from the path or query (`<tag>/<identity>/<vk>`; a trailing `:N`, as the webapp may add, dropped). */
+function appParam(raw: string): string {
+  const app = raw.replace(/:\d+$/, '');
+  try {
+    return appToString(appFromString(app));
+  } catch (e) {
+    throw new CharmsError('INVALID_INPUT', 'app: expected <tag>/<identity hex>/<vk hex>', { cause: e });
+  }
+}
+
+const pagination = (page: number, limit: number, total: number): J => ({ total, page, limit, total_pages: Math.ceil(total / limit) });
+
+// ------------------------------------------------------------------------------ metadata
+
+/** CHIP-0420 metadata of apps, read once per answer from their reference NFT `n/<identity>/<vk>`. */
+function metaReader(tx: ReadTx): (app: string) => Promise<TokenMeta> {
+  const kept = new Map<string, Promise<TokenMeta>>();
+  return (app) => {
+    const [, identity = '', vk = ''] = app.split('/');
+    const key = `${identity}/${vk}`;
+    let p = kept.get(key);
+    if (!p) {
+      p = q.nftDataOf(tx, identity, vk).then((nft) => {
+        if (!nft) return chip420Meta(null, null);
+        try {
+          return chip420Meta(decodeCbor(nft.data), nft.app);
+        } catch {
+          return chip420Meta(null, nft.app);
+        }
+      });
+      kept.set(key, p);
+    }
+    return p;
+  };
+}
+
+/** The explorer's `charm` / `data` object of a spell transaction (the spell as `native_data`). */
+function charmJson(spell: Uint8Array | undefined): J {
+  if (spell === undefined) return { type: 'spell', detected: true, has_native_data: false, native_data: null, version: 'native_parser' };
+  return {
+    type: 'spell',
+    detected: true,
+    has_native_data: true,
+    native_data: new RawJson(toJsonCompact(spellToValue(spellFromCbor(spell), true))),
+    version: 'native_parser',
+  };
+}
+
+/** The apps a spell names (its `app_public_inputs`, sorted). */
+function spellApps(spell: Uint8Array): string[] {
+  try {
+    return spellFromCbor(spell).app_public_inputs.map(([a]) => appToString(a));
+  } catch {
+    return [];
+  }
+}
+
+// ------------------------------------------------------------------------------ assets
+
+async function assetJson(c: ExplorerContext, a: q.AssetRecord, meta: (app: string) => Promise<TokenMeta>): Promise<J> {
+  const m = await meta(a.app);
+  return {
+    id: String(a.id),
+    app_id: a.app,
+    charmid: a.app,
+    asset_type: a.assetType,
+    name: m.name,
+    symbol: m.ticker,
+    description: m.description,
+    image_url: m.image,
+    total_supply: num(a.supply),
+    decimals: m.decimals,
+    network: c.network,
+    created_at: iso(a.firstTime),
+    updated_at: iso(a.firstTime),
+    block_height: a.firstHeight,
+    transaction_hash: a.firstTxid,
+    charm_count: a.outputs,
+    reference_nft: m.refApp,
+  };
+}
+
+const parseAssetCursor = (raw: string | null): q.AssetCursor | undefined => {
+  if (raw === null) return undefined;
+  const m = /^(\d{1,10})-(\d{1,10})-(\d{1,15})$/.exec(raw);
+  if (!m) throw bad('cursor: expected the next_cursor of a previous page');
+  return { height: Number(m[1]), txIndex: Number(m[2]), id: Number(m[3]) };
+};
+
+/** GET /v1/assets: the catalogue, paged (`page`/`limit`, or our keyset `cursor`), or the one `app_id`. */
+async function assets(c: ExplorerContext, req: Req): Promise<Res> {
+  const { page, limit, offset } = paging(req, 20);
+  const type = assetTypeParam(req, 'asset_type');
+  const order = orderParam(req);
+  const appRaw = req.query.get('app_id');
+  const app = appRaw === null ? undefined : appParam(appRaw);
+  const after = parseAssetCursor(req.query.get('cursor'));
+  return c.store.read(async (tx) => {
+    const meta = metaReader(tx);
+    if (app !== undefined) {
+      const a = await q.assetByApp(tx, app);
+      const list = a && (!type || a.assetType === type) ? [await assetJson(c, a, meta)] : [];
+      return ok({ data: { assets: list }, pagination: pagination(page, limit, list.length), next_cursor: null });
+    }
+    const [rows, counts] = await Promise.all([q.assetsPage(tx, { type, order, limit, ...(after ? { after } : { offset }) }), q.assetCounts(tx)]);
+    const total = type ? counts[type] : counts.total;
+    const items: J[] = [];
+    for (const a of rows) items.push(await assetJson(c, a, meta));
+    const last = rows[rows.length - 1];
+    return ok({
+      data: { assets: items },
+      pagination: pagination(page, limit, total),
+      next_cursor: last && rows.length === limit ? `${last.firstHeight}-${last.firstTxIndex}-${last.id}` : null,
+    });
+  });
+}
+
+/** GET /v1/assets/count: assets per type. */
+function assetCount(c: ExplorerContext): Promise<Res> {
+  return c.store.read(async (tx) => {
+    const n = await q.assetCounts(tx);
+    return ok({ total: n.total, nft: n.nft, token: n.token, dapp: n.dapp });
+  });
+}
+
+/** GET /v1/assets/{asset_id}: by our numeric id or the app id. */
+function asset(c: ExplorerContext, _req: Req, m: RegExpExecArray): Promise<Res> {
+  const raw = decoded(m[1]!);
+  const byId = /^\d{1,15}$/.test(raw);
+  const app = byId ? undefined : appParam(raw);
+  return c.store.read(async (tx) => {
+    const a = app === undefined ? await q.assetById(tx, Number(raw)) : await q.assetByApp(tx, app);
+    if (!a) throw notFound(`asset ${raw.slice(0, 200)} is not in this index`);
+    return ok(await assetJson(c, a, metaReader(tx)));
+  });
+}
+
+/** `part / whole` in percent as a JSON number (6 decimals). */
+function percent(part: bigint, whole: bigint): number {
+  return whole === 0n ? 0 : Number((part * 100_000_000n) / whole) / 1_000_000;
+}
+
+/** GET /v1/assets/{app_id}/holders: the app's holders, largest first, paged (`page`, `limit` ≤ 500, default 100). */
+function holders(c: ExplorerContext, req: Req, m: RegExpExecArray): Promise<Res> {
+  const app = appParam(decoded(m[1]!));
+  const { page, limit, offset } = paging(req, 100, MAX_HOLDERS_LIMIT);
+  const net = addrNet(c.network);
+  return c.store.read(async (tx) => {
+    const [a, h] = await Promise.all([q.assetByApp(tx, app), q.holdersPage(tx, app, { limit, offset })]);
+    const supply = a?.supply ?? 0n;
+    return ok({
+      app_id: app,
+      total_holders: h.holders,
+      total_supply: num(supply),
+      holders: h.page.map((x) => ({
+        address: scriptToAddress(x.script, net) ?? null,
+        script_pubkey: Buffer.from(x.script).toString('hex'),
+        total_amount: num(x.amount),
+        charm_count: x.outputs,
+        percentage: percent(x.amount, supply),
+        first_seen_block: x.firstHeight,
+        last_updated_block: x.lastHeight,
+      })),
+      page,
+      limit,
+      total_pages: Math.ceil(h.holders / limit),
+    });
+  });
+}
+
+// ------------------------------------------------------------------------------ charms
+
+interface CharmSource {
+  txid: string;
+  vout: number | null;
+  app: string | null;
+  amount: bigint | null;
+  script: Uint8Array | null;
+  height: number | null;
+  time: number | null;
+  spent: boolean;
+}
+
+/** The explorer's CharmData of one charm. */
+async function charmData(
+  c: ExplorerContext,
+  x: CharmSource,
+  spell: Uint8Array | undefined,
+  meta: (app: string) => Promise<TokenMeta>,
+  withSpell = false,
+): Promise<J> {
+  const m = x.app === null ? undefined : await meta(x.app);
+  const data = charmJson(spell);
+  return {
+    txid: x.txid,
+    vout: x.vout,
+    charmid: x.app,
+    app_id: x.app,
+    block_height: x.height,
+    data,
+    date_created: x.time === null ? null : iso(x.time),
+    asset_type: x.app === null ? 'other' : assetTypeOf(x.app),
+    network: c.network,
+    amount: num(x.app === null ? 0n : (x.amount ?? 1n)),
+    address: x.script ? (scriptToAddress(x.script, addrNet(c.network)) ?? null) : null,
+    spent: x.spent,
+    likes_count: 0,
+    user_liked: false,
+    name: m?.name ?? undefined,
+    image: m?.image ?? undefined,
+    ticker: m?.ticker ?? undefined,
+    description: m?.description ?? undefined,
+    decimals: m?.decimals,
+    verified: true,
+    spell: withSpell ? data : undefined,
+  };
+}
+
+async function charmsJson(c: ExplorerContext, tx: ReadTx, rows: q.CharmRecord[]): Promise<J[]> {
+  const spells = await q.spellsOf(
+    tx,
+    rows.map((r) => r.txid),
+  );
+  const meta = metaReader(tx);
+  const out: J[] = [];
+  for (const r of rows) out.push(await charmData(c, r, spells.get(r.txid), meta));
+  return out;
+}
+
+/** The answer of a paged list for another network: no items, the asked page. */
+function emptyList(key: string): (req: Req) => J {
+  return (req) => {
+    const { page, limit } = paging(req, 20);
+    return { data: { [key]: [] }, pagination: pagination(page, limit, 0) };
+  };
+}
+
+/** GET /v1/charms and /v1/charms/by-type?type=: every charm (spent ones too), newest first. */
+function charms(c: ExplorerContext, req: Req, m: RegExpExecArray): Promise<Res> {
+  const byType = m[1] === '/by-type';
+  const type = assetTypeParam(req, 'type');
+  if (byType && !type) throw bad('type: expected token, nft or dapp');
+  const { page, limit, offset } = paging(req, 20);
+  return c.store.read(async (tx) => {
+    const [rows, counts] = await Promise.all([q.charmsPage(tx, { type, limit, offset }), q.assetCounts(tx)]);
+    const total = type ? counts.outputs[type] : counts.outputs.token + counts.outputs.nft + counts.outputs.dapp;
+    return ok({ data: { charms: await charmsJson(c, tx, rows) }, pagination: pagination(page, limit, total) });
+  });
+}
+
+/** GET /v1/charms/count?type=: charms (of a type). */
+function charmCount(c: ExplorerContext, req: Req): Promise<Res> {
+  const type = assetTypeParam(req, 'type');
+  return c.store.read(async (tx) => {
+    const n = await q.assetCounts(tx);
+    return ok({ count: type ? n.outputs[type] : n.outputs.token + n.outputs.nft + n.outputs.dapp });
+  });
+}
+
+/** GET /v1/charms/count-by-type: all charms, and assets per type (the explorer's figures). */
+function charmCountByType(c: ExplorerContext): Promise<Res> {
+  return c.store.read(async (tx) => {
+    const n = await q.assetCounts(tx);
+    return ok({ total: n.outputs.token + n.outputs.nft + n.outputs.dapp, nft: n.nft, token: n.token, dapp: n.dapp });
+  });
+}
+
+/** GET /v1/charms/by-charmid/{charmid}: the app's first charm. */
+function charmById(c: ExplorerContext, _req: Req, m: RegExpExecArray): Promise<Res> {
+  const app = appParam(decoded(m[1]!));
+  return c.store.read(async (tx) => {
+    const r = await q.firstCharmOf(tx, app);
+    if (!r) throw notFound(`no charm of ${app} in this index`);
+    return ok((await charmsJson(c, tx, [r]))[0]!);
+  });
+}
+
+/** The script of an address of the index's chain; undefined for a valid address of another chain; 400 for no address. */
+function scriptOrOther(c: ExplorerContext, address: string): Uint8Array | undefined {
+  try {
+    return addressScript(address, chainName(c.network), c.network);
+  } catch (e) {
+    try {
+      decodeAddress(address);
+      return undefined;
+    } catch {
+      throw e;
+    }
+  }
+}
+
+/** GET /v1/charms/by-address/{address}: its unspent charms (confirmed, then pending receives), at most `limit` (≤ 1000). */
+function charmsByAddress(c: ExplorerContext, req: Req, m: RegExpExecArray): Promise<Res> | Res {
+  const address = decoded(m[1]!);
+  const script = scriptOrOther(c, address);
+  const { limit, offset } = paging(req, MAX_ADDRESS_CHARMS, MAX_ADDRESS_CHARMS);
+  if (!script) return ok({ charms: [] });
+  return c.store.read(async (tx) => {
+    const list = await charmsJson(c, tx, await q.charmsOfScript(tx, script, { limit, offset }));
+    const meta = metaReader(tx);
+    if (c.mempool && list.length < limit)
+      for (const o of c.mempool.receivesOf(script).slice(0, limit - list.length))
+        list.push(
+          await charmData(
+            c,
+            { txid: o.txid, vout: o.vout, app: o.app, amount: o.amount, script: o.script, height: null, time: null, spent: false },
+            undefined,
+            meta,
+          ),
+        );
+    return ok({ charms: list });
+  });
+}
+
+/** GET /v1/charms/{txid}: the transaction's first charm with its spell (`data`, `spell`); pending ones too. */
+function charmOfTx(c: ExplorerContext, _req: Req, m: RegExpExecArray): Promise<Res> {
+  const txid = m[1]!.toLowerCase();
+  return c.store.read(async (tx) => {
+    const meta = metaReader(tx);
+    const s = await q.spellTxOf(tx, txid);
+    if (s) {
+      const first = (await q.charmsOfTx(tx, txid))[0];
+      const src: CharmSource = first ?? {
+        txid,
+        vout: null,
+        app: spellApps(s.spell)[0] ?? null,
+        amount: null,
+        script: null,
+        height: s.height,
+        time: s.time,
+        spent: false,
+      };
+      return ok(await charmData(c, src, s.spell, meta, true), 200);
+    }
+    const o = c.mempool?.get(txid)?.outputs[0];
+    if (o)
+      return ok(
+        await charmData(
+          c,
+          { txid, vout: o.vout, app: o.app, amount: o.amount, script: o.script, height: null, time: null, spent: false },
+          undefined,
+          meta,
+          true,
+        ),
+      );
+    throw notFound(`transaction ${txid} carries no verified spell (in this index)`);
+  });
+}
+
+/** POST/DELETE /v1/charms/like: likes are not chain data; this index keeps none. */
+function like(): Res {
+  throw new CharmsError('UNSUPPORTED', 'likes are not kept by this index (they are not chain data): the like counts are always 0');
+}
+
+// ------------------------------------------------------------------------------ transactions
+
+/** GET /v1/transactions: charm transactions, pending first then confirmed newest first, paged. */
+function transactions(c: ExplorerContext, req: Req): Promise<Res> {
+  const { page, limit, offset } = paging(req, 20);
+  orderParam(req);
+  const pending = [...(c.mempool?.pendingCharmTxs() ?? [])].sort((a, b) => (a.txid < b.txid ? -1 : 1));
+  return c.store.read(async (tx) => {
+    const [tip, count] = await Promise.all([q.tipOf(tx), q.spellTxCount(tx)]);
+    const items: J[] = [];
+    for (const p of pending.slice(offset, offset + limit)) {
+      const app = p.outputs[0]?.app ?? null;
+      items.push({
+        txid: p.txid,
+        block_height: null,
+        status: 'pending',
+        confirmations: 0,
+        blockchain: 'bitcoin',
+        network: c.network,
+        updated_at: null,
+        charm: charmJson(undefined),
+        tx_type: 'spell',
+        app_id: app,
+        charmid: app,
+        asset_type: app === null ? null : assetTypeOf(app),
+      });
+    }
+    const left = limit - items.length;
+    if (left > 0)
+      for (const s of await q.spellTxsPage(tx, { limit: left, offset: Math.max(0, offset - pending.length) })) {
+        const app = spellApps(s.spell)[0] ?? null;
+        items.push({
+          txid: s.txid,
+          block_height: s.height,
+          status: 'confirmed',
+          confirmations: tip ? tip.height - s.height + 1 : 1,
+          blockchain: 'bitcoin',
+          network: c.network,
+          updated_at: iso(s.time),
+          charm: charmJson(s.spell),
+          tx_type: 'spell',
+          app_id: app,
+          charmid: app,
+          asset_type: app === null ? null : assetTypeOf(app),
+        });
+      }
+    return ok({ data: { transactions: items }, pagination: pagination(page, limit, count + pending.length) });
+  });
+}
+
+// ------------------------------------------------------------------------------ status
+
+/**
+ * The explorer's per-network status (`/v1/status`'s `networks.<network>`): read in `tx`; `node` is
+ * the followed node's tip, `lastPollAt` the follower's last poll (ms), `healthy` the status's
+ * verdict.
+ */
+export async function networkStatus(
+  c: ExplorerContext,
+  tx: ReadTx,
+  o: { node: { height: number; hash: string } | undefined; lastPollAt: number | undefined; healthy: boolean; now: number },
+): Promise<J> {
+  const [tip, counts, txs, blocks, recent] = await Promise.all([
+    q.tipOf(tx),
+    q.assetCounts(tx),
+    q.spellTxCount(tx),
+    q.recentBlocks(tx, 10),
+    q.charmsPage(tx, { limit: 10, offset: 0 }),
+  ]);
+  const pending = c.mempool?.spellTxs ?? 0;
+  const age = o.lastPollAt === undefined ? undefined : o.now - o.lastPollAt;
+  const status = !o.healthy ? 'inactive' : age === undefined || age < 60_000 ? 'active' : age < 300_000 ? 'idle' : 'inactive';
+  const when = o.lastPollAt === undefined ? (tip ? iso(tip.time) : 'Never') : new Date(o.lastPollAt).toISOString();
+  const total = txs + pending;
+  return {
+    indexer_status: {
+      status,
+      last_processed_block: tip?.height ?? 0,
+      latest_confirmed_block: tip?.height ?? 0,
+      last_updated_at: when,
+      last_indexer_loop_time: when,
+    },
+    bitcoin_node: {
+      status: o.node ? 'connected' : 'disconnected',
+      network: c.network,
+      block_count: o.node?.height ?? 0,
+      best_block_hash: o.node?.hash ?? 'unknown',
+    },
+    charm_stats: {
+      total_charms: counts.outputs.token + counts.outputs.nft + counts.outputs.dapp,
+      total_transactions: total,
+      confirmed_transactions: txs,
+      confirmation_rate: total === 0 ? 0 : Math.round((txs / total) * 10_000) / 100,
+      charms_by_asset_type: (['nft', 'token', 'dapp'] as const).map((t) => ({ asset_type: t, count: counts[t] })),
+      recent_charms: recent.map((r) => ({ txid: r.txid, charmid: r.app, block_height: r.height, asset_type: assetTypeOf(r.app), app_id: r.app })),
+    },
+    // Charms Cast / BRO / DEX tags are not derived by this index yet
+    tag_stats: { charms_cast_count: 0, bro_count: 0, dex_orders_count: 0 },
+    recent_blocks: blocks.map((b) => ({ height: b.height, hash: b.hash, status: 'processed', charm_count: b.spellTxs, time: iso(b.time) })),
+  };
+}
+
+// ------------------------------------------------------------------------------ the table
+
+const APP_PATH = '([^/]+(?:/[^/]+/[^/]+)?)';
+
+/** The explorer's routes, in match order (`count` and `reference-nft` before `{asset_id}`). */
+export const EXPLORER_ROUTES: readonly Route<ExplorerContext>[] = [
+  { method: 'GET', pattern: /^\/v1\/assets$/, cache: 'state', network: 'empty', handler: assets, empty: emptyList('assets') },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/assets\/count$/,
+    cache: 'state',
+    network: 'empty',
+    handler: assetCount,
+    empty: () => ({ total: 0, nft: 0, token: 0, dapp: 0 }),
+  },
+  {
+    method: 'GET',
+    pattern: new RegExp(`^/v1/assets/${APP_PATH}/holders$`),
+    cache: 'state',
+    network: 'empty',
+    handler: holders,
+    empty: (req, m) => {
+      const { page, limit } = paging(req, 100, MAX_HOLDERS_LIMIT);
+      return { app_id: decoded(m[1]!), total_holders: 0, total_supply: 0, holders: [], page, limit, total_pages: 0 };
+    },
+  },
+  { method: 'GET', pattern: /^\/v1\/assets\/(?!reference-nft\/)(?!count$)([^/]+(?:\/[^/]+\/[^/]+)?)$/, cache: 'state', network: 'not-found', handler: asset },
+  { method: 'GET', pattern: /^\/v1\/charms(|\/by-type)$/, cache: 'state', network: 'empty', handler: charms, empty: emptyList('charms') },
+  { method: 'GET', pattern: /^\/v1\/charms\/count$/, cache: 'state', network: 'empty', handler: charmCount, empty: () => ({ count: 0 }) },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/charms\/count-by-type$/,
+    cache: 'state',
+    network: 'empty',
+    handler: charmCountByType,
+    empty: () => ({ total: 0, nft: 0, token: 0, dapp: 0 }),
+  },
+  { method: 'GET', pattern: new RegExp(`^/v1/charms/by-charmid/${APP_PATH}$`), cache: 'state', network: 'not-found', handler: charmById },
+  { method: 'GET', pattern: /^\/v1\/charms\/by-address\/([^/]+)$/, cache: 'state', network: 'empty', handler: charmsByAddress, empty: () => ({ charms: [] }) },
+  { method: 'POST', pattern: /^\/v1\/charms\/like$/, cache: 'none', network: 'refused', handler: like },
+  { method: 'DELETE', pattern: /^\/v1\/charms\/like$/, cache: 'none', network: 'refused', handler: like },
+  { method: 'GET', pattern: /^\/v1\/charms\/([0-9a-fA-F]{64})$/, cache: 'state', network: 'not-found', handler: charmOfTx },
+  { method: 'GET', pattern: /^\/v1\/transactions$/, cache: 'state', network: 'empty', handler: transactions, empty: emptyList('transactions') },
+];
