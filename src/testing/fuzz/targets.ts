@@ -24,6 +24,7 @@ import { proveRequestToValue } from '../../model/request.js';
 import { encodeSpellCbor, spellToValue } from '../../model/spell.js';
 import { opReturnSpellPayload } from '../../bitcoin/spell-location.js';
 import { mutateCborStructure } from './cbor-mutate.js';
+import { decodeFrame, decodeNextBlock } from '../../sources/ogmios-protocol.js';
 import { prepareModule } from '../../runner/prepare.js';
 import { DEFAULT_RUNNER_LIMITS } from '../../runner/index.js';
 import { silentLogger } from '../../infra/log.js';
@@ -208,6 +209,36 @@ function vectorBlocks(): Uint8Array[] {
 export function fuzzTargets(opts: TargetOptions = {}): FuzzTarget[] {
   return [
     { name: 'cbor', seeds: cborSeeds, run: (b) => decodeCbor(b) },
+    {
+      // Ogmios nextBlock frames as the Cardano index's client reads them
+      name: 'ogmios-frame',
+      seeds: () =>
+        sharedChainTxs('.cardano.hex')
+          .map((tx) =>
+            enc.encode(
+              JSON.stringify({
+                jsonrpc: '2.0',
+                method: 'nextBlock',
+                id: 1,
+                result: {
+                  direction: 'forward',
+                  tip: { slot: 9, id: 'aa'.repeat(32), height: 3 },
+                  block: {
+                    type: 'praos',
+                    era: 'conway',
+                    id: 'aa'.repeat(32),
+                    ancestor: 'bb'.repeat(32),
+                    height: 3,
+                    slot: 9,
+                    transactions: [{ id: 'cc'.repeat(32), cbor: Buffer.from(tx).toString('hex') }],
+                  },
+                },
+              }),
+            ),
+          )
+          .concat([enc.encode('{"jsonrpc":"2.0","method":"nextBlock","result":{"direction":"backward","point":"origin","tip":"origin"}}')]),
+      run: (b) => decodeNextBlock(decodeFrame(dec.decode(b)).result),
+    },
     {
       name: 'bitcoin-tx',
       seeds: () => sharedChainTxs('.bitcoin.hex'),
