@@ -15,7 +15,9 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
 import { CharmsError, httpStatus, type ErrorCode } from '../errors.js';
-import { redactText } from '../util/redact.js';
+import { publicText } from '../util/redact.js';
+import { parseJson, parsePlainJson } from '../codec/json.js';
+import type { Value } from '../codec/value.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from '../settings/limits.js';
 import { silentLogger, type Logger } from './log.js';
 import { registerGauge } from '../util/metrics.js';
@@ -64,9 +66,32 @@ const CORS_HEADERS: Record<string, string> = {
   'access-control-max-age': '3600',
 };
 
-/** A JSON error answer; URLs in the message lose their credentials (see util/redact). */
+/**
+ * A JSON error answer: URLs in the message lose their credentials, and this machine's file paths
+ * are left out (see util/redact `publicText`); the logs keep both.
+ */
 export function jsonError(status: number, code: string, error: string): Res {
-  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: redactText(error), code }) };
+  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: publicText(error), code }) };
+}
+
+/**
+ * A request's JSON body, the one way every server reads one: at most `limit` bytes (413 past
+ * it), strict UTF-8, nesting bounded (127 levels, serde_json's limit) before anything walks it.
+ * `lossless`: `parseJson`'s values (bigints, `ValueMap`s); `plain`: `JSON.parse`'s. Bad bytes or
+ * JSON: CharmsError INVALID_INPUT saying what; the transport's own refusals (413, 408, 503) as
+ * `Req.body` throws them.
+ */
+export async function readJsonBody(req: Req, limit: number, form: 'lossless'): Promise<Value>;
+export async function readJsonBody(req: Req, limit: number, form: 'plain'): Promise<unknown>;
+export async function readJsonBody(req: Req, limit: number, form: 'lossless' | 'plain'): Promise<unknown> {
+  const bytes = await req.body(limit);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new CharmsError('INVALID_INPUT', 'request body is not UTF-8');
+  }
+  return form === 'lossless' ? parseJson(text) : parsePlainJson(text);
 }
 
 /**
