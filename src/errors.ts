@@ -24,6 +24,7 @@ export const HTTP_STATUS = {
   METHOD_NOT_ALLOWED: 405, // a known route asked with a method it does not serve
   REQUEST_TIMEOUT: 408, // the client did not send its request (headers or body) in time
   PAYLOAD_TOO_LARGE: 413, // a body or input over its limit
+  TOO_MANY_REQUESTS: 429, // one client (by address, or a trusted proxy's X-Forwarded-For) has too many requests in progress
   PROVER_TRANSIENT: 500, // retryable prover failure (the spec's 500: retry with backoff)
   PROOF_UNVERIFIED: 500, // a proof from the prover did not verify: never put in a transaction
   INTERNAL: 500, // a bug: logged, answered without details

@@ -226,6 +226,34 @@ export function parseJson(text: string): Value {
   return v;
 }
 
+/**
+ * Parses one JSON text into plain JavaScript values (`JSON.parse`: numbers as floats, objects as
+ * plain objects), nesting bounded as `parseJson` bounds it and checked before parsing, so no
+ * later walk over the value (printing it, `String(v)`) can overflow the stack. Throws CharmsError
+ * INVALID_INPUT.
+ */
+export function parsePlainJson(text: string): unknown {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      // skip the string (escapes included); an unterminated one is JSON.parse's to refuse
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_DEPTH) throw new CharmsError('INVALID_INPUT', `invalid JSON: nested deeper than ${MAX_DEPTH} levels`);
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new CharmsError('INVALID_INPUT', `invalid JSON: ${(e as Error).message}`);
+  }
+}
+
 // ------------------------------------------------------------------------------ printers
 
 const SHORT_ESCAPES: Record<string, string> = {

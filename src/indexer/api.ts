@@ -17,12 +17,13 @@
 import { decodeAddress, isTagValidFor, scriptToAddress, type BitcoinChainName } from '../bitcoin/address.js';
 import { BITCOIN_NETWORKS, networkNamed, type BitcoinNetwork } from '../model/network.js';
 import { decodeCbor } from '../codec/cbor.js';
-import { parseJson, toJsonCompact } from '../codec/json.js';
+import { toJsonCompact } from '../codec/json.js';
+import { publicText } from '../util/redact.js';
 import { ValueMap } from '../codec/value.js';
 import { CharmsError } from '../errors.js';
 import { spellFromValue, spellToValue } from '../model/spell.js';
 import { appFromString } from '../model/primitives.js';
-import { errorResponse, type Handler, type Req, type Res } from '../infra/http.js';
+import { errorResponse, readJsonBody, type Handler, type Req, type Res } from '../infra/http.js';
 import { silentLogger, type Logger } from '../infra/log.js';
 import type { BlockSource, ChainTip } from '../sources/block-source.js';
 import type { FollowerStatus } from './follower.js';
@@ -331,7 +332,8 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
         last: last ? { fork_height: last.forkHeight, depth: last.depth, old_tip: last.oldTip, new_tip: last.newTip, at: last.at } : null,
         unrecoverable: unrecoverable ? { fork_height: unrecoverable.forkHeight, depth: unrecoverable.depth, at: unrecoverable.at } : null,
       },
-      error: error ? { code: error.code, message: error.message, at: error.at } : null,
+      // no machine path (a cookie file, a database) or credential in an answer: the log has them
+      error: error ? { code: error.code, message: publicText(error.message), at: error.at } : null,
       started_at: startedAt,
       networks: explorer === undefined ? undefined : { [meta.network]: explorer },
     };
@@ -360,10 +362,10 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       if (method !== 'POST') throw bad('POST {"addresses": [...]} to /v1/addresses/balances');
       let body;
       try {
-        body = parseJson(new TextDecoder('utf-8', { fatal: true }).decode(await req.body(64 * 1024)));
+        body = await readJsonBody(req, 64 * 1024, 'lossless');
       } catch (e) {
-        if (e instanceof CharmsError && e.code === 'PAYLOAD_TOO_LARGE') throw e;
-        throw bad('body must be JSON {"addresses": [...]}');
+        if (e instanceof CharmsError && e.code !== 'INVALID_INPUT') throw e;
+        throw new CharmsError('INVALID_INPUT', 'body must be JSON {"addresses": [...]}', { cause: e });
       }
       const list = body instanceof ValueMap ? body.get('addresses') : undefined;
       if (!Array.isArray(list) || list.some((a) => typeof a !== 'string')) throw bad('body must be JSON {"addresses": ["<address>", ...]}');

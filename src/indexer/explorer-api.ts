@@ -24,7 +24,7 @@ import { toJsonCompact } from '../codec/json.js';
 import { ValueMap, type Value } from '../codec/value.js';
 import { CharmsError } from '../errors.js';
 import { spellFromValue, spellToValue } from '../model/spell.js';
-import type { Handler, Req, Res } from '../infra/http.js';
+import { readJsonBody, type Handler, type Req, type Res } from '../infra/http.js';
 import { silentLogger, type Logger } from '../infra/log.js';
 import type { BlockSource } from '../sources/block-source.js';
 import type { AddressUtxo, BtcSource } from '../sources/btc-source.js';
@@ -135,10 +135,10 @@ const noBtc = (what: string): CharmsError =>
 async function bodyJson(req: Req, what: string): Promise<Record<string, unknown>> {
   let v: unknown;
   try {
-    v = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(await req.body(256 * 1024)));
+    v = await readJsonBody(req, 256 * 1024, 'plain');
   } catch (e) {
     if (e instanceof CharmsError && e.code !== 'INVALID_INPUT') throw e;
-    throw bad(`body must be JSON ${what}`);
+    throw new CharmsError('INVALID_INPUT', `body must be JSON ${what}`, { cause: e });
   }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw bad(`body must be JSON ${what}`);
   return v as Record<string, unknown>;
@@ -197,7 +197,8 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
 
   const checkNetwork = (n: unknown): void => {
     if (n === undefined || n === null) return;
-    if (typeof n !== 'string' || !sameNetwork(n, o.network)) throw bad(`network ${String(n).slice(0, 40)}: this index serves ${o.network}`);
+    if (typeof n !== 'string') throw bad(`network: expected a network name; this index serves ${o.network}`);
+    if (!sameNetwork(n, o.network)) throw bad(`network ${n.slice(0, 40)}: this index serves ${o.network}`);
   };
 
   const addressList = (body: Record<string, unknown>): string[] => {

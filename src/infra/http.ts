@@ -3,7 +3,8 @@
  * speaks h2c): each connection's first bytes decide which server gets the socket. Handlers see
  * one small request/response abstraction for both.
  *
- * Every client is treated as hostile (see settings/limits.ts): a connection cap; a deadline for
+ * Every client is treated as hostile (see settings/limits.ts): a connection cap, and one per client
+ * address (a trusted proxy's clients counted by its `X-Forwarded-For`); a deadline for
  * the first request's headers (h2 preface included), for each body and for idle connections, on
  * both protocols (the sockets are handed over by hand, so node's own server timeouts would not
  * apply); bodies refused with 413 as soon as their declared or received size passes the limit,
@@ -14,7 +15,9 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
 import { CharmsError, httpStatus, type ErrorCode } from '../errors.js';
-import { redactText } from '../util/redact.js';
+import { publicText } from '../util/redact.js';
+import { parseJson, parsePlainJson } from '../codec/json.js';
+import type { Value } from '../codec/value.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from '../settings/limits.js';
 import { silentLogger, type Logger } from './log.js';
 import { registerGauge } from '../util/metrics.js';
@@ -63,9 +66,32 @@ const CORS_HEADERS: Record<string, string> = {
   'access-control-max-age': '3600',
 };
 
-/** A JSON error answer; URLs in the message lose their credentials (see util/redact). */
+/**
+ * A JSON error answer: URLs in the message lose their credentials, and this machine's file paths
+ * are left out (see util/redact `publicText`); the logs keep both.
+ */
 export function jsonError(status: number, code: string, error: string): Res {
-  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: redactText(error), code }) };
+  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: publicText(error), code }) };
+}
+
+/**
+ * A request's JSON body, the one way every server reads one: at most `limit` bytes (413 past
+ * it), strict UTF-8, nesting bounded (127 levels, serde_json's limit) before anything walks it.
+ * `lossless`: `parseJson`'s values (bigints, `ValueMap`s); `plain`: `JSON.parse`'s. Bad bytes or
+ * JSON: CharmsError INVALID_INPUT saying what; the transport's own refusals (413, 408, 503) as
+ * `Req.body` throws them.
+ */
+export async function readJsonBody(req: Req, limit: number, form: 'lossless'): Promise<Value>;
+export async function readJsonBody(req: Req, limit: number, form: 'plain'): Promise<unknown>;
+export async function readJsonBody(req: Req, limit: number, form: 'lossless' | 'plain'): Promise<unknown> {
+  const bytes = await req.body(limit);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new CharmsError('INVALID_INPUT', 'request body is not UTF-8');
+  }
+  return form === 'lossless' ? parseJson(text) : parsePlainJson(text);
 }
 
 /**
@@ -185,6 +211,111 @@ interface Target {
   query: URLSearchParams;
 }
 
+// ------------------------------------------------------------------ clients
+
+/** A socket's peer address, IPv4-mapped IPv6 (`::ffff:1.2.3.4`) written as IPv4. */
+const peerOf = (address: string | undefined): string => {
+  const a = address ?? '';
+  return a.startsWith('::ffff:') && net.isIPv4(a.slice(7)) ? a.slice(7) : a;
+};
+
+/** One address of an `X-Forwarded-For` entry: brackets and a port removed (`[::1]:80`, `1.2.3.4:5`). */
+function forwardedAddress(entry: string): string {
+  const e = entry.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(e);
+  if (bracketed) return peerOf(bracketed[1]);
+  const v4port = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(e);
+  return peerOf(v4port ? v4port[1] : e.slice(0, 64));
+}
+
+/**
+ * Counts per client: connections by peer address, and (for a trusted proxy's requests) requests
+ * in progress by the client its `X-Forwarded-For` names. Over the cap a client is refused; the
+ * first refusal of each episode is logged.
+ */
+class ClientGate {
+  private readonly connections = new Map<string, number>();
+  private readonly requests = new Map<string, number>();
+  private readonly refused = new Set<string>();
+  private readonly proxies = new net.BlockList();
+  readonly hasProxies: boolean;
+  constructor(
+    private readonly cap: number,
+    proxies: ServerLimits['trustedProxies'],
+    private readonly log: Logger,
+  ) {
+    for (const p of proxies) this.proxies.addSubnet(p.address, p.prefix, p.family);
+    this.hasProxies = proxies.length > 0;
+  }
+
+  trusted(peer: string): boolean {
+    return this.hasProxies && peer !== '' && this.proxies.check(peer, net.isIPv4(peer) ? 'ipv4' : 'ipv6');
+  }
+
+  /** A new connection from `peer`: whether it may stay (a trusted proxy's always may). */
+  connect(peer: string): boolean {
+    if (this.trusted(peer)) return true;
+    return this.take(this.connections, peer, 'connections');
+  }
+
+  disconnect(peer: string): void {
+    if (!this.trusted(peer)) this.give(this.connections, peer);
+  }
+
+  /**
+   * A request on a connection from `peer`: the client to count it under (give it back with
+   * `leave` when answered), `undefined` when it is not counted (not through a trusted proxy, or
+   * no `X-Forwarded-For`), `false` when that client has too many requests in progress.
+   */
+  enter(peer: string, forwardedFor: string | string[] | undefined): string | undefined | false {
+    if (forwardedFor === undefined || !this.trusted(peer)) return undefined;
+    // the nearest address that is not a trusted proxy: what the proxies saw, not what the client wrote
+    const chain = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',');
+    let client: string | undefined;
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const a = forwardedAddress(chain[i]!);
+      if (a === '') continue;
+      client = a;
+      if (!this.trusted(a)) break;
+    }
+    if (client === undefined) return undefined;
+    return this.take(this.requests, client, 'requests in progress') ? client : false;
+  }
+
+  leave(client: string | undefined | false): void {
+    if (typeof client === 'string') this.give(this.requests, client);
+  }
+
+  private take(m: Map<string, number>, key: string, what: string): boolean {
+    const n = m.get(key) ?? 0;
+    if (n >= this.cap) {
+      if (!this.refused.has(key)) {
+        this.refused.add(key);
+        this.log.warn('client over its connection cap: refusing it until some close', { client: key, [what.replace(/ /g, '_')]: n, cap: this.cap });
+      }
+      return false;
+    }
+    m.set(key, n + 1);
+    return true;
+  }
+
+  private give(m: Map<string, number>, key: string): void {
+    const n = (m.get(key) ?? 1) - 1;
+    if (n > 0) m.set(key, n);
+    else {
+      m.delete(key);
+      this.refused.delete(key);
+    }
+  }
+}
+
+/** The answer to a trusted proxy's request for a client that has too many in progress. */
+const TOO_MANY = (cap: number): Res => {
+  const r = jsonError(429, 'TOO_MANY_REQUESTS', `too many requests in progress from your address (at most ${cap}): wait for their answers, then retry`);
+  r.headers['retry-after'] = '1';
+  return r;
+};
+
 /** Requests in progress, and whether the server drains (shared by the connections of one server). */
 class Lifecycle {
   draining = false;
@@ -220,6 +351,8 @@ async function serve(
   budget: BodyBudget,
   log: Logger,
   life: Lifecycle,
+  gate: ClientGate,
+  peer: string,
   req: AnyReq,
   res: AnyRes,
   observe?: RequestObserver,
@@ -230,12 +363,15 @@ async function serve(
   const h1 = !(req instanceof http2.Http2ServerRequest);
   if (life.draining) return void write(SHUTTING_DOWN(), req, res, h1, true);
   if (!url) return void write(BAD_TARGET(), req, res, h1, false);
+  const client = gate.enter(peer, req.headers['x-forwarded-for']);
+  if (client === false) return void write(TOO_MANY(limits.maxConnectionsPerClient), req, res, h1, !req.complete);
   // cut at the end of a drain: answered 503 now; the handler's late answer is dropped
   const cut = () => write(SHUTTING_DOWN(), req, res, h1, true);
   life.inflight.add(cut);
   try {
     await answer(handler, limits, budget, log, url, h1, req, res, observe, t0);
   } finally {
+    gate.leave(client);
     life.done(cut);
   }
 }
@@ -410,6 +546,7 @@ interface FastContext {
   limits: ServerLimits;
   log: Logger;
   life: Lifecycle;
+  gate: ClientGate;
   observe: RequestObserver | undefined;
   /** Gives the socket to node's HTTP/1.1 server, `rest` (unread bytes) first. */
   handOver(socket: net.Socket, rest: Buffer): void;
@@ -556,7 +693,7 @@ function closesConnection(out: Res): boolean {
 }
 
 /** Serves `socket`'s plain HTTP/1.1 requests, one at a time, `first` being its bytes so far. */
-function serveHttp1(socket: net.Socket, first: Buffer, c: FastContext, deadline: Deadline): void {
+function serveHttp1(socket: net.Socket, first: Buffer, c: FastContext, deadline: Deadline, peer: string): void {
   let buf = first;
   /** Bytes at the start of `buf` already seen to be whole plain lines of the head in progress. */
   let checked = 0;
@@ -650,6 +787,8 @@ function serveHttp1(socket: net.Socket, first: Buffer, c: FastContext, deadline:
     if (c.life.draining) return send(SHUTTING_DOWN(), 'server');
     if (!target) return send(BAD_TARGET(), undefined);
     const { path, query } = target;
+    const client = c.gate.hasProxies ? c.gate.enter(peer, r.headers['x-forwarded-for']) : undefined;
+    if (client === false) return send(TOO_MANY(c.limits.maxConnectionsPerClient), undefined);
     const cut = () => send(SHUTTING_DOWN(), 'server');
     c.life.inflight.add(cut);
     try {
@@ -665,6 +804,7 @@ function serveHttp1(socket: net.Socket, first: Buffer, c: FastContext, deadline:
       if (!answered && !socket.destroyed) c.observe?.({ method: r.method, path }, out.status, (performance.now() - t0) / 1000);
       send(out, r.close ? 'client' : undefined);
     } finally {
+      c.gate.leave(client);
       c.life.done(cut);
     }
   }
@@ -703,7 +843,14 @@ export function listenDual(
   const deadlines = new WeakMap<net.Socket, Deadline>();
   const log = opts.log ?? silentLogger;
   const life = new Lifecycle();
-  const onRequest = (req: AnyReq, res: AnyRes) => void serve(handler, limits, budget, log, life, req, res, opts.observe);
+  const gate = new ClientGate(limits.maxConnectionsPerClient, limits.trustedProxies, log);
+  /** Each connection's peer address, by its socket (HTTP/1.1) or h2 session. */
+  const peers = new WeakMap<object, string>();
+  const onRequest = (req: AnyReq, res: AnyRes) => {
+    const conn = req instanceof http2.Http2ServerRequest ? req.stream.session : req.socket;
+    const peer = (conn && peers.get(conn)) ?? '';
+    void serve(handler, limits, budget, log, life, gate, peer, req, res, opts.observe);
+  };
 
   const h1 = http.createServer(onRequest as http.RequestListener);
   // Node's own header/request timers run only on a server that listens itself; ours hands sockets
@@ -723,8 +870,10 @@ export function listenDual(
 
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: limits.maxStreamsPerConnection } }, onRequest as never);
   const sessions = new Set<http2.Http2Session>();
+  let sessionPeer = '';
   h2.on('session', (s: http2.Http2Session) => {
     sessions.add(s);
+    peers.set(s, sessionPeer);
     // No request yet (preface or headers incomplete), or none open for a while: drop the session.
     const d = new Deadline(() => s.destroy());
     let open = 0;
@@ -748,6 +897,7 @@ export function listenDual(
     limits,
     log,
     life,
+    gate,
     observe: opts.observe,
     handOver: (socket, rest) => {
       socket.pause();
@@ -758,6 +908,11 @@ export function listenDual(
   };
   const sockets = new Set<net.Socket>();
   const tcp = net.createServer((socket) => {
+    const peer = peerOf(socket.remoteAddress);
+    // one client may not take every slot: its connections past its own cap are closed at once
+    if (!gate.connect(peer)) return void socket.destroy();
+    socket.once('close', () => gate.disconnect(peer));
+    peers.set(socket, peer);
     sockets.add(socket);
     // Small frames (h2 WINDOW_UPDATE, SETTINGS acks) must not wait for Nagle + delayed ACK: with
     // them an h2c upload crawled at ~1 MB/s.
@@ -781,13 +936,16 @@ export function listenDual(
         deadline.clear();
         // node:http2 reads a net.Socket's native handle directly, so bytes already read cannot
         // be put back; a plain Duplex in front of the socket is read through JS instead.
+        // the session is made (and 'session' emitted) within this call: it takes its peer from here
+        sessionPeer = peer;
         h2.emit('connection', replayingDuplex(socket, buf));
+        sessionPeer = '';
         return;
       }
       // HTTP/1.1: plain requests without a body are served by the fast path below; it hands the
       // socket to node's server at the first request it does not take (bytes put back unread)
       if (opts.http1 === 'node') fast.handOver(socket, buf);
-      else serveHttp1(socket, buf, fast, deadline);
+      else serveHttp1(socket, buf, fast, deadline, peer);
     };
     socket.on('data', onData);
     socket.on('drain', () => deadline.extend());

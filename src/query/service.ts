@@ -20,7 +20,6 @@
 import { createHash } from 'node:crypto';
 import { CharmsError, HTTP_STATUS } from '../errors.js';
 import { fromHex } from '../util/bytes.js';
-import { parseJson } from '../codec/json.js';
 import { ValueMap } from '../codec/value.js';
 import { parseTx } from '../bitcoin/tx.js';
 import { identifyTx } from '../chains/detect.js';
@@ -28,7 +27,7 @@ import { tagTx, untagTx } from '../chains/tagged.js';
 import { isNoSpell as noValidSpell, spellOrNone, verifySpells, type SpellVerdict, type TaggedTx } from '../verify/index.js';
 import { SpellBatcher, type BatchVerify } from '../verify/batcher.js';
 import type { NormalizedSpell } from '../model/spell.js';
-import { errorResponse, jsonError, listenDual, type Handler, type Listening, type Req, type Res } from '../infra/http.js';
+import { errorResponse, jsonError, listenDual, readJsonBody, type Handler, type Listening, type Req, type Res } from '../infra/http.js';
 import { DEFAULT_CACHE_BYTES, MemoryCache, type ResponseCache } from '../infra/cache.js';
 import { silentLogger, type Logger } from '../infra/log.js';
 import type { ServerLimits } from '../settings/limits.js';
@@ -236,9 +235,9 @@ export function queryHandler(o: QueryServiceOptions = {}): Handler {
       // PUT
       let body;
       try {
-        body = parseJson(new TextDecoder('utf-8', { fatal: true }).decode(await req.body(PUT_BODY_LIMIT)));
+        body = await readJsonBody(req, PUT_BODY_LIMIT, 'lossless');
       } catch (e) {
-        if (e instanceof CharmsError && e.code === 'PAYLOAD_TOO_LARGE') throw e;
+        if (e instanceof CharmsError && e.code !== 'INVALID_INPUT') throw e;
         throw new CharmsError('INVALID_INPUT', BODY_HELP, { cause: e });
       }
       const hex = body instanceof ValueMap ? body.get('tx_hex') : undefined;

@@ -49,6 +49,8 @@ export const ENV_NAMES = {
   maxBodyBytes: ['SVC_MAX_BODY_BYTES'],
   inflightBodyBytes: ['SVC_INFLIGHT_BODY_BYTES'],
   maxConnections: ['SVC_MAX_CONNECTIONS'],
+  maxConnectionsPerClient: ['SVC_MAX_CONNECTIONS_PER_CLIENT'],
+  trustedProxies: ['SVC_TRUSTED_PROXIES'],
   headersTimeoutMs: ['SVC_HEADERS_TIMEOUT_MS'],
   bodyTimeoutMs: ['SVC_BODY_TIMEOUT_MS'],
   idleTimeoutMs: ['SVC_IDLE_TIMEOUT_MS'],

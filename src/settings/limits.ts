@@ -3,6 +3,7 @@
  * function of this configuration, not of the clients. Both servers (prove and query) use it; the
  * values come from the environment (`SVC_*`, see docs/server.md "Limits").
  */
+import net from 'node:net';
 import { CharmsError } from '../errors.js';
 import { ENV_NAMES, envValue, type Env } from './env.js';
 
@@ -13,6 +14,17 @@ export interface ServerLimits {
   inflightBodyBytes: number;
   /** Open client connections; further connections are closed at once. */
   maxConnections: number;
+  /**
+   * Open connections from one client address (a trusted proxy's: requests in progress of one
+   * client its `X-Forwarded-For` names); past it the client's new connections are closed at once
+   * (its requests answered 429), so one client cannot take every slot of `maxConnections`.
+   */
+  maxConnectionsPerClient: number;
+  /**
+   * Addresses (or CIDR blocks) of reverse proxies whose `X-Forwarded-For` is believed: their own
+   * connections are not capped per address; the clients they name are, each by itself.
+   */
+  trustedProxies: readonly TrustedProxy[];
   /** From connecting (or the end of the previous request) to complete request headers, h2 preface included. */
   headersTimeoutMs: number;
   /** From a request's headers to the end of its body (408 after it). */
@@ -27,10 +39,19 @@ export interface ServerLimits {
   drainTimeoutMs: number;
 }
 
+/** One `SVC_TRUSTED_PROXIES` entry: an address and its prefix length (32 or 128 for one address). */
+export interface TrustedProxy {
+  address: string;
+  prefix: number;
+  family: 'ipv4' | 'ipv6';
+}
+
 export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = {
   maxBodyBytes: 32 * 1024 * 1024,
   inflightBodyBytes: 256 * 1024 * 1024,
   maxConnections: 512,
+  maxConnectionsPerClient: 32,
+  trustedProxies: [],
   headersTimeoutMs: 20_000,
   bodyTimeoutMs: 60_000,
   idleTimeoutMs: 15_000,
@@ -39,10 +60,11 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = {
   drainTimeoutMs: 30_000,
 };
 
-/** The limits from the environment (positive integers), defaults for the unset ones. */
+/** The limits from the environment (positive integers; proxies a list), defaults for the unset ones. */
 export function limitsOf(env: Env): ServerLimits {
-  const out: ServerLimits = { ...DEFAULT_SERVER_LIMITS };
+  const out: ServerLimits = { ...DEFAULT_SERVER_LIMITS, trustedProxies: trustedProxiesOf(envValue(env, ENV_NAMES.trustedProxies)) };
   for (const k of Object.keys(DEFAULT_SERVER_LIMITS) as (keyof ServerLimits)[]) {
+    if (k === 'trustedProxies') continue; // a list, read above
     const raw = envValue(env, ENV_NAMES[k]);
     if (raw === undefined) continue;
     const n = Number(raw);
@@ -50,4 +72,27 @@ export function limitsOf(env: Env): ServerLimits {
     out[k] = n;
   }
   return out;
+}
+
+/**
+ * `SVC_TRUSTED_PROXIES`: addresses or CIDR blocks separated by commas or spaces (`10.0.0.0/8`,
+ * `172.17.0.1`, `::1`, `fd00::/8`). An IPv4 entry also matches its IPv4-mapped IPv6 form.
+ */
+function trustedProxiesOf(raw: string | undefined): TrustedProxy[] {
+  if (raw === undefined) return [];
+  return raw
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map((entry) => {
+      const [address = '', bits, extra] = entry.split('/');
+      const family = net.isIPv4(address) ? 'ipv4' : net.isIPv6(address) ? 'ipv6' : undefined;
+      const max = family === 'ipv4' ? 32 : 128;
+      const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
+      if (family === undefined || extra !== undefined || !(prefix >= 0 && prefix <= max))
+        throw new CharmsError(
+          'CONFIG',
+          `SVC_TRUSTED_PROXIES: ${JSON.stringify(entry)} is not an IP address or CIDR block (e.g. 172.17.0.1, 10.0.0.0/8, fd00::/8); separate entries with commas`,
+        );
+      return { address, prefix, family };
+    });
 }

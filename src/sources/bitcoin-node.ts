@@ -199,11 +199,10 @@ export function rpcNodeFromConfig(c: SourceConfig): RpcNode | undefined {
           return readFileSync(rpcCookie, 'utf8').trim();
         } catch (e) {
           // bitcoind deletes its cookie when it stops: treat as unreachable
-          throw new CharmsError(
-            'UPSTREAM_UNAVAILABLE',
-            `cannot read the RPC cookie file ${rpcCookie} (is bitcoind running?): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-            { cause: e },
-          );
+          // the path in the cause only: the logs show it, answers to clients (the top message) do not
+          throw new CharmsError('UPSTREAM_UNAVAILABLE', 'cannot read the RPC cookie file (--rpc-cookie, BITCOIN_RPC_COOKIE): is bitcoind running?', {
+            cause: new CharmsError('IO', `${rpcCookie}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e }),
+          });
         }
       }
       if (rpcUser !== undefined) return `${rpcUser}:${rpcPassword ?? ''}`;

@@ -45,6 +45,20 @@ const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;
 export const redactText = (s: string): string => s.replace(URL_IN_TEXT, (m) => redactUrl(m));
 
 /**
+ * A file path of this machine in free text: under a root where files of a host live (a home, a
+ * data or temporary directory, ...), `~/…`, or a Windows drive. An API route (`/v1/…`,
+ * `/spells/…`) is not one.
+ */
+const LOCAL_PATH =
+  /(?<![\w.~/-])(?:~\/|[A-Za-z]:\\|\/(?:home|root|Users|var|tmp|etc|usr|opt|srv|data|mnt|media|run|private|nix|snap|proc|sys|dev|work|workspace|app|bitcoin|scratch)(?=\/|[\s"'`,;:)]|$))[^\s"'`,;:)]*/g;
+
+/**
+ * Free text for an answer to a client: URLs redacted, and this machine's file paths (a cookie
+ * file, a database, a data directory) replaced by `<path>`. The logs keep them (`redactText`).
+ */
+export const publicText = (s: string): string => redactText(s).replace(LOCAL_PATH, '<path>');
+
+/**
  * Splits `scheme://user:password@host/…` into the URL without user-info and the matching
  * `Authorization: Basic …` header value (undefined when the URL has no credentials).
  */
