@@ -31,7 +31,7 @@ export interface CardanoCharmOutput {
   sats: bigint;
 }
 
-export interface CardanoBeamedOutput extends CardanoCharmOutput {
+interface CardanoBeamedOutput extends CardanoCharmOutput {
   /** `beamed_outs[vout]`: the destination hash on the other chain, hex. */
   beamedTo: string;
 }

@@ -3,6 +3,7 @@
  * `{error, code}` (not a 500 from a stack overflow), and no answer names a file of this machine
  * (the RPC cookie) while the log does.
  */
+import { BITCOIN_NETWORKS } from '../model/network.js';
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -95,8 +96,8 @@ test('with the node down, /v1/status and /v1/wallet/tx answers do not name the R
       apiOnly,
       log,
       store: await e.open(await e.newDb()),
-      source: blockSourceFromConfig(cfg, { network: 'regtest' }),
-      btcSource: btcSourceFromConfig(cfg, { network: 'regtest' }),
+      source: blockSourceFromConfig(cfg, { network: BITCOIN_NETWORKS.regtest }),
+      btcSource: btcSourceFromConfig(cfg, { network: BITCOIN_NETWORKS.regtest }),
     });
     try {
       if (svc.follower) await svc.follower.syncOnce().catch(() => {});

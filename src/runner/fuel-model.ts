@@ -151,12 +151,21 @@ const I64_CMP: Record<number, (a: bigint, b: bigint) => boolean> = {
 
 // Floats: JS numbers (f32 rounded with Math.fround). Only what wasm defines exactly; NaN
 // payloads are not modelled (a NaN constant is "some NaN").
-const fmin = (a: number, b: number): number => (Number.isNaN(a) || Number.isNaN(b) ? Number.NaN : a === b ? (Object.is(a, -0) || Object.is(b, -0) ? -0 : a) : Math.min(a, b));
-const fmax = (a: number, b: number): number => (Number.isNaN(a) || Number.isNaN(b) ? Number.NaN : a === b ? (Object.is(a, 0) || Object.is(b, 0) ? 0 : a) : Math.max(a, b));
+const fmin = (a: number, b: number): number =>
+  Number.isNaN(a) || Number.isNaN(b) ? Number.NaN : a === b ? (Object.is(a, -0) || Object.is(b, -0) ? -0 : a) : Math.min(a, b);
+const fmax = (a: number, b: number): number =>
+  Number.isNaN(a) || Number.isNaN(b) ? Number.NaN : a === b ? (Object.is(a, 0) || Object.is(b, 0) ? 0 : a) : Math.max(a, b);
 const signBit = (x: number): boolean => x < 0 || Object.is(x, -0) || (Number.isNaN(x) && false);
 const fcopysign = (a: number, b: number): number => (signBit(a) === signBit(b) ? a : -a);
 const F_BIN: ((a: number, b: number) => number)[] = [(a, b) => a + b, (a, b) => a - b, (a, b) => a * b, (a, b) => a / b, fmin, fmax, fcopysign];
-const F_CMP: ((a: number, b: number) => boolean)[] = [(a, b) => a === b, (a, b) => a !== b, (a, b) => a < b, (a, b) => a > b, (a, b) => a <= b, (a, b) => a >= b];
+const F_CMP: ((a: number, b: number) => boolean)[] = [
+  (a, b) => a === b,
+  (a, b) => a !== b,
+  (a, b) => a < b,
+  (a, b) => a > b,
+  (a, b) => a <= b,
+  (a, b) => a >= b,
+];
 const nearest = (x: number): number => {
   if (!Number.isFinite(x) || x === 0) return x;
   const r = Math.round(x);
@@ -811,7 +820,8 @@ class FuelReplay {
     const f = this.pop();
     const t = this.pop();
     const same =
-      (t.k === 'local' && f.k === 'local' && t.idx === f.idx) || (t.k === 'imm' && f.k === 'imm' && t.v !== undefined && f.v !== undefined && Object.is(t.v, f.v) && t.ty === f.ty);
+      (t.k === 'local' && f.k === 'local' && t.idx === f.idx) ||
+      (t.k === 'imm' && f.k === 'imm' && t.v !== undefined && f.v !== undefined && Object.is(t.v, f.v) && t.ty === f.ty);
     if (same) {
       this.stack.push(t);
       return;

@@ -40,7 +40,7 @@ export interface ServerLimits {
 }
 
 /** One `SVC_TRUSTED_PROXIES` entry: an address and its prefix length (32 or 128 for one address). */
-export interface TrustedProxy {
+interface TrustedProxy {
   address: string;
   prefix: number;
   family: 'ipv4' | 'ipv6';

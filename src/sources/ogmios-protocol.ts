@@ -26,7 +26,7 @@ import { CborReader } from '../codec/cbor.js';
 import { CharmsError } from '../errors.js';
 import { toHex } from '../util/bytes.js';
 
-export interface CardanoPoint {
+interface CardanoPoint {
   slot: number;
   /** Block header hash, 64 lowercase hex digits. */
   id: string;
@@ -38,14 +38,14 @@ export interface CardanoTip extends CardanoPoint {
   height: number;
 }
 
-export interface OgmiosTx {
+interface OgmiosTx {
   /** The transaction id (= its body hash), hex as Ogmios and explorers show it. */
   id: string;
   /** The raw transaction, checked against `id`. */
   cbor: Uint8Array;
 }
 
-export interface CardanoBlock {
+interface CardanoBlock {
   /** `ebb` (Byron epoch boundary: no slot, no transactions), `bft` (Byron), `praos` (Shelley on). */
   type: 'ebb' | 'bft' | 'praos';
   era: string;
@@ -71,7 +71,7 @@ export interface RpcAnswer {
 }
 
 /** The flag without which Ogmios sends no transaction CBOR. */
-export const CBOR_FLAG = '--include-transaction-cbor';
+const CBOR_FLAG = '--include-transaction-cbor';
 
 const failed = (m: string, cause?: unknown) => new CharmsError('UPSTREAM_FAILED', `Ogmios answered ${m}`, cause === undefined ? undefined : { cause });
 
@@ -109,7 +109,7 @@ export function decodeFrame(text: string): RpcAnswer {
   return { method, id: v.id, result: v.result };
 }
 
-export function decodePoint(v: unknown, what: string): PointOrOrigin {
+function decodePoint(v: unknown, what: string): PointOrOrigin {
   if (v === 'origin') return 'origin';
   if (!isObject(v)) throw failed(`${what} that is neither a point nor "origin"`);
   return { slot: uint(v.slot, `${what} slot`), id: hash(v.id, `${what} id`) };
@@ -170,7 +170,7 @@ function decodeTx(v: unknown, where: string): OgmiosTx {
 
 const BLOCK_TYPES = new Set(['ebb', 'bft', 'praos']);
 
-export function decodeBlock(v: unknown): CardanoBlock {
+function decodeBlock(v: unknown): CardanoBlock {
   if (!isObject(v)) throw failed('a block that is not an object');
   const type = v.type;
   if (typeof type !== 'string' || !BLOCK_TYPES.has(type)) throw failed(`a block of unknown type ${JSON.stringify(type)}`);

@@ -291,7 +291,7 @@ export class OgmiosSession {
 }
 
 /** An error Ogmios answered a request with. */
-export class OgmiosRpcError extends CharmsError {
+class OgmiosRpcError extends CharmsError {
   constructor(
     method: string,
     e: { code: number; message: string; data?: unknown },

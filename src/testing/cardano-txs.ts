@@ -18,7 +18,7 @@ export interface TxRef {
   index: number;
 }
 
-export interface TxOutSpec {
+interface TxOutSpec {
   address: Uint8Array;
   lovelace: bigint;
   /** [policy hex, asset name hex, quantity] */

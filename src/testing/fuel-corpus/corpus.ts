@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../shared.js';
 
-export type Verdict = 'ok' | 'trap' | 'out_of_fuel' | 'invalid';
+type Verdict = 'ok' | 'trap' | 'out_of_fuel' | 'invalid';
 
 export interface OracleResult {
   fuel: number;
@@ -35,14 +35,14 @@ export interface Corpus {
 }
 
 export const corpusPath = (): string => join(repoRoot, 'vectors', 'runner-fuel', 'corpus.json');
-export const gapsPath = (): string => join(repoRoot, 'vectors', 'runner-fuel', 'known-gaps.json');
+const gapsPath = (): string => join(repoRoot, 'vectors', 'runner-fuel', 'known-gaps.json');
 
 export const readCorpus = (): Corpus => JSON.parse(readFileSync(corpusPath(), 'utf8')) as Corpus;
 
 /** Names of corpus cases whose cycles are known to differ from wasmi's, with our count then. */
 export const readGaps = (): Record<string, number> => JSON.parse(readFileSync(gapsPath(), 'utf8')) as Record<string, number>;
 
-export const stdinSeed = (stdin: Uint8Array): string => createHash('sha256').update(stdin).digest('hex');
+const stdinSeed = (stdin: Uint8Array): string => createHash('sha256').update(stdin).digest('hex');
 
 /** Runs modules on the oracle binary in one batch process. */
 export function runOracle(oracle: string, items: { wasm: Uint8Array; stdin?: Uint8Array; budget?: number }[]): OracleResult[] {
