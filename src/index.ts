@@ -29,3 +29,4 @@ export * from './cardano/index.js';
 export * from './query/index.js';
 export * from './keys/index.js';
 export { ScrollsClient, scrollsSettings, type CardanoScrollsSigner, type ScrollsClientOptions, type ScrollsSettings } from './scrolls/index.js';
+export { OgmiosFollower, OgmiosSession, type OgmiosOptions, type FollowerOptions as OgmiosFollowerOptions } from './sources/ogmios.js';

@@ -4,3 +4,4 @@ export { cardanoAddressBytes } from './address.js';
 export { verifyCardanoFinality } from './finality.js';
 export { buildCardanoTx, resolvePrevOutputs, type CardanoBuildArgs, type CardanoBuildResult } from './builder.js';
 export { MAINNET_PROTOCOL_PARAMS, parseCardanoProtocolParams, type CardanoProtocolParams } from './protocol-params.js';
+export { cardanoTxMoves, LearnedTokens, type CardanoTxMoves } from './charm-moves.js';

@@ -146,7 +146,8 @@ test('GET and PUT: shapes and status codes, cache headers and 304, h2c, one upst
   if (!sharedOrSkip(t)) return;
   const txs = chainTxs();
   const fx = await esploraFixture(txs, { delayMs: 30 });
-  const server = await startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(fx.url) });
+  // 500 concurrent GETs from one address: more than the default per-client cap allows
+  const server = await startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(fx.url), limits: { maxConnectionsPerClient: 512 } });
   const mockServer = await startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(fx.url), mock: true });
   try {
     const legacy = readSharedJson('vectors', 'spell-query-legacy-shape.json').response_json_text as string;
@@ -580,7 +581,9 @@ test('two services sharing Redis (CACHE_URL): one upstream call for concurrent G
   const fx = await esploraFixture(chainTxs(), { delayMs: 50 });
   const { cacheUrl, cacheSecret } = loadSettings({ CACHE_URL: `redis://127.0.0.1:${port}`, CACHE_SECRET: 'one secret for the cluster' });
   const caches = [createCache(cacheUrl, undefined, { secret: cacheSecret! }), createCache(cacheUrl, undefined, { secret: cacheSecret! })];
-  const servers = await Promise.all(caches.map((cache) => startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(fx.url), cache })));
+  const servers = await Promise.all(
+    caches.map((cache) => startQueryServer({ host: '127.0.0.1', port: 0, source: new EsploraSource(fx.url), cache, limits: { maxConnectionsPerClient: 512 } })),
+  );
   try {
     // both caches connected (a cache that met a not-yet-started Redis probes it again shortly)
     const bothReady = async () => (await Promise.all(caches.map((c) => c.ready()))).every(Boolean);

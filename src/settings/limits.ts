@@ -50,7 +50,7 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = {
   maxBodyBytes: 32 * 1024 * 1024,
   inflightBodyBytes: 256 * 1024 * 1024,
   maxConnections: 512,
-  maxConnectionsPerClient: 32,
+  maxConnectionsPerClient: 128,
   trustedProxies: [],
   headersTimeoutMs: 20_000,
   bodyTimeoutMs: 60_000,

@@ -37,6 +37,7 @@ test('the "no spell, or a real error?" rule decides by code', () => {
         'PROOF_UNVERIFIED',
         'INSUFFICIENT_FUNDS',
         'PROVER_ANSWER_INVALID',
+        'TOO_MANY_REQUESTS',
       ].includes(c as ErrorCode),
       `${c} is classified in this test`,
     );
