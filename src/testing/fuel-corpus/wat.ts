@@ -4,10 +4,15 @@ import wabtInit from 'wabt';
 type Wabt = Awaited<ReturnType<typeof wabtInit>>;
 let wabt: Promise<Wabt> | undefined;
 
-export async function watToWasm(name: string, text: string): Promise<Uint8Array> {
+/**
+ * `text` compiled and validated; `anyFeature` also turns on the proposals wasmi refuses (threads,
+ * SIMD, exceptions) and skips validation, for modules the runner must refuse.
+ */
+export async function watToWasm(name: string, text: string, anyFeature = false): Promise<Uint8Array> {
   wabt ??= wabtInit();
   const w = await wabt;
   const mod = w.parseWat(name, text, {
+    ...(anyFeature ? { threads: true, simd: true, exceptions: true } : {}),
     bulk_memory: true,
     reference_types: true,
     tail_call: true,
@@ -17,7 +22,7 @@ export async function watToWasm(name: string, text: string): Promise<Uint8Array>
     mutable_globals: true,
   });
   try {
-    mod.validate();
+    if (!anyFeature) mod.validate();
     return new Uint8Array(mod.toBinary({}).buffer);
   } finally {
     mod.destroy();
