@@ -113,7 +113,35 @@ DROP INDEX IF EXISTS co_created;
 INSERT INTO meta (key, value) VALUES ('assets_catalogue', 'pending') ON CONFLICT (key) DO NOTHING;
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5];
+/**
+ * Version 6: the Charms Cast DEX orders (dex.ts writes them, dex-routes.ts serves them) and the
+ * explorer's likes (`--likes`, likes.ts). `dex_orders`: one row per order (`status` open) or
+ * activity row of a fulfill or cancel (`status` filled or cancelled, `parent_order_id` its order),
+ * with the block and transaction that wrote it; an order's closing (the spend of its output) in
+ * `closed_height`/`closed_status`, which a rollback clears (`dex_orders_closed`). Its indexes serve
+ * the lists (newest first: all, open ones, per asset, per maker) and the spends' lookup by
+ * outpoint. `likes`: one row per charm and user. A database of an older version gets its DEX rows
+ * from its spells on the writer's next block (meta `dex_orders` = pending until then).
+ */
+const V6 = `
+CREATE TABLE IF NOT EXISTS dex_orders (
+  order_id TEXT PRIMARY KEY, txid {BLOB} NOT NULL, vout INTEGER NOT NULL,
+  height INTEGER NOT NULL, tx_index INTEGER NOT NULL,
+  maker TEXT NOT NULL, side TEXT NOT NULL, exec_type TEXT NOT NULL,
+  price_num {AMOUNT} NOT NULL, price_den {AMOUNT} NOT NULL, amount {AMOUNT} NOT NULL, quantity {AMOUNT} NOT NULL,
+  asset_app_id TEXT NOT NULL, parent_order_id TEXT, status TEXT NOT NULL,
+  closed_height INTEGER, closed_status TEXT);
+CREATE INDEX IF NOT EXISTS dex_orders_order ON dex_orders(height, tx_index, vout);
+CREATE INDEX IF NOT EXISTS dex_orders_outpoint ON dex_orders(txid, vout);
+CREATE INDEX IF NOT EXISTS dex_orders_closed ON dex_orders(closed_height) WHERE closed_height IS NOT NULL;
+CREATE INDEX IF NOT EXISTS dex_orders_open ON dex_orders(height, tx_index, vout) WHERE status = 'open' AND closed_height IS NULL;
+CREATE INDEX IF NOT EXISTS dex_orders_asset ON dex_orders(asset_app_id, height, tx_index, vout);
+CREATE INDEX IF NOT EXISTS dex_orders_maker ON dex_orders(maker, height, tx_index, vout);
+CREATE TABLE IF NOT EXISTS likes (charm_id TEXT NOT NULL, user_id TEXT NOT NULL, at {BIGINT} NOT NULL, PRIMARY KEY (charm_id, user_id));
+INSERT INTO meta (key, value) VALUES ('dex_orders', 'pending') ON CONFLICT (key) DO NOTHING;
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6];
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 export interface IndexMeta {
@@ -151,7 +179,7 @@ export async function prepareSchema(d: Driver, o: OpenOptions): Promise<IndexMet
 }
 
 /** The tables of the index (every one a reader reads). */
-const INDEX_TABLES = ['meta', 'blocks', 'apps', 'scripts', 'spell_txs', 'charm_outputs', 'script_history', 'reorgs', 'recent_txs'] as const;
+const INDEX_TABLES = ['meta', 'blocks', 'apps', 'scripts', 'spell_txs', 'charm_outputs', 'script_history', 'reorgs', 'recent_txs', 'assets', 'dex_orders', 'likes'] as const;
 
 /** PostgreSQL's SQLSTATE 42501, insufficient_privilege ("permission denied for table meta"). */
 const isPrivilegeError = (e: unknown): boolean => (e as { code?: unknown }).code === '42501';

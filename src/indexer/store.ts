@@ -17,6 +17,7 @@ import { CharmsError } from '../errors.js';
 import type { Driver, Engine, ReadTx, Row, SnapshotReads, TxDriver, WriteWait } from './driver.js';
 import { setMeta, type IndexMeta } from './schema.js';
 import { catalogueBlock, catalogueRollback } from './catalogue.js';
+import { dexBlock, dexRollback } from './dex.js';
 
 // ---------------------------------------------------------------------------------------- types
 
@@ -585,6 +586,7 @@ export class SqlStore implements IndexWriter {
     }
     await this.writeRecentTxs(tx, b);
     await catalogueBlock(tx, b);
+    await dexBlock(tx, b);
     for (const h of [...hist.values()].sort((x, y) => x.scriptId - y.scriptId || x.txIndex - y.txIndex || x.appId - y.appId))
       await tx.run('INSERT INTO script_history (script_id, height, tx_index, txid, app_id, received, sent) VALUES (?, ?, ?, ?, ?, ?, ?)', [
         h.scriptId,
@@ -619,6 +621,7 @@ export class SqlStore implements IndexWriter {
     try {
       await this.d.transaction(async (tx) => {
         await catalogueRollback(tx, forkHeight);
+        await dexRollback(tx, forkHeight);
         await tx.run('DELETE FROM charm_outputs WHERE created_height > ?', [forkHeight]);
         await tx.run('UPDATE charm_outputs SET spent_height = NULL, spent_txid = NULL, spent_vin = NULL WHERE spent_height > ?', [forkHeight]);
         await tx.run('DELETE FROM script_history WHERE height > ?', [forkHeight]);

@@ -39,6 +39,13 @@ export function dumpIndex(store: IndexReader): Promise<string> {
       lines.push(
         `asset ${c.app as string} ${c.asset_type as string} ${num(c.first_height)} ${num(c.first_tx_index)} ${hexOf(c.first_txid)} ${big(c.supply)} ${num(c.outputs)}`,
       );
+    for (const o of await tx.all(
+      `SELECT order_id, height, tx_index, maker, side, exec_type, price_num, price_den, amount, quantity, asset_app_id, parent_order_id, status, closed_height, closed_status
+       FROM dex_orders ORDER BY txid, vout`,
+    ))
+      lines.push(`dex ${Object.values(o).map(String).join(' ')}`);
+    for (const m of await tx.all("SELECT key, value FROM meta WHERE key IN ('dex_tag_charms_cast', 'dex_tag_bro', 'dex_orders_count') AND value <> '0' ORDER BY key"))
+      lines.push(`meta ${m.key as string} ${m.value as string}`);
     for (const t of await tx.all('SELECT height, txids FROM recent_txs ORDER BY height')) {
       const ids = Buffer.from(t.txids as Uint8Array);
       for (let i = 0; i < ids.length; i += 32) lines.push(`recent ${ids.subarray(i, i + 32).toString('hex')} ${num(t.height)}`);
