@@ -53,7 +53,7 @@ function intParam(req: Req, name: string, min: number, max: number, dflt: number
 }
 
 /** `page` (from 1) and `limit` as an offset, bounded. */
-function paging(req: Req, dfltLimit: number, maxLimit = MAX_LIMIT): { page: number; limit: number; offset: number } {
+export function paging(req: Req, dfltLimit: number, maxLimit = MAX_LIMIT): { page: number; limit: number; offset: number } {
   const page = intParam(req, 'page', 1, MAX_PAGE, 1);
   const limit = intParam(req, 'limit', 1, maxLimit, dfltLimit);
   return { page, limit, offset: (page - 1) * limit };
@@ -73,7 +73,7 @@ function orderParam(req: Req): q.Order {
   throw bad('sort: expected newest or oldest');
 }
 
-function decoded(s: string): string {
+export function decoded(s: string): string {
   try {
     return decodeURIComponent(s);
   } catch {
@@ -82,7 +82,7 @@ function decoded(s: string): string {
 }
 
 /** An app id from the path or query (`<tag>/<identity>/<vk>`; a trailing `:N`, as the webapp may add, dropped). */
-function appParam(raw: string): string {
+export function appParam(raw: string): string {
   const app = raw.replace(/:\d+$/, '');
   try {
     return appToString(appFromString(app));
@@ -497,12 +497,13 @@ export async function networkStatus(
   tx: ReadTx,
   o: { node: { height: number; hash: string } | undefined; lastPollAt: number | undefined; healthy: boolean; now: number },
 ): Promise<J> {
-  const [tip, counts, txs, blocks, recent] = await Promise.all([
+  const [tip, counts, txs, blocks, recent, tags] = await Promise.all([
     q.tipOf(tx),
     q.assetCounts(tx),
     q.spellTxCount(tx),
     q.recentBlocks(tx, 10),
     q.charmsPage(tx, { limit: 10, offset: 0 }),
+    q.tagStats(tx),
   ]);
   const pending = c.mempool?.spellTxs ?? 0;
   const age = o.lastPollAt === undefined ? undefined : o.now - o.lastPollAt;
@@ -531,8 +532,8 @@ export async function networkStatus(
       charms_by_asset_type: (['nft', 'token', 'dapp'] as const).map((t) => ({ asset_type: t, count: counts[t] })),
       recent_charms: recent.map((r) => ({ txid: r.txid, charmid: r.app, block_height: r.height, asset_type: assetTypeOf(r.app), app_id: r.app })),
     },
-    // Charms Cast / BRO / DEX tags are not derived by this index yet
-    tag_stats: { charms_cast_count: 0, bro_count: 0, dex_orders_count: 0 },
+    // charm outputs of Charms Cast and of $BRO transactions, DEX rows (dex.ts keeps them per block)
+    tag_stats: { charms_cast_count: tags.charmsCast, bro_count: tags.bro, dex_orders_count: tags.dexOrders },
     recent_blocks: blocks.map((b) => ({ height: b.height, hash: b.hash, status: 'processed', charm_count: b.spellTxs, time: iso(b.time) })),
   };
 }

@@ -300,3 +300,102 @@ export async function nftDataOf(tx: ReadTx, identity: string, vk?: string): Prom
 export async function tipOf(tx: ReadTx): Promise<BlockRecord | undefined> {
   return (await recentBlocks(tx, 1))[0];
 }
+
+// ------------------------------------------------------------------------------ DEX orders (schema V6, dex.ts)
+
+export interface DexOrderRecord {
+  orderId: string;
+  txid: string;
+  vout: number;
+  height: number;
+  /** The writing block's time (unix seconds). */
+  time: number;
+  maker: string;
+  side: string;
+  execType: string;
+  priceNum: bigint;
+  priceDen: bigint;
+  amount: bigint;
+  quantity: bigint;
+  asset: string;
+  parentOrderId: string | null;
+  /** open, partial, filled or cancelled (an order's closing, else the row's own). */
+  status: string;
+}
+
+/** Which orders a list holds: `open` ones only (dex_orders_open), of an asset, a side, a maker, a status. */
+export interface DexFilter {
+  open?: boolean;
+  asset?: string | undefined;
+  side?: string | undefined;
+  maker?: string | undefined;
+  status?: string | undefined;
+}
+
+const DEX_COLS = `o.order_id, o.txid, o.vout, o.height, b.time, o.maker, o.side, o.exec_type, o.price_num, o.price_den, o.amount, o.quantity,
+  o.asset_app_id, o.parent_order_id, COALESCE(o.closed_status, o.status) AS status`;
+
+const dexRow = (r: Row): DexOrderRecord => ({
+  orderId: r.order_id as string,
+  txid: hexOf(r.txid),
+  vout: num(r.vout),
+  height: num(r.height),
+  time: num(r.time),
+  maker: r.maker as string,
+  side: r.side as string,
+  execType: r.exec_type as string,
+  priceNum: big(r.price_num),
+  priceDen: big(r.price_den),
+  amount: big(r.amount),
+  quantity: big(r.quantity),
+  asset: r.asset_app_id as string,
+  parentOrderId: (r.parent_order_id as string | null) ?? null,
+  status: r.status as string,
+});
+
+function dexWhere(f: DexFilter): { sql: string; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (f.open || f.status === 'open') where.push("o.status = 'open' AND o.closed_height IS NULL");
+  else if (f.status !== undefined) {
+    where.push('COALESCE(o.closed_status, o.status) = ?');
+    params.push(f.status);
+  }
+  for (const [col, v] of [
+    ['o.asset_app_id', f.asset],
+    ['o.side', f.side],
+    ['o.maker', f.maker],
+  ] as const)
+    if (v !== undefined) {
+      where.push(`${col} = ?`);
+      params.push(v);
+    }
+  return { sql: where.length ? `WHERE ${where.join(' AND ')}` : '', params };
+}
+
+/** A page of the DEX rows `f` selects, newest first (block, transaction, output), and how many it selects. */
+export async function dexOrdersPage(tx: ReadTx, f: DexFilter, o: { limit: number; offset: number }): Promise<{ total: number; page: DexOrderRecord[] }> {
+  const w = dexWhere(f);
+  const [count, rows] = await Promise.all([
+    tx.all(`SELECT COUNT(*) AS n FROM dex_orders o ${w.sql}`, w.params),
+    tx.all(`SELECT ${DEX_COLS} FROM dex_orders o JOIN blocks b ON b.height = o.height ${w.sql} ORDER BY o.height DESC, o.tx_index DESC, o.vout DESC LIMIT ? OFFSET ?`, [
+      ...w.params,
+      Math.trunc(o.limit),
+      Math.trunc(o.offset),
+    ]),
+  ]);
+  return { total: num(count[0]?.n ?? 0), page: rows.map(dexRow) };
+}
+
+export async function dexOrderById(tx: ReadTx, orderId: string): Promise<DexOrderRecord | undefined> {
+  const r = await tx.all(`SELECT ${DEX_COLS} FROM dex_orders o JOIN blocks b ON b.height = o.height WHERE o.order_id = ?`, [orderId]);
+  return r[0] && dexRow(r[0]);
+}
+
+/** The status page's tag counts (kept by dex.ts in meta: no count per request). */
+export async function tagStats(tx: ReadTx): Promise<{ charmsCast: number; bro: number; dexOrders: number }> {
+  const m = new Map(
+    (await tx.all("SELECT key, value FROM meta WHERE key IN ('dex_tag_charms_cast', 'dex_tag_bro', 'dex_orders_count')")).map((r) => [r.key as string, num(r.value)]),
+  );
+  return { charmsCast: m.get('dex_tag_charms_cast') ?? 0, bro: m.get('dex_tag_bro') ?? 0, dexOrders: m.get('dex_orders_count') ?? 0 };
+}

@@ -18,6 +18,7 @@ import { cachedAnswers, DEFAULT_ANSWER_CACHE_BYTES } from './answer-cache.js';
 import { indexApiHandler } from './api.js';
 import { explorerApiHandler, withExplorerApi } from './explorer-api.js';
 import { EXPLORER_ROUTES, networkStatus, type ExplorerContext } from './explorer-routes.js';
+import { DEX_ROUTES } from './dex-routes.js';
 import { cachePolicy, LEGACY_ROUTES, tableHandler } from './routes.js';
 import type { BtcSource } from '../sources/btc-source.js';
 import { librarySpellCheck, VerdictCache } from './block-write.js';
@@ -88,7 +89,7 @@ function indexServiceHandler(api: Handler, query: Handler): Handler {
 }
 
 /** The route tables of the /v1 API, in dispatch order (their cache policies: routes.ts). */
-const TABLES = [EXPLORER_ROUTES, LEGACY_ROUTES] as const;
+const TABLES = [EXPLORER_ROUTES, DEX_ROUTES, LEGACY_ROUTES] as const;
 
 /** The follower the index gauges read (one index per process; the latest started). */
 let metered: Follower | undefined;
@@ -152,7 +153,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     explorerStatus: (s) => o.store.read((tx) => networkStatus(explorerCtx, tx, s)),
   });
   const api = cachedAnswers(
-    tableHandler(EXPLORER_ROUTES, explorerCtx, {
+    tableHandler([...EXPLORER_ROUTES, ...DEX_ROUTES], explorerCtx, {
       network: o.network,
       log,
       next: withExplorerApi(
