@@ -18,6 +18,7 @@ import { cachedAnswers, DEFAULT_ANSWER_CACHE_BYTES } from './answer-cache.js';
 import { indexApiHandler } from './api.js';
 import { explorerApiHandler, withExplorerApi } from './explorer-api.js';
 import { EXPLORER_ROUTES, networkStatus, type ExplorerContext } from './explorer-routes.js';
+import { NODE_ROUTES, type NodeContext } from './node-routes.js';
 import { cachePolicy, LEGACY_ROUTES, tableHandler } from './routes.js';
 import type { BtcSource } from '../sources/btc-source.js';
 import { librarySpellCheck, VerdictCache } from './block-write.js';
@@ -88,7 +89,7 @@ function indexServiceHandler(api: Handler, query: Handler): Handler {
 }
 
 /** The route tables of the /v1 API, in dispatch order (their cache policies: routes.ts). */
-const TABLES = [EXPLORER_ROUTES, LEGACY_ROUTES] as const;
+const TABLES = [EXPLORER_ROUTES, NODE_ROUTES, LEGACY_ROUTES] as const;
 
 /** The follower the index gauges read (one index per process; the latest started). */
 let metered: Follower | undefined;
@@ -140,6 +141,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
   const viaCache = async (path: string): Promise<Res> =>
     api({ method: 'GET', path, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
   const explorerCtx: ExplorerContext = { store: o.store, mempool, network: o.network };
+  const nodeCtx: NodeContext = { store: o.store, mempool, source: o.source, btc: o.btcSource };
   const index = indexApiHandler({
     store: o.store,
     follower,
@@ -155,18 +157,22 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     tableHandler(EXPLORER_ROUTES, explorerCtx, {
       network: o.network,
       log,
-      next: withExplorerApi(
-        explorerApiHandler({
-          store: o.store,
-          mempool,
-          source: o.source,
-          btc: o.btcSource,
-          network: o.network,
-          log,
-          balanceAnswer: (address) => viaCache(`/v1/wallet/balance/${address}`),
-        }),
-        index,
-      ),
+      next: tableHandler(NODE_ROUTES, nodeCtx, {
+        network: o.network,
+        log,
+        next: withExplorerApi(
+          explorerApiHandler({
+            store: o.store,
+            mempool,
+            source: o.source,
+            btc: o.btcSource,
+            network: o.network,
+            log,
+            balanceAnswer: (address) => viaCache(`/v1/wallet/balance/${address}`),
+          }),
+          index,
+        ),
+      }),
     }),
     {
       state: () => {
