@@ -98,6 +98,9 @@ function parseMerkleBlock(b: Uint8Array): { header: Header; matched: Uint8Array[
   return { header, matched };
 }
 
+/** The txids (internal byte order) a BIP37 merkle block proves in its block; INVALID_INPUT when it does not check. */
+export const merkleBlockTxids = (proof: Uint8Array): Uint8Array[] => parseMerkleBlock(proof).matched;
+
 /** True iff the proof shows the transaction buried under enough work. */
 export function verifyBitcoinFinality(txHex: string, proofHex: string, headersHex: string[]): boolean {
   try {

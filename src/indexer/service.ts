@@ -19,6 +19,7 @@ import { indexApiHandler } from './api.js';
 import { explorerApiHandler, withExplorerApi } from './explorer-api.js';
 import { EXPLORER_ROUTES, networkStatus, type ExplorerContext } from './explorer-routes.js';
 import { DEX_ROUTES } from './dex-routes.js';
+import { NODE_ROUTES, type NodeContext } from './node-routes.js';
 import { cachePolicy, LEGACY_ROUTES, tableHandler } from './routes.js';
 import type { BtcSource } from '../sources/btc-source.js';
 import { librarySpellCheck, VerdictCache } from './block-write.js';
@@ -89,7 +90,7 @@ function indexServiceHandler(api: Handler, query: Handler): Handler {
 }
 
 /** The route tables of the /v1 API, in dispatch order (their cache policies: routes.ts). */
-const TABLES = [EXPLORER_ROUTES, DEX_ROUTES, LEGACY_ROUTES] as const;
+const TABLES = [EXPLORER_ROUTES, DEX_ROUTES, NODE_ROUTES, LEGACY_ROUTES] as const;
 
 /** The follower the index gauges read (one index per process; the latest started). */
 let metered: Follower | undefined;
@@ -141,6 +142,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
   const viaCache = async (path: string): Promise<Res> =>
     api({ method: 'GET', path, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
   const explorerCtx: ExplorerContext = { store: o.store, mempool, network: o.network };
+  const nodeCtx: NodeContext = { store: o.store, mempool, source: o.source, btc: o.btcSource };
   const index = indexApiHandler({
     store: o.store,
     follower,
@@ -156,18 +158,22 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     tableHandler([...EXPLORER_ROUTES, ...DEX_ROUTES], explorerCtx, {
       network: o.network,
       log,
-      next: withExplorerApi(
-        explorerApiHandler({
-          store: o.store,
-          mempool,
-          source: o.source,
-          btc: o.btcSource,
-          network: o.network,
-          log,
-          balanceAnswer: (address) => viaCache(`/v1/wallet/balance/${address}`),
-        }),
-        index,
-      ),
+      next: tableHandler(NODE_ROUTES, nodeCtx, {
+        network: o.network,
+        log,
+        next: withExplorerApi(
+          explorerApiHandler({
+            store: o.store,
+            mempool,
+            source: o.source,
+            btc: o.btcSource,
+            network: o.network,
+            log,
+            balanceAnswer: (address) => viaCache(`/v1/wallet/balance/${address}`),
+          }),
+          index,
+        ),
+      }),
     }),
     {
       state: () => {

@@ -47,4 +47,22 @@ export interface BlockSource {
    * transaction outside its wallet only in a block named to it; other sources need no hint).
    */
   rawTx(txid: string, blockHash?: string): Promise<Uint8Array | undefined>;
+  /**
+   * The BIP37 merkle block proving `txid` in the block that holds it (Bitcoin Core's
+   * `gettxoutproof`, Esplora's `/tx/:txid/merkleblock-proof`); undefined when the source does not
+   * know it confirmed. `blockHash`: that block, when the caller knows (Core without `-txindex`).
+   */
+  txOutProof?(txid: string, blockHash?: string): Promise<Uint8Array | undefined>;
+  /** A block's 80-byte header; undefined when the source does not know the block. */
+  rawHeader?(hash: string): Promise<Uint8Array | undefined>;
+  /** Whether output `txid:vout` is spent, as far as the source can tell; undefined when it does not know the output. */
+  outspend?(txid: string, vout: number): Promise<Outspend | undefined>;
 }
+
+/**
+ * An output's spender as a source tells it: Esplora names it (`/tx/:txid/outspend/:vout`);
+ * Bitcoin Core's `gettxout` tells unspent from spent only (then `txid` is absent).
+ */
+export type Outspend =
+  | { spent: false }
+  | { spent: true; txid?: string | undefined; vin?: number | undefined; confirmed?: boolean | undefined; height?: number | undefined; blockHash?: string | undefined };

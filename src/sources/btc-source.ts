@@ -9,7 +9,7 @@ import { parseBlock, type Block } from '../bitcoin/block.js';
 import { parseTx, txidHex } from '../bitcoin/tx.js';
 import { fromHex } from '../util/bytes.js';
 import { BITCOIN_NETWORKS, bitcoinNetworkOfCoreChain, type BitcoinNetwork, type BitcoinNetworkName } from '../model/network.js';
-import type { ChainTip } from './block-source.js';
+import type { ChainTip, Outspend } from './block-source.js';
 
 export interface AddressUtxo {
   txid: string;
@@ -50,6 +50,8 @@ export interface BtcSource {
    * and its wallet's).
    */
   txConfirmations?(txid: string): Promise<number | undefined>;
+  /** Whether an output is spent (block-source.ts `Outspend`); undefined when the source does not know it. */
+  outspend?(txid: string, vout: number): Promise<Outspend | undefined>;
 }
 
 /** The network of a Bitcoin Core chain name (`getblockchaininfo.chain`); UPSTREAM_FAILED for a name we do not know. */

@@ -9,7 +9,7 @@ import { CharmsError } from '../errors.js';
 import { parseBlockHeader, type Block } from '../bitcoin/block.js';
 import { fromHex } from '../util/bytes.js';
 import type { BitcoinNetwork } from '../model/network.js';
-import type { BlockSource, ChainTip, HeaderInfo } from './block-source.js';
+import type { BlockSource, ChainTip, HeaderInfo, Outspend } from './block-source.js';
 import {
   MAX_BLOCK_BYTES,
   checkedBlock,
@@ -122,6 +122,44 @@ export class EsploraBlockSource implements BlockSource, BtcSource {
       height = isObject(info) ? info.height : undefined;
     }
     return { hash: want, height: countFrom(height, this.name, 'a block height'), prevHash: h.prevHash, time: h.time, inBestChain: status.in_best_chain };
+  }
+
+  /** A hex answer's bytes (404 → undefined). */
+  private async hexAt(path: string, what: string, bytes?: number): Promise<Uint8Array | undefined> {
+    const hex = await this.text(path, 64 * 1024);
+    if (hex === undefined) return undefined;
+    try {
+      return fromHex(hex, what, bytes);
+    } catch (e) {
+      throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered ${what} that is not hex`, { cause: e });
+    }
+  }
+
+  /** `/tx/:txid/merkleblock-proof` (Bitcoin Core's gettxoutproof format). */
+  txOutProof(txid: string): Promise<Uint8Array | undefined> {
+    return this.hexAt(`/tx/${hashArg(txid, 'txid')}/merkleblock-proof`, 'a merkle block proof');
+  }
+
+  rawHeader(hash: string): Promise<Uint8Array | undefined> {
+    return this.hexAt(`/block/${hashArg(hash, 'block hash')}/header`, 'a header', 80);
+  }
+
+  /** `/tx/:txid/outspend/:vout`. */
+  async outspend(txid: string, vout: number): Promise<Outspend | undefined> {
+    const v = await this.client.json(`/tx/${hashArg(txid, 'txid')}/outspend/${vout}`, { limit: 64 * 1024 });
+    if (v === undefined) return undefined;
+    if (!isObject(v) || typeof v.spent !== 'boolean') throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered an outspend without spent`);
+    if (!v.spent) return { spent: false };
+    const st = isObject(v.status) ? v.status : {};
+    const confirmed = st.confirmed === true;
+    return {
+      spent: true,
+      txid: hashFrom(v.txid, this.name, 'a spender txid'),
+      vin: countFrom(v.vin, this.name, 'an input index'),
+      confirmed,
+      height: confirmed ? countFrom(st.block_height, this.name, 'a block height') : undefined,
+      blockHash: confirmed ? hashFrom(st.block_hash, this.name, 'a block hash') : undefined,
+    };
   }
 
   async block(hash: string): Promise<Block> {

@@ -10,10 +10,11 @@
  */
 import { CharmsError } from '../errors.js';
 import type { Block } from '../bitcoin/block.js';
+import { parseTx } from '../bitcoin/tx.js';
 import { fromHex } from '../util/bytes.js';
 import { fetchRead, readCappedBytes, rpcCodeOf, unreachable, type RpcNode } from './bitcoin-node.js';
 import type { BitcoinNetwork } from '../model/network.js';
-import type { BlockSource, ChainTip, HeaderInfo } from './block-source.js';
+import type { BlockSource, ChainTip, HeaderInfo, Outspend } from './block-source.js';
 import { MAX_BLOCK_BYTES, checkedBlock, countFrom, hashArg, hashFrom, networkOfCoreChain, txidOfHex, type BtcSource, type FeeEstimate } from './btc-source.js';
 import { NodeSource, fetchCheckedTxIfKnown } from './tx-sources.js';
 
@@ -202,6 +203,53 @@ export class RpcBlockSource implements BlockSource, BtcSource {
       throw err;
     }
     return r.confirmations === undefined ? 0 : countFrom(r.confirmations, this.name, 'a confirmation count');
+  }
+
+  /** A call whose RPC_INVALID_ADDRESS_OR_KEY (-5: no such transaction or block) is undefined. */
+  private async callKnown(method: string, params: readonly unknown[]): Promise<unknown> {
+    try {
+      return await this.node.call(method, params);
+    } catch (e) {
+      if ((e instanceof CharmsError && e.code === 'NOT_FOUND') || rpcCodeOf(e) === -5) return undefined;
+      throw e;
+    }
+  }
+
+  private hexAnswer(v: unknown, what: string, bytes?: number): Uint8Array {
+    if (typeof v !== 'string') throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered ${what} without hex`);
+    try {
+      return fromHex(v, what, bytes);
+    } catch (e) {
+      throw new CharmsError('UPSTREAM_FAILED', `${this.name} answered ${what} with something that is not hex`, { cause: e });
+    }
+  }
+
+  /** `gettxoutproof [txid] (blockhash)`. */
+  async txOutProof(txid: string, blockHash?: string): Promise<Uint8Array | undefined> {
+    const params: unknown[] = [[hashArg(txid, 'txid')]];
+    if (blockHash !== undefined) params.push(hashArg(blockHash, 'block hash'));
+    const v = await this.callKnown('gettxoutproof', params);
+    return v === undefined ? undefined : this.hexAnswer(v, 'gettxoutproof');
+  }
+
+  /** `getblockheader <hash> false`. */
+  async rawHeader(hash: string): Promise<Uint8Array | undefined> {
+    const v = await this.callKnown('getblockheader', [hashArg(hash, 'block hash'), false]);
+    return v === undefined ? undefined : this.hexAnswer(v, 'getblockheader', 80);
+  }
+
+  /**
+   * `gettxout <txid> <vout> true` (the mempool counts): an answer is unspent; none is spent when
+   * the node knows the transaction and it has that output (Core does not name the spender), and
+   * unknown otherwise.
+   */
+  async outspend(txid: string, vout: number): Promise<Outspend | undefined> {
+    const id = hashArg(txid, 'txid');
+    const out = await this.node.call('gettxout', [id, vout, true]);
+    if (out !== null && out !== undefined) return { spent: false };
+    const raw = await this.rawTx(id);
+    if (!raw) return undefined;
+    return vout < parseTx(raw).outputs.length ? { spent: true } : undefined;
   }
 
   async feeEstimate(targetBlocks: number): Promise<FeeEstimate | undefined> {

@@ -3,12 +3,13 @@
  * - JSON-RPC over node:http (`getblockchaininfo`, `getblockcount`, `getbestblockhash`,
  *   `getblockhash`, `getblockheader` verbose/raw with `confirmations` −1 for stale blocks,
  *   `getblock` 0/1/2, `getrawtransaction` (optionally in a given block), `getrawmempool`,
- *   `getmempoolentry`, `sendrawtransaction`, `estimatesmartfee`; batches too), with cookie or
+ *   `getmempoolentry`, `sendrawtransaction`, `estimatesmartfee`, `gettxoutproof` (one txid),
+ *   `gettxout`; batches too), with cookie or
  *   user/password Basic auth;
  * - REST `/rest/chaininfo.json`, `/rest/block/<hash>.bin` (switchable off, as without `-rest`);
  * - an Esplora facade under `/esplora` (`/blocks/tip/hash|height`, `/block-height/:h`,
  *   `/block/:hash`, `/block/:hash/header|status|raw`, `/mempool/txids`, `/tx/:txid` (with `fee`), `/tx/:txid/hex`,
- *   `/tx/:txid/outspend/:vout`, `/address/:a/utxo`, `/fee-estimates`, `POST /tx`);
+ *   `/tx/:txid/outspend/:vout`, `/tx/:txid/merkleblock-proof`, `/address/:a/utxo`, `/fee-estimates`, `POST /tx`);
  * - a ZMQ publisher (`hashblock`, `sequence`, Bitcoin Core's framing) with a switch to drop messages.
  *
  * Nothing checks scripts, amounts or proof of work: a test mines whatever transactions it wants
@@ -32,6 +33,9 @@ import { parseTx, serializeTx, txidHex, txVsize, txWeight, type BitcoinTx } from
 import { addressToScript } from '../bitcoin/address.js';
 import { stripWitnesses } from './strip-witness.js';
 import { equalBytes, fromHex, toHex } from '../util/bytes.js';
+import { sha256 } from '../util/sha256.js';
+
+const dsha = (b: Uint8Array): Uint8Array => sha256(sha256(b));
 
 /** The real regtest genesis coinbase ("The Times 03/Jan/2009 …"). */
 const GENESIS_COINBASE =
@@ -133,6 +137,8 @@ export class FakeBitcoind {
   readonly calls = new Map<string, number>();
   /** Paths of REST and Esplora requests received. */
   readonly requests: string[] = [];
+  /** Txid → merkle block served by `gettxoutproof` and `/tx/:txid/merkleblock-proof` instead of the one built from its block. */
+  readonly txOutProofs = new Map<string, Uint8Array>();
 
   private readonly blocks = new Map<string, FakeBlock>();
   /** Best chain: hashes by height. */
@@ -313,6 +319,51 @@ export class FakeBitcoind {
       if (b.block.txs.some((t) => t.txid === txid)) return b;
     }
     return undefined;
+  }
+
+  /**
+   * Bitcoin Core's `gettxoutproof` for one transaction of `b` (a CMerkleBlock: the header, the
+   * transaction count, then BIP37's partial merkle tree: hashes depth first, flag bits LSB first).
+   */
+  private merkleBlock(b: FakeBlock, txid: string): Uint8Array {
+    const canned = this.txOutProofs.get(txid);
+    if (canned) return canned;
+    const ids = b.block.txs.map((t) => Uint8Array.from(fromHex(t.txid)).reverse());
+    const n = ids.length;
+    const match = b.block.txs.findIndex((t) => t.txid === txid);
+    const width = (h: number) => (n + (1 << h) - 1) >> h;
+    const node = (h: number, i: number): Uint8Array => {
+      if (h === 0) return ids[i]!;
+      const left = node(h - 1, 2 * i);
+      const right = 2 * i + 1 < width(h - 1) ? node(h - 1, 2 * i + 1) : left;
+      return dsha(Buffer.concat([left, right]));
+    };
+    let height = 0;
+    while (width(height) > 1) height++;
+    const bits: boolean[] = [];
+    const hashes: Uint8Array[] = [];
+    const walk = (h: number, i: number): void => {
+      const parent = match >= i << h && match < (i + 1) << h;
+      bits.push(parent);
+      if (h === 0 || !parent) return void hashes.push(node(h, i));
+      walk(h - 1, 2 * i);
+      if (2 * i + 1 < width(h - 1)) walk(h - 1, 2 * i + 1);
+    };
+    walk(height, 0);
+    const flags = new Uint8Array(Math.ceil(bits.length / 8));
+    bits.forEach((x, k) => x && (flags[k >> 3]! |= 1 << (k & 7)));
+    const count = Buffer.alloc(4);
+    count.writeUInt32LE(n);
+    // both counts stay below 0xfd here (a one-byte compact size)
+    return Buffer.concat([b.block.header.raw, count, Buffer.from([hashes.length]), ...hashes, Buffer.from([flags.length]), flags]);
+  }
+
+  /** Whether output `txid:vout` is unspent (mempool spends count, as `gettxout … true`); undefined when it does not exist. */
+  private unspentOut(txid: string, vout: number): boolean | undefined {
+    const t = this.rawTxIn(txid);
+    if (!t || vout >= parseTx(t.raw).outputs.length) return undefined;
+    for (const s of this.allTxs()) for (const i of s.tx.inputs) if (i.vout === vout && toHex(Uint8Array.from(i.txid).reverse()) === txid) return false;
+    return true;
   }
 
   /** Inputs minus outputs, from the previous transactions this node holds; undefined when one is missing. */
@@ -611,6 +662,19 @@ export class FakeBitcoind {
             : {}),
         };
       }
+      case 'gettxoutproof': {
+        const ids = p[0];
+        if (!Array.isArray(ids) || ids.length !== 1 || typeof ids[0] !== 'string') throw new RpcError(-8, 'one txid expected (the fake proves one)');
+        const txid = ids[0].toLowerCase();
+        const b = typeof p[1] === 'string' ? this.blocks.get(p[1].toLowerCase()) : this.confirmed(txid);
+        if (!b || !b.block.txs.some((t) => t.txid === txid)) throw new RpcError(-5, 'Transaction not yet in block');
+        return toHex(this.merkleBlock(b, txid));
+      }
+      case 'gettxout': {
+        const unspent = this.unspentOut(str(0), typeof p[1] === 'number' ? p[1] : -1);
+        if (!unspent) return null;
+        return { bestblock: this.tipHash, confirmations: 1, value: 0, scriptPubKey: {}, coinbase: false };
+      }
       case 'getrawmempool':
         if (p[0] === true) return Object.fromEntries([...this.mempool].map(([t, m]) => [t, this.mempoolEntry(m)]));
         return this.mempoolTxids();
@@ -733,6 +797,10 @@ export class FakeBitcoind {
         ...(fee === undefined ? {} : { fee: Number(fee) }),
         status: b && this.inBestChain(b.hash) ? { confirmed: true, block_height: b.height, block_hash: b.hash } : { confirmed: false },
       });
+    }
+    if ((m = /^\/tx\/([0-9a-f]{64})\/merkleblock-proof$/.exec(path))) {
+      const b = this.confirmed(m[1]!);
+      return b ? text(toHex(this.merkleBlock(b, m[1]!))) : notFound('Transaction');
     }
     if ((m = /^\/tx\/([0-9a-f]{64})\/hex$/.exec(path))) {
       const t = this.rawTxIn(m[1]!);
