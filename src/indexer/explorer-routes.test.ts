@@ -27,6 +27,8 @@ interface Expected {
   txs: string[];
   /** address → unspent charms [txid:vout app] */
   unspent: Map<string, string[]>;
+  /** height → charm outputs (one per output and app) created in that block */
+  outputsAt: Map<number, number>;
 }
 
 const typeOf = (app: string) => (app.startsWith('t/') ? 'token' : app.startsWith('n/') ? 'nft' : 'dapp');
@@ -39,6 +41,7 @@ async function expectedOf(chain: MemoryChain): Promise<Expected> {
   const assets: Expected['assets'] = new Map();
   const live = new Map<string, { app: string; amount: bigint; script: Uint8Array }[]>();
   const txs: string[] = [];
+  const outputsAt = new Map<number, number>();
   for (let h = 1; h <= chain.height; h++) {
     const block = await chain.block((await chain.hashAt(h))!);
     for (let i = 1; i < block.offsets.length - 1; i++) {
@@ -64,6 +67,7 @@ async function expectedOf(chain: MemoryChain): Promise<Expected> {
           script: tx.outputs[vout]!.script,
         }));
         for (const r of rows) assets.get(r.app)!.outputs++;
+        outputsAt.set(h, (outputsAt.get(h) ?? 0) + rows.length);
         live.set(`${txid}:${vout}`, rows);
       });
     }
@@ -77,7 +81,7 @@ async function expectedOf(chain: MemoryChain): Promise<Expected> {
       a.holders.set(addr, (a.holders.get(addr) ?? 0n) + r.amount);
       unspent.set(addr, [...(unspent.get(addr) ?? []), `${op} ${r.app}`]);
     }
-  return { assets, txs, unspent };
+  return { assets, txs, unspent, outputsAt };
 }
 
 async function service(e: TestEngine, chain: MemoryChain): Promise<IndexService> {
@@ -236,6 +240,18 @@ for (const name of ENGINES) {
       // status: the explorer's per-network shape beside ours
       const st = json((await h1(port, 'GET', '/v1/status')).body);
       const n = st.networks.regtest;
+      const want = await expectedOf(chain);
+      // charms (outputs) per type, summing to total_charms, and per block: what the status page shows beside "Total Charms"
+      const outputsOf = (t: string) => [...want.assets.values()].filter((a) => a.type === t).reduce((k, a) => k + a.outputs, 0);
+      assert.deepEqual(
+        n.charm_stats.charms_by_asset_type,
+        ['nft', 'token', 'dapp'].map((t) => ({ asset_type: t, count: outputsOf(t) })),
+      );
+      assert.equal(
+        n.charm_stats.charms_by_asset_type.reduce((k: number, x: Any) => k + x.count, 0),
+        n.charm_stats.total_charms,
+      );
+      for (const b of n.recent_blocks) assert.equal(b.charm_count, want.outputsAt.get(b.height) ?? 0, `charms created in block ${b.height}`);
       assert.equal(n.indexer_status.last_processed_block, chain.height);
       assert.equal(n.bitcoin_node.block_count, chain.height);
       assert.equal(n.charm_stats.confirmed_transactions, (await expectedOf(chain)).txs.length);

@@ -505,6 +505,7 @@ export async function networkStatus(
     q.charmsPage(tx, { limit: 10, offset: 0 }),
     q.tagStats(tx),
   ]);
+  const perBlock = blocks.length === 0 ? new Map<number, number>() : await q.charmOutputsByHeight(tx, blocks[blocks.length - 1]!.height, blocks[0]!.height);
   const pending = c.mempool?.spellTxs ?? 0;
   const age = o.lastPollAt === undefined ? undefined : o.now - o.lastPollAt;
   const status = !o.healthy ? 'inactive' : age === undefined || age < 60_000 ? 'active' : age < 300_000 ? 'idle' : 'inactive';
@@ -529,12 +530,13 @@ export async function networkStatus(
       total_transactions: total,
       confirmed_transactions: txs,
       confirmation_rate: total === 0 ? 0 : Math.round((txs / total) * 10_000) / 100,
-      charms_by_asset_type: (['nft', 'token', 'dapp'] as const).map((t) => ({ asset_type: t, count: counts[t] })),
+      // charms (outputs), as total_charms: the explorer's summary counts charms per type here, not assets
+      charms_by_asset_type: (['nft', 'token', 'dapp'] as const).map((t) => ({ asset_type: t, count: counts.outputs[t] })),
       recent_charms: recent.map((r) => ({ txid: r.txid, charmid: r.app, block_height: r.height, asset_type: assetTypeOf(r.app), app_id: r.app })),
     },
     // charm outputs of Charms Cast and of $BRO transactions, DEX rows (dex.ts keeps them per block)
     tag_stats: { charms_cast_count: tags.charmsCast, bro_count: tags.bro, dex_orders_count: tags.dexOrders },
-    recent_blocks: blocks.map((b) => ({ height: b.height, hash: b.hash, status: 'processed', charm_count: b.spellTxs, time: iso(b.time) })),
+    recent_blocks: blocks.map((b) => ({ height: b.height, hash: b.hash, status: 'processed', charm_count: perBlock.get(b.height) ?? 0, time: iso(b.time) })),
   };
 }
 

@@ -297,6 +297,15 @@ export async function nftDataOf(tx: ReadTx, identity: string, vk?: string): Prom
   return x && { app: x.app as string, data: new Uint8Array(x.data as Uint8Array), txid: hexOf(x.txid), vout: num(x.vout), height: num(x.created_height) };
 }
 
+/** Charm outputs (one per output and app, spent or not) created at heights `from`..`to`, by height. */
+export async function charmOutputsByHeight(tx: ReadTx, from: number, to: number): Promise<Map<number, number>> {
+  const rows = await tx.all('SELECT created_height AS h, COUNT(*) AS n FROM charm_outputs WHERE created_height BETWEEN ? AND ? GROUP BY created_height', [
+    Math.trunc(from),
+    Math.trunc(to),
+  ]);
+  return new Map(rows.map((r) => [num(r.h), num(r.n)]));
+}
+
 export async function tipOf(tx: ReadTx): Promise<BlockRecord | undefined> {
   return (await recentBlocks(tx, 1))[0];
 }
