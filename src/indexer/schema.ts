@@ -174,7 +174,20 @@ export async function prepareSchema(d: Driver, o: OpenOptions): Promise<IndexMet
 }
 
 /** The tables of the index (every one a reader reads). */
-const INDEX_TABLES = ['meta', 'blocks', 'apps', 'scripts', 'spell_txs', 'charm_outputs', 'script_history', 'reorgs', 'recent_txs', 'block_slots', 'beamed_outputs', 'learned_tokens'] as const;
+const INDEX_TABLES = [
+  'meta',
+  'blocks',
+  'apps',
+  'scripts',
+  'spell_txs',
+  'charm_outputs',
+  'script_history',
+  'reorgs',
+  'recent_txs',
+  'block_slots',
+  'beamed_outputs',
+  'learned_tokens',
+] as const;
 
 /** PostgreSQL's SQLSTATE 42501, insufficient_privilege ("permission denied for table meta"). */
 const isPrivilegeError = (e: unknown): boolean => (e as { code?: unknown }).code === '42501';

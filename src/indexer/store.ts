@@ -645,8 +645,7 @@ export class SqlStore implements IndexWriter {
           o.txIndex,
         ],
       );
-    for (const app of b.learned ?? [])
-      await tx.run('INSERT INTO learned_tokens (app, height) VALUES (?, ?) ON CONFLICT (app) DO NOTHING', [app, b.height]);
+    for (const app of b.learned ?? []) await tx.run('INSERT INTO learned_tokens (app, height) VALUES (?, ?) ON CONFLICT (app) DO NOTHING', [app, b.height]);
   }
 
   /**
