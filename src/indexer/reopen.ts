@@ -287,6 +287,8 @@ export class ReopeningStore implements IndexReader {
   outputsOf: IndexReader['outputsOf'] = (txid) => this.use((s) => s.outputsOf(txid));
   spentBy: IndexReader['spentBy'] = (txid) => this.use((s) => s.spentBy(txid));
   spellTx: IndexReader['spellTx'] = (txid) => this.use((s) => s.spellTx(txid));
+  beamedOf: IndexReader['beamedOf'] = (txid) => this.use((s) => s.beamedOf(txid));
+  learnedTokens: IndexReader['learnedTokens'] = () => this.use((s) => s.learnedTokens());
   recentTxHeight: IndexReader['recentTxHeight'] = (txid) => this.use((s) => s.recentTxHeight(txid));
   history: IndexReader['history'] = (script, limit, cursor) => this.use((s) => s.history(script, limit, cursor));
   appHolders: IndexReader['appHolders'] = (app, after, limit) => this.use((s) => s.appHolders(app, after, limit));

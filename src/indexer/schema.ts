@@ -141,7 +141,29 @@ CREATE TABLE IF NOT EXISTS likes (charm_id TEXT NOT NULL, user_id TEXT NOT NULL,
 INSERT INTO meta (key, value) VALUES ('dex_orders', 'pending') ON CONFLICT (key) DO NOTHING;
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6];
+
+/**
+ * Version 7: Cardano (cardano-follow.ts): a block's slot (`block_slots`, beside `blocks` so that the step
+ * stays idempotent as V2-V5: Cardano's intersection points are slot + hash), outputs a spell beams to another chain (recorded with their destination hash, neither
+ * held nor burned: `beamed_outputs`), and the token apps learned from verified spells with the
+ * height they were learned at (a rollback below it un-learns them: their native assets no longer
+ * move as charms). The chain is meta `chain` (written by every writer since V1; `bitcoin` when
+ * absent): a database of one chain and network is refused by the other's (prepareSchema).
+ */
+const V7 = `
+CREATE TABLE IF NOT EXISTS block_slots (height INTEGER PRIMARY KEY, slot {BIGINT} NOT NULL);
+CREATE TABLE IF NOT EXISTS beamed_outputs (
+  txid {BLOB} NOT NULL, vout INTEGER NOT NULL, app TEXT NOT NULL, amount {AMOUNT}, data {BLOB},
+  script {BLOB} NOT NULL, value {BIGINT} NOT NULL, dest {BLOB} NOT NULL,
+  created_height INTEGER NOT NULL, tx_index INTEGER NOT NULL,
+  PRIMARY KEY (txid, vout, app)) {NOROWID};
+CREATE INDEX IF NOT EXISTS beamed_created ON beamed_outputs(created_height);
+CREATE INDEX IF NOT EXISTS beamed_dest ON beamed_outputs(dest);
+CREATE TABLE IF NOT EXISTS learned_tokens (app TEXT PRIMARY KEY, height INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS learned_height ON learned_tokens(height);
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7];
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 export interface IndexMeta {
@@ -157,6 +179,8 @@ export interface IndexMeta {
 export interface OpenOptions {
   /** Writer (the follower: migrates, records meta) or a read-only API instance. */
   mode: 'writer' | 'reader';
+  /** The chain followed (default bitcoin): a database of the other chain is refused. */
+  chain?: 'bitcoin' | 'cardano' | undefined;
   network: string;
   mock: boolean;
   startHeight: number;
@@ -179,7 +203,23 @@ export async function prepareSchema(d: Driver, o: OpenOptions): Promise<IndexMet
 }
 
 /** The tables of the index (every one a reader reads). */
-const INDEX_TABLES = ['meta', 'blocks', 'apps', 'scripts', 'spell_txs', 'charm_outputs', 'script_history', 'reorgs', 'recent_txs', 'assets', 'dex_orders', 'likes'] as const;
+const INDEX_TABLES = [
+  'meta',
+  'blocks',
+  'apps',
+  'scripts',
+  'spell_txs',
+  'charm_outputs',
+  'script_history',
+  'reorgs',
+  'recent_txs',
+  'assets',
+  'dex_orders',
+  'likes',
+  'block_slots',
+  'beamed_outputs',
+  'learned_tokens',
+] as const;
 
 /** PostgreSQL's SQLSTATE 42501, insufficient_privilege ("permission denied for table meta"). */
 const isPrivilegeError = (e: unknown): boolean => (e as { code?: unknown }).code === '42501';
@@ -246,15 +286,16 @@ async function prepared(d: Driver, o: OpenOptions): Promise<IndexMeta> {
   // a reader reads every table: a missing grant is told at start, not by the first answer
   if (o.mode === 'reader' && d.engine === 'postgres') for (const t of INDEX_TABLES) await d.all(`SELECT 1 FROM ${t} LIMIT 0`);
   const m = new Map((await d.all('SELECT key, value FROM meta')).map((r) => [r.key as string, r.value as string]));
+  const chain = o.chain ?? 'bitcoin';
   if (!m.has('network')) {
     if (o.mode === 'reader') throw new CharmsError('CONFIG', `${o.label}: the index is empty; start the indexer first`);
     await d.transaction(async (tx) => {
-      await setMeta(tx, 'chain', 'bitcoin');
+      await setMeta(tx, 'chain', chain);
       await setMeta(tx, 'network', o.network);
       await setMeta(tx, 'mock', o.mock ? '1' : '0');
       await setMeta(tx, 'start_height', String(o.startHeight));
     });
-    return { schemaVersion: SCHEMA_VERSION, chain: 'bitcoin', network: o.network, mock: o.mock, startHeight: o.startHeight };
+    return { schemaVersion: SCHEMA_VERSION, chain, network: o.network, mock: o.mock, startHeight: o.startHeight };
   }
   const meta: IndexMeta = {
     schemaVersion: SCHEMA_VERSION,
@@ -263,6 +304,11 @@ async function prepared(d: Driver, o: OpenOptions): Promise<IndexMeta> {
     mock: m.get('mock') === '1',
     startHeight: Number(m.get('start_height') ?? 0),
   };
+  if (meta.chain !== chain)
+    throw new CharmsError(
+      'CONFIG',
+      `${o.label}: the index is of ${meta.chain}:${meta.network}, not ${chain}:${o.network}; one chain and network per database: give this index another --db (or start it with --chain ${meta.chain} --network ${meta.network})`,
+    );
   if (meta.network !== o.network) throw new CharmsError('CONFIG', `${o.label}: the index is of network ${meta.network}, not ${o.network}; use another --db`);
   if (meta.mock && !o.mock)
     throw new CharmsError('CONFIG', `${o.label}: the index was built with --mock (it holds mock charms); start with --mock, or index into a new database`);

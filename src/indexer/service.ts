@@ -23,7 +23,9 @@ import { NODE_ROUTES, type NodeContext } from './node-routes.js';
 import { cachePolicy, LEGACY_ROUTES, tableHandler } from './routes.js';
 import type { BtcSource } from '../sources/btc-source.js';
 import { librarySpellCheck, VerdictCache } from './block-write.js';
-import { Follower } from './follower.js';
+import { Follower, type FollowerStatus } from './follower.js';
+import { CardanoFollower, type CardanoFollowerOptions, type ChainSync } from './cardano-follow.js';
+import type { PointOrOrigin } from '../sources/ogmios-protocol.js';
 import { MempoolOverlay } from './mempool.js';
 import { SpellVerifyPool } from './verify-pool.js';
 import { writerOf, type IndexReader } from './store.js';
@@ -71,6 +73,11 @@ export interface IndexServiceOptions {
   answerCacheBytes?: number | undefined;
   /** HTTP/1.1 transport (infra/http.ts): the fast path (default) or node's server only (benchmarks). */
   http1?: 'fast' | 'node' | undefined;
+  /**
+   * A Cardano index (cardano-follow.ts): Ogmios' chain sync instead of `source`; its status is
+   * answered by /v1/status (with slots), without the explorer's Bitcoin network entry.
+   */
+  cardano?: (Omit<CardanoFollowerOptions, 'mock' | 'log' | 'progress'> & { connect: (points: () => Promise<PointOrOrigin[]>) => ChainSync }) | undefined;
   /** Start following at once (default); tests drive `follower.syncOnce()` themselves. */
   autoStart?: boolean;
 }
@@ -78,6 +85,8 @@ export interface IndexServiceOptions {
 export interface IndexService {
   server: Listening;
   follower: Follower | undefined;
+  /** The Cardano follower (`cardano`), if any. */
+  cardanoFollower: CardanoFollower | undefined;
   mempool: MempoolOverlay | undefined;
   /** The spell verification threads (`verifyWorkers`), if any. */
   verifyPool: SpellVerifyPool | undefined;
@@ -93,10 +102,10 @@ function indexServiceHandler(api: Handler, query: Handler): Handler {
 const TABLES = [EXPLORER_ROUTES, DEX_ROUTES, NODE_ROUTES, LEGACY_ROUTES] as const;
 
 /** The follower the index gauges read (one index per process; the latest started). */
-let metered: Follower | undefined;
+let metered: { status: FollowerStatus } | undefined;
 
 /** The follower's figures as gauges read at scrape time (`GET /metrics`, docs/index.md); -1 before the first poll. */
-function registerIndexMetrics(f: Follower): void {
+function registerIndexMetrics(f: { status: FollowerStatus }): void {
   metered = f;
   const st = () => metered?.status;
   registerGauge('charms_index_height', 'Last block the index committed', () => st()?.indexHeight ?? -1);
@@ -118,7 +127,15 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
   const verdicts = new VerdictCache(verifyPool?.check ?? librarySpellCheck(o.mock));
   let follower: Follower | undefined;
   let mempool: MempoolOverlay | undefined;
-  if (!o.apiOnly && o.source) {
+  let cardanoFollower: CardanoFollower | undefined;
+  if (!o.apiOnly && o.cardano) {
+    const store = writerOf(o.store);
+    if (!store) throw new CharmsError('INTERNAL', 'the indexer follows the chain on the index opened as its writer (it was opened --api-only)');
+    const { connect, ...co } = o.cardano;
+    cardanoFollower = new CardanoFollower(store, connect, { ...co, mock: o.mock, log, progress: o.progress });
+    registerIndexMetrics(cardanoFollower);
+  }
+  if (!o.apiOnly && o.source && !o.cardano) {
     const source = o.source;
     const store = writerOf(o.store);
     if (!store) throw new CharmsError('INTERNAL', 'the indexer follows the chain on the index opened as its writer (it was opened --api-only)');
@@ -145,14 +162,15 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
   const nodeCtx: NodeContext = { store: o.store, mempool, source: o.source, btc: o.btcSource };
   const index = indexApiHandler({
     store: o.store,
-    follower,
+    follower: follower ?? cardanoFollower,
     mempool,
     source: o.source,
     network: o.network,
     version: o.version,
     maxLag: o.maxLag,
     log,
-    explorerStatus: (s) => o.store.read((tx) => networkStatus(explorerCtx, tx, s)),
+    // the explorer's networks map has Bitcoin entries only: a Cardano index answers none
+    explorerStatus: o.cardano ? undefined : (s) => o.store.read((tx) => networkStatus(explorerCtx, tx, s)),
   });
   const api = cachedAnswers(
     tableHandler([...EXPLORER_ROUTES, ...DEX_ROUTES], explorerCtx, {
@@ -198,6 +216,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     ...(o.http1 ? { http1: o.http1 } : {}),
   });
   if (o.autoStart !== false) follower?.start();
+  if (o.autoStart !== false) cardanoFollower?.start();
   let zmq: ZmqSubscriber | undefined;
   if (follower && o.zmqUrl) {
     const f = follower;
@@ -219,11 +238,13 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
   return {
     server,
     follower,
+    cardanoFollower,
     mempool,
     verifyPool,
     async close() {
       await zmq?.close();
       await follower?.stop();
+      await cardanoFollower?.stop();
       await verifyPool?.close();
       await server.close();
       await o.store.close();

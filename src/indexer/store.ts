@@ -121,6 +121,21 @@ export interface BlockWrite {
   txids?: Uint8Array | undefined;
   /** `recent_txs` rows of blocks below this height are dropped in the block's transaction (absent: none). */
   recentFrom?: number | undefined;
+  /** Cardano: the block's slot (its intersection point is slot + hash). */
+  slot?: number | undefined;
+  /** Outputs a spell beams to another chain: recorded with their destination, not held (Cardano). */
+  beamed?: BeamedOutputWrite[] | undefined;
+  /** Token apps first learned from this block's verified spells (Cardano virtual moves). */
+  learned?: string[] | undefined;
+}
+
+/** A charm output beamed to another chain: `dest` is the destination hash (hex) there. */
+export interface BeamedOutputWrite extends CharmOutputWrite {
+  beamedTo: string;
+}
+
+export interface BeamedOutputRow extends BeamedOutputWrite {
+  createdHeight: number;
 }
 
 export interface StoredBlock {
@@ -128,6 +143,8 @@ export interface StoredBlock {
   hash: string;
   prevHash: string;
   time: number;
+  /** Cardano blocks' slot (undefined on Bitcoin). */
+  slot?: number | undefined;
 }
 
 export interface CharmOutputRow {
@@ -250,6 +267,10 @@ export interface IndexReader extends SnapshotReads {
   /** Charm rows a transaction spent. */
   spentBy(txid: string): Promise<CharmOutputRow[]>;
   spellTx(txid: string): Promise<SpellTxRow | undefined>;
+  /** The outputs of a transaction its spell beamed to another chain (Cardano), by vout and app. */
+  beamedOf(txid: string): Promise<BeamedOutputRow[]>;
+  /** The token apps learned from verified spells (Cardano), with the height each was learned at. */
+  learnedTokens(): Promise<{ app: string; height: number }[]>;
   /**
    * The height of a transaction of the recent blocks the index keeps (`recent_txs`: any
    * transaction, spell or not); undefined when none of them holds it.
@@ -354,7 +375,14 @@ function sortedTxidsHave(ids: Buffer, want: Buffer): boolean {
   return false;
 }
 
-const blockRow = (r: Row): StoredBlock => ({ height: num(r.height), hash: hexOf(r.hash), prevHash: hexOf(r.prev_hash), time: num(r.time) });
+const BLOCK_COLS = 'SELECT b.height, b.hash, b.prev_hash, b.time, s.slot FROM blocks b LEFT JOIN block_slots s ON s.height = b.height';
+const blockRow = (r: Row): StoredBlock => ({
+  height: num(r.height),
+  hash: hexOf(r.hash),
+  prevHash: hexOf(r.prev_hash),
+  time: num(r.time),
+  ...(r.slot === null || r.slot === undefined ? {} : { slot: num(r.slot) }),
+});
 
 const APP_BY_ID = 'SELECT app FROM apps WHERE id = ?';
 
@@ -435,12 +463,12 @@ export class SqlStore implements IndexWriter {
   }
 
   async tip(): Promise<StoredBlock | undefined> {
-    const r = await this.q.all('SELECT height, hash, prev_hash, time FROM blocks ORDER BY height DESC LIMIT 1');
+    const r = await this.q.all(`${BLOCK_COLS} ORDER BY b.height DESC LIMIT 1`);
     return r[0] && blockRow(r[0]);
   }
 
   async blockAt(height: number): Promise<StoredBlock | undefined> {
-    const r = await this.q.all('SELECT height, hash, prev_hash, time FROM blocks WHERE height = ?', [height]);
+    const r = await this.q.all(`${BLOCK_COLS} WHERE b.height = ?`, [height]);
     return r[0] && blockRow(r[0]);
   }
 
@@ -524,6 +552,7 @@ export class SqlStore implements IndexWriter {
       b.time,
       b.spellTxs.length,
     ]);
+    await this.writeCardano(tx, b);
     for (const s of b.spellTxs)
       await tx.run('INSERT INTO spell_txs (txid, height, tx_index, version, spell) VALUES (?, ?, ?, ?, ?)', [
         bytes(s.txid),
@@ -599,6 +628,28 @@ export class SqlStore implements IndexWriter {
       ]);
   }
 
+  /** The block's beamed outputs and learned token apps (Cardano). */
+  private async writeCardano(tx: TxDriver, b: BlockWrite): Promise<void> {
+    if (b.slot !== undefined) await tx.run('INSERT INTO block_slots (height, slot) VALUES (?, ?)', [b.height, b.slot]);
+    for (const o of b.beamed ?? [])
+      await tx.run(
+        'INSERT INTO beamed_outputs (txid, vout, app, amount, data, script, value, dest, created_height, tx_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [
+          bytes(o.txid),
+          o.vout,
+          o.app,
+          o.amount === null ? null : o.amount.toString(),
+          o.data === null ? null : Buffer.from(o.data),
+          Buffer.from(o.script),
+          o.sats.toString(),
+          bytes(o.beamedTo),
+          b.height,
+          o.txIndex,
+        ],
+      );
+    for (const app of b.learned ?? []) await tx.run('INSERT INTO learned_tokens (app, height) VALUES (?, ?) ON CONFLICT (app) DO NOTHING', [app, b.height]);
+  }
+
   /**
    * The block's txids into `recent_txs` (when it carries them) as one row, sorted (a search halves
    * it), and rows below its window out. One row per block, not per transaction: thousands of rows
@@ -627,6 +678,9 @@ export class SqlStore implements IndexWriter {
         await tx.run('DELETE FROM script_history WHERE height > ?', [forkHeight]);
         await tx.run('DELETE FROM spell_txs WHERE height > ?', [forkHeight]);
         await tx.run('DELETE FROM recent_txs WHERE height > ?', [forkHeight]);
+        await tx.run('DELETE FROM beamed_outputs WHERE created_height > ?', [forkHeight]);
+        await tx.run('DELETE FROM learned_tokens WHERE height > ?', [forkHeight]);
+        await tx.run('DELETE FROM block_slots WHERE height > ?', [forkHeight]);
         await tx.run('DELETE FROM blocks WHERE height > ?', [forkHeight]);
         await tx.run('INSERT INTO reorgs (at, fork_height, depth, old_tip, new_tip) VALUES (?, ?, ?, ?, ?)', [
           reorg.at,
@@ -779,6 +833,30 @@ export class SqlStore implements IndexWriter {
   async spellTx(txid: string): Promise<SpellTxRow | undefined> {
     const r = await this.q.all('SELECT txid, height, tx_index, version, spell FROM spell_txs WHERE txid = ?', [bytes(txid)]);
     return r[0] && { txid, height: num(r[0].height), txIndex: num(r[0].tx_index), version: num(r[0].version), spell: new Uint8Array(r[0].spell as Uint8Array) };
+  }
+
+  async beamedOf(txid: string): Promise<BeamedOutputRow[]> {
+    const r = await this.q.all(
+      `SELECT txid, vout, app, amount, data, script, value, dest, created_height, tx_index FROM beamed_outputs WHERE txid = ? ORDER BY vout, ${this.engine === 'postgres' ? 'app COLLATE "C"' : 'app'}`,
+      [bytes(txid)],
+    );
+    return r.map((x) => ({
+      txid: hexOf(x.txid),
+      vout: num(x.vout),
+      app: x.app as string,
+      amount: x.amount === null ? null : big(x.amount),
+      data: x.data === null ? null : new Uint8Array(x.data as Uint8Array),
+      script: new Uint8Array(x.script as Uint8Array),
+      sats: big(x.value),
+      beamedTo: hexOf(x.dest),
+      createdHeight: num(x.created_height),
+      txIndex: num(x.tx_index),
+    }));
+  }
+
+  async learnedTokens(): Promise<{ app: string; height: number }[]> {
+    const r = await this.q.all(`SELECT app, height FROM learned_tokens ORDER BY height, ${this.engine === 'postgres' ? 'app COLLATE "C"' : 'app'}`);
+    return r.map((x) => ({ app: x.app as string, height: num(x.height) }));
   }
 
   /**

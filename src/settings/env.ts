@@ -33,6 +33,8 @@ export const ENV_NAMES = {
   zmqUrl: ['BITCOIN_ZMQ_URL'],
   indexDbUrl: ['INDEX_DB_URL'],
   indexVerifyWorkers: ['INDEX_VERIFY_WORKERS'],
+  indexChain: ['INDEX_CHAIN'],
+  ogmiosUrl: ['OGMIOS_URL'],
   nodeCli: ['BITCOIN_CLI'],
   nodeCliArgs: ['BITCOIN_CLI_ARGS'],
   scrollsHost: ['SCROLLS_HOST'],

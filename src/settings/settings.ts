@@ -148,19 +148,34 @@ export interface IndexSettings {
   dataDir: string | undefined;
   /** `--verify-workers` / INDEX_VERIFY_WORKERS: spell verification threads (0: on the event loop); default the cores. */
   verifyWorkers: number;
+  /** `--chain` / INDEX_CHAIN: the chain indexed (default bitcoin). */
+  chain: 'bitcoin' | 'cardano';
+  /** `--ogmios-url` / OGMIOS_URL: the Cardano index's Ogmios. */
+  ogmiosUrl: string | undefined;
 }
 
 /** The index settings: flags over the environment. */
 export function indexSettings(
   env: Env,
-  flags: { db?: string | undefined; zmqUrl?: string | undefined; verifyWorkers?: string | undefined } = {},
+  flags: {
+    db?: string | undefined;
+    zmqUrl?: string | undefined;
+    verifyWorkers?: string | undefined;
+    chain?: string | undefined;
+    ogmiosUrl?: string | undefined;
+  } = {},
 ): IndexSettings {
+  const chain = flags.chain ?? envValue(env, ENV_NAMES.indexChain) ?? 'bitcoin';
+  if (chain !== 'bitcoin' && chain !== 'cardano')
+    throw new CharmsError('CONFIG', `--chain (INDEX_CHAIN) must be bitcoin or cardano, got ${JSON.stringify(chain.slice(0, 40))}`);
   const base = env.XDG_DATA_HOME || (env.HOME ? join(env.HOME, '.local', 'share') : undefined);
   return {
     db: flags.db ?? envValue(env, ENV_NAMES.indexDbUrl),
     zmqUrl: flags.zmqUrl ?? envValue(env, ENV_NAMES.zmqUrl),
     dataDir: base === undefined ? undefined : join(base, 'charms-ts'),
     verifyWorkers: verifyWorkersOf(flags.verifyWorkers ?? envValue(env, ENV_NAMES.indexVerifyWorkers)),
+    chain,
+    ogmiosUrl: flags.ogmiosUrl ?? envValue(env, ENV_NAMES.ogmiosUrl),
   };
 }
 

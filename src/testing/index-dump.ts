@@ -12,7 +12,7 @@ const num = (v: unknown): number => Number(v);
 /** Apps by their UTF-8 bytes on both engines (store.ts's order). */
 const appOrder = (tx: ReadTx): string => (tx.engine === 'postgres' ? 'a.app COLLATE "C"' : 'a.app');
 
-/** A canonical text of the whole confirmed state: blocks, spells, charm outputs, history, recent txids. */
+/** A canonical text of the whole confirmed state: blocks, spells, charm outputs, history, slots, beamed outputs, learned tokens, recent txids. */
 export function dumpIndex(store: IndexReader): Promise<string> {
   return store.read(async (tx) => {
     const lines: string[] = [];
@@ -46,6 +46,15 @@ export function dumpIndex(store: IndexReader): Promise<string> {
       lines.push(`dex ${Object.values(o).map(String).join(' ')}`);
     for (const m of await tx.all("SELECT key, value FROM meta WHERE key IN ('dex_tag_charms_cast', 'dex_tag_bro', 'dex_orders_count') AND value <> '0' ORDER BY key"))
       lines.push(`meta ${m.key as string} ${m.value as string}`);
+    for (const b of await tx.all('SELECT height, slot FROM block_slots ORDER BY height')) lines.push(`slot ${num(b.height)} ${num(b.slot)}`);
+    for (const o of await tx.all(
+      `SELECT txid, vout, app, amount, data, script, value, dest, created_height, tx_index FROM beamed_outputs ORDER BY txid, vout, ${tx.engine === 'postgres' ? 'app COLLATE "C"' : 'app'}`,
+    ))
+      lines.push(
+        `beamed ${hexOf(o.txid)}:${num(o.vout)} ${o.app as string} ${o.amount === null ? '-' : big(o.amount)} ${o.data === null ? '-' : hexOf(o.data)} ${hexOf(o.script)} ${big(o.value)} ${hexOf(o.dest)} ${num(o.created_height)} ${num(o.tx_index)}`,
+      );
+    for (const l of await tx.all(`SELECT app, height FROM learned_tokens ORDER BY ${tx.engine === 'postgres' ? 'app COLLATE "C"' : 'app'}`))
+      lines.push(`learned ${l.app as string} ${num(l.height)}`);
     for (const t of await tx.all('SELECT height, txids FROM recent_txs ORDER BY height')) {
       const ids = Buffer.from(t.txids as Uint8Array);
       for (let i = 0; i < ids.length; i += 32) lines.push(`recent ${ids.subarray(i, i + 32).toString('hex')} ${num(t.height)}`);
