@@ -69,3 +69,20 @@ test('a bad JSON body: "Invalid JSON:" once, then where', () => {
     (e: unknown) => e instanceof CharmsError && /^Invalid JSON: [\s\S]*line 1 column/.test(e.message) && !/invalid JSON/.test(e.message),
   );
 });
+
+test('tx show-spell of a mock spell without --mock: "No spell found" says a mock spell is there and --mock shows it', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const dir = mkdtempSync(join(tmpdir(), 'charms-newcomer-'));
+  const vectors = JSON.parse(readSharedText('vectors', 'bitcoin-witness-era-spell-txs.json')) as { tx_hex: string; mock: boolean }[];
+  const mock = vectors.find((v) => v.mock)!;
+  const r = charms(['tx', 'show-spell', '--tx', mock.tx_hex], dir);
+  assert.equal(r.status, 0);
+  assert.equal(r.stdout, '');
+  assert.match(r.stderr, /^No spell found in the transaction: it carries a spell with a MOCK proof \(not valid on chain\); pass --mock to show it\n$/);
+  const shown = charms(['tx', 'show-spell', '--tx', mock.tx_hex, '--mock'], dir);
+  assert.equal(shown.status, 0, shown.stderr);
+  assert.match(shown.stdout, /version: 6/);
+  // a real spell, or none at all, is not said to be a mock one
+  const real = vectors.find((v) => !v.mock)!;
+  assert.equal(charms(['tx', 'show-spell', '--tx', real.tx_hex], dir).stderr, '');
+});
