@@ -15,6 +15,7 @@ import { readSharedText, sharedOrSkip } from '../testing/shared.js';
 import { funding } from '../testing/fixtures.js';
 import { decodeProveRequest } from '../prover/service.js';
 import { CharmsError } from '../errors.js';
+import { parseFeeSettings } from '../bitcoin/fee-settings.js';
 
 const charms = (args: string[], cwd: string) =>
   spawnSync(process.execPath, [charmsBin, ...args], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: cwd, SVC_APP_CACHE_DIR: 'off' } });
@@ -68,6 +69,24 @@ test('a bad JSON body: "Invalid JSON:" once, then where', () => {
     () => decodeProveRequest(new TextEncoder().encode('{not json'), 'json'),
     (e: unknown) => e instanceof CharmsError && /^Invalid JSON: [\s\S]*line 1 column/.test(e.message) && !/invalid JSON/.test(e.message),
   );
+});
+
+/** How often `word` occurs in `text`, any capitalisation. */
+const count = (text: string, word: string) => text.toLowerCase().split(word.toLowerCase()).length - 1;
+
+test('an error as rendered (message and its causes, as the CLI and the servers print it) says its text once', () => {
+  // the server answers a bad JSON body with the full message; it was "Invalid JSON: X: invalid JSON: X"
+  assert.throws(
+    () => decodeProveRequest(new TextEncoder().encode('{not json'), 'json'),
+    (e: unknown) => e instanceof CharmsError && count(e.fullMessage, 'invalid JSON') === 1 && count(e.fullMessage, 'line 1 column') === 1,
+  );
+  // fee settings that are not YAML: it was "fee settings: not valid YAML: invalid YAML: …"
+  assert.throws(
+    () => parseFeeSettings('a: [\n'),
+    (e: unknown) => e instanceof CharmsError && /^fee settings: invalid YAML: .* at line \d+ column \d+$/.test(e.fullMessage) && count(e.fullMessage, 'YAML') === 1,
+  );
+  // a cause that is not an Error is not said twice either
+  assert.equal(new CharmsError('IO', 'disk full: ENOSPC', { cause: 'ENOSPC' }).fullMessage, 'disk full: ENOSPC');
 });
 
 test('tx show-spell of a mock spell without --mock: "No spell found" says a mock spell is there and --mock shows it', (t) => {
