@@ -40,6 +40,11 @@ test('spell check/prove: a prev tx that is not one, a mistyped bech32 change add
   assert.match(errorLine(prove.stderr), /not a valid tb1… \(bech32\) address: its checksum or format does not match/);
   assert.doesNotMatch(prove.stderr, /base58/);
   assert.doesNotMatch(prove.stderr, /spell checked/, 'the change address is checked before the spell');
+  // a Cardano change address for a Bitcoin spell: said so, with what to do
+  const ada = charms(['spell', 'prove', '--spell', 'spell.yaml', '--prev-txs', f.hex, '--change-address', `addr1${'q'.repeat(98)}`, '--mock'], dir);
+  assert.equal(ada.status, 1);
+  assert.match(errorLine(ada.stderr), /this is a Cardano address \(addr1…\), not a Bitcoin one: give a Bitcoin address \(bc1…, tb1…, 1…, 3…\), or pass --chain cardano/);
+  assert.doesNotMatch(ada.stderr, /base58|spell checked/);
   const missing = charms(['spell', 'check', '--spell', 'nope.yaml'], dir);
   assert.equal(missing.status, 1);
   assert.match(errorLine(missing.stderr), /cannot read spell: ENOENT: no such file or directory/);
