@@ -45,6 +45,11 @@ test('spell check/prove: a prev tx that is not one, a mistyped bech32 change add
   assert.equal(ada.status, 1);
   assert.match(errorLine(ada.stderr), /this is a Cardano address \(addr1…\), not a Bitcoin one: give a Bitcoin address \(bc1…, tb1…, 1…, 3…\), or pass --chain cardano/);
   assert.doesNotMatch(ada.stderr, /base58|spell checked/);
+  // a fee rate over the cap is refused before any contract runs
+  const fee = charms(['spell', 'prove', '--spell', 'spell.yaml', '--prev-txs', f.hex, '--change-address', f.changeAddress, '--mock', '--fee-rate', '100000'], dir);
+  assert.equal(fee.status, 1);
+  assert.match(errorLine(fee.stderr), /fee_rate 100000 sat\/vB is above this prover's cap/);
+  assert.doesNotMatch(fee.stderr, /spell checked/, 'the fee rate is refused before the contracts run');
   const missing = charms(['spell', 'check', '--spell', 'nope.yaml'], dir);
   assert.equal(missing.status, 1);
   assert.match(errorLine(missing.stderr), /cannot read spell: ENOENT: no such file or directory/);
