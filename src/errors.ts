@@ -47,19 +47,19 @@ export class CharmsError extends Error {
     this.code = code;
   }
 
-  /** Message followed by the messages of the cause chain, `a: b: c`. */
+  /**
+   * Message followed by the messages of the cause chain, `a: b: c`; a cause's message that is
+   * already said (wrappers often quote their cause, some with another capital) is not said again.
+   */
   get fullMessage(): string {
     const parts = [this.message];
+    const said = (m: string) => parts.some((p) => p.toLowerCase().includes(m.toLowerCase()));
     let c: unknown = this.cause;
     for (let depth = 0; c !== undefined && c !== null && depth < 8; depth++) {
-      if (c instanceof Error) {
-        const m = c.message;
-        if (!parts.some((p) => p.includes(m))) parts.push(m); // wrappers often quote their cause
-        c = c.cause;
-      } else {
-        parts.push(String(c));
-        break;
-      }
+      const m = c instanceof Error ? c.message : String(c);
+      if (!said(m)) parts.push(m);
+      if (!(c instanceof Error)) break;
+      c = c.cause;
     }
     return parts.join(': ');
   }

@@ -90,6 +90,12 @@ export function decodeAddress(addr: string): DecodedAddress {
       addr,
       `not a valid ${hrp}1… (bech32) address: its checksum or format does not match, so a character is probably mistyped or missing; copy the address again from the wallet`,
     );
+  const cardano = /^(addr|addr_test|stake|stake_test)1/i.exec(addr)?.[1]?.toLowerCase();
+  if (cardano)
+    throw bad(
+      addr,
+      `this is a Cardano address (${cardano}1…), not a Bitcoin one: give a Bitcoin address (bc1…, tb1…, 1…, 3…), or pass --chain cardano for a Cardano spell`,
+    );
   if (addr.length > LEGACY_MAX_LENGTH) throw bad(addr, `legacy address base58 string: too long (${addr.length} characters, max ${LEGACY_MAX_LENGTH})`);
   let raw: Uint8Array;
   try {

@@ -65,5 +65,5 @@ test('invalid fee settings are CONFIG errors naming the field', () => {
   assert.throws(() => parseFeeSettings(yaml(`    main: ${BC}\n`, 'fee_rate: 1\nfee_base: 1\nfee_base: 2\n')), config(/duplicate key `fee_base`/));
   assert.throws(() => parseFeeSettings('fee_addresses:\n  dogecoin: {}\n  bitcoin: {}\nfee_rate: 1\nfee_base: 1\n'), config(/unknown chain `dogecoin`/));
   assert.throws(() => parseFeeSettings('- 1\n'), config(/top level: expected a map/));
-  assert.throws(() => parseFeeSettings('a: [\n'), config(/not valid YAML/));
+  assert.throws(() => parseFeeSettings('a: [\n'), config(/^fee settings: invalid YAML: /));
 });

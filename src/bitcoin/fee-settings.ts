@@ -71,7 +71,8 @@ export function parseFeeSettings(yamlText: string): FeeSettings {
   try {
     doc = parseYaml(yamlText);
   } catch (e) {
-    throw cfg(`not valid YAML: ${e instanceof Error ? e.message : String(e)}`, e);
+    const m = e instanceof Error ? e.message : String(e);
+    throw cfg(/\bYAML\b/.test(m) ? m : `not valid YAML: ${m}`, e); // parseYaml's messages mostly say "invalid YAML: …" already
   }
   const top = stringMap(doc, 'top level');
   if (!top.has('fee_addresses')) throw cfg('missing field `fee_addresses`');

@@ -68,7 +68,7 @@ test('CLI: mint on Cardano in mock mode, spend it through the server, show-spell
     { cwd: dir },
   );
   assert.equal(noColl.status, 1);
-  assert.match(noColl.stderr, /Collateral UTXO is required/);
+  assert.match(noColl.stderr, /Collateral UTXO is required for Cardano spells: pass --collateral-utxo txid:vout/);
 
   const mint = charms(
     [

@@ -15,6 +15,7 @@ import { readSharedText, sharedOrSkip } from '../testing/shared.js';
 import { funding } from '../testing/fixtures.js';
 import { decodeProveRequest } from '../prover/service.js';
 import { CharmsError } from '../errors.js';
+import { parseFeeSettings } from '../bitcoin/fee-settings.js';
 
 const charms = (args: string[], cwd: string) =>
   spawnSync(process.execPath, [charmsBin, ...args], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: cwd, SVC_APP_CACHE_DIR: 'off' } });
@@ -39,6 +40,16 @@ test('spell check/prove: a prev tx that is not one, a mistyped bech32 change add
   assert.match(errorLine(prove.stderr), /not a valid tb1… \(bech32\) address: its checksum or format does not match/);
   assert.doesNotMatch(prove.stderr, /base58/);
   assert.doesNotMatch(prove.stderr, /spell checked/, 'the change address is checked before the spell');
+  // a Cardano change address for a Bitcoin spell: said so, with what to do
+  const ada = charms(['spell', 'prove', '--spell', 'spell.yaml', '--prev-txs', f.hex, '--change-address', `addr1${'q'.repeat(98)}`, '--mock'], dir);
+  assert.equal(ada.status, 1);
+  assert.match(errorLine(ada.stderr), /this is a Cardano address \(addr1…\), not a Bitcoin one: give a Bitcoin address \(bc1…, tb1…, 1…, 3…\), or pass --chain cardano/);
+  assert.doesNotMatch(ada.stderr, /base58|spell checked/);
+  // a fee rate over the cap is refused before any contract runs
+  const fee = charms(['spell', 'prove', '--spell', 'spell.yaml', '--prev-txs', f.hex, '--change-address', f.changeAddress, '--mock', '--fee-rate', '100000'], dir);
+  assert.equal(fee.status, 1);
+  assert.match(errorLine(fee.stderr), /fee_rate 100000 sat\/vB is above this prover's cap/);
+  assert.doesNotMatch(fee.stderr, /spell checked/, 'the fee rate is refused before the contracts run');
   const missing = charms(['spell', 'check', '--spell', 'nope.yaml'], dir);
   assert.equal(missing.status, 1);
   assert.match(errorLine(missing.stderr), /cannot read spell: ENOENT: no such file or directory/);
@@ -68,4 +79,39 @@ test('a bad JSON body: "Invalid JSON:" once, then where', () => {
     () => decodeProveRequest(new TextEncoder().encode('{not json'), 'json'),
     (e: unknown) => e instanceof CharmsError && /^Invalid JSON: [\s\S]*line 1 column/.test(e.message) && !/invalid JSON/.test(e.message),
   );
+});
+
+/** How often `word` occurs in `text`, any capitalisation. */
+const count = (text: string, word: string) => text.toLowerCase().split(word.toLowerCase()).length - 1;
+
+test('an error as rendered (message and its causes, as the CLI and the servers print it) says its text once', () => {
+  // the server answers a bad JSON body with the full message; it was "Invalid JSON: X: invalid JSON: X"
+  assert.throws(
+    () => decodeProveRequest(new TextEncoder().encode('{not json'), 'json'),
+    (e: unknown) => e instanceof CharmsError && count(e.fullMessage, 'invalid JSON') === 1 && count(e.fullMessage, 'line 1 column') === 1,
+  );
+  // fee settings that are not YAML: it was "fee settings: not valid YAML: invalid YAML: …"
+  assert.throws(
+    () => parseFeeSettings('a: [\n'),
+    (e: unknown) => e instanceof CharmsError && /^fee settings: invalid YAML: .* at line \d+ column \d+$/.test(e.fullMessage) && count(e.fullMessage, 'YAML') === 1,
+  );
+  // a cause that is not an Error is not said twice either
+  assert.equal(new CharmsError('IO', 'disk full: ENOSPC', { cause: 'ENOSPC' }).fullMessage, 'disk full: ENOSPC');
+});
+
+test('tx show-spell of a mock spell without --mock: "No spell found" says a mock spell is there and --mock shows it', (t) => {
+  if (!sharedOrSkip(t)) return;
+  const dir = mkdtempSync(join(tmpdir(), 'charms-newcomer-'));
+  const vectors = JSON.parse(readSharedText('vectors', 'bitcoin-witness-era-spell-txs.json')) as { tx_hex: string; mock: boolean }[];
+  const mock = vectors.find((v) => v.mock)!;
+  const r = charms(['tx', 'show-spell', '--tx', mock.tx_hex], dir);
+  assert.equal(r.status, 0);
+  assert.equal(r.stdout, '');
+  assert.match(r.stderr, /^No spell found in the transaction: it carries a spell with a MOCK proof \(not valid on chain\); pass --mock to show it\n$/);
+  const shown = charms(['tx', 'show-spell', '--tx', mock.tx_hex, '--mock'], dir);
+  assert.equal(shown.status, 0, shown.stderr);
+  assert.match(shown.stdout, /version: 6/);
+  // a real spell, or none at all, is not said to be a mock one
+  const real = vectors.find((v) => !v.mock)!;
+  assert.equal(charms(['tx', 'show-spell', '--tx', real.tx_hex], dir).stderr, '');
 });

@@ -1,6 +1,6 @@
 /**
  * The start-up log of `charms server --mock` lists what applies in mock mode only, and a server
- * that cannot listen (EADDRINUSE) ends with its error: no info line after it.
+ * that cannot listen (EADDRINUSE) ends with its error, which says what to do: no info line after it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -37,6 +37,11 @@ test('charms server --mock: start-up fields of mock mode only; a second one on t
     assert.notEqual(code, 0);
     const lines = err.trim().split('\n');
     assert.match(lines.at(-1)!, /EADDRINUSE|address already in use/i, err);
+    // and it says what to do
+    assert.match(
+      lines.at(-1)!,
+      new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use \\(another process, perhaps another charms server, listens there\\): stop it, or choose another port with --port`),
+    );
   } finally {
     child.kill();
   }

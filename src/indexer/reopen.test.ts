@@ -7,7 +7,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, linkSync, mkdtempSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scriptToAddress } from '../bitcoin/address.js';
@@ -17,7 +17,7 @@ import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
 import { sqlOn, TestEngines } from '../testing/index-stores.js';
 import { bitcoinVectors, burnTx, vectorChain } from '../testing/index-vectors.js';
 import type { MemoryChain } from '../testing/memory-chain.js';
-import { sharedOrSkip } from '../testing/shared.js';
+import { repoRoot, sharedOrSkip } from '../testing/shared.js';
 import { waitFor } from '../testing/wait.js';
 import { charmsBin } from '../testing/cli.js';
 import { openIndexStore } from './open.js';
@@ -300,6 +300,14 @@ test('sqlite --api-only: a new file moved over the old one is served; with the o
     const want = await answers(direct(w2), f.paths);
     await w2.close();
     assert.ok(!existsSync(`${built}-wal`) && !existsSync(`${built}-shm`));
+    // what docs/index.md says it leaves: the database and its (unlocked) `.lock` file
+    assert.deepEqual(
+      readdirSync(d)
+        .filter((n) => n.startsWith('built.'))
+        .sort(),
+      ['built.sqlite', 'built.sqlite.lock'],
+    );
+    assert.match(readFileSync(join(repoRoot, 'docs', 'index.md'), 'utf8'), /it leaves `new\.sqlite\.lock`/);
     await w1.close();
     // the old index's -wal is still at the path (the reader holds it): SQLite would pair it with the new file
     renameSync(built, db);

@@ -956,7 +956,7 @@ export function listenDual(
   return new Promise((resolve, reject) => {
     tcp.once('error', (e) => {
       liveBudgets.delete(budget);
-      reject(e);
+      reject(listenFailure(e, opts.host ?? '0.0.0.0', opts.port ?? 0));
     });
     tcp.listen(opts.port ?? 0, opts.host ?? '0.0.0.0', () => {
       const addr = tcp.address() as net.AddressInfo;
@@ -976,4 +976,23 @@ export function listenDual(
       });
     });
   });
+}
+
+/**
+ * A failed listen as a CharmsError that says what to do: a port another process listens on
+ * (EADDRINUSE), a port below 1024 without the privilege (EACCES), an address not on this host
+ * (EADDRNOTAVAIL). `option` is how the user names the port (`--port`, or an environment variable).
+ */
+export function listenFailure(e: unknown, host: string, port: number, option = '--port'): unknown {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  const at = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (code === 'EADDRINUSE')
+    return new CharmsError('CONFIG', `cannot listen on ${at}: the port is in use (another process, perhaps another charms server, listens there): stop it, or choose another port with ${option}`, {
+      cause: e,
+    });
+  if (code === 'EACCES')
+    return new CharmsError('CONFIG', `cannot listen on ${at}: not permitted (ports below 1024 need privileges): choose a port from 1024 with ${option}`, { cause: e });
+  if (code === 'EADDRNOTAVAIL')
+    return new CharmsError('CONFIG', `cannot listen on ${at}: the address is not one of this host's: choose another (--ip, or 0.0.0.0 for all)`, { cause: e });
+  return e;
 }

@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { enableMetrics, httpDuration, httpRequests, metricsText } from '../util/metrics.js';
-import type { Listening, RequestObserver, Res } from './http.js';
+import { listenFailure, type Listening, type RequestObserver, type Res } from './http.js';
 
 export { enableMetrics };
 
@@ -41,7 +41,7 @@ export async function startMetricsServer(host: string, port: number): Promise<Li
   server.keepAliveTimeout = 15_000;
   server.maxConnections = 64;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e) => reject(listenFailure(e, host, port, 'SVC_METRICS_ADDR')));
     server.listen(port, host, () => resolve());
   });
   return {

@@ -8,7 +8,7 @@ import type { Logger } from '../infra/log.js';
 import { CborWriter } from '../codec/cbor.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { parseTx, txid as txidOf } from '../bitcoin/tx.js';
-import { buildSpellTx } from '../bitcoin/builder.js';
+import { buildSpellTx, checkFeeRate, checkNotDust } from '../bitcoin/builder.js';
 import { preflightProveRequest } from '../bitcoin/preflight.js';
 import { addressToScript } from '../bitcoin/address.js';
 import { charmsFee, feeScriptFor, type FeeSettings } from '../bitcoin/fee-settings.js';
@@ -111,6 +111,11 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
   refuseUnboundScrollOutputs(bound.spell);
   // The mock prover marks the spell as a mock (its proof commits to the mock spell vk).
   const spell: NormalizedSpell = backend.mock ? { ...bound.spell, mock: true } : bound.spell;
+  // Beyond the reference, refused before any contract runs (and so before "spell checked"): a fee
+  // rate over the cap, outputs below the dust limit. The reference's own refusals keep its order:
+  // the spell's, then the preflight's below.
+  checkFeeRate(req.fee_rate, deps.maxFeeRate);
+  checkNotDust((spell.tx.coins ?? []).map((c) => ({ amount: c.amount, dest: c.dest })), new Set(spell.tx.scrolls ?? []));
   await preverify(req, deps);
   const check = await checkSpell({
     spell,

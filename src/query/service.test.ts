@@ -456,7 +456,8 @@ test('Bitcoin Core JSON-RPC source: getrawtransaction, -5 → 404, basic auth, c
   const auths: string[] = [];
   const rpc = http.createServer((req, res) => {
     auths.push(String(req.headers.authorization));
-    if (req.headers.authorization === `Basic ${Buffer.from('bad:creds').toString('base64')}`) return void res.writeHead(401).end();
+    const a = req.headers.authorization;
+    if (a === undefined || a === `Basic ${Buffer.from('bad:creds').toString('base64')}`) return void res.writeHead(401).end();
     let b = '';
     req.on('data', (c) => (b += c));
     req.on('end', () => {
@@ -493,6 +494,7 @@ test('Bitcoin Core JSON-RPC source: getrawtransaction, -5 → 404, basic auth, c
     port: 0,
     source: sourceOfEnv({ BITCOIN_RPC_URL: `http://127.0.0.1:${port}`, BITCOIN_RPC_USER: 'bad', BITCOIN_RPC_PASSWORD: 'creds' }),
   });
+  const noCreds = await startQueryServer({ host: '127.0.0.1', port: 0, source: sourceOfEnv({ BITCOIN_RPC_URL: `http://127.0.0.1:${port}` }) });
   try {
     const ok = await h1(byUser.port, 'GET', `/spells/${V12}`);
     assert.equal(ok.status, 200);
@@ -506,8 +508,16 @@ test('Bitcoin Core JSON-RPC source: getrawtransaction, -5 → 404, basic auth, c
     assert.match(JSON.parse(nc.body.toString()).error, /cookie file/);
     const bc = await h1(badCreds.port, 'GET', `/spells/${V12}`);
     assert.equal(bc.status, 502);
-    assert.match(JSON.parse(bc.body.toString()).error, /refused the RPC credentials/);
+    assert.match(JSON.parse(bc.body.toString()).error, /refused the RPC credentials \(401\): check the cookie file/);
+    // a URL without credentials: the answer says how to give them
+    const none = await h1(noCreds.port, 'GET', `/spells/${V12}`);
+    assert.equal(none.status, 502);
+    assert.match(
+      JSON.parse(none.body.toString()).error,
+      /asks for RPC credentials \(401\) and none were given: name bitcoind's cookie file with --rpc-cookie or BITCOIN_RPC_COOKIE .*BITCOIN_RPC_USER and BITCOIN_RPC_PASSWORD/,
+    );
   } finally {
+    await noCreds.close();
     await byUser.close();
     await byCookie.close();
     await noCookie.close();

@@ -164,7 +164,13 @@ export class RpcNode implements BitcoinNode {
       if (e instanceof CharmsError) throw e;
       throw unreachable(this.name, e);
     }
-    if (res.status === 401 || res.status === 403) throw new CharmsError('UPSTREAM_FAILED', `${this.name} refused the RPC credentials (${res.status})`);
+    if (res.status === 401 || res.status === 403)
+      throw new CharmsError(
+        'UPSTREAM_FAILED',
+        auth === undefined
+          ? `${this.name} asks for RPC credentials (${res.status}) and none were given: name bitcoind's cookie file with --rpc-cookie or BITCOIN_RPC_COOKIE (<datadir>/.cookie), set BITCOIN_RPC_USER and BITCOIN_RPC_PASSWORD, or put them in the URL (http://user:password@host:port)`
+          : `${this.name} refused the RPC credentials (${res.status}): check the cookie file (bitcoind writes a new one at each start) or BITCOIN_RPC_USER/BITCOIN_RPC_PASSWORD (its rpcauth)`,
+      );
     let body: { result?: unknown; error?: { code?: number; message?: string } | null };
     try {
       body = JSON.parse(text) as typeof body;
