@@ -43,10 +43,16 @@ test('spell check/prove: a prev tx that is not one, a mistyped bech32 change add
   // a Cardano change address for a Bitcoin spell: said so, with what to do
   const ada = charms(['spell', 'prove', '--spell', 'spell.yaml', '--prev-txs', f.hex, '--change-address', `addr1${'q'.repeat(98)}`, '--mock'], dir);
   assert.equal(ada.status, 1);
-  assert.match(errorLine(ada.stderr), /this is a Cardano address \(addr1…\), not a Bitcoin one: give a Bitcoin address \(bc1…, tb1…, 1…, 3…\), or pass --chain cardano/);
+  assert.match(
+    errorLine(ada.stderr),
+    /this is a Cardano address \(addr1…\), not a Bitcoin one: give a Bitcoin address \(bc1…, tb1…, 1…, 3…\), or pass --chain cardano/,
+  );
   assert.doesNotMatch(ada.stderr, /base58|spell checked/);
   // a fee rate over the cap is refused before any contract runs
-  const fee = charms(['spell', 'prove', '--spell', 'spell.yaml', '--prev-txs', f.hex, '--change-address', f.changeAddress, '--mock', '--fee-rate', '100000'], dir);
+  const fee = charms(
+    ['spell', 'prove', '--spell', 'spell.yaml', '--prev-txs', f.hex, '--change-address', f.changeAddress, '--mock', '--fee-rate', '100000'],
+    dir,
+  );
   assert.equal(fee.status, 1);
   assert.match(errorLine(fee.stderr), /fee_rate 100000 sat\/vB is above this prover's cap/);
   assert.doesNotMatch(fee.stderr, /spell checked/, 'the fee rate is refused before the contracts run');
@@ -93,7 +99,8 @@ test('an error as rendered (message and its causes, as the CLI and the servers p
   // fee settings that are not YAML: it was "fee settings: not valid YAML: invalid YAML: …"
   assert.throws(
     () => parseFeeSettings('a: [\n'),
-    (e: unknown) => e instanceof CharmsError && /^fee settings: invalid YAML: .* at line \d+ column \d+$/.test(e.fullMessage) && count(e.fullMessage, 'YAML') === 1,
+    (e: unknown) =>
+      e instanceof CharmsError && /^fee settings: invalid YAML: .* at line \d+ column \d+$/.test(e.fullMessage) && count(e.fullMessage, 'YAML') === 1,
   );
   // a cause that is not an Error is not said twice either
   assert.equal(new CharmsError('IO', 'disk full: ENOSPC', { cause: 'ENOSPC' }).fullMessage, 'disk full: ENOSPC');

@@ -40,7 +40,9 @@ test('charms server --mock: start-up fields of mock mode only; a second one on t
     // and it says what to do
     assert.match(
       lines.at(-1)!,
-      new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use \\(another process, perhaps another charms server, listens there\\): stop it, or choose another port with --port`),
+      new RegExp(
+        `cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use \\(another process, perhaps another charms server, listens there\\): stop it, or choose another port with --port`,
+      ),
     );
   } finally {
     child.kill();

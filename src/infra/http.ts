@@ -987,11 +987,17 @@ export function listenFailure(e: unknown, host: string, port: number, option = '
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
   const at = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   if (code === 'EADDRINUSE')
-    return new CharmsError('CONFIG', `cannot listen on ${at}: the port is in use (another process, perhaps another charms server, listens there): stop it, or choose another port with ${option}`, {
+    return new CharmsError(
+      'CONFIG',
+      `cannot listen on ${at}: the port is in use (another process, perhaps another charms server, listens there): stop it, or choose another port with ${option}`,
+      {
+        cause: e,
+      },
+    );
+  if (code === 'EACCES')
+    return new CharmsError('CONFIG', `cannot listen on ${at}: not permitted (ports below 1024 need privileges): choose a port from 1024 with ${option}`, {
       cause: e,
     });
-  if (code === 'EACCES')
-    return new CharmsError('CONFIG', `cannot listen on ${at}: not permitted (ports below 1024 need privileges): choose a port from 1024 with ${option}`, { cause: e });
   if (code === 'EADDRNOTAVAIL')
     return new CharmsError('CONFIG', `cannot listen on ${at}: the address is not one of this host's: choose another (--ip, or 0.0.0.0 for all)`, { cause: e });
   return e;

@@ -115,7 +115,10 @@ export async function proveSpellTx(req: ProveRequest, deps: ProveDeps): Promise<
   // rate over the cap, outputs below the dust limit. The reference's own refusals keep its order:
   // the spell's, then the preflight's below.
   checkFeeRate(req.fee_rate, deps.maxFeeRate);
-  checkNotDust((spell.tx.coins ?? []).map((c) => ({ amount: c.amount, dest: c.dest })), new Set(spell.tx.scrolls ?? []));
+  checkNotDust(
+    (spell.tx.coins ?? []).map((c) => ({ amount: c.amount, dest: c.dest })),
+    new Set(spell.tx.scrolls ?? []),
+  );
   await preverify(req, deps);
   const check = await checkSpell({
     spell,

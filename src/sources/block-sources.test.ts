@@ -258,7 +258,10 @@ test('network: Core chain names and genesis hashes map to networks; unknown ones
   assert.throws(() => networkOfCoreChain('liquid', 'n'), isErr('UPSTREAM_FAILED', /unknown chain/));
   assert.throws(() => networkOfCoreChain('__proto__', 'n'), isErr('UPSTREAM_FAILED'));
   assert.equal(networkOfGenesis(GENESIS.testnet4, 'n'), BITCOIN_NETWORKS.testnet4);
-  assert.throws(() => networkOfGenesis('00'.repeat(32), 'n'), isErr('UPSTREAM_FAILED', /is no known network's \(a custom chain\): name its network with --network \(mainnet, testnet, testnet4, signet, regtest\)$/));
+  assert.throws(
+    () => networkOfGenesis('00'.repeat(32), 'n'),
+    isErr('UPSTREAM_FAILED', /is no known network's \(a custom chain\): name its network with --network \(mainnet, testnet, testnet4, signet, regtest\)$/),
+  );
   const fake = await FakeBitcoind.start({ auth: 'none' });
   const main = await FakeBitcoind.start({ auth: 'none', network: 'mainnet' });
   try {

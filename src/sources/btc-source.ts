@@ -78,7 +78,11 @@ export const knownNetworkOfGenesis = (hash: string): BitcoinNetwork | undefined 
 
 export function networkOfGenesis(hash: string, name: string): BitcoinNetwork {
   const n = knownNetworkOfGenesis(hash);
-  if (!n) throw new CharmsError('UPSTREAM_FAILED', `${name}: genesis block ${hash} is no known network's (a custom chain): name its network with --network (${Object.keys(GENESIS).join(', ')})`);
+  if (!n)
+    throw new CharmsError(
+      'UPSTREAM_FAILED',
+      `${name}: genesis block ${hash} is no known network's (a custom chain): name its network with --network (${Object.keys(GENESIS).join(', ')})`,
+    );
   return n;
 }
 

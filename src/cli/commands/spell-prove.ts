@@ -41,7 +41,8 @@ const run: Run<typeof spellProveOptions> = async ({ opts }, ctx) => {
     fee_rate: feeRate,
     ...(coll ? { collateral_utxo: utxoIdFromString(coll, '--collateral-utxo') } : {}),
   };
-  if (i.chain === 'cardano' && !req.collateral_utxo) throw new CharmsError('INVALID_INPUT', 'Collateral UTXO is required for Cardano spells: pass --collateral-utxo txid:vout');
+  if (i.chain === 'cardano' && !req.collateral_utxo)
+    throw new CharmsError('INVALID_INPUT', 'Collateral UTXO is required for Cardano spells: pass --collateral-utxo txid:vout');
   // The change address is checked before any contract runs (a typo costs nothing then); for a
   // payload or a remote service (which may be a mock one, accepting regtest) only its form.
   if (i.chain === 'bitcoin') {
