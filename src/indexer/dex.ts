@@ -138,7 +138,7 @@ async function addCounts(tx: TxDriver, d: Counts): Promise<void> {
   }
 }
 
-/** Tag counts of transactions: charm outputs of Cast transactions and of those moving $BRO. */
+/** Tag counts of transactions: charm outputs of Cast transactions and of those moving $BRO (or an order of it). */
 function tagCounts(dex: Map<string, DexDetection | undefined>, outputs: Iterable<{ txid: string; app: string }>): { cast: number; bro: number } {
   const rows = new Map<string, { n: number; bro: boolean }>();
   for (const o of outputs) {
@@ -150,8 +150,10 @@ function tagCounts(dex: Map<string, DexDetection | undefined>, outputs: Iterable
   let cast = 0;
   let bro = 0;
   for (const [txid, r] of rows) {
-    if (dex.get(txid)) cast += r.n;
-    if (r.bro) bro += r.n;
+    const d = dex.get(txid);
+    if (d) cast += r.n;
+    // an order trading $BRO counts as moving it (the explorer reads an order's asset as its output's app)
+    if (r.bro || (d?.op === 'create' && isBro(d.order.asset))) bro += r.n;
   }
   return { cast, bro };
 }
