@@ -53,7 +53,10 @@ test('with-proof: the WithBlockProof the wallet builds, byte for byte, from Core
     const wallet = await walletBuild(s.fake.esploraUrl, FINAL_TX);
     // the fake's proof of its block checks with the verifier the reference's vector passes (root against the header)
     const vector = chainTxFromValue(parseYaml(readSharedText('vectors', 'chain', `${FINAL_TX}.bitcoin.finality.yaml`)), FINAL_TX);
-    assert.ok(vector.chain === 'bitcoin' && vector.proof && verifyBitcoinFinality(vector.hex, vector.proof.proof, vector.proof.headers), 'the real vector verifies');
+    assert.ok(
+      vector.chain === 'bitcoin' && vector.proof && verifyBitcoinFinality(vector.hex, vector.proof.proof, vector.proof.headers),
+      'the real vector verifies',
+    );
     assert.equal(vector.hex, wallet.txHex, 'the real transaction, as mined in the fake');
     assert.ok(merkleBlockTxids(fromHex(wallet.proofHex)).length === 1, "the fake's proof of its block checks (root against the header)");
     assert.equal(wallet.txHex, Buffer.from(bitcoinVectors().get('0d4fb0b0')!.raw).toString('hex'));
@@ -117,10 +120,17 @@ test('outspend: charm outputs from the index, others from Esplora, else gettxout
     const charmTx = json((await h1(s.port, 'GET', '/v1/txs/1acee7fb7c922b205e7c63abffe39a53527d4d7bbb0e5327a9b72350115a7ebb')).body);
     assert.ok(charmTx.outputs.length >= 1);
     const first = charmTx.outputs[0];
-    const spent = spendTx([{ txid: 'ef'.repeat(32), vout: 9 }, { txid: first.txid, vout: first.vout }], { tag: 3 });
+    const spent = spendTx(
+      [
+        { txid: 'ef'.repeat(32), vout: 9 },
+        { txid: first.txid, vout: first.vout },
+      ],
+      { tag: 3 },
+    );
     const spentAt = s.fake.mine([spent.bytes]);
     await s.svc.follower!.syncOnce();
-    const esplora = async (txid: string, vout: number): Promise<Any> => json(Buffer.from(await (await fetch(`${s.fake.esploraUrl}/tx/${txid}/outspend/${vout}`)).arrayBuffer()));
+    const esplora = async (txid: string, vout: number): Promise<Any> =>
+      json(Buffer.from(await (await fetch(`${s.fake.esploraUrl}/tx/${txid}/outspend/${vout}`)).arrayBuffer()));
     const ours = async (port: number, txid: string, vout: number) => {
       const r = await h1(port, 'GET', `/v1/tx/${txid}/outspend/${vout}`);
       assert.equal(r.status, 200, r.body.toString());

@@ -85,7 +85,8 @@ async function withProof(c: NodeContext, _req: Req, m: RegExpExecArray): Promise
   if (!proves) throw new CharmsError('UPSTREAM_FAILED', `${src.name} answered a merkle proof without transaction ${txid}`);
   const blockHash = blockHashOf(proof.subarray(0, 80));
   const info = await src.header(blockHash);
-  if (!info?.inBestChain) throw new CharmsError('UPSTREAM_UNAVAILABLE', `block ${blockHash} of transaction ${txid} is not in ${src.name}'s best chain (a reorg?): retry`);
+  if (!info?.inBestChain)
+    throw new CharmsError('UPSTREAM_UNAVAILABLE', `block ${blockHash} of transaction ${txid} is not in ${src.name}'s best chain (a reorg?): retry`);
   const headers: string[] = [];
   let prev = proof.subarray(0, 80);
   for (let i = 1; i <= FINALITY_HEADERS; i++) {
@@ -145,7 +146,10 @@ async function outspend(c: NodeContext, _req: Req, m: RegExpExecArray): Promise<
       if (!row) return undefined;
       if (row.spent) {
         const block = await c.store.blockAt(row.spent.height);
-        return outspendJson({ spent: true, txid: row.spent.txid, vin: row.spent.vin, confirmed: true, height: row.spent.height, blockHash: block?.hash }, 'index');
+        return outspendJson(
+          { spent: true, txid: row.spent.txid, vin: row.spent.vin, confirmed: true, height: row.spent.height, blockHash: block?.hash },
+          'index',
+        );
       }
       const pending = c.mempool?.spender(txid, vout);
       if (pending === undefined) return outspendJson({ spent: false }, 'index');

@@ -65,4 +65,11 @@ export interface BlockSource {
  */
 export type Outspend =
   | { spent: false }
-  | { spent: true; txid?: string | undefined; vin?: number | undefined; confirmed?: boolean | undefined; height?: number | undefined; blockHash?: string | undefined };
+  | {
+      spent: true;
+      txid?: string | undefined;
+      vin?: number | undefined;
+      confirmed?: boolean | undefined;
+      height?: number | undefined;
+      blockHash?: string | undefined;
+    };

@@ -667,7 +667,7 @@ export class FakeBitcoind {
         if (!Array.isArray(ids) || ids.length !== 1 || typeof ids[0] !== 'string') throw new RpcError(-8, 'one txid expected (the fake proves one)');
         const txid = ids[0].toLowerCase();
         const b = typeof p[1] === 'string' ? this.blocks.get(p[1].toLowerCase()) : this.confirmed(txid);
-        if (!b || !b.block.txs.some((t) => t.txid === txid)) throw new RpcError(-5, 'Transaction not yet in block');
+        if (!b?.block.txs.some((t) => t.txid === txid)) throw new RpcError(-5, 'Transaction not yet in block');
         return toHex(this.merkleBlock(b, txid));
       }
       case 'gettxout': {
