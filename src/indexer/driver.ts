@@ -43,7 +43,8 @@ export interface Driver extends SnapshotReads {
   all(sql: string, params?: unknown[]): Promise<Row[]>;
   /**
    * Whether a row id read once names the same row for this driver's life: false for a PostgreSQL
-   * reader, whose database may be dropped and rebuilt under its URL while it runs (new ids).
+   * reader, whose database may be dropped and rebuilt under its URL while it runs (new ids); a
+   * PostgreSQL writer's hold within one epoch of its lock only (writerLock).
    */
   readonly idsStable: boolean;
   /** As `all`, each row an array of the selected columns in order (cheaper for hot small reads). */
@@ -56,7 +57,14 @@ export interface Driver extends SnapshotReads {
   /** Runs `fn` in one write transaction on the writer connection; rolled back when it throws. */
   transaction<T>(fn: (tx: TxDriver) => Promise<T>): Promise<T>;
   /** See IndexReader.dataVersion (absent: the engine cannot tell). */
-  dataVersion?(): number | Promise<number | undefined>;
+  dataVersion?(): number | Promise<number | undefined> | undefined;
+  /**
+   * The writer's hold on the database (absent: an engine whose writer holds it for its whole life,
+   * SQLite): `epoch` moves each time the lock is taken again after it was lost (what the store
+   * keeps in memory was read under an older epoch: stale, another writer may have written), and
+   * `held` is false from the moment the connection holding it is known lost until it is taken again.
+   */
+  writerLock?(): { epoch: number; held: boolean } | undefined;
   /** See IndexWriter.writeWait (absent: the engine's writes never wait on another connection). */
   writeWait?(): WriteWait | undefined;
   close(): Promise<void>;

@@ -49,6 +49,10 @@ export class PgDriver implements Driver {
   /** Since when the writer's connection, and the readers' (the pool), have been lost (logged once each way). */
   private writerDownAt: number | undefined;
   private readerDownAt: number | undefined;
+  /** How many times the writer took the lock (see writerLock); 1 from open on. */
+  private lockEpoch = 1;
+  /** Another indexer held the lock when this one tried to take it back (logged once per loss). */
+  private heldElsewhere = false;
 
   private constructor(
     private readonly url: string,
@@ -91,32 +95,56 @@ export class PgDriver implements Driver {
     this.writerLost = true;
     if (this.writerDownAt !== undefined) return;
     this.writerDownAt = Date.now();
-    this.log.warn('index: PostgreSQL writer connection lost; connecting again before the next write', {
-      db: redactUrl(this.url),
-      ...(e === undefined ? {} : { error: (e as Error).message }),
-    });
+    this.log.warn(
+      'index: PostgreSQL writer connection lost, advisory lock lost: answers come from the database alone (nothing kept in memory) until it is retaken before the next write',
+      {
+        event: 'lock_lost',
+        db: redactUrl(this.url),
+        ...(e === undefined ? {} : { error: (e as Error).message }),
+      },
+    );
   }
 
   /**
-   * The writer's connection, connected and locked again first when it died. The kept answers'
-   * state moves on too (another indexer may have written while the lock was free).
+   * The writer's connection, connected and locked again first when it died. The lock's epoch
+   * moves (the store drops and reloads what it keeps: another indexer may have written while the
+   * lock was free), and so does the kept answers' state.
    */
   private async writerNow(): Promise<PgTypes.Client> {
     if (!this.writerLost) return this.writer!;
     // the old connection ended (were it alive after all, its lock would refuse the new one)
     await this.writer!.end().catch(() => {});
-    const c = await lockedWriter(this.pg, this.url, "the lock was free while this indexer's connection was lost, and another indexer took it: stop this one");
+    let c: PgTypes.Client;
+    try {
+      c = await lockedWriter(this.pg, this.url, "the lock was free while this indexer's connection was lost, and another indexer took it: stop this one");
+    } catch (e) {
+      if (e instanceof CharmsError && e.code === 'CONFIG' && !this.heldElsewhere) {
+        this.heldElsewhere = true;
+        this.log.warn('index: another indexer holds the advisory lock; this one writes nothing until it can take it', {
+          event: 'lock_held_elsewhere',
+          db: redactUrl(this.url),
+        });
+      }
+      throw e;
+    }
     this.watch(c);
     this.writer = c;
     this.writerLost = false;
+    this.heldElsewhere = false;
+    this.lockEpoch++;
     this.commits++;
     const down = this.writerDownAt;
     this.writerDownAt = undefined;
     this.log.info('index: PostgreSQL writer connection back, advisory lock retaken', {
+      event: 'lock_retaken',
       db: redactUrl(this.url),
       down_ms: down === undefined ? null : Date.now() - down,
     });
     return c;
+  }
+
+  writerLock(): { epoch: number; held: boolean } | undefined {
+    return this.writer ? { epoch: this.lockEpoch, held: !this.writerLost } : undefined;
   }
   static async open(url: string, mode: 'writer' | 'reader', log: Logger = silentLogger): Promise<PgDriver> {
     let pg: typeof PgTypes;
@@ -248,8 +276,9 @@ export class PgDriver implements Driver {
    * callers share it (one read in flight, callers arriving meanwhile share the next one).
    * Undefined when the row is missing or the read fails (nothing is cached then).
    */
-  dataVersion(): number | Promise<number | undefined> {
-    if (this.writer) return this.commits;
+  dataVersion(): number | Promise<number | undefined> | undefined {
+    // a writer without its lock cannot tell: another indexer may be committing (nothing is kept)
+    if (this.writer) return this.writerLost ? undefined : this.commits;
     if (!this.versionRead) return this.readVersion();
     this.versionNext ??= this.versionRead.then(() => {
       this.versionNext = undefined;
@@ -316,7 +345,9 @@ export class PgDriver implements Driver {
  * another indexer holds it. Connection failures are UPSTREAM_UNAVAILABLE (tried again later).
  */
 async function lockedWriter(pg: typeof PgTypes, url: string, taken: string): Promise<PgTypes.Client> {
-  const writer = new pg.Client({ connectionString: url });
+  // TCP keepalives: a connection that died silently (a network partition, after which PostgreSQL
+  // frees the lock) is found lost within a minute even while nothing is written
+  const writer = new pg.Client({ connectionString: url, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
   writer.on('error', () => {}); // a dead connection: its next query (or the 'end' event) tells
   try {
     await writer.connect();

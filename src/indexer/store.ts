@@ -427,6 +427,8 @@ export class SqlStore implements IndexWriter {
   private scriptIdOf: ((...params: unknown[]) => unknown[][]) | undefined;
   /** Script (latin1) → id, as the reads found them (unspentAmountsNow). */
   private readonly scriptIdsRead = new Map<string, number>();
+  /** The epoch of the writer's lock (Driver.writerLock) what is kept in memory was read under. */
+  private lockEpoch: number | undefined;
 
   constructor(
     private readonly d: Driver,
@@ -472,9 +474,37 @@ export class SqlStore implements IndexWriter {
     return r[0] && blockRow(r[0]);
   }
 
-  private async loadUnspent(): Promise<OutpointSet> {
+  /**
+   * Whether what this store keeps in memory, read from the database (the unspent set, app and
+   * script ids, apps' texts, recent txids), may be used: not while a PostgreSQL writer has lost
+   * its lock (another indexer may be writing: every answer then comes from the database alone);
+   * all of it dropped (read again when next needed) when the lock was taken again since it was read.
+   */
+  private memoryUsable(): boolean {
+    const lock = this.d.writerLock?.();
+    if (!lock) return true;
+    if (lock.epoch !== this.lockEpoch) {
+      if (this.lockEpoch !== undefined) this.dropMemory();
+      this.lockEpoch = lock.epoch;
+    }
+    return lock.held;
+  }
+
+  /** Forgets everything kept from the database (a kept CharmOutpoints is no longer current). */
+  private dropMemory(): void {
+    this.unspent = undefined;
+    this.writes++;
+    this.appIds.clear();
+    this.scriptIds.clear();
+    this.appTexts.clear();
+    this.scriptIdsRead.clear();
+    this.recentTxids.clear();
+  }
+
+  /** The unspent set, loaded through `q` when not kept (in a write transaction: its own reads). */
+  private async loadUnspent(q: { all(sql: string): Promise<Row[]> } = this.d): Promise<OutpointSet> {
     if (!this.unspent) {
-      const rows = await this.d.all('SELECT DISTINCT txid, vout FROM charm_outputs WHERE spent_height IS NULL');
+      const rows = await q.all('SELECT DISTINCT txid, vout FROM charm_outputs WHERE spent_height IS NULL');
       const set = new OutpointSet();
       for (const r of rows) set.add(hexOf(r.txid), num(r.vout));
       this.unspent = set;
@@ -512,18 +542,20 @@ export class SqlStore implements IndexWriter {
   }
 
   async charmOutpoints(): Promise<CharmOutpoints | undefined> {
-    if (this.writing > 0) return undefined;
+    if (this.writing > 0 || !this.memoryUsable()) return undefined;
     const writes = this.writes;
     const set = await this.loadUnspent();
-    return this.writing > 0 || writes !== this.writes
-      ? undefined
-      : { writes, has: (txid, vout) => set.has(txid, vout), current: () => this.writing === 0 && this.writes === writes };
+    const current = () => this.writing === 0 && this.writes === writes && this.memoryUsable();
+    return current() ? { writes, has: (txid, vout) => set.has(txid, vout), current } : undefined;
   }
 
   private async applyBlocksNow(bs: BlockWrite[]): Promise<void> {
-    const unspent = await this.loadUnspent();
     try {
       await this.d.transaction(async (tx) => {
+        // the lock is held now (taken again, if it was lost, before this transaction began): what
+        // was kept under an older hold is dropped and the unspent set read in this transaction
+        this.memoryUsable();
+        const unspent = await this.loadUnspent(tx);
         const top = await tx.all('SELECT height, hash FROM blocks ORDER BY height DESC LIMIT 1');
         let tip = top[0] ? { height: num(top[0].height), hash: hexOf(top[0].hash) } : undefined;
         for (const b of bs) {
@@ -671,6 +703,7 @@ export class SqlStore implements IndexWriter {
     this.writing++;
     try {
       await this.d.transaction(async (tx) => {
+        this.memoryUsable();
         await catalogueRollback(tx, forkHeight);
         await dexRollback(tx, forkHeight);
         await tx.run('DELETE FROM charm_outputs WHERE created_height > ?', [forkHeight]);
@@ -756,7 +789,7 @@ export class SqlStore implements IndexWriter {
     // outpoints only when asked (the mempool overlay spends some confirmed charm output), the txid's
     // hex written by the engine (a third less CPU in SQLite than a Buffer per row, then hex)
     // the apps' texts from the map where ids are stable, else (a PostgreSQL reader) by a join
-    const kept = this.d.idsStable;
+    const kept = this.d.idsStable && this.memoryUsable();
     const r = await this.q.rows(amountsSql(this.engine, kept, outpoints), [Buffer.from(script)]);
     const out: AmountRow[] = new Array(r.length);
     for (let i = 0; i < r.length; i++) {
