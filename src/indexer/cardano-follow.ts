@@ -40,7 +40,7 @@ import type { FollowerStatus } from './follower.js';
 import type { BlockWrite, IndexWriter, InputWrite, StoredBlock } from './store.js';
 
 /** Cardano's security parameter k on every public network: no valid rollback is deeper. */
-export const CARDANO_MAX_REORG_DEPTH = 2160;
+const CARDANO_MAX_REORG_DEPTH = 2160;
 const DEFAULT_COMMIT_BLOCKS = 8;
 /** A batch of blocks is committed at the latest after this long. */
 const BATCH_MS = 2_000;

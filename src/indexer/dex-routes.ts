@@ -23,7 +23,11 @@ const DEFAULT_LIMIT = 100;
 const num = (b: bigint): RawJson => new RawJson(b.toString());
 
 /** chrono's NaiveDateTime as the explorer writes it: `YYYY-MM-DD HH:MM:SS` (UTC). */
-const naive = (unix: number): string => new Date(unix * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, '');
+const naive = (unix: number): string =>
+  new Date(unix * 1000)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, '');
 
 /** The explorer's DexOrderResponse of one row. */
 function orderJson(c: ExplorerContext, o: q.DexOrderRecord): J {

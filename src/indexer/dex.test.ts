@@ -210,7 +210,11 @@ for (const name of ENGINES) {
     const h = (n: number) => n.toString(16).padStart(64, '0');
     const real = (x: VectorTx, txIndex: number) => {
       const spell = extractAndVerifySpell({ bitcoin: x.raw });
-      return { spellTx: { txid: x.txid, txIndex, version: spell.version, spell: encodeSpellCbor(spell) }, outputs: charmOutputs(spell, x.raw, x.txid, txIndex), spell };
+      return {
+        spellTx: { txid: x.txid, txIndex, version: spell.version, spell: encodeSpellCbor(spell) },
+        outputs: charmOutputs(spell, x.raw, x.txid, txIndex),
+        spell,
+      };
     };
     const ask = real(v.get('2efcde0d')!, 1);
     const bid = real(v.get('7269cf1b')!, 2);
@@ -231,7 +235,8 @@ for (const name of ENGINES) {
     const [F, C, R, B] = [h(0xf1), h(0xc1), h(0xe1), h(0xb1)];
     const url = await e.newDb();
     const s: IndexWriter = await e.open(url);
-    const rows = () => s.read(async (tx) => (await q.dexOrdersPage(tx, {}, { limit: 100, offset: 0 })).page.map((o) => `${o.orderId} ${o.status} ${o.parentOrderId}`));
+    const rows = () =>
+      s.read(async (tx) => (await q.dexOrdersPage(tx, {}, { limit: 100, offset: 0 })).page.map((o) => `${o.orderId} ${o.status} ${o.parentOrderId}`));
     const dexDump = async () =>
       (await dumpIndex(s))
         .split('\n')

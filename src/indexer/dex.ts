@@ -52,9 +52,9 @@ const CAST_APP = new RegExp(`^b/0{64}/(${CAST_VKS.join('|')})$`);
 const BRO_IDENTITIES = ['3d7fe7e4cea6121947af73d70e5119bebd8aa5b7edfe74bfaf6e779a1847bd9b', '6274399ab68d4a35e5193394aded0bed548453f6ebb7ea46dd2ca0c251f74580'];
 const isBro = (app: string): boolean => BRO_IDENTITIES.some((i) => app.includes(i));
 
-export type DexSide = 'ask' | 'bid';
+type DexSide = 'ask' | 'bid';
 
-export interface DexOrderCharm {
+interface DexOrderCharm {
   maker: string;
   side: DexSide;
   /** `all_or_none` or `partial`. */
@@ -68,7 +68,7 @@ export interface DexOrderCharm {
   asset: string;
 }
 
-export type DexDetection =
+type DexDetection =
   | { op: 'create'; vout: number; order: DexOrderCharm }
   | { op: 'fulfill-ask' | 'fulfill-bid' | 'cancel'; vout?: undefined; order?: undefined };
 
@@ -104,7 +104,7 @@ function orderOf(data: Value): DexOrderCharm | undefined {
 }
 
 /** The Cast operation of a spell (explorer `detect_dex_operation`), undefined when it names no Cast app. */
-export function detectDex(spell: NormalizedSpell): DexDetection | undefined {
+function detectDex(spell: NormalizedSpell): DexDetection | undefined {
   if (!spell.app_public_inputs.some(([a]) => CAST_APP.test(appToString(a)))) return undefined;
   const outs = spell.tx.outs;
   for (let vout = 0; vout < outs.length; vout++)
@@ -254,9 +254,11 @@ async function fill(tx: TxDriver): Promise<void> {
   // closures in chain order (an activity row copies its order, which a later block may not have closed yet)
   const heights = [
     ...new Set(
-      (await tx.all("SELECT DISTINCT co.spent_height FROM charm_outputs co JOIN dex_orders o ON o.txid = co.txid AND o.vout = co.vout WHERE o.status = 'open' AND co.spent_height IS NOT NULL")).map((r) =>
-        Number(r.spent_height),
-      ),
+      (
+        await tx.all(
+          "SELECT DISTINCT co.spent_height FROM charm_outputs co JOIN dex_orders o ON o.txid = co.txid AND o.vout = co.vout WHERE o.status = 'open' AND co.spent_height IS NOT NULL",
+        )
+      ).map((r) => Number(r.spent_height)),
     ),
   ].sort((a, b) => a - b);
   for (const h of heights)
@@ -264,7 +266,10 @@ async function fill(tx: TxDriver): Promise<void> {
       const p = at.get(txid);
       return p && { txIndex: p.txIndex, dex: dex.get(txid) };
     });
-  const outputs = (await tx.all('SELECT co.txid, a.app FROM charm_outputs co JOIN apps a ON a.id = co.app_id')).map((r) => ({ txid: hexOf(r.txid), app: r.app as string }));
+  const outputs = (await tx.all('SELECT co.txid, a.app FROM charm_outputs co JOIN apps a ON a.id = co.app_id')).map((r) => ({
+    txid: hexOf(r.txid),
+    app: r.app as string,
+  }));
   const tags = tagCounts(dex, outputs);
   const orders = Number((await tx.all('SELECT COUNT(*) AS n FROM dex_orders'))[0]!.n);
   for (const key of Object.values(META_KEYS)) await tx.run('DELETE FROM meta WHERE key = ?', [key]);
@@ -306,11 +311,14 @@ export async function dexBlock(tx: TxDriver, b: BlockWrite): Promise<void> {
 export async function dexRollback(tx: TxDriver, forkHeight: number): Promise<void> {
   if (await pending(tx)) return; // the first fill reads the state after the rollback
   const dex = new Map<string, DexDetection | undefined>();
-  for (const r of await tx.all('SELECT txid, spell FROM spell_txs WHERE height > ?', [forkHeight])) dex.set(hexOf(r.txid), detectCbor(new Uint8Array(r.spell as Uint8Array)));
-  const outputs = (await tx.all('SELECT co.txid, a.app FROM charm_outputs co JOIN apps a ON a.id = co.app_id WHERE co.created_height > ?', [forkHeight])).map((r) => ({
-    txid: hexOf(r.txid),
-    app: r.app as string,
-  }));
+  for (const r of await tx.all('SELECT txid, spell FROM spell_txs WHERE height > ?', [forkHeight]))
+    dex.set(hexOf(r.txid), detectCbor(new Uint8Array(r.spell as Uint8Array)));
+  const outputs = (await tx.all('SELECT co.txid, a.app FROM charm_outputs co JOIN apps a ON a.id = co.app_id WHERE co.created_height > ?', [forkHeight])).map(
+    (r) => ({
+      txid: hexOf(r.txid),
+      app: r.app as string,
+    }),
+  );
   const tags = tagCounts(dex, outputs);
   const orders = Number((await tx.all('SELECT COUNT(*) AS n FROM dex_orders WHERE height > ?', [forkHeight]))[0]!.n);
   await tx.run('DELETE FROM dex_orders WHERE height > ?', [forkHeight]);

@@ -387,11 +387,10 @@ export async function dexOrdersPage(tx: ReadTx, f: DexFilter, o: { limit: number
   const w = dexWhere(f);
   const [count, rows] = await Promise.all([
     tx.all(`SELECT COUNT(*) AS n FROM dex_orders o ${w.sql}`, w.params),
-    tx.all(`SELECT ${DEX_COLS} FROM dex_orders o JOIN blocks b ON b.height = o.height ${w.sql} ORDER BY o.height DESC, o.tx_index DESC, o.vout DESC LIMIT ? OFFSET ?`, [
-      ...w.params,
-      Math.trunc(o.limit),
-      Math.trunc(o.offset),
-    ]),
+    tx.all(
+      `SELECT ${DEX_COLS} FROM dex_orders o JOIN blocks b ON b.height = o.height ${w.sql} ORDER BY o.height DESC, o.tx_index DESC, o.vout DESC LIMIT ? OFFSET ?`,
+      [...w.params, Math.trunc(o.limit), Math.trunc(o.offset)],
+    ),
   ]);
   return { total: num(count[0]?.n ?? 0), page: rows.map(dexRow) };
 }
@@ -404,7 +403,10 @@ export async function dexOrderById(tx: ReadTx, orderId: string): Promise<DexOrde
 /** The status page's tag counts (kept by dex.ts in meta: no count per request). */
 export async function tagStats(tx: ReadTx): Promise<{ charmsCast: number; bro: number; dexOrders: number }> {
   const m = new Map(
-    (await tx.all("SELECT key, value FROM meta WHERE key IN ('dex_tag_charms_cast', 'dex_tag_bro', 'dex_orders_count')")).map((r) => [r.key as string, num(r.value)]),
+    (await tx.all("SELECT key, value FROM meta WHERE key IN ('dex_tag_charms_cast', 'dex_tag_bro', 'dex_orders_count')")).map((r) => [
+      r.key as string,
+      num(r.value),
+    ]),
   );
   return { charmsCast: m.get('dex_tag_charms_cast') ?? 0, bro: m.get('dex_tag_bro') ?? 0, dexOrders: m.get('dex_orders_count') ?? 0 };
 }

@@ -141,7 +141,6 @@ CREATE TABLE IF NOT EXISTS likes (charm_id TEXT NOT NULL, user_id TEXT NOT NULL,
 INSERT INTO meta (key, value) VALUES ('dex_orders', 'pending') ON CONFLICT (key) DO NOTHING;
 `;
 
-
 /**
  * Version 7: Cardano (cardano-follow.ts): a block's slot (`block_slots`, beside `blocks` so that the step
  * stays idempotent as V2-V5: Cardano's intersection points are slot + hash), outputs a spell beams to another chain (recorded with their destination hash, neither

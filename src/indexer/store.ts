@@ -130,7 +130,7 @@ export interface BlockWrite {
 }
 
 /** A charm output beamed to another chain: `dest` is the destination hash (hex) there. */
-export interface BeamedOutputWrite extends CharmOutputWrite {
+interface BeamedOutputWrite extends CharmOutputWrite {
   beamedTo: string;
 }
 

@@ -44,7 +44,9 @@ export function dumpIndex(store: IndexReader): Promise<string> {
        FROM dex_orders ORDER BY txid, vout`,
     ))
       lines.push(`dex ${Object.values(o).map(String).join(' ')}`);
-    for (const m of await tx.all("SELECT key, value FROM meta WHERE key IN ('dex_tag_charms_cast', 'dex_tag_bro', 'dex_orders_count') AND value <> '0' ORDER BY key"))
+    for (const m of await tx.all(
+      "SELECT key, value FROM meta WHERE key IN ('dex_tag_charms_cast', 'dex_tag_bro', 'dex_orders_count') AND value <> '0' ORDER BY key",
+    ))
       lines.push(`meta ${m.key as string} ${m.value as string}`);
     for (const b of await tx.all('SELECT height, slot FROM block_slots ORDER BY height')) lines.push(`slot ${num(b.height)} ${num(b.slot)}`);
     for (const o of await tx.all(
