@@ -1,6 +1,8 @@
 /**
  * A loopback TCP proxy for tests: forwards to a local port until `cut()`, which drops every
  * connection and refuses new ones (closing each at once: a server gone away) until `restore()`.
+ * It listens on loopback unless told `host` (the container test: a container network's gateway,
+ * so containers on it reach a fake on the host's loopback).
  */
 import net from 'node:net';
 
@@ -11,7 +13,7 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+export async function startTcpProxy(targetPort: number, host = '127.0.0.1'): Promise<TcpProxy> {
   const open = new Set<net.Socket>();
   let cut = false;
   const server = net.createServer((client) => {
@@ -26,7 +28,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
     cut() {
