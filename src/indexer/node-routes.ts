@@ -98,7 +98,7 @@ async function withProof(c: NodeContext, _req: Req, m: RegExpExecArray): Promise
       );
     const raw = await src.rawHeader(hash);
     // each header must be the one asked for and follow the previous one (else a reorg came between)
-    if (!raw || raw.length !== 80 || blockHashOf(raw) !== hash || !equalBytes(raw.subarray(4, 36), dsha(prev)))
+    if (raw?.length !== 80 || blockHashOf(raw) !== hash || !equalBytes(raw.subarray(4, 36), dsha(prev)))
       throw new CharmsError('UPSTREAM_UNAVAILABLE', `${src.name}'s blocks after ${info.height} moved while they were read (a reorg?): retry`);
     headers.push(toHex(raw));
     prev = raw;

@@ -29,7 +29,7 @@ const CA_PATH = '/etc/ssl/host-ca/ca-certificates.crt';
 const HOST_CA = '/etc/ssl/certs/ca-certificates.crt';
 const SUITE = 'bookworm';
 
-export interface AptSource {
+interface AptSource {
   uri: string;
   suites: string[];
 }
@@ -38,7 +38,7 @@ export interface AptSource {
  * The Debian `deb` sources of `suite` (and its -updates, -security) in apt's one-line and deb822
  * formats; other suites and `deb-src` are left out.
  */
-export function debianSources(files: { name: string; text: string }[], suite = SUITE): AptSource[] {
+function debianSources(files: { name: string; text: string }[], suite = SUITE): AptSource[] {
   const ours = (s: string) => s === suite || s.startsWith(`${suite}-`);
   const out: AptSource[] = [];
   for (const f of files) {
