@@ -136,5 +136,8 @@ test('CLI: mint on Cardano in mock mode, spend it through the server, show-spell
   assert.deepEqual(s2.tx.ins, [`${tx1Id}:0`, `${fundId}:2`]);
   assert.equal(s2.mock, true);
   // without --mock the mock spell is not valid
-  assert.equal(charms(['tx', 'show-spell', '--chain', 'cardano', '--json', '--tx', env2.cborHex]).stderr, 'No spell found in the transaction: it carries a spell with a MOCK proof (not valid on chain); pass --mock to show it\n');
+  assert.equal(
+    charms(['tx', 'show-spell', '--chain', 'cardano', '--json', '--tx', env2.cborHex]).stderr,
+    'No spell found in the transaction: it carries a spell with a MOCK proof (not valid on chain); pass --mock to show it\n',
+  );
 });

@@ -111,7 +111,11 @@ test('app new (both templates); the AssemblyScript app builds, prints its vk, an
   const [{ bitcoin: tx1 }] = JSON.parse(proved.stdout);
   const shown = charms(['tx', 'show-spell', '--mock', '--json', '--tx', tx1]);
   assert.equal(JSON.parse(shown.stdout).mock, true);
-  assert.equal(charms(['tx', 'show-spell', '--tx', tx1]).stderr, 'No spell found in the transaction: it carries a spell with a MOCK proof (not valid on chain); pass --mock to show it\n', 'a mock spell is not valid without --mock');
+  assert.equal(
+    charms(['tx', 'show-spell', '--tx', tx1]).stderr,
+    'No spell found in the transaction: it carries a spell with a MOCK proof (not valid on chain); pass --mock to show it\n',
+    'a mock spell is not valid without --mock',
+  );
 
   // the payload is the ProveRequest; fee rate below 1.0 is refused
   const payload = charms(
