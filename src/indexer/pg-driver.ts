@@ -68,12 +68,19 @@ export class PgDriver implements Driver {
       writer &&
       new TxQueue({
         begin: async () => {
-          const w = await this.writerNow();
-          // a connection that died without its 'end' seen yet: connected again by the next one
-          await w.query('BEGIN').catch((e: unknown) => {
-            if ((e as { code?: string }).code === undefined) this.markWriterLost(e);
-            throw e;
-          });
+          // a connection that died without its 'end' seen yet fails BEGIN: nothing is done in the
+          // transaction then, so it is connected (and locked) again and BEGIN tried once more
+          for (let attempt = 0; ; attempt++) {
+            const w = await this.writerNow();
+            try {
+              await w.query('BEGIN');
+              return;
+            } catch (e) {
+              if (!connectionGone(e)) throw e;
+              this.markWriterLost(e);
+              if (attempt > 0) throw e;
+            }
+          }
         },
         commit: async () => {
           await this.writer!.query('COMMIT');
@@ -320,13 +327,18 @@ export class PgDriver implements Driver {
   transaction<T>(fn: (tx: TxDriver) => Promise<T>): Promise<T> {
     if (!this.writer) return Promise.reject(new CharmsError('INTERNAL', 'the index is open read-only'));
     // the connection the transaction began on (writerNow replaces a dead one before BEGIN)
+    // a connection found gone mid-transaction is marked lost at once (its 'end' may come later)
+    const lostOn = (e: unknown): never => {
+      if (connectionGone(e)) this.markWriterLost(e);
+      throw e;
+    };
     const tx: TxDriver = {
-      all: async (sql, params = []) => (await this.writer!.query(numbered(sql), params)).rows as Row[],
+      all: async (sql, params = []) => ((await this.writer!.query(numbered(sql), params).catch(lostOn)) as PgTypes.QueryResult).rows as Row[],
       run: async (sql, params = []) => {
-        await this.writer!.query(numbered(sql), params);
+        await this.writer!.query(numbered(sql), params).catch(lostOn);
       },
       exec: async (sql) => {
-        await this.writer!.query(sql);
+        await this.writer!.query(sql).catch(lostOn);
       },
     };
     return this.txs!.run(() => fn(tx));
@@ -359,4 +371,14 @@ async function lockedWriter(pg: typeof PgTypes, url: string, taken: string): Pro
     await writer.end().catch(() => {});
     throw e instanceof CharmsError ? e : unavailable(url, e);
   }
+}
+
+/**
+ * The error says the connection itself is gone: no SQLSTATE (the socket ended), class 08
+ * (connection exception) or 57P01-57P03 (the backend terminated, PostgreSQL shutting down or
+ * restarting).
+ */
+function connectionGone(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code;
+  return code === undefined || (typeof code === 'string' && (code.startsWith('08') || /^57P0[1-3]$/.test(code)));
 }
