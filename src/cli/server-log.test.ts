@@ -48,3 +48,35 @@ test('charms server --mock: start-up fields of mock mode only; a second one on t
     child.kill();
   }
 });
+
+test('charms server --mock at LOG_LEVEL=error still says MOCK MODE; an unknown LOG_LEVEL is refused with the allowed values', async () => {
+  const child = spawn(process.execPath, [charmsBin, 'server', '--mock', '--ip', '127.0.0.1', '--port', '0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'error' },
+  });
+  let log = '';
+  try {
+    const line = await new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (d: Buffer) => {
+        log += d.toString();
+        const l = log.split('\n').find((x) => x.includes('MOCK MODE'));
+        if (l) resolve(l);
+      });
+      child.once('exit', () => reject(new Error(`server exited: ${log}`)));
+    });
+    assert.equal(JSON.parse(line).level, 'warn');
+  } finally {
+    child.kill();
+  }
+  assert.ok(!log.includes('Server running on'), 'the info lines stay hidden at LOG_LEVEL=error');
+
+  const bad = spawn(process.execPath, [charmsBin, 'server', '--mock', '--ip', '127.0.0.1', '--port', '0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'verbose' },
+  });
+  let err = '';
+  bad.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((r) => bad.once('exit', r));
+  assert.notEqual(code, 0);
+  assert.match(err.trim(), /LOG_LEVEL "verbose" is not a log level: use one of error, warn, info, debug, trace$/);
+});

@@ -662,3 +662,78 @@ test('a node below the start height: waiting, said once in the log; indexing sta
     await store.close();
   }
 });
+
+test('logs: the node unreachable and back once each, "synced at height N" once at the tip, a final progress line, an over-cap stop', async () => {
+  const e = engines.sqlite();
+  const chain = new MemoryChain();
+  for (let i = 0; i < 10; i++) chain.mine([]);
+  const store = await e.open(await e.newDb());
+  const { log, lines } = capture();
+  const progress: string[] = [];
+  let clock = 1_000_000;
+  const f = new Follower(store, chain, {
+    startHeight: 1,
+    fetchAhead: 1,
+    commitBlocks: 1,
+    maxReorgDepth: 3,
+    check: librarySpellCheck(false),
+    now: () => (clock += 700),
+    progress: (l) => void progress.push(l),
+    log,
+  });
+  const events = (name: string) => lines.filter((l) => l.event === name);
+  try {
+    await synced(f);
+    assert.ok(progress.length >= 2, progress.join(' | '));
+    assert.match(progress.at(-1)!, /^index: block 10 of 10, [\d.]+ blocks\/s, ETA 0 s$/, 'the last line is final');
+    assert.deepEqual(
+      events('synced').map((l) => [l.level, l.msg, l.height, l.hash]),
+      [['info', 'synced at height 10', 10, chain.best[10]]],
+    );
+    // at the tip, a block at a time: no more "synced" lines, no progress lines
+    const printed = progress.length;
+    await synced(f);
+    chain.mine([]);
+    await synced(f);
+    assert.equal(events('synced').length, 1, 'once when reaching the tip, not per poll or per block');
+    assert.equal(progress.length, printed);
+
+    // the node goes away for three polls, then comes back: one line each
+    chain.fault = 'down';
+    for (let i = 0; i < 3; i++) await f.syncOnce();
+    assert.equal(f.status.error?.code, 'UPSTREAM_UNAVAILABLE');
+    assert.deepEqual(
+      events('node_unreachable').map((l) => [l.level, l.source, l.code]),
+      [['warn', 'memory chain', 'UPSTREAM_UNAVAILABLE']],
+    );
+    assert.equal(events('node_back').length, 0);
+    chain.fault = undefined;
+    for (let i = 0; i < 5; i++) chain.mine([]);
+    await synced(f);
+    await synced(f);
+    const back = events('node_back');
+    assert.deepEqual(
+      back.map((l) => [l.level, l.node_height]),
+      [['info', 16]],
+    );
+    assert.ok((back[0]!.down_ms as number) > 0);
+    // caught up after falling behind: said again
+    assert.deepEqual(
+      events('synced').map((l) => l.height),
+      [10, 16],
+    );
+    assert.match(progress.at(-1)!, /^index: block 16 of 16, /);
+
+    // a reorg deeper than the cap: one error line with its depth, fork height and old tip
+    const old = chain.best[16]!;
+    chain.reorg(5, [[], [], [], [], [], []]);
+    await f.syncOnce();
+    await f.syncOnce();
+    const cap = events('reorg_over_cap');
+    assert.equal(cap.length, 1);
+    assert.deepEqual([cap[0]!.level, cap[0]!.depth, cap[0]!.old_tip, cap[0]!.max_reorg_depth], ['error', 4, old, 3]);
+    assert.equal(typeof cap[0]!.fork_height, 'number');
+  } finally {
+    await store.close();
+  }
+});

@@ -126,6 +126,12 @@ export class Follower {
   private batchSince = 0;
   private applied: number[] = [];
   private lastProgress = 0;
+  /** The height the last progress line named (a sync that printed one ends with a final line). */
+  private printedHeight: number | undefined;
+  /** Since when the node does not answer (logged once when it goes, once when it is back). */
+  private nodeDownAt: number | undefined;
+  /** "synced at height N" is said once each time the index reaches the tip after falling behind. */
+  private syncedSaid = false;
   private stopped = false;
   private wake: (() => void) | undefined;
   /** A notification arrived while a poll ran: poll again at once. */
@@ -191,9 +197,10 @@ export class Follower {
   }
 
   private async follow(): Promise<void> {
-    let node = await this.source.tip();
-    this.answered(node);
+    let node = await this.nodeTip();
     let tip = await this.store.tip();
+    // more than a block to catch up: "synced at height N" is said again when the tip is reached
+    if (!tip || node.height - tip.height > 1) this.syncedSaid = false;
     if (tip && node.height < tip.height) {
       // a shorter node chain is a reorg only if it holds another block at a height we have
       const ours = await this.store.blockAt(node.height);
@@ -217,8 +224,7 @@ export class Follower {
       const next = tip ? tip.height + 1 : this.o.startHeight;
       if (next > node.height) {
         await this.flush();
-        node = await this.source.tip();
-        this.answered(node);
+        node = await this.nodeTip();
         if (next > node.height) break;
       }
       const early = this.ahead.has(next);
@@ -258,6 +264,40 @@ export class Follower {
     }
     await this.flush();
     this.progress(tip?.height ?? this.o.startHeight - 1, node.height, true);
+    if (tip && !this.stopped && tip.height >= node.height && !this.syncedSaid) {
+      this.syncedSaid = true;
+      this.log.info(`synced at height ${tip.height}`, { event: 'synced', height: tip.height, hash: tip.hash });
+    }
+  }
+
+  /** The node's tip; a node that stops answering, and its return, are logged once each. */
+  private async nodeTip(): Promise<ChainTip> {
+    let node: ChainTip;
+    try {
+      node = await this.source.tip();
+    } catch (e) {
+      if (this.nodeDownAt === undefined) {
+        this.nodeDownAt = this.now();
+        this.log.warn(`node unreachable: ${this.source.name}: ${(e as Error).message}; retrying at each poll`, {
+          event: 'node_unreachable',
+          source: this.source.name,
+          error: (e as Error).message,
+          ...(e instanceof CharmsError ? { code: e.code } : {}),
+        });
+      }
+      throw e;
+    }
+    if (this.nodeDownAt !== undefined) {
+      this.log.info(`node back: ${this.source.name} answers again, at height ${node.height}`, {
+        event: 'node_back',
+        source: this.source.name,
+        node_height: node.height,
+        down_ms: this.now() - this.nodeDownAt,
+      });
+      this.nodeDownAt = undefined;
+    }
+    this.answered(node);
+    return node;
   }
 
   private get log(): Logger {
@@ -370,10 +410,14 @@ export class Follower {
     this.status.rate = span > 0 ? (this.applied.length - 1) / span : 0;
     const left = Math.max(0, nodeHeight - height);
     this.status.etaSeconds = left === 0 ? 0 : this.status.rate > 0 ? Math.round(left / this.status.rate) : undefined;
-    if (this.o.progress && left > 0 && t - this.lastProgress >= 2_000) {
+    // the last line of a sync that printed any is printed too ("block 10 of 10", not "8 of 10")
+    const last = final && this.printedHeight !== undefined && this.printedHeight !== height;
+    if (this.o.progress && ((left > 0 && t - this.lastProgress >= 2_000) || last)) {
       this.lastProgress = t;
+      this.printedHeight = height;
       this.o.progress(`index: block ${height} of ${nodeHeight}, ${this.status.rate.toFixed(1)} blocks/s, ETA ${this.status.etaSeconds ?? '?'} s`);
     }
+    if (final) this.printedHeight = undefined;
   }
 
   /** Polls until stop(); `notify()` (a ZMQ message) polls at once. */

@@ -87,6 +87,7 @@ test('with the node down, /v1/status and /v1/wallet/tx answers do not name the R
     warn: (m, f) => lines.push(`${m} ${JSON.stringify(f)}`),
     info() {},
     debug() {},
+    warnAlways() {},
   };
   const e = engines.sqlite();
   t.after(() => fake.stop());

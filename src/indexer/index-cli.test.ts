@@ -330,3 +330,28 @@ test('INDEX_DB_URL and BITCOIN_ZMQ_URL are read, flags win, the default database
   assert.equal(DEFAULT_MAX_REORG_DEPTH, 100);
   assert.equal(opt('poll-interval')?.default, '5');
 });
+
+test('charms index --mock says MOCK MODE even at LOG_LEVEL=error', async () => {
+  const fake = await FakeBitcoind.start();
+  const child = spawn(
+    process.execPath,
+    [charmsBin, 'index', '--ip', '127.0.0.1', '--port', '0', '--mock', '--rpc-url', fake.rpcUrl, '--rpc-cookie', fake.cookieFile!, '--db', tmpDb()],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'error' } },
+  );
+  let buf = '';
+  try {
+    const line = await new Promise<string>((resolve, reject) => {
+      child.stderr!.on('data', (d: Buffer) => {
+        buf += d.toString();
+        const l = buf.split('\n').find((x) => x.includes('MOCK MODE'));
+        if (l) resolve(l);
+      });
+      child.once('exit', () => reject(new Error(`charms index exited: ${buf}`)));
+    });
+    const j = JSON.parse(line);
+    assert.deepEqual([j.level, j.event], ['warn', 'mock_mode']);
+  } finally {
+    await stop(child);
+    await fake.stop();
+  }
+});

@@ -266,14 +266,18 @@ export class PgDriver implements Driver {
   private readerLost(e: unknown): void {
     if (this.readerDownAt !== undefined) return;
     this.readerDownAt = Date.now();
-    this.log.warn('index: PostgreSQL reader connection lost; answers are 503 until it is back', { db: redactUrl(this.url), error: (e as Error).message });
+    this.log.warn('index: PostgreSQL reader connection lost; answers are 503 until it is back', {
+      event: 'pg_reader_lost',
+      db: redactUrl(this.url),
+      error: (e as Error).message,
+    });
   }
 
   private readerBack(): void {
     const down = this.readerDownAt;
     if (down === undefined) return;
     this.readerDownAt = undefined;
-    this.log.info('index: PostgreSQL reader connection back', { db: redactUrl(this.url), down_ms: Date.now() - down });
+    this.log.info('index: PostgreSQL reader connection back', { event: 'pg_reader_back', db: redactUrl(this.url), down_ms: Date.now() - down });
   }
 
   /**

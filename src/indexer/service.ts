@@ -220,12 +220,11 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
   let zmq: ZmqSubscriber | undefined;
   if (follower && o.zmqUrl) {
     const f = follower;
-    zmq = new ZmqSubscriber(o.zmqUrl);
+    zmq = new ZmqSubscriber(o.zmqUrl, { log });
     // any notification, or a possible gap, makes the follower read the node now
     zmq.on('hashblock', () => f.notify());
     zmq.on('sequence', () => f.notify());
     zmq.on('resync', () => f.notify());
-    zmq.on('error', (e) => log.warn('ZMQ subscriber failed; polling goes on', { error: e.message }));
     try {
       await zmq.start();
     } catch (e) {

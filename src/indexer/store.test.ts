@@ -590,6 +590,11 @@ test('postgres: a writer and a reader connection lost and back are logged once e
     assert.equal(typeof wBack![0]!.down_ms, 'number');
     assert.equal(typeof rBack![0]!.down_ms, 'number');
     assert.equal(typeof rLost![0]!.error, 'string');
+    assert.deepEqual(
+      [wLost, wBack, rLost, rBack].map((l) => l![0]!.event),
+      ['lock_lost', 'lock_retaken', 'pg_reader_lost', 'pg_reader_back'],
+      'machine-parsable: an event name each',
+    );
   } finally {
     await reader.close();
     await writer.close();

@@ -6,7 +6,7 @@ import { h1, h2 } from '../testing/http.js';
 
 test('a handler that throws: 500 INTERNAL without details, and the error is logged', async () => {
   const errors: [string, Record<string, unknown> | undefined][] = [];
-  const log: Logger = { error: (m, f) => void errors.push([m, f]), warn() {}, info() {}, debug() {} };
+  const log: Logger = { error: (m, f) => void errors.push([m, f]), warn() {}, info() {}, debug() {}, warnAlways() {} };
   const server = await listenDual(
     async () => {
       throw new TypeError('a bug in the handler');

@@ -15,6 +15,8 @@ export interface Logger {
   warn(msg: string, fields?: Record<string, unknown>): void;
   info(msg: string, fields?: Record<string, unknown>): void;
   debug(msg: string, fields?: Record<string, unknown>): void;
+  /** A warning shown at every `LOG_LEVEL`, `error` included (mock mode: never to be missed); level `warn` in the line. */
+  warnAlways(msg: string, fields?: Record<string, unknown>): void;
 }
 
 function redact(fields: Record<string, unknown>): Record<string, unknown> {
@@ -28,15 +30,15 @@ function redact(fields: Record<string, unknown>): Record<string, unknown> {
 export function createLogger(level: LogLevel | Env = process.env, write: (line: string) => void = (l) => void process.stderr.write(l)): Logger {
   const max = ORDER[typeof level === 'string' ? level : logLevelOf(level)];
   const log =
-    (level: Level) =>
+    (level: Level, always = false) =>
     (msg: string, fields: Record<string, unknown> = {}) => {
-      if (ORDER[level] > max) return;
+      if (!always && ORDER[level] > max) return;
       write(JSON.stringify({ time: new Date().toISOString(), level, msg: redactText(msg), ...redact(fields) }) + '\n');
     };
-  return { error: log('error'), warn: log('warn'), info: log('info'), debug: log('debug') };
+  return { error: log('error'), warn: log('warn'), info: log('info'), debug: log('debug'), warnAlways: log('warn', true) };
 }
 
-export const silentLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
+export const silentLogger: Logger = { error() {}, warn() {}, info() {}, debug() {}, warnAlways() {} };
 
 /**
  * A logger for a command's stderr: `info` as the message itself, `warn` and `error` prefixed
@@ -47,6 +49,7 @@ export function lineLogger(write: (line: string) => void = (l) => void process.s
   return {
     error: (msg) => write(`error: ${msg}\n`),
     warn: (msg) => write(`warning: ${msg}\n`),
+    warnAlways: (msg) => write(`warning: ${msg}\n`),
     info: (msg) => write(`${msg}\n`),
     debug() {},
   };

@@ -107,7 +107,7 @@ test('a cache under /proc is skipped at once (Node 20 recursive mkdir spins ther
   const script = `
     const m = await import(${JSON.stringify(mod)});
     const warnings = [];
-    const log = { error() {}, warn: (w) => warnings.push(w), info() {}, debug() {} };
+    const log = { error() {}, warn: (w) => warnings.push(w), info() {}, debug() {}, warnAlways() {} };
     const entry = { bytes: new Uint8Array(10), meter: { fuel: 'f', trap: 't', depth: 'd' } };
     m.writePrepared('/proc/charms-ts-test/apps', 'k1', entry, log);
     m.writePrepared('/proc/charms-ts-test/apps', 'k2', entry, log);

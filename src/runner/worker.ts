@@ -25,7 +25,7 @@ type Body<T> = T extends unknown ? Omit<T, 'id'> : never;
 function handle(task: WorkerTask): Body<WorkerReply> {
   if (task.kind === 'prepare') {
     const warnings: string[] = [];
-    const log: Logger = { error() {}, warn: (m) => void warnings.push(m), info() {}, debug() {} }; // no logger import: keeps the worker bundle small
+    const log: Logger = { error() {}, warn: (m) => void warnings.push(m), info() {}, debug() {}, warnAlways: (m) => void warnings.push(m) }; // no logger import: keeps the worker bundle small
     try {
       return { kind: 'prepared', prepared: prepareModule(task.wasm, task.fuelLimit, task.limits, task.cacheDir, log), warnings };
     } catch (e) {

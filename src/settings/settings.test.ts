@@ -69,7 +69,11 @@ test('flags override the environment; MOCK can be ignored by a command', () => {
 
 test('log level, debug, node client, bad prover names', () => {
   assert.equal(loadSettings({ LOG_LEVEL: 'DEBUG' }).logLevel, 'debug');
-  assert.equal(loadSettings({ LOG_LEVEL: 'loud' }).logLevel, 'info');
+  assert.equal(loadSettings({}).logLevel, 'info');
+  assert.throws(
+    () => loadSettings({ LOG_LEVEL: 'loud' }),
+    (e: CharmsError) => e.code === 'CONFIG' && e.message === 'LOG_LEVEL "loud" is not a log level: use one of error, warn, info, debug, trace',
+  );
   assert.equal(loadSettings({ CHARMS_DEBUG: '1' }).debug, true);
   assert.deepEqual(loadSettings({ BITCOIN_CLI: '/opt/bitcoin-cli', BITCOIN_CLI_ARGS: ' -testnet4  -rpcwait ' }).nodeClient, {
     bin: '/opt/bitcoin-cli',

@@ -258,10 +258,12 @@ export function appCacheDirOf(env: Env): string | undefined {
   return base === undefined ? undefined : join(base, 'charms-ts', 'apps');
 }
 
-/** The log level of `LOG_LEVEL` (case-insensitive; default and fallback `info`). */
+/** The log level of `LOG_LEVEL` (case-insensitive; default `info`); another value is refused (CONFIG). */
 export function logLevelOf(env: Env): LogLevel {
-  const v = (envValue(env, ENV_NAMES.logLevel) ?? 'info').toLowerCase();
-  return (LOG_LEVELS as readonly string[]).includes(v) ? (v as LogLevel) : 'info';
+  const raw = envValue(env, ENV_NAMES.logLevel) ?? 'info';
+  const v = raw.trim().toLowerCase();
+  if ((LOG_LEVELS as readonly string[]).includes(v)) return v as LogLevel;
+  throw new CharmsError('CONFIG', `LOG_LEVEL ${JSON.stringify(raw.slice(0, 40))} is not a log level: use one of ${LOG_LEVELS.join(', ')}`);
 }
 
 /** `CHARMS_DEBUG`: a section on its own so that error reporting never fails on other settings. */

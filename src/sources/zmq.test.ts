@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { FakeBitcoind } from '../testing/fake-bitcoind.js';
 import { describeFailures, fuzz } from '../testing/fuzz/harness.js';
 import { fillerTx } from '../testing/vector-chain.js';
-import { SequenceTracker, ZmqSubscriber, decodeZmqMessage, type ZmqHashBlock, type ZmqResync, type ZmqSequence } from './zmq.js';
+import { createLogger } from '../infra/log.js';
+import { SequenceTracker, ZmqSubscriber, decodeZmqMessage, describeMalformed, type ZmqHashBlock, type ZmqResync, type ZmqSequence } from './zmq.js';
 
 /** Polls `cond` until it holds, at most `ms`. */
 async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
@@ -157,5 +158,79 @@ test('ZMQ: hashblock and sequence from the fake node; dropped messages and a res
   } finally {
     await sub.close();
     await fake.stop();
+  }
+});
+
+test('describeMalformed: bounded whatever the frames (topic as short hex, sizes only)', () => {
+  const big = Buffer.alloc(1 << 20, 0x41);
+  const d = describeMalformed([big, big, big, big, big, big]);
+  assert.equal(d.topic_hex, '41'.repeat(16) + '…');
+  assert.deepEqual([d.frames, d.sizes.length], [6, 4]);
+  assert.ok(JSON.stringify(d).length < 200);
+  assert.deepEqual(describeMalformed([]), { topic_hex: '', frames: 0, sizes: [] });
+});
+
+test('ZMQ: a hostile publisher (an oversized frame, malformed messages) neither grows memory nor stops the subscriber', async () => {
+  const zmq = await import('zeromq');
+  // a real publisher on loopback; XPUB (verbose) so the test sees each (re)subscription
+  const pub = new zmq.XPublisher({ linger: 0 });
+  pub.verbosity = 'allSubs';
+  await pub.bind('tcp://127.0.0.1:*');
+  let subscriptions = 0;
+  const reading = (async () => {
+    try {
+      for await (const [m] of pub) if (m && m[0] === 1) subscriptions++;
+    } catch {
+      // closed
+    }
+  })();
+  const lines: string[] = [];
+  const log = createLogger('info', (l) => void lines.push(l));
+  const events = () => lines.map((l) => JSON.parse(l) as { event?: string; [k: string]: unknown });
+  const sub = new ZmqSubscriber(pub.lastEndpoint!, { reconnectMs: 50, topics: ['hashblock'], log });
+  const blocks: ZmqHashBlock[] = [];
+  const resyncs: ZmqResync[] = [];
+  sub.on('hashblock', (m) => blocks.push(m));
+  sub.on('resync', (r) => resyncs.push(r));
+  const seq = (n: number) => {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(n);
+    return b;
+  };
+  try {
+    await sub.start();
+    await until(() => subscriptions === 1, 'the subscription');
+
+    // 16 MiB in one frame: the connection is dropped before the frame is read, then reconnected
+    const before = process.memoryUsage().rss;
+    await pub.send(['hashblock', Buffer.alloc(16 << 20, 0xee), seq(0)]);
+    await until(() => events().some((e) => e.event === 'zmq_disconnected'), 'the dropped connection', 10_000);
+    await until(() => subscriptions === 2, 'the resubscription', 10_000);
+    assert.equal(
+      resyncs.some((r) => r.reason === 'malformed'),
+      false,
+      'the oversized frame never reached the subscriber',
+    );
+    assert.ok(process.memoryUsage().rss - before < 64 << 20, 'no frame-sized growth');
+
+    // malformed messages (a binary topic under the subscribed prefix, a short body, two frames) are dropped and logged bounded
+    await pub.send([Buffer.concat([Buffer.from('hashblock'), Buffer.alloc(900, 0xff)]), Buffer.alloc(32), seq(1)]);
+    await pub.send(['hashblock', Buffer.alloc(31), seq(2)]);
+    await pub.send(['hashblock', Buffer.alloc(32)]);
+    const hash = Buffer.alloc(32, 0x5a);
+    await pub.send(['hashblock', hash, seq(3)]);
+    await until(() => blocks.length === 1, 'the valid notification after them');
+    assert.deepEqual(blocks[0], { hash: '5a'.repeat(32), seq: 3 });
+    assert.equal(resyncs.filter((r) => r.reason === 'malformed').length, 3);
+    const malformed = events().filter((e) => e.event === 'zmq_malformed');
+    assert.equal(malformed.length, 1, 'logged once, not per message');
+    assert.equal(malformed[0]!.topic_hex, Buffer.from('hashblock').toString('hex') + 'ff'.repeat(7) + '…');
+    for (const l of lines) assert.ok(l.length < 400, `a bounded log line: ${l.slice(0, 120)}…`);
+    assert.ok(events().some((e) => e.event === 'zmq_connected' && e.level === 'info'));
+    assert.ok(events().some((e) => e.event === 'zmq_disconnected' && e.level === 'warn'));
+  } finally {
+    await sub.close();
+    pub.close();
+    await reading;
   }
 });

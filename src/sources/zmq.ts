@@ -11,6 +11,13 @@
  * disconnected, `A` tx added to the mempool, `R` tx removed for a reason other than a block) and,
  * for `A`/`R`, the 8-byte little-endian mempool sequence number.
  *
+ * A hostile or broken publisher cannot grow our memory or stop us: every frame is capped at
+ * `maxMessageSize` bytes (ZeroMQ's `ZMQ_MAXMSGSIZE`: a peer sending a larger frame is disconnected
+ * before the frame is read, and ZeroMQ reconnects), a message that is not Bitcoin Core's is
+ * dropped and logged by its sizes and the topic's first bytes in hex (never the frame as text),
+ * and a socket that fails is closed and opened again. Each of these is logged and reported as a
+ * `resync`, so the follower re-reads the node.
+ *
  * The `zeromq` package (prebuilt N-API binaries in the package) is loaded only when a subscriber
  * starts, so nothing else pays for it.
  */
@@ -18,6 +25,7 @@ import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import { CharmsError } from '../errors.js';
 import { redactText } from '../util/redact.js';
+import { silentLogger, type Logger } from '../infra/log.js';
 
 const ZMQ_TOPICS = ['hashblock', 'sequence'] as const;
 type ZmqTopic = (typeof ZMQ_TOPICS)[number];
@@ -35,7 +43,7 @@ export interface ZmqSequence {
   seq: number;
 }
 
-type ZmqResyncReason = 'connected' | 'gap' | 'malformed';
+type ZmqResyncReason = 'connected' | 'gap' | 'malformed' | 'reopened';
 
 export interface ZmqResync {
   reason: ZmqResyncReason;
@@ -49,15 +57,22 @@ export interface ZmqSubscriberEvents {
   hashblock: [ZmqHashBlock];
   sequence: [ZmqSequence];
   resync: [ZmqResync];
-  /** The socket failed (the subscriber stops; the follower goes on polling). */
-  error: [Error];
 }
 
 export interface ZmqSubscriberOptions {
   topics?: readonly ZmqTopic[];
   /** Reconnect interval after a lost connection, ms (ZeroMQ reconnects by itself; default 500). */
   reconnectMs?: number;
+  /** The largest frame accepted, bytes (default DEFAULT_ZMQ_MAX_MESSAGE; a larger one drops the connection). */
+  maxMessageSize?: number;
+  /** Where connections, drops, malformed messages and socket failures are said. */
+  log?: Logger;
 }
+
+/** Bitcoin Core's subscribed notifications are at most 41 bytes a frame (a `sequence` A/R body). */
+const DEFAULT_ZMQ_MAX_MESSAGE = 1024;
+/** A malformed message is logged at once, then at most once per this long (with a count). */
+const MALFORMED_LOG_MS = 60_000;
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
@@ -100,17 +115,35 @@ export class SequenceTracker {
   }
 }
 
+/** What a malformed message is logged as: bounded whatever its frames (the topic's first 16 bytes in hex). */
+export function describeMalformed(frames: readonly Uint8Array[]): { topic_hex: string; frames: number; sizes: number[] } {
+  const t = frames[0];
+  return {
+    topic_hex: t ? hex(t.subarray(0, 16)) + (t.length > 16 ? '…' : '') : '',
+    frames: frames.length,
+    sizes: frames.slice(0, 4).map((f) => f.length),
+  };
+}
+
 export class ZmqSubscriber extends EventEmitter<ZmqSubscriberEvents> {
   private sock: import('zeromq').Subscriber | undefined;
   private readonly tracker = new SequenceTracker();
   private stopped = false;
   private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  /** The socket closed on its disconnection (already logged). */
+  private dropped: import('zeromq').Subscriber | undefined;
+  private malformed = { count: 0, loggedAt: -Infinity };
 
   constructor(
     readonly url: string,
     private readonly o: ZmqSubscriberOptions = {},
   ) {
     super();
+  }
+
+  private get log(): Logger {
+    return this.o.log ?? silentLogger;
   }
 
   /** Connects and subscribes (resolves once the socket is set up; messages arrive as events). */
@@ -127,11 +160,31 @@ export class ZmqSubscriber extends EventEmitter<ZmqSubscriberEvents> {
         { cause: e },
       );
     }
-    const sock = new zmq.Subscriber({ linger: 0, reconnectInterval: this.o.reconnectMs ?? 500 });
+    const sock = this.open(zmq);
+    this.loop = this.run(zmq, sock);
+  }
+
+  /** A connected, subscribed socket (throws CONFIG for an endpoint ZeroMQ refuses). */
+  private open(zmq: typeof import('zeromq')): import('zeromq').Subscriber {
+    const sock = new zmq.Subscriber({
+      linger: 0,
+      reconnectInterval: this.o.reconnectMs ?? 500,
+      maxMessageSize: this.o.maxMessageSize ?? DEFAULT_ZMQ_MAX_MESSAGE,
+    });
+    const url = redactText(this.url);
     // a (re)connection may follow missed messages: the follower re-reads the node
     sock.events.on('connect', () => {
       this.tracker.reset();
+      this.log.info('ZMQ connected', { event: 'zmq_connected', url });
       this.emit('resync', { reason: 'connected', topic: undefined });
+    });
+    // the publisher went away, or sent a frame above the cap: ZeroMQ reconnects after the first but
+    // gives up after the second (a protocol error ends its session), so we open a new socket either way
+    sock.events.on('disconnect', () => {
+      if (this.stopped || this.sock !== sock) return;
+      this.log.warn('ZMQ disconnected; reconnecting (polling goes on)', { event: 'zmq_disconnected', url });
+      this.dropped = sock;
+      setImmediate(() => sock.close());
     });
     try {
       sock.connect(this.url);
@@ -141,29 +194,81 @@ export class ZmqSubscriber extends EventEmitter<ZmqSubscriberEvents> {
     }
     for (const t of this.o.topics ?? ZMQ_TOPICS) sock.subscribe(t);
     this.sock = sock;
-    this.loop = this.receive(sock);
+    return sock;
   }
 
-  private async receive(sock: import('zeromq').Subscriber): Promise<void> {
-    try {
-      for await (const frames of sock) {
-        const d = decodeZmqMessage(frames);
-        if (!d) {
-          this.emit('resync', { reason: 'malformed', topic: frames[0] ? Buffer.from(frames[0]).toString('utf8').slice(0, 32) : undefined });
-          continue;
+  /** Receives until close(); a socket that fails is closed and opened again after `reconnectMs`. */
+  private async run(zmq: typeof import('zeromq'), first: import('zeromq').Subscriber): Promise<void> {
+    let sock: import('zeromq').Subscriber | undefined = first;
+    while (!this.stopped) {
+      if (sock) {
+        try {
+          for await (const frames of sock)
+            try {
+              this.handle(frames);
+            } catch (e) {
+              this.log.error('ZMQ notification handler failed', { event: 'zmq_handler_failed', error: String((e as Error)?.message ?? e).slice(0, 200) });
+            }
+          if (this.stopped) break;
+          throw new Error('the socket stopped receiving');
+        } catch (e) {
+          if (this.stopped) break;
+          if (this.dropped !== sock)
+            this.log.warn('ZMQ socket failed; opening it again (polling goes on)', {
+              event: 'zmq_reopen',
+              error: String((e as Error)?.message ?? e).slice(0, 200),
+            });
+          this.dropped = undefined;
+          sock.close();
+          sock = undefined;
+          this.sock = undefined;
         }
-        const gap = this.tracker.next(d.topic, d.msg.seq);
-        if (gap) this.emit('resync', { reason: 'gap', topic: d.topic, ...gap });
-        if (d.topic === 'hashblock') this.emit('hashblock', d.msg);
-        else this.emit('sequence', d.msg);
       }
-    } catch (e) {
-      if (!this.stopped && this.listenerCount('error') > 0) this.emit('error', e as Error);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.o.reconnectMs ?? 500);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+      if (this.stopped) break;
+      try {
+        sock = this.open(zmq);
+        this.emit('resync', { reason: 'reopened', topic: undefined });
+      } catch (e) {
+        this.log.warn('ZMQ socket could not be opened again; retrying', {
+          event: 'zmq_reopen_failed',
+          error: String((e as Error)?.message ?? e).slice(0, 200),
+        });
+      }
     }
+  }
+
+  /** One message: an event, or dropped and logged (bounded) if it is not Bitcoin Core's. */
+  private handle(frames: readonly Uint8Array[]): void {
+    const d = decodeZmqMessage(frames);
+    if (!d) {
+      const m = this.malformed;
+      m.count++;
+      const t = Date.now();
+      if (t - m.loggedAt >= MALFORMED_LOG_MS) {
+        this.log.warn('ZMQ message dropped: not a Bitcoin Core notification', { event: 'zmq_malformed', ...describeMalformed(frames), dropped: m.count });
+        m.loggedAt = t;
+        m.count = 0;
+      }
+      this.emit('resync', { reason: 'malformed', topic: undefined });
+      return;
+    }
+    const gap = this.tracker.next(d.topic, d.msg.seq);
+    if (gap) this.emit('resync', { reason: 'gap', topic: d.topic, ...gap });
+    if (d.topic === 'hashblock') this.emit('hashblock', d.msg);
+    else this.emit('sequence', d.msg);
   }
 
   async close(): Promise<void> {
     this.stopped = true;
+    this.wake?.();
     this.sock?.close();
     await this.loop;
   }

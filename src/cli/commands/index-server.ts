@@ -111,6 +111,10 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
         btcSource: btcSourceFromConfig(settings.querySource, { network: net }),
       });
       started = true;
+      if (settings.mock)
+        log.warnAlways('MOCK MODE (--mock): spells with mock proofs are indexed as valid, so balances include charms no real proof backs', {
+          event: 'mock_mode',
+        });
       return {
         // serve() closes it on SIGINT/SIGTERM: the follower stops between blocks, then the port and the store
         server: { port: svc.server.port, close: () => svc.close(), connections: () => svc.server.connections(), drain: (ms: number) => svc.server.drain(ms) },

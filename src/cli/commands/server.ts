@@ -11,7 +11,7 @@ const run: Run<typeof serverOptions> = async ({ opts }, ctx) => {
   await serve(opts, settings, async ({ host, port, log, cache, stopping, metrics }) => {
     const server = await startProveServer({ host, port, settings, prover: ctx.prover, runner, cache, log, stopping, metrics });
     if (settings.mock)
-      log.warn(
+      log.warnAlways(
         `MOCK MODE (${opts.mock ? '--mock' : 'MOCK is set in the environment'}): this server returns MOCK proofs, valid only in mock mode and never on chain`,
       );
     return { server, banner: `Server running on ${host}:${server.port}`, fields: { prover: server.description, ...describeConfig(settings.prover) } };
