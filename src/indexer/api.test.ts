@@ -632,3 +632,46 @@ test('sqlite: another connection holding the write lock does not freeze the API;
     await svc.close();
   }
 });
+
+// ------------------------------------------------------------------ a node below the start height, or behind
+
+test('a node below the start height: status synced:false and the waiting sentence, from the indexer and from an --api-only reader', async () => {
+  const e = engines.sqlite();
+  const db = await e.newDb();
+  const chain = new MemoryChain();
+  for (let i = 0; i < 5; i++) chain.mine([]);
+  const svc = await startIndexService({ ...TEST_INDEX_SERVICE, startHeight: 8, store: await e.open(db, { startHeight: 8 }), source: chain });
+  const reader = await e.open(db, { mode: 'reader', startHeight: 8 });
+  const h = indexApiHandler({ store: reader, source: chain, network: 'regtest', version: 'test' });
+  try {
+    await svc.follower!.syncOnce();
+    const waiting = 'waiting for the node to reach the start height 8 (node at 5)';
+    const fromIndexer = json((await h1(svc.server.port, 'GET', '/v1/status')).body);
+    const fromReader = (await answer(h, '/v1/status')).json;
+    for (const [who, st] of [
+      ['indexer', fromIndexer],
+      ['reader', fromReader],
+    ] as const) {
+      assert.equal(st.synced, false, who);
+      assert.equal(st.waiting, waiting, who);
+      assert.equal(st.index.height, 7, who);
+      assert.equal(st.node.height, 5, who);
+    }
+    // the node gets there: indexed, synced
+    for (let i = 0; i < 5; i++) chain.mine([]);
+    await svc.follower!.syncOnce();
+    const synced = (await answer(h, '/v1/status')).json;
+    assert.equal(synced.index.height, 10);
+    assert.equal(synced.synced, true);
+    assert.equal(synced.waiting, null);
+    // the reader's node falls behind the index: not synced, said why
+    chain.best = chain.best.slice(0, chain.best.length - 2);
+    const behind = (await answer(h, '/v1/status')).json;
+    assert.equal(behind.synced, false);
+    assert.deepEqual(behind.node_behind, { node_height: 8, index_height: 10, since: null });
+    assert.match(behind.waiting, /^node behind: the node is at 8, the index at 10; waiting/);
+  } finally {
+    await reader.close();
+    await svc.close();
+  }
+});
