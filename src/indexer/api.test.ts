@@ -608,11 +608,23 @@ test('sqlite: another connection holding the write lock does not freeze the API;
     try {
       sync = svc.follower!.syncOnce();
       // the API answers while the follower's commit waits (before the lock is released below)
+      let slowest = 0;
       const st = await waitFor(async () => {
+        const t0 = performance.now();
         const r = json((await h1(port, 'GET', '/v1/status')).body);
+        slowest = Math.max(slowest, performance.now() - t0);
         return r.db.writes_waiting ? r : undefined;
       }, 'status reporting the writes waiting');
+      assert.ok(slowest < 1000, `every /v1/status answered in under 1 s (slowest ${Math.round(slowest)} ms)`);
       assert.ok(held, 'answered while the lock is held');
+      // and each answer comes at once, not after a busy wait on the event loop
+      for (const path of ['/v1/status', `/v1/txs/${'00'.repeat(32)}`, `/v1/outputs/${'00'.repeat(32)}:0`]) {
+        const t0 = performance.now();
+        const r = await h1(port, 'GET', path);
+        const ms = performance.now() - t0;
+        assert.ok(r.status === 200 || r.status === 404, `${path}: ${r.status} ${r.body}`);
+        assert.ok(ms < 1000, `${path} answered in ${Math.round(ms)} ms while the lock is held`);
+      }
       assert.match(st.db.writes_waiting.reason, /another connection holds the SQLite file's write lock/);
       assert.equal(typeof st.db.writes_waiting.since, 'number');
       assert.equal(st.index.height, 1, 'block 2 not written yet');
@@ -629,6 +641,38 @@ test('sqlite: another connection holding the write lock does not freeze the API;
     assert.equal(after.index.height, 2);
     assert.equal(after.db.writes_waiting, null);
   } finally {
+    await svc.close();
+  }
+});
+
+test('sqlite: a write lock held past the 5 s wait fails that poll, said in status; the next poll after its release writes', async () => {
+  const e = engines.sqlite();
+  const db = await e.newDb();
+  const chain = new MemoryChain();
+  chain.mine([]);
+  const svc = await startIndexService({ ...TEST_INDEX_SERVICE, store: await e.open(db), source: chain });
+  const Database = createRequire(import.meta.url)(betterSqliteModule()) as typeof import('better-sqlite3');
+  const other = new Database(db);
+  try {
+    await svc.follower!.syncOnce();
+    chain.mine([]);
+    other.exec('BEGIN IMMEDIATE');
+    await svc.follower!.syncOnce();
+    const st = json((await h1(svc.server.port, 'GET', '/v1/status')).body);
+    assert.match(st.error.message, /another connection holds the SQLite file's write lock .*waited \d+ s; tried again at the next poll/);
+    assert.equal(st.index.height, 1);
+    assert.equal(st.synced, false);
+    assert.match(st.db.writes_waiting.reason, /write lock/);
+    assert.equal(st.error.code, 'UPSTREAM_UNAVAILABLE');
+    other.exec('COMMIT');
+    await svc.follower!.syncOnce();
+    const after = json((await h1(svc.server.port, 'GET', '/v1/status')).body);
+    assert.equal(after.index.height, 2);
+    assert.equal(after.db.writes_waiting, null);
+    assert.equal(after.error, null);
+  } finally {
+    if (other.inTransaction) other.exec('ROLLBACK');
+    other.close();
     await svc.close();
   }
 });
