@@ -28,6 +28,20 @@ const unavailable = (url: string, e: unknown): CharmsError =>
   new CharmsError('UPSTREAM_UNAVAILABLE', `PostgreSQL at ${redactUrl(url)}: ${(e as Error).message}`, { cause: e });
 
 /**
+ * A query's error as it leaves the driver: a missing grant (SQLSTATE 42501, a grant revoked while
+ * the index runs) is the database unavailable to this role — 503 with what to do, not a 500 — its
+ * cause keeping the SQLSTATE (schema.ts names the role and grants at start); others unchanged.
+ */
+const queryError = (url: string, e: unknown): unknown =>
+  (e as { code?: string }).code === '42501'
+    ? new CharmsError(
+        'UPSTREAM_UNAVAILABLE',
+        `PostgreSQL at ${redactUrl(url)}: ${(e as Error).message}: this role lacks a grant the index needs (docs/index.md "PostgreSQL roles")`,
+        { cause: e },
+      )
+    : e;
+
+/**
  * A first connection that failed: for want of the CONNECT privilege (SQLSTATE 42501) a CONFIG
  * error naming the role and the grants its mode needs (docs/index.md "PostgreSQL roles"), else
  * the server is unavailable.
@@ -228,7 +242,7 @@ export class PgDriver implements Driver {
           this.readerLost(e);
           throw unavailable(this.url, e);
         }
-        throw e;
+        throw queryError(this.url, e);
       }
     };
     const tx: ReadTx = {
@@ -260,7 +274,7 @@ export class PgDriver implements Driver {
     try {
       rows = (await this.pool.query(q)).rows as unknown[];
     } catch (e) {
-      if ((e as { code?: string }).code !== undefined) throw e;
+      if ((e as { code?: string }).code !== undefined) throw queryError(this.url, e);
       this.readerLost(e);
       throw unavailable(this.url, e);
     }

@@ -545,6 +545,15 @@ test('postgres: a role without grants is told which role and which grants; with 
       assert.deepEqual(await reader.read((tx) => tx.all('SELECT COUNT(*)::int AS n FROM later_table')), [{ n: 0 }]);
       // and the role still cannot write
       await assert.rejects(sqlOn(e, url.href, 'DELETE FROM blocks'), /permission denied for table blocks/);
+      // a grant revoked while the reader runs: answered 503 saying so, not a 500
+      await sqlOn(e, db, `REVOKE SELECT ON charm_outputs FROM ${role}`);
+      const revoked = await answer(h, `/v1/apps/${encodeURIComponent(APP_T)}?limit=7`);
+      assert.equal(revoked.status, 503, JSON.stringify(revoked.json));
+      assert.equal(revoked.json.code, 'UPSTREAM_UNAVAILABLE');
+      assert.match(
+        revoked.json.error,
+        /permission denied for table charm_outputs: this role lacks a grant the index needs \(docs\/index.md "PostgreSQL roles"\)/,
+      );
     } finally {
       await reader.close();
     }
