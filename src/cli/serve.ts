@@ -57,7 +57,7 @@ export async function serve(listen: { ip: string; port: string }, settings: Sett
   }
   const { server, banner, fields } = started;
   const m = settings.metrics;
-  const metricsServer = typeof m === 'object' ? await startMetricsServer(m.host, m.port) : undefined;
+  const metricsServer = typeof m === 'object' ? await startMetricsServer(m.host, m.port, settings.limits) : undefined;
   log.info(banner, {
     ...fields,
     metrics:

@@ -608,11 +608,23 @@ test('sqlite: another connection holding the write lock does not freeze the API;
     try {
       sync = svc.follower!.syncOnce();
       // the API answers while the follower's commit waits (before the lock is released below)
+      let slowest = 0;
       const st = await waitFor(async () => {
+        const t0 = performance.now();
         const r = json((await h1(port, 'GET', '/v1/status')).body);
+        slowest = Math.max(slowest, performance.now() - t0);
         return r.db.writes_waiting ? r : undefined;
       }, 'status reporting the writes waiting');
+      assert.ok(slowest < 1000, `every /v1/status answered in under 1 s (slowest ${Math.round(slowest)} ms)`);
       assert.ok(held, 'answered while the lock is held');
+      // and each answer comes at once, not after a busy wait on the event loop
+      for (const path of ['/v1/status', `/v1/txs/${'00'.repeat(32)}`, `/v1/outputs/${'00'.repeat(32)}:0`]) {
+        const t0 = performance.now();
+        const r = await h1(port, 'GET', path);
+        const ms = performance.now() - t0;
+        assert.ok(r.status === 200 || r.status === 404, `${path}: ${r.status} ${r.body}`);
+        assert.ok(ms < 1000, `${path} answered in ${Math.round(ms)} ms while the lock is held`);
+      }
       assert.match(st.db.writes_waiting.reason, /another connection holds the SQLite file's write lock/);
       assert.equal(typeof st.db.writes_waiting.since, 'number');
       assert.equal(st.index.height, 1, 'block 2 not written yet');
@@ -629,6 +641,81 @@ test('sqlite: another connection holding the write lock does not freeze the API;
     assert.equal(after.index.height, 2);
     assert.equal(after.db.writes_waiting, null);
   } finally {
+    await svc.close();
+  }
+});
+
+test('sqlite: a write lock held past the 5 s wait fails that poll, said in status; the next poll after its release writes', async () => {
+  const e = engines.sqlite();
+  const db = await e.newDb();
+  const chain = new MemoryChain();
+  chain.mine([]);
+  const svc = await startIndexService({ ...TEST_INDEX_SERVICE, store: await e.open(db), source: chain });
+  const Database = createRequire(import.meta.url)(betterSqliteModule()) as typeof import('better-sqlite3');
+  const other = new Database(db);
+  try {
+    await svc.follower!.syncOnce();
+    chain.mine([]);
+    other.exec('BEGIN IMMEDIATE');
+    await svc.follower!.syncOnce();
+    const st = json((await h1(svc.server.port, 'GET', '/v1/status')).body);
+    assert.match(st.error.message, /another connection holds the SQLite file's write lock .*waited \d+ s; tried again at the next poll/);
+    assert.equal(st.index.height, 1);
+    assert.equal(st.synced, false);
+    assert.match(st.db.writes_waiting.reason, /write lock/);
+    assert.equal(st.error.code, 'UPSTREAM_UNAVAILABLE');
+    other.exec('COMMIT');
+    await svc.follower!.syncOnce();
+    const after = json((await h1(svc.server.port, 'GET', '/v1/status')).body);
+    assert.equal(after.index.height, 2);
+    assert.equal(after.db.writes_waiting, null);
+    assert.equal(after.error, null);
+  } finally {
+    if (other.inTransaction) other.exec('ROLLBACK');
+    other.close();
+    await svc.close();
+  }
+});
+
+// ------------------------------------------------------------------ a node below the start height, or behind
+
+test('a node below the start height: status synced:false and the waiting sentence, from the indexer and from an --api-only reader', async () => {
+  const e = engines.sqlite();
+  const db = await e.newDb();
+  const chain = new MemoryChain();
+  for (let i = 0; i < 5; i++) chain.mine([]);
+  const svc = await startIndexService({ ...TEST_INDEX_SERVICE, startHeight: 8, store: await e.open(db, { startHeight: 8 }), source: chain });
+  const reader = await e.open(db, { mode: 'reader', startHeight: 8 });
+  const h = indexApiHandler({ store: reader, source: chain, network: 'regtest', version: 'test' });
+  try {
+    await svc.follower!.syncOnce();
+    const waiting = 'waiting for the node to reach the start height 8 (node at 5)';
+    const fromIndexer = json((await h1(svc.server.port, 'GET', '/v1/status')).body);
+    const fromReader = (await answer(h, '/v1/status')).json;
+    for (const [who, st] of [
+      ['indexer', fromIndexer],
+      ['reader', fromReader],
+    ] as const) {
+      assert.equal(st.synced, false, who);
+      assert.equal(st.waiting, waiting, who);
+      assert.equal(st.index.height, 7, who);
+      assert.equal(st.node.height, 5, who);
+    }
+    // the node gets there: indexed, synced
+    for (let i = 0; i < 5; i++) chain.mine([]);
+    await svc.follower!.syncOnce();
+    const synced = (await answer(h, '/v1/status')).json;
+    assert.equal(synced.index.height, 10);
+    assert.equal(synced.synced, true);
+    assert.equal(synced.waiting, null);
+    // the reader's node falls behind the index: not synced, said why
+    chain.best = chain.best.slice(0, chain.best.length - 2);
+    const behind = (await answer(h, '/v1/status')).json;
+    assert.equal(behind.synced, false);
+    assert.deepEqual(behind.node_behind, { node_height: 8, index_height: 10, since: null });
+    assert.match(behind.waiting, /^node behind: the node is at 8, the index at 10; waiting/);
+  } finally {
+    await reader.close();
     await svc.close();
   }
 });

@@ -299,6 +299,13 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
     }
     const indexHeight = tip?.height ?? meta.startHeight - 1;
     const lag = node ? Math.max(0, node.height - indexHeight) : 0;
+    // the follower's view; an --api-only reader sees the same from the node's tip it asked for
+    const waitingForStart =
+      f?.waitingForStart ??
+      (!o.follower && node && !tip && node.height < meta.startHeight ? { startHeight: meta.startHeight, nodeHeight: node.height } : undefined);
+    const nodeBehind =
+      f?.nodeBehind ??
+      (!o.follower && node && tip && node.height < tip.height ? { nodeHeight: node.height, indexHeight: tip.height, since: undefined } : undefined);
     const last = await store.lastReorg();
     // the follower's, or (an --api-only reader, a restarted indexer before its first poll) the recorded one
     const unrecoverable = f?.unrecoverable ?? (await store.unrecoverable());
@@ -319,12 +326,12 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       node: node ? { height: node.height, hash: node.hash, answered_at: f ? (f.nodeAnsweredAt ?? null) : undefined } : null,
       index: tip ? { height: tip.height, hash: tip.hash, time: tip.time } : { height: indexHeight, hash: null, time: null },
       lag_blocks: lag,
-      synced: node !== undefined && lag === 0 && !silent && !f?.nodeBehind && !f?.waitingForStart,
-      node_behind: f?.nodeBehind ? { node_height: f.nodeBehind.nodeHeight, index_height: f.nodeBehind.indexHeight, since: f.nodeBehind.since } : null,
-      waiting: f?.waitingForStart
-        ? `waiting for the node to reach the start height ${f.waitingForStart.startHeight} (node at ${f.waitingForStart.nodeHeight})`
-        : f?.nodeBehind
-          ? `node behind: the node is at ${f.nodeBehind.nodeHeight}, the index at ${f.nodeBehind.indexHeight} on the same chain; waiting for it to catch up`
+      synced: node !== undefined && lag === 0 && !silent && !nodeBehind && !waitingForStart,
+      node_behind: nodeBehind ? { node_height: nodeBehind.nodeHeight, index_height: nodeBehind.indexHeight, since: nodeBehind.since ?? null } : null,
+      waiting: waitingForStart
+        ? `waiting for the node to reach the start height ${waitingForStart.startHeight} (node at ${waitingForStart.nodeHeight})`
+        : nodeBehind
+          ? `node behind: the node is at ${nodeBehind.nodeHeight}, the index at ${nodeBehind.indexHeight}${f?.nodeBehind ? ' on the same chain' : ''}; waiting for it to catch up`
           : null,
       sync: f ? { rate_blocks_per_s: Math.round(f.rate * 100) / 100, eta_seconds: f.etaSeconds ?? null, last_poll_at: f.lastPollAt ?? null } : null,
       mempool: mempool ? { txs: mempool.size, spell_txs: mempool.spellTxs } : null,

@@ -10,6 +10,7 @@ import { FakeBitcoind } from '../testing/fake-bitcoind.js';
 import { charmsBin } from '../testing/cli.js';
 import { h1 } from '../testing/http.js';
 import { sharedOrSkip } from '../testing/shared.js';
+import { waitFor } from '../testing/wait.js';
 import { skipOrFail } from '../testing/require.js';
 import { bitcoinVectors, burnTx, VECTOR_BLOCKS } from '../testing/index-vectors.js';
 import { startPostgres } from '../testing/postgres.js';
@@ -352,6 +353,26 @@ test('charms index --mock says MOCK MODE even at LOG_LEVEL=error', async () => {
     assert.deepEqual([j.level, j.event], ['warn', 'mock_mode']);
   } finally {
     await stop(child);
+    await fake.stop();
+  }
+});
+
+test('charms index against a node below --start-height: the waiting line on stderr, synced:false in status', async () => {
+  const fake = await FakeBitcoind.start();
+  let child: ChildProcess | undefined;
+  try {
+    for (let i = 0; i < 3; i++) fake.mine([]);
+    const db = tmpDb();
+    const ix = await startIndex(['--rpc-url', fake.rpcUrl, '--rpc-cookie', fake.cookieFile!, '--db', db, '--start-height', '50', '--poll-interval', '1']);
+    child = ix.child;
+    const line = `waiting for the node to reach the start height 50 (node at ${fake.height})`;
+    await waitFor(() => ix.stderr().includes(line), 'the waiting line on stderr');
+    const st = JSON.parse((await h1(ix.port, 'GET', '/v1/status')).body.toString());
+    assert.equal(st.synced, false);
+    assert.equal(st.waiting, line);
+    assert.equal(st.index.height, 49);
+  } finally {
+    if (child) await stop(child);
     await fake.stop();
   }
 });

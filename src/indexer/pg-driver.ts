@@ -27,6 +27,40 @@ function numbered(sql: string): string {
 const unavailable = (url: string, e: unknown): CharmsError =>
   new CharmsError('UPSTREAM_UNAVAILABLE', `PostgreSQL at ${redactUrl(url)}: ${(e as Error).message}`, { cause: e });
 
+/**
+ * A query's error as it leaves the driver: a missing grant (SQLSTATE 42501, a grant revoked while
+ * the index runs) is the database unavailable to this role — 503 with what to do, not a 500 — its
+ * cause keeping the SQLSTATE (schema.ts names the role and grants at start); others unchanged.
+ */
+const queryError = (url: string, e: unknown): unknown =>
+  (e as { code?: string }).code === '42501'
+    ? new CharmsError(
+        'UPSTREAM_UNAVAILABLE',
+        `PostgreSQL at ${redactUrl(url)}: ${(e as Error).message}: this role lacks a grant the index needs (docs/index.md "PostgreSQL roles")`,
+        { cause: e },
+      )
+    : e;
+
+/**
+ * A first connection that failed: for want of the CONNECT privilege (SQLSTATE 42501) a CONFIG
+ * error naming the role and the grants its mode needs (docs/index.md "PostgreSQL roles"), else
+ * the server is unavailable.
+ */
+function connectFailure(url: string, e: unknown, mode: 'writer' | 'reader'): CharmsError {
+  if ((e as { code?: string }).code !== '42501') return unavailable(url, e);
+  const u = new URL(url);
+  const role = decodeURIComponent(u.username) || '(the default)';
+  const rest =
+    mode === 'reader'
+      ? 'and the read grants of docs/index.md "PostgreSQL roles"'
+      : 'and GRANT CREATE, USAGE ON SCHEMA public TO it (the indexer owns the tables it creates; docs/index.md "PostgreSQL roles")';
+  return new CharmsError(
+    'CONFIG',
+    `PostgreSQL at ${redactUrl(url)}: role ${role} may not connect (${(e as Error).message}); GRANT CONNECT ON DATABASE ${decodeURIComponent(u.pathname.slice(1)) || '<database>'} TO ${role}, ${rest}`,
+    { cause: e },
+  );
+}
+
 export class PgDriver implements Driver {
   readonly engine = 'postgres' as const;
   /** The writer's database cannot be rebuilt under it (it holds the lock); a reader's can. */
@@ -167,15 +201,7 @@ export class PgDriver implements Driver {
         await pool.query('SELECT 1');
       } catch (e) {
         await pool.end();
-        if ((e as { code?: string }).code === '42501') {
-          const u = new URL(url);
-          throw new CharmsError(
-            'CONFIG',
-            `PostgreSQL at ${redactUrl(url)}: role ${decodeURIComponent(u.username) || '(the default)'} may not connect (${(e as Error).message}); GRANT CONNECT ON DATABASE ${decodeURIComponent(u.pathname.slice(1)) || '<database>'} TO it, and the read grants of docs/index.md "PostgreSQL roles"`,
-            { cause: e },
-          );
-        }
-        throw unavailable(url, e);
+        throw connectFailure(url, e, 'reader');
       }
       return new PgDriver(url, pool, undefined, pg, log);
     }
@@ -184,7 +210,8 @@ export class PgDriver implements Driver {
       writer = await lockedWriter(pg, url, 'run one indexer per database, and --api-only for more API instances');
     } catch (e) {
       await pool.end();
-      throw e;
+      // at start, a missing CONNECT grant is said as such (a reconnect later keeps it "unavailable")
+      throw e instanceof CharmsError && e.code === 'UPSTREAM_UNAVAILABLE' ? connectFailure(url, e.cause, 'writer') : e;
     }
     return new PgDriver(url, pool, writer, pg, log);
   }
@@ -222,7 +249,7 @@ export class PgDriver implements Driver {
           this.readerLost(e);
           throw unavailable(this.url, e);
         }
-        throw e;
+        throw queryError(this.url, e);
       }
     };
     const tx: ReadTx = {
@@ -254,7 +281,7 @@ export class PgDriver implements Driver {
     try {
       rows = (await this.pool.query(q)).rows as unknown[];
     } catch (e) {
-      if ((e as { code?: string }).code !== undefined) throw e;
+      if ((e as { code?: string }).code !== undefined) throw queryError(this.url, e);
       this.readerLost(e);
       throw unavailable(this.url, e);
     }

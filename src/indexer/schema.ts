@@ -220,8 +220,12 @@ const INDEX_TABLES = [
   'learned_tokens',
 ] as const;
 
-/** PostgreSQL's SQLSTATE 42501, insufficient_privilege ("permission denied for table meta"). */
-const isPrivilegeError = (e: unknown): boolean => (e as { code?: unknown }).code === '42501';
+/** PostgreSQL's error of SQLSTATE 42501, insufficient_privilege ("permission denied for table meta"), itself or as the driver's cause. */
+const privilegeCause = (e: unknown): Error | undefined => {
+  const c = e as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  return c?.code === '42501' ? (e as Error) : c?.cause?.code === '42501' ? (c.cause as Error) : undefined;
+};
+const isPrivilegeError = (e: unknown): boolean => privilegeCause(e) !== undefined;
 
 /**
  * What the grants are for a role to read the index (`--api-only`), as docs/index.md lists them:
@@ -248,7 +252,7 @@ async function privilegeError(d: Driver, o: OpenOptions, e: unknown): Promise<Ch
   const role = q(who[0]?.role, '<role>');
   const schema = q(who[0]?.schema, 'public');
   const db = q(who[0]?.db, '<database>');
-  const why = (e as Error).message;
+  const why = (privilegeCause(e) ?? (e as Error)).message;
   if (o.mode === 'reader')
     return new CharmsError(
       'CONFIG',

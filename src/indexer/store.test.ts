@@ -545,9 +545,57 @@ test('postgres: a role without grants is told which role and which grants; with 
       assert.deepEqual(await reader.read((tx) => tx.all('SELECT COUNT(*)::int AS n FROM later_table')), [{ n: 0 }]);
       // and the role still cannot write
       await assert.rejects(sqlOn(e, url.href, 'DELETE FROM blocks'), /permission denied for table blocks/);
+      // a grant revoked while the reader runs: answered 503 saying so, not a 500
+      await sqlOn(e, db, `REVOKE SELECT ON charm_outputs FROM ${role}`);
+      const revoked = await answer(h, `/v1/apps/${encodeURIComponent(APP_T)}?limit=7`);
+      assert.equal(revoked.status, 503, JSON.stringify(revoked.json));
+      assert.equal(revoked.json.code, 'UPSTREAM_UNAVAILABLE');
+      assert.match(
+        revoked.json.error,
+        /permission denied for table charm_outputs: this role lacks a grant the index needs \(docs\/index.md "PostgreSQL roles"\)/,
+      );
     } finally {
       await reader.close();
     }
+  } finally {
+    await writer.close();
+  }
+});
+
+test('postgres: a writer role without CREATE, and a role without CONNECT, are told the role and the grants, not "not a charms index"', async (t) => {
+  const e = await engines.engine('postgres', t);
+  if (!e) return;
+  const db = await e.newDb();
+  const database = new URL(db).pathname.slice(1);
+  const role = `w_${process.pid}`;
+  await sqlOn(e, db, `CREATE ROLE ${role} LOGIN`);
+  const url = new URL(db);
+  url.username = role;
+  const refusal = (p: Promise<unknown>) =>
+    p.then(
+      () => assert.fail('refused'),
+      (x: unknown) => x as Error & { code?: string },
+    );
+  // PostgreSQL 15 on: no CREATE on schema public for a role that does not own it
+  const noCreate = await refusal(e.open(url.href));
+  assert.equal(noCreate.code, 'CONFIG');
+  assert.match(noCreate.message, new RegExp(`PostgreSQL role ${role} may not build the index \\(permission denied for schema public\\)`));
+  assert.ok(noCreate.message.includes(`GRANT CREATE, USAGE ON SCHEMA public TO ${role};`), noCreate.message);
+  assert.doesNotMatch(noCreate.message, /not a charms index/);
+  // no CONNECT: the writer and a reader both say so, with the grant
+  await sqlOn(e, db, `REVOKE CONNECT ON DATABASE ${database} FROM PUBLIC`);
+  for (const mode of ['writer', 'reader'] as const) {
+    const noConnect = await refusal(e.open(url.href, { mode }));
+    assert.equal(noConnect.code, 'CONFIG', `${mode}: ${noConnect.message}`);
+    assert.match(noConnect.message, new RegExp(`role ${role} may not connect`), mode);
+    assert.ok(noConnect.message.includes(`GRANT CONNECT ON DATABASE ${database} TO ${role}`), `${mode}: ${noConnect.message}`);
+  }
+  await sqlOn(e, db, `GRANT CONNECT ON DATABASE ${database} TO ${role}`);
+  await sqlOn(e, db, `GRANT CREATE, USAGE ON SCHEMA public TO ${role}`);
+  const writer = await e.open(url.href);
+  try {
+    await writer.applyBlock(block1);
+    assert.equal((await writer.tip())?.height, 1, 'with the named grants the role builds the index');
   } finally {
     await writer.close();
   }

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import http from 'node:http';
 import { listenDual, type Handler } from './http.js';
+import { startMetricsServer } from './metrics-http.js';
 import { limitsOf } from '../settings/limits.js';
 import { h2 } from '../testing/http.js';
 import { waitFor } from '../testing/wait.js';
@@ -204,5 +205,30 @@ test('an IPv4 proxy is recognised on a dual-stack listener (IPv4-mapped peer add
   } finally {
     state.release();
     await server.close();
+  }
+});
+
+test('the SVC_METRICS_ADDR listener has the same per-address cap and header deadline as every server', { timeout: 60_000 }, async () => {
+  const own = await startMetricsServer('127.0.0.1', 0, { maxConnectionsPerClient: 3, headersTimeoutMs: 60_000 });
+  const idle = Array.from({ length: 10 }, () => raw(own.port, '127.0.0.2'));
+  try {
+    await until(() => idle.filter((c) => c.isClosed()).length === 7, 'the idle connections past the cap of 3 to be closed');
+    await until(() => own.connections() === 3, 'the listener to hold only the 3 under the cap');
+    const scrape = await get(own.port, '127.0.0.1', '/metrics');
+    assert.equal(scrape.status, 200, 'another address is served meanwhile');
+    assert.match(scrape.body, /# HELP /);
+    assert.equal((await get(own.port, '127.0.0.1', '/other')).status, 404);
+  } finally {
+    for (const c of idle) c.sock.destroy();
+    await own.close();
+  }
+  const deadline = await startMetricsServer('127.0.0.1', 0, { headersTimeoutMs: 300 });
+  const slow = raw(deadline.port, '127.0.0.2', 'GET /metrics HTTP/1.1\r\n');
+  try {
+    await until(() => slow.isClosed(), 'the header deadline to close a client that never ends its headers');
+    assert.equal(slow.text(), '');
+  } finally {
+    slow.sock.destroy();
+    await deadline.close();
   }
 });

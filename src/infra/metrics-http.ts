@@ -2,10 +2,9 @@
  * `GET /metrics` of both servers: per-request metrics (route, method, status, latency) and the
  * scrape answer, on the server's own port or on a listener of its own (`SVC_METRICS_ADDR`).
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { enableMetrics, httpDuration, httpRequests, metricsText } from '../util/metrics.js';
-import { listenFailure, type Listening, type RequestObserver, type Res } from './http.js';
+import { listenDual, listenFailure, type Handler, type Listening, type RequestObserver, type Res } from './http.js';
+import type { ServerLimits } from '../settings/limits.js';
 
 export { enableMetrics };
 
@@ -25,33 +24,26 @@ export async function metricsResponse(): Promise<Res> {
   return { status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' }, body };
 }
 
-/** A listener that answers `GET /metrics` only (for `SVC_METRICS_ADDR=host:port`). */
-export async function startMetricsServer(host: string, port: number): Promise<Listening> {
+/**
+ * A listener that answers `GET /metrics` only (for `SVC_METRICS_ADDR=host:port`): on the shared
+ * transport, so it has every server's limits (the per-address connection cap, the header
+ * deadline, trusted proxies: `limits`, from the settings loader).
+ */
+export async function startMetricsServer(host: string, port: number, limits?: Partial<ServerLimits>): Promise<Listening> {
   await enableMetrics();
-  const server = http.createServer((req, res) => {
-    if ((req.method === 'GET' || req.method === 'HEAD') && (req.url ?? '').split('?')[0] === '/metrics') {
-      metricsResponse().then(
-        (r) => res.writeHead(200, r.headers).end(req.method === 'HEAD' ? undefined : r.body),
-        () => res.writeHead(500).end(),
-      );
-    } else res.writeHead(404, { 'content-type': 'text/plain' }).end('only GET /metrics here\n');
-  });
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
-  server.keepAliveTimeout = 15_000;
-  server.maxConnections = 64;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (e) => reject(listenFailure(e, host, port, 'SVC_METRICS_ADDR')));
-    server.listen(port, host, () => resolve());
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    connections: () => 0,
-    drain: async () => ({ finished: 0, cut: 0 }),
-    close: () =>
-      new Promise<void>((done) => {
-        server.closeAllConnections();
-        server.close(() => done());
-      }),
-  };
+  const onlyMetrics: Handler = (req) =>
+    (req.method === 'GET' || req.method === 'HEAD') && req.path === '/metrics'
+      ? metricsResponse().catch(() => ({ status: 500, headers: { 'content-type': 'text/plain' }, body: 'metrics unavailable\n' }))
+      : { status: 404, headers: { 'content-type': 'text/plain' }, body: 'only GET /metrics here\n' };
+  try {
+    return await listenDual(onlyMetrics, { host, port, limits: limits ?? {} });
+  } catch (e) {
+    throw relabel(e, host, port);
+  }
+}
+
+/** listenDual names `--port` in its refusals; this port is SVC_METRICS_ADDR's. */
+function relabel(e: unknown, host: string, port: number): unknown {
+  const cause = e instanceof Error ? e.cause : undefined;
+  return cause === undefined ? e : listenFailure(cause, host, port, 'SVC_METRICS_ADDR');
 }

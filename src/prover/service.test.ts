@@ -120,3 +120,23 @@ test('mock mode refuses a Bitcoin spell with a Scrolls output (empty dest or not
     await server.close();
   }
 });
+
+test('POST /spells/prove: a 50 000-deep JSON array or CBOR nesting is a 400 {error, code}, not a 500', async () => {
+  const service = new LocalProveService({ backend: new MockBackend() });
+  const server = await startProveServer({ host: '127.0.0.1', port: 0, prove: bodyHandler(service), ready: () => service.ready() });
+  try {
+    const deep = `{"spell": ${'['.repeat(50_000)}0${']'.repeat(50_000)}}`;
+    const cbor = new Uint8Array(50_001).fill(0x81); // 50 000 nested one-element arrays
+    cbor[50_000] = 0x00;
+    for (const send of [h1, h2]) {
+      const j = await send(server.port, 'POST', '/spells/prove', deep, { 'content-type': 'application/json' });
+      assert.equal(j.status, 400, j.body.toString().slice(0, 200));
+      assert.equal(JSON.parse(j.body.toString()).code, 'INVALID_INPUT');
+      const c = await send(server.port, 'POST', '/spells/prove', cbor, { 'content-type': 'application/cbor' });
+      assert.equal(c.status, 400, c.body.toString().slice(0, 200));
+      assert.equal(JSON.parse(c.body.toString()).code, 'CBOR_DECODE');
+    }
+  } finally {
+    await server.close();
+  }
+});
