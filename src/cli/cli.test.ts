@@ -10,6 +10,8 @@ import { completionScript, SHELLS } from './completions.js';
 import { parseArgv, helpText } from './parse.js';
 import type { CommandDef } from './define.js';
 import { skipOrFail } from '../testing/require.js';
+import { ENV_NAMES } from '../settings/env.js';
+import { ENV_HELP } from '../settings/env-help.js';
 
 const bin = fileURLToPath(new URL('./charms.js', import.meta.url));
 const charms = (args: string[], cwd?: string) =>
@@ -298,4 +300,25 @@ test('exit codes and parsing as clap: no subcommand, bad values, -o=cbor, usage 
   const c = charms(['completions', '--help']).stdout;
   assert.match(c, /\[possible values: bash, zsh, fish, powershell, elvish\]/);
   assert.match(c, /source <\(COMPLETE=bash charms\)/);
+});
+
+test("the servers' --help list their environment variables, from the settings table", () => {
+  for (const command of ['server', 'query-server', 'index'] as const) {
+    const r = charms([command, '--help']);
+    assert.equal(r.status, 0, r.stderr);
+    const section = r.stdout.slice(r.stdout.indexOf('\nEnvironment (options override it'));
+    assert.ok(section.length > 1, `${command} --help has no Environment section`);
+    const listed = [...section.matchAll(/^ {2}([A-Z][A-Z0-9_]+)/gm)].map((m) => m[1]);
+    const expected = (Object.keys(ENV_HELP) as (keyof typeof ENV_NAMES)[]).filter((k) => ENV_HELP[k].for.includes(command)).map((k) => ENV_NAMES[k][0]);
+    assert.deepEqual(listed, expected, command);
+    // the reference's aliases are named with the spec's name
+    if (command === 'server') assert.match(section, /^ {2}SVC_PROVE_API_URL \(CHARMS_PROVE_API_URL\)/m);
+  }
+  const server = charms(['server', '--help']).stdout;
+  assert.match(server, /^ {2}SVC_MAX_FEE_RATE +Bitcoin fee-rate cap/m);
+  assert.doesNotMatch(server, /ESPLORA_URL|INDEX_DB_URL/);
+  const query = charms(['query-server', '--help']).stdout;
+  assert.match(query, /^ {2}BITCOIN_RPC_COOKIE +/m);
+  assert.doesNotMatch(query, /^ {2}MOCK\b/m, 'query-server takes --mock only');
+  assert.match(charms(['index', '--help']).stdout, /^ {2}INDEX_DB_URL +the database/m);
 });

@@ -6,6 +6,7 @@ import { type ArgDef, type CommandDef, defineCommand, type OptionDef, type Run }
 import { completionScript } from './completions.js';
 import * as o from './options.js';
 import { text } from './output.js';
+import { envHelp } from '../settings/env-help.js';
 
 /** How to set completions up, dynamic (recommended, clap's CompleteEnv) or static. */
 const completionsHelp = (bin: string): string => `Dynamic completions (recommended): they follow the installed ${bin}.
@@ -37,6 +38,7 @@ export function commandTree(binName: string): CommandDef {
         name: 'server',
         about: 'Start the proving server (POST /spells/prove, GET /ready)',
         long: 'Start the proving server: POST /spells/prove and GET /ready over HTTP/1.1 and h2c on one port.\nMock mode (--mock or MOCK=1) proves locally and offline; real proving uses APP_ZK_PROVER / SPELL_ZK_PROVER.',
+        afterHelp: envHelp('server'),
         options: o.serverOptions,
         run: lazy(() => import('./commands/server.js')),
       }),
@@ -46,13 +48,8 @@ export function commandTree(binName: string): CommandDef {
         long:
           'Start the spell-query service: GET /spells/<txid> (transaction from the configured source), PUT /spells/<txid> with {"tx_hex": …},\n' +
           'and a wallet page at / — HTTP/1.1 and h2c on one port. 200 spell, 204 no valid spell, 400, 404 unknown tx, 502/503 source failing/unreachable.\n' +
-          '\n' +
-          'Transaction source (options override the environment):\n' +
-          '  ESPLORA_URL            Esplora-compatible API base, e.g. https://mempool.space/testnet4/api (GET <base>/tx/<txid>/hex)\n' +
-          '  BITCOIN_RPC_URL        Bitcoin Core JSON-RPC URL, e.g. http://127.0.0.1:48332 (getrawtransaction; needs -txindex)\n' +
-          "  BITCOIN_RPC_COOKIE     path of bitcoind's .cookie file, or\n" +
-          '  BITCOIN_RPC_USER, BITCOIN_RPC_PASSWORD   RPC credentials\n' +
-          'Without a source only PUT works. Cache: in-process LRU, or Redis with CACHE_URL=redis://…; LOG_LEVEL sets the log level.',
+          'Transactions come from ESPLORA_URL or BITCOIN_RPC_URL (below); without a source only PUT works.',
+        afterHelp: envHelp('query-server'),
         options: o.queryServerOptions,
         run: lazy(() => import('./commands/query-server.js')),
       }),
@@ -64,14 +61,8 @@ export function commandTree(binName: string): CommandDef {
           '(HTTP/1.1 and h2c): GET /v1/status, /v1/addresses/<address>/balances|utxos|history, POST /v1/addresses/balances,\n' +
           'GET /v1/outputs/<txid>:<vout>, /v1/txs/<txid>, /v1/apps/<app>; plus GET/PUT /spells/<txid> and the wallet page. See docs/index.md.\n' +
           'Explorer-compatible for the official wallet: /v1/wallet/..., /v1/transactions/<txid>, /v1/assets/reference-nft/<identity>;\n' +
-          'their plain-BTC parts (address UTXOs, fees, broadcast) come from ESPLORA_URL when set, else the node.\n' +
-          '\n' +
-          'Environment (options override it):\n' +
-          '  INDEX_DB_URL           the database: a SQLite file path (default $XDG_DATA_HOME/charms-ts/index-<network>.sqlite) or postgres://…\n' +
-          '  BITCOIN_RPC_URL        Bitcoin Core JSON-RPC URL (+ BITCOIN_RPC_COOKIE, or BITCOIN_RPC_USER and BITCOIN_RPC_PASSWORD)\n' +
-          '  ESPLORA_URL            Esplora-compatible API base, instead of a node\n' +
-          "  BITCOIN_ZMQ_URL        the node's ZMQ publisher (hashblock, sequence): faster than polling, which always continues\n" +
-          '  INDEX_VERIFY_WORKERS   spell verification threads (default: the cores; 0: on the event loop)',
+          'their plain-BTC parts (address UTXOs, fees, broadcast) come from ESPLORA_URL when set, else the node.',
+        afterHelp: envHelp('index'),
         options: o.indexOptions,
         run: lazy(() => import('./commands/index-server.js')),
       }),

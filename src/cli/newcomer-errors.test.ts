@@ -16,6 +16,8 @@ import { funding } from '../testing/fixtures.js';
 import { decodeProveRequest } from '../prover/service.js';
 import { CharmsError } from '../errors.js';
 import { parseFeeSettings } from '../bitcoin/fee-settings.js';
+import { proveServiceFor } from '../prover/setup.js';
+import { proverConfig } from '../settings/settings.js';
 
 const charms = (args: string[], cwd: string) =>
   spawnSync(process.execPath, [charmsBin, ...args], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: cwd, SVC_APP_CACHE_DIR: 'off' } });
@@ -90,7 +92,7 @@ test('a bad JSON body: "Invalid JSON:" once, then where', () => {
 /** How often `word` occurs in `text`, any capitalisation. */
 const count = (text: string, word: string) => text.toLowerCase().split(word.toLowerCase()).length - 1;
 
-test('an error as rendered (message and its causes, as the CLI and the servers print it) says its text once', () => {
+test('an error as rendered (message and its causes, as the CLI and the servers print it) says its text once', async () => {
   // the server answers a bad JSON body with the full message; it was "Invalid JSON: X: invalid JSON: X"
   assert.throws(
     () => decodeProveRequest(new TextEncoder().encode('{not json'), 'json'),
@@ -102,6 +104,17 @@ test('an error as rendered (message and its causes, as the CLI and the servers p
     (e: unknown) =>
       e instanceof CharmsError && /^fee settings: invalid YAML: .* at line \d+ column \d+$/.test(e.fullMessage) && count(e.fullMessage, 'YAML') === 1,
   );
+  // a settings file that is not there: its path once (Node's message names it already)
+  for (const [name, what] of [
+    ['SVC_FEE_SETTINGS', 'fee settings'],
+    ['SVC_CARDANO_PROTOCOL_PARAMS', 'Cardano protocol parameters'],
+  ] as const) {
+    const path = join(tmpdir(), `charms-missing-${name}.yaml`);
+    await assert.rejects(
+      proveServiceFor(proverConfig({ MOCK: '1', SVC_PROOF_THREADS: '0', [name]: path }), false),
+      (e: unknown) => e instanceof CharmsError && e.fullMessage.startsWith(`cannot read ${what}: ENOENT`) && count(e.fullMessage, path) === 1,
+    );
+  }
   // a cause that is not an Error is not said twice either
   assert.equal(new CharmsError('IO', 'disk full: ENOSPC', { cause: 'ENOSPC' }).fullMessage, 'disk full: ENOSPC');
 });

@@ -9,6 +9,10 @@ import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { readSharedText, sharedOrSkip } from '../testing/shared.js';
 import { funding } from '../testing/fixtures.js';
+import { GENESIS } from '../sources/btc-source.js';
+import { scriptToAddress } from '../bitcoin/address.js';
+import { BITCOIN_NETWORKS } from '../model/network.js';
+import { fromHex } from '../util/bytes.js';
 
 const bin = fileURLToPath(new URL('./charms.js', import.meta.url));
 
@@ -30,7 +34,9 @@ test('missing prev txs of tx.ins are fetched from ESPLORA_URL and named on stder
   const other = readSharedText('vectors', 'chain', '4125a400a51213b256b3b8087717e429712787d943e65f045063f4ea011bfe36.bitcoin.hex').trim();
   let lie = false;
   const asked: string[] = [];
+  let genesis: string | undefined;
   const esplora = http.createServer((req, res) => {
+    if (req.url === '/api/block-height/0' && genesis) return void res.end(genesis);
     const id = /^\/api\/tx\/([0-9a-f]{64})\/hex$/.exec(req.url ?? '')?.[1];
     if (id) asked.push(id);
     if (id !== f.txid) return void res.writeHead(404).end('Transaction not found');
@@ -48,6 +54,21 @@ test('missing prev txs of tx.ins are fetched from ESPLORA_URL and named on stder
     assert.equal(proved.code, 0, proved.stderr);
     assert.match(proved.stderr, /fetched prev tx/);
     assert.ok(JSON.parse(proved.stdout)[0].bitcoin);
+    // inputs from a testnet4 source and a mainnet change address (the same script): refused before any contract runs
+    genesis = GENESIS.testnet4;
+    const main = scriptToAddress(fromHex(f.dest), BITCOIN_NETWORKS.mainnet)!;
+    const wrong = await charms(['spell', 'prove', '--mock', '--change-address', main], env, spell);
+    assert.equal(wrong.code, 1);
+    assert.match(
+      wrong.stderr,
+      new RegExp(
+        `Error: --change-address ${main}: a mainnet address, but the inputs are on testnet4 \\(their transactions came from .*\\): give a testnet4 change address \\(tb1…\\)`,
+      ),
+    );
+    assert.doesNotMatch(wrong.stderr, /spell checked/);
+    const right = await charms(['spell', 'prove', '--mock', '--change-address', f.changeAddress], env, spell);
+    assert.equal(right.code, 0, right.stderr);
+    genesis = undefined;
     // given with --prev-txs: nothing is fetched
     asked.length = 0;
     const given = await charms(['spell', 'check', '--prev-txs', f.hex], env, spell);

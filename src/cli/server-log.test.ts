@@ -41,9 +41,11 @@ test('charms server --mock: start-up fields of mock mode only; a second one on t
     assert.match(
       lines.at(-1)!,
       new RegExp(
-        `cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use \\(another process, perhaps another charms server, listens there\\): stop it, or choose another port with --port`,
+        `^Error: cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\): the port is in use \\(another process, perhaps another charms server, listens there\\): stop it, or choose another port with --port$`,
       ),
     );
+    // said once: not followed by the errno's own "address already in use 127.0.0.1:<port>"
+    assert.equal(lines.at(-1)!.split(`127.0.0.1:${port}`).length, 2, lines.at(-1));
   } finally {
     child.kill();
   }

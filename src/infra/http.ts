@@ -985,20 +985,17 @@ export function listenDual(
  */
 export function listenFailure(e: unknown, host: string, port: number, option = '--port'): unknown {
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
-  const at = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  // the errno's own message ("listen EADDRINUSE: address already in use <host:port>") would say
+  // the address and the trouble a second time: its code is named instead, and it is no cause
+  const at = `${host.includes(':') ? `[${host}]` : host}:${port} (${code})`;
   if (code === 'EADDRINUSE')
     return new CharmsError(
       'CONFIG',
       `cannot listen on ${at}: the port is in use (another process, perhaps another charms server, listens there): stop it, or choose another port with ${option}`,
-      {
-        cause: e,
-      },
     );
   if (code === 'EACCES')
-    return new CharmsError('CONFIG', `cannot listen on ${at}: not permitted (ports below 1024 need privileges): choose a port from 1024 with ${option}`, {
-      cause: e,
-    });
+    return new CharmsError('CONFIG', `cannot listen on ${at}: not permitted (ports below 1024 need privileges): choose a port from 1024 with ${option}`);
   if (code === 'EADDRNOTAVAIL')
-    return new CharmsError('CONFIG', `cannot listen on ${at}: the address is not one of this host's: choose another (--ip, or 0.0.0.0 for all)`, { cause: e });
+    return new CharmsError('CONFIG', `cannot listen on ${at}: the address is not one of this host's: choose another (--ip, or 0.0.0.0 for all)`);
   return e;
 }

@@ -59,6 +59,11 @@ interface ServerOptions {
 export interface ProveHttpOptions extends ServerOptions {
   prove: ProveFn;
   ready: () => Promise<boolean>;
+  /**
+   * Why the server cannot serve now (undefined: ready), said in the 503 of `GET /ready`; given,
+   * it answers `/ready` instead of `ready`. `relayedBy`: the hop header of the readiness request.
+   */
+  unready?: (relayedBy: readonly string[]) => Promise<string | undefined>;
 }
 
 /** The server `charms server` (`charms-prover server`: `prover: true`) runs, from settings. */
@@ -109,12 +114,16 @@ async function startConfigured(opts: ProveServerOptions): Promise<ProveServer> {
   const cache = opts.cache;
   try {
     service = await proveServiceFor(settings.prover, opts.prover === true, log, workers, opts.stopping);
+    const s = service;
+    const unready = async (relayedBy: readonly string[]) =>
+      (await s.unready(relayedBy)) ?? (cache && !(await cache.ready()) ? 'the cache (CACHE_URL) is not reachable' : undefined);
     server = await startHttp({
       ...(opts.host === undefined ? {} : { host: opts.host }),
       ...(opts.port === undefined ? {} : { port: opts.port }),
       prove: bodyHandler(service),
       ...(service.relayId ? { relayId: service.relayId } : {}),
-      ready: async () => (await service.ready()) && (cache ? await cache.ready() : true),
+      ready: async () => (await unready([])) === undefined,
+      unready,
       ...(cache ? { cache } : {}),
       log,
       limits: opts.limits ?? settings.limits,
@@ -153,8 +162,19 @@ async function startHttp(opts: ProveHttpOptions): Promise<Listening> {
       try {
         if (req.path === '/metrics' && req.method === 'GET' && opts.metrics !== 'off') res = await metricsResponse();
         else if (req.path === '/ready' && req.method === 'GET') {
-          const ok = await opts.ready().catch(() => false);
-          res = { status: ok ? 200 : 503, headers: { 'content-type': 'text/plain' }, body: ok ? 'OK' : 'NOT READY' };
+          // a readiness request that came back through the relays is a loop (508), as a prove request
+          const relayedBy = relayPath(req.headers[RELAYED_BY_HEADER], opts.relayId);
+          const { unready } = opts;
+          const reason = unready
+            ? await unready(relayedBy).catch((e: unknown) => (e instanceof Error ? e.message : String(e)))
+            : (await opts.ready().catch(() => false))
+              ? undefined
+              : '';
+          res = {
+            status: reason === undefined ? 200 : 503,
+            headers: { 'content-type': 'text/plain' },
+            body: reason === undefined ? 'OK' : reason ? `NOT READY: ${reason}` : 'NOT READY',
+          };
         } else if (req.path === '/spells/prove' && req.method === 'POST') {
           const ct = String(req.headers['content-type'] ?? '');
           const format = ct.includes('application/cbor') ? 'cbor' : 'json';

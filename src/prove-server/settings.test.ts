@@ -1,5 +1,6 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { startProveServer } from './server.js';
 import { startProveServer as fromPackageRoot } from '../index.js';
 import { startProveServer as fromServerSubpath } from './index.js';
@@ -39,5 +40,48 @@ test('startProveServer from settings: a relay unless mock or prover', async () =
     assert.match(server.description ?? '', /^relay to http:\/\/127\.0\.0\.1:9\//);
   } finally {
     await server.close();
+  }
+});
+
+/** A port nothing listens on (listened on, then closed). */
+async function deadPort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const { port } = s.address() as net.AddressInfo;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+test('a relay is ready only while its upstream is: 503 with the reason when it is dead or leads back here', async () => {
+  const upstream = await startProveServer({ host: '127.0.0.1', port: 0, settings: loadSettings({ MOCK: '1', SVC_PROOF_THREADS: '0' }) });
+  const relayTo = (url: string, port = 0) => startProveServer({ host: '127.0.0.1', port, settings: loadSettings({ SVC_PROVE_API_URL: url }) });
+  const good = await relayTo(`http://127.0.0.1:${upstream.port}/spells/prove`);
+  const dead = await deadPort();
+  const down = await relayTo(`http://user:S3CRET@127.0.0.1:${dead}/spells/prove`);
+  // its own host:port (the port chosen first, so the URL can name it)
+  const own = await deadPort();
+  const self = await relayTo(`http://127.0.0.1:${own}/spells/prove`, own);
+  // two relays pointing at each other: A -> B -> A
+  const aPort = await deadPort();
+  const b = await relayTo(`http://127.0.0.1:${aPort}/spells/prove`);
+  const a = await relayTo(`http://127.0.0.1:${b.port}/spells/prove`, aPort);
+  try {
+    const ok = await h1(good.port, 'GET', '/ready');
+    assert.equal(ok.status, 200);
+    assert.equal(ok.body.toString(), 'OK');
+    const r = await h1(down.port, 'GET', '/ready');
+    assert.equal(r.status, 503);
+    assert.match(
+      r.body.toString(),
+      new RegExp(`^NOT READY: the upstream proving service \\(SVC_PROVE_API_URL\\) http://REDACTED@127\\.0\\.0\\.1:${dead}/ready cannot be reached`),
+    );
+    assert.doesNotMatch(r.body.toString(), /S3CRET/);
+    for (const looped of [self, a, b]) {
+      const l = await h1(looped.port, 'GET', '/ready');
+      assert.equal(l.status, 503);
+      assert.match(l.body.toString(), /^NOT READY: relay loop: the upstream proving service \(SVC_PROVE_API_URL\) http:\/\/127\.0\.0\.1:\d+\/ready leads back/);
+    }
+  } finally {
+    for (const s of [good, down, self, a, b, upstream]) await s.close();
   }
 });

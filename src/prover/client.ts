@@ -171,3 +171,52 @@ export async function proveRemote(req: ProveRequest, o: RemoteProveOptions): Pro
   // still retryable later: a proving server forwarding here answers 500, as the spec asks
   throw new CharmsError('PROVER_TRANSIENT', `proving service failed after ${attempts} attempts: ${lastProblem}`);
 }
+
+/** The `/ready` route of the proving service whose prove route is `proveUrl` (`…/spells/prove` → `…/ready`; query kept). */
+function readyUrlOf(proveUrl: string): string {
+  const u = new URL(proveUrl);
+  u.pathname = /\/spells\/prove\/?$/.test(u.pathname) ? u.pathname.replace(/\/spells\/prove\/?$/, '/ready') : '/ready';
+  return u.toString();
+}
+
+/**
+ * Why the proving service at `proveUrl` cannot serve now, from its `GET /ready` (undefined: it
+ * answered 200): unreachable, silent for `timeoutMs`, not ready, or a relay loop (the request
+ * carries `relayedBy`, so a relay whose upstream leads back to it sees its own id and answers 508).
+ */
+export async function upstreamUnready(
+  proveUrl: string,
+  o: { relayedBy?: readonly string[]; timeoutMs?: number; fetchImpl?: typeof fetch } = {},
+): Promise<string | undefined> {
+  const shown = redactUrl(readyUrlOf(proveUrl));
+  let target: ReturnType<typeof withoutCredentials>;
+  try {
+    target = withoutCredentials(readyUrlOf(proveUrl));
+  } catch {
+    return `the proving service URL (SVC_PROVE_API_URL) is not a URL: ${redactUrl(proveUrl)}`;
+  }
+  const headers: Record<string, string> = {};
+  if (target.authorization) headers.authorization = target.authorization;
+  if (o.relayedBy?.length) headers[RELAYED_BY_HEADER] = o.relayedBy.join(',');
+  const timeoutMs = o.timeoutMs ?? 5000;
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  try {
+    let res: Response;
+    try {
+      res = await (o.fetchImpl ?? fetch)(target.url, { headers, signal: abort.signal });
+    } catch (e) {
+      const why = abort.signal.aborted ? `no answer within ${timeoutMs} ms` : (((e as Error).cause as Error | undefined)?.message ?? (e as Error).message);
+      return redactText(`the upstream proving service (SVC_PROVE_API_URL) ${shown} cannot be reached: ${why}`);
+    }
+    const text = new TextDecoder().decode((await readCapped(res, 4096, timeoutMs, abort).catch(() => new Uint8Array())).subarray(0, 300)).trim();
+    if (res.status === 200) return undefined;
+    if (res.status === 508 || /relay loop/.test(text))
+      return redactText(
+        `relay loop: the upstream proving service (SVC_PROVE_API_URL) ${shown} leads back to this server (or to a relay before it): point SVC_PROVE_API_URL at a proving service, not at a relay that forwards here`,
+      );
+    return redactText(`the upstream proving service (SVC_PROVE_API_URL) ${shown} is not ready: ${res.status}${text ? ` ${text}` : ''}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -154,8 +154,10 @@ test('a relaying `charms server` whose SVC_PROVE_API_URL is itself answers at on
     const e = JSON.parse(r.body.toString());
     assert.equal(e.code, 'RELAY_LOOP');
     assert.match(e.error, /relay loop: this server forwards prove requests to SVC_PROVE_API_URL, which leads back to this server/);
-    // and the server still answers
-    assert.equal((await h1(port, 'GET', '/ready')).status, 200);
+    // and the server still answers, /ready naming the loop (not OK while it can prove nothing)
+    const ready = await h1(port, 'GET', '/ready');
+    assert.equal(ready.status, 503);
+    assert.match(ready.body.toString(), /^NOT READY: relay loop: the upstream proving service \(SVC_PROVE_API_URL\)/);
   } finally {
     child.kill();
   }

@@ -13,7 +13,7 @@ import { chainTxToValue, proveRequestFromValue, type ChainTx, type ProveRequest 
 import { proveSpellTx, type ProveDeps } from './prove.js';
 import { CARDANO_MOCK_NOTICE } from './prove-cardano.js';
 import { parseCardanoTx } from '../cardano/tx.js';
-import { proveRemote, type RemoteProveOptions } from './client.js';
+import { proveRemote, upstreamUnready, type RemoteProveOptions } from './client.js';
 import type { ProofBackend } from './backend.js';
 import { redactUrl } from '../util/redact.js';
 import { fromHex } from '../util/bytes.js';
@@ -67,6 +67,11 @@ export interface ProveService {
   prove(req: ProveRequest, relayedBy?: readonly string[]): Promise<ChainTx[]>;
   /** A relay's id in the hop header (a request carrying it has looped back). */
   readonly relayId?: string;
+  /**
+   * Why it cannot serve now (undefined: ready), for `GET /ready`; `relayedBy`: the relays the
+   * readiness request came through (a relay asks its upstream, so a loop is seen).
+   */
+  unready(relayedBy?: readonly string[]): Promise<string | undefined>;
   ready(): Promise<boolean>;
 }
 
@@ -79,8 +84,12 @@ export class LocalProveService implements ProveService {
   async prove(req: ProveRequest): Promise<ChainTx[]> {
     return measured(this.deps.backend.name, async () => (await proveSpellTx(req, this.deps)).txs);
   }
-  ready(): Promise<boolean> {
-    return this.deps.backend.ready();
+  async unready(): Promise<string | undefined> {
+    const b = this.deps.backend;
+    return (await b.unavailable?.()) ?? ((await b.ready()) ? undefined : `the ${b.name} prover backend is not ready`);
+  }
+  async ready(): Promise<boolean> {
+    return (await this.unready()) === undefined;
   }
 }
 
@@ -102,8 +111,12 @@ export class RelayProveService implements ProveService {
       proveRemote(req, { ...this.limits, url: this.url, relayedBy: [...relayedBy, this.relayId], ...(log ? { progress: (m: string) => log.info(m) } : {}) }),
     );
   }
+  /** Not while its upstream is: unreachable, not ready, or leading back here (the hop header carries our id). */
+  unready(relayedBy: readonly string[] = []): Promise<string | undefined> {
+    return upstreamUnready(this.url, { relayedBy: [...relayedBy, this.relayId] });
+  }
   async ready(): Promise<boolean> {
-    return true;
+    return (await this.unready()) === undefined;
   }
 }
 

@@ -9,13 +9,19 @@ import type { ProofWorkers } from './proof-workers.js';
 import { LocalProveService, RelayProveService, type ProveService } from './service.js';
 import { parseCardanoProtocolParams, type CardanoProtocolParams } from '../cardano/protocol-params.js';
 
+/** A settings file that cannot be read; Node's message names the path already ("ENOENT: …, open '<path>'"): said once. */
+function cannotRead(what: string, path: string, e: unknown): CharmsError {
+  const why = e instanceof Error ? e.message : String(e);
+  return new CharmsError('CONFIG', why.includes(path) ? `cannot read ${what}: ${why}` : `cannot read ${what} ${path}: ${why}`, { cause: e });
+}
+
 function loadFeeSettings(c: ProverConfig): FeeSettings | undefined {
   if (!c.feeSettingsPath) return undefined;
   let text: string;
   try {
     text = readFileSync(c.feeSettingsPath, 'utf8');
   } catch (e) {
-    throw new CharmsError('CONFIG', `cannot read fee settings ${c.feeSettingsPath}: ${(e as Error).message ?? e}`, { cause: e });
+    throw cannotRead('fee settings', c.feeSettingsPath, e);
   }
   return parseFeeSettings(text);
 }
@@ -27,7 +33,7 @@ function loadCardanoParams(c: ProverConfig): CardanoProtocolParams | undefined {
   try {
     text = readFileSync(c.cardanoProtocolParamsPath, 'utf8');
   } catch (e) {
-    throw new CharmsError('CONFIG', `cannot read Cardano protocol parameters ${c.cardanoProtocolParamsPath}: ${(e as Error).message ?? e}`, { cause: e });
+    throw cannotRead('Cardano protocol parameters', c.cardanoProtocolParamsPath, e);
   }
   return parseCardanoProtocolParams(text);
 }

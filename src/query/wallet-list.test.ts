@@ -117,3 +117,28 @@ test('wallet list: a node that is not there is a 503-class error, never an empty
   const closed = rpcNodeFromConfig({ rpcUrl: 'http://127.0.0.1:9', timeoutMs: 2000 })!;
   await assert.rejects(listWalletCharms(closed, { mock: false }), (e: unknown) => e instanceof CharmsError && e.code === 'UPSTREAM_UNAVAILABLE');
 });
+
+test('wallet list: a node error names the node once (RPC without credentials, a missing bitcoin-cli)', async () => {
+  const rpc = createServer((req, res) => {
+    req.resume();
+    res.writeHead(401).end();
+  });
+  await new Promise<void>((r) => rpc.listen(0, '127.0.0.1', r));
+  try {
+    const node = rpcNodeFromConfig({ rpcUrl: `http://127.0.0.1:${(rpc.address() as AddressInfo).port}` })!;
+    await assert.rejects(listWalletCharms(node, { mock: false }), (e: unknown) => {
+      const m = (e as CharmsError).fullMessage;
+      return (
+        /^listunspent failed: bitcoind http:\/\/127\.0\.0\.1:\d+\/? asks for RPC credentials \(401\) and none were given: /.test(m) &&
+        m.split(node.name).length === 2
+      );
+    });
+  } finally {
+    rpc.close();
+  }
+  const missing = new CliNode({ bin: '/nonexistent/bitcoin-cli', args: [] });
+  await assert.rejects(
+    listWalletCharms(missing, { mock: false }),
+    (e: unknown) => (e as CharmsError).fullMessage === 'cannot run /nonexistent/bitcoin-cli: ENOENT (install Bitcoin Core or set BITCOIN_CLI)',
+  );
+});

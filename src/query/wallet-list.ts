@@ -63,7 +63,11 @@ export async function listWalletCharms(node: BitcoinNode, o: WalletListOptions):
     listed = await node.call('listunspent', [0]);
   } catch (e) {
     if (e instanceof CharmsError && e.code === 'UPSTREAM_UNAVAILABLE') throw e;
-    throw new CharmsError('UPSTREAM_UNAVAILABLE', `${node.name} listunspent failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    const why = e instanceof Error ? e.message : String(e);
+    // the node's own errors name it already ("bitcoind http://… asks for RPC credentials …")
+    throw new CharmsError('UPSTREAM_UNAVAILABLE', why.includes(node.name) ? `listunspent failed: ${why}` : `${node.name} listunspent failed: ${why}`, {
+      cause: e,
+    });
   }
   const byTxid = new Map<string, Unspent[]>();
   for (const u of parseUnspent(listed)) byTxid.set(u.txid, [...(byTxid.get(u.txid) ?? []), u]);

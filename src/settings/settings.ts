@@ -6,8 +6,9 @@
  * settings, RPC cookie) carry the path; the owner reads the file (the cookie at every call, as
  * bitcoind rewrites it on restart).
  *
- * To add a setting: a row in `ENV_NAMES` (env.ts), a field in `Settings` (or its section), one line in
- * `loadSettings`, and its row in README "Environment".
+ * To add a setting: a row in `ENV_NAMES` (env.ts) and in `ENV_HELP` (env-help.ts: the servers'
+ * `--help`), a field in `Settings` (or its section), one line in `loadSettings`, and its row in
+ * README "Environment".
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';

@@ -243,11 +243,11 @@ export class CliNode implements BitcoinNode {
             // the program did not run (ENOENT, EACCES) or its answer was too large
             if (code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER')
               return reject(new CharmsError('UPSTREAM_FAILED', `${this.name} ${method}: answer larger than ${this.answerLimit} bytes`, { cause: err }));
+            // no cause: its message ("spawn <bin> ENOENT") would say the program and the code again
             return reject(
               new CharmsError(
                 'UPSTREAM_UNAVAILABLE',
                 `cannot run ${this.name}: ${code}${code === 'ENOENT' ? ' (install Bitcoin Core or set BITCOIN_CLI)' : ''}`,
-                { cause: err },
               ),
             );
           }

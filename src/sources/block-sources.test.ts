@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { bech32 } from '@scure/base';
 import { CharmsError } from '../errors.js';
 import { FakeBitcoind } from '../testing/fake-bitcoind.js';
@@ -275,6 +276,20 @@ test('network: Core chain names and genesis hashes map to networks; unknown ones
       isErr('CONFIG', /--network testnet4, but .* serves mainnet \(its genesis block 000000000019d6/),
     );
     await assert.rejects(new EsploraBlockSource(fake.esploraUrl, { network: BITCOIN_NETWORKS.signet }).network(), isErr('CONFIG', /serves regtest/));
+    // a URL that is no Esplora API (a 404, a web page: the site without its /api) says what it should be
+    const site = http.createServer((req, res) => (req.url?.startsWith('/nope/') ? res.writeHead(404).end() : res.end('<html>a web page</html>')));
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+    try {
+      const base = `http://127.0.0.1:${(site.address() as { port: number }).port}`;
+      const hint = /: is it an Esplora API base\? \(ESPLORA_URL \/ --esplora-url, e\.g\. https:\/\/mempool\.space\/testnet4\/api with its \/api\)$/;
+      for (const url of [`${base}/nope`, base])
+        await assert.rejects(
+          new EsploraBlockSource(url).network(),
+          (e: unknown) => isErr('UPSTREAM_FAILED', hint)(e) && hint.test((e as CharmsError).fullMessage),
+        );
+    } finally {
+      site.close();
+    }
   } finally {
     await fake.stop();
     await main.stop();

@@ -71,8 +71,16 @@ export class EsploraBlockSource implements BlockSource, BtcSource {
    */
   network(): Promise<BitcoinNetwork> {
     this.networkRead ??= (async () => {
-      const genesis = await this.hashAt(0);
-      if (genesis === undefined) throw new CharmsError('UPSTREAM_FAILED', `${this.name} does not know block 0`);
+      // the first call to a new source: an answer that is no Esplora's says what the URL should be
+      const notEsplora = `is it an Esplora API base? (ESPLORA_URL / --esplora-url, e.g. https://mempool.space/testnet4/api with its /api)`;
+      let genesis: string | undefined;
+      try {
+        genesis = await this.hashAt(0);
+      } catch (e) {
+        if (e instanceof CharmsError && e.code === 'UPSTREAM_FAILED') throw new CharmsError('UPSTREAM_FAILED', `${e.message}: ${notEsplora}`, { cause: e });
+        throw e;
+      }
+      if (genesis === undefined) throw new CharmsError('UPSTREAM_FAILED', `${this.name} does not know block 0 (404): ${notEsplora}`);
       if (this.configured === undefined) return networkOfGenesis(genesis, this.name);
       const known = knownNetworkOfGenesis(genesis);
       if (known !== undefined && known.id !== this.configured.id)

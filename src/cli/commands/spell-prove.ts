@@ -33,7 +33,7 @@ const run: Run<typeof spellProveOptions> = async ({ opts }, ctx) => {
   const feeRate = Number(opts['fee-rate']);
   if (!Number.isFinite(feeRate)) throw new CharmsError('INVALID_INPUT', '--fee-rate: not a number');
   if (feeRate < 1.0) throw new CharmsError('INVALID_INPUT', 'fee rate must be >= 1.0');
-  const i = await readSpellInputs(opts, ctx);
+  const i = await readSpellInputs(opts, ctx, opts.chain === 'bitcoin' ? opts['change-address'] : undefined);
   const coll = opts['collateral-utxo'];
   const req: ProveRequest = {
     ...i,
