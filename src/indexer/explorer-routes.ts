@@ -7,7 +7,7 @@
  *
  * Differences from the hosted explorer, on purpose: the catalogue and holders follow reorgs
  * exactly; supplies are the unspent confirmed amounts; `sort=oldest` is honoured; holders are
- * paged (`page`, `limit`: the explorer answers them all) and the asked app's own (the explorer
+ * paged (`page` or a keyset `cursor`, `limit` ≤ 1000: the explorer answers them all) and the asked app's own (the explorer
  * answers a token's holders from its NFT's); `decimals` is the CHIP-0420 metadata's (default 0);
  * likes are not chain data (`likes_count` 0, liking refused); a `?network=` the index does not
  * hold gets empty lists and 404s.
@@ -35,7 +35,7 @@ export interface ExplorerContext {
 }
 
 const MAX_LIMIT = 100;
-const MAX_HOLDERS_LIMIT = 500;
+const MAX_HOLDERS_LIMIT = 1000;
 const MAX_ADDRESS_CHARMS = 1000;
 const MAX_PAGE = 1_000_000;
 
@@ -223,14 +223,27 @@ function percent(part: bigint, whole: bigint): number {
   return whole === 0n ? 0 : Number((part * 100_000_000n) / whole) / 1_000_000;
 }
 
-/** GET /v1/assets/{app_id}/holders: the app's holders, largest first, paged (`page`, `limit` ≤ 500, default 100). */
+const parseHolderCursor = (raw: string | null): q.HolderCursor | undefined => {
+  if (raw === null) return undefined;
+  const m = /^(\d{1,80})-((?:[0-9a-f]{2}){1,10000})$/.exec(raw);
+  if (!m) throw bad('cursor: expected the next_cursor of a previous page');
+  return { amount: BigInt(m[1]!), script: Buffer.from(m[2]!, 'hex') };
+};
+
+/**
+ * GET /v1/assets/{app_id}/holders: the app's holders, largest first, paged — our addition (the
+ * explorer answers them all): `limit` ≤ 1000 (default 100), and `page` or the keyset `cursor`
+ * (the `next_cursor` of the previous page: `<amount>-<script hex>`).
+ */
 function holders(c: ExplorerContext, req: Req, m: RegExpExecArray): Promise<Res> {
   const app = appParam(decoded(m[1]!));
   const { page, limit, offset } = paging(req, 100, MAX_HOLDERS_LIMIT);
+  const after = parseHolderCursor(req.query.get('cursor'));
   const net = addrNet(c.network);
   return c.store.read(async (tx) => {
-    const [a, h] = await Promise.all([q.assetByApp(tx, app), q.holdersPage(tx, app, { limit, offset })]);
+    const [a, h] = await Promise.all([q.assetByApp(tx, app), q.holdersPage(tx, app, { limit, offset, after })]);
     const supply = a?.supply ?? 0n;
+    const last = h.page[h.page.length - 1];
     return ok({
       app_id: app,
       total_holders: h.holders,
@@ -247,6 +260,7 @@ function holders(c: ExplorerContext, req: Req, m: RegExpExecArray): Promise<Res>
       page,
       limit,
       total_pages: Math.ceil(h.holders / limit),
+      next_cursor: last && h.page.length === limit ? `${last.amount}-${Buffer.from(last.script).toString('hex')}` : null,
     });
   });
 }
@@ -565,7 +579,7 @@ export const EXPLORER_ROUTES: readonly Route<ExplorerContext>[] = [
     handler: holders,
     empty: (req, m) => {
       const { page, limit } = paging(req, 100, MAX_HOLDERS_LIMIT);
-      return { app_id: decoded(m[1]!), total_holders: 0, total_supply: 0, holders: [], page, limit, total_pages: 0 };
+      return { app_id: decoded(m[1]!), total_holders: 0, total_supply: 0, holders: [], page, limit, total_pages: 0, next_cursor: null };
     },
   },
   {
