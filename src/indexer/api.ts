@@ -509,7 +509,7 @@ export const INDEX_ROUTES: readonly Route<IndexApi>[] = [
   {
     method: 'GET',
     pattern: /^\/v1\/addresses\/([^/]+)\/(balances|utxos|history)$/,
-    doc: '/v1/addresses/{address}/balances, /utxos, /history',
+    doc: '/v1/addresses/{address}/balances, /v1/addresses/{address}/utxos, /v1/addresses/{address}/history',
     cache: 'state',
     network: 'refused',
     handler: (c, req, m) => c.addressInfo(req, m),

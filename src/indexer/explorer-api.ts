@@ -1004,7 +1004,7 @@ export const WALLET_ROUTES: readonly Route<WalletApi>[] = [
   {
     method: 'GET',
     pattern: /^\/v1\/wallet\/tx\/([^/]+)(\/hex)?$/,
-    doc: '/v1/wallet/tx/{txid}, /v1/wallet/tx/{txid}/hex',
+    doc: '/v1/wallet/tx/{txid}, …/hex',
     cache: 'none',
     network: 'refused',
     handler: (c, req, m) => c.walletTx(req, m),

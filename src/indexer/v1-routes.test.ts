@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Req } from '../infra/http.js';
@@ -65,4 +66,13 @@ test('the /v1 table: every route documented once, each a /v1 path', () => {
     assert.ok(!seen.has(key), key);
     seen.add(key);
   }
+});
+
+test('docs/index.md lists every /v1 route of the table', () => {
+  const docs = readFileSync(new URL('../../docs/index.md', import.meta.url), 'utf8');
+  for (const r of V1_ROUTES)
+    for (const path of r.doc.split(', ').filter((p) => p.startsWith('/v1/'))) {
+      const listed = ['`', '[', '?'].some((end) => docs.includes(`${path}${end}`));
+      assert.ok(listed, `docs/index.md lists ${r.method} ${path}`);
+    }
 });
