@@ -435,3 +435,16 @@ export async function tagStats(tx: ReadTx): Promise<{ charmsCast: number; bro: n
   );
   return { charmsCast: m.get('dex_tag_charms_cast') ?? 0, bro: m.get('dex_tag_bro') ?? 0, dexOrders: m.get('dex_orders_count') ?? 0 };
 }
+
+/** Like counts of charms (by app id, `--likes`), and whether `user` likes each; charms without likes are absent. */
+export async function likesOf(tx: ReadTx, charmIds: string[], user: string | undefined): Promise<Map<string, { count: number; liked: boolean }>> {
+  const ids = [...new Set(charmIds)];
+  const out = new Map<string, { count: number; liked: boolean }>();
+  if (ids.length === 0) return out;
+  const rows = await tx.all(
+    `SELECT charm_id, COUNT(*) AS n, SUM(CASE WHEN user_id = ? THEN 1 ELSE 0 END) AS mine FROM likes WHERE charm_id IN (${ids.map(() => '?').join(', ')}) GROUP BY charm_id`,
+    [user ?? '', ...ids],
+  );
+  for (const r of rows) out.set(r.charm_id as string, { count: num(r.n), liked: user !== undefined && num(r.mine) > 0 });
+  return out;
+}

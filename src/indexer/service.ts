@@ -17,7 +17,7 @@ import type { TxSource } from '../sources/tx-sources.js';
 import { cachedAnswers, DEFAULT_ANSWER_CACHE_BYTES } from './answer-cache.js';
 import { indexApi } from './api.js';
 import { walletApi } from './explorer-api.js';
-import { networkStatus, type ExplorerContext } from './explorer-routes.js';
+import { LikeLimiter, networkStatus, type ExplorerContext } from './explorer-routes.js';
 import type { NodeContext } from './node-routes.js';
 import { cachePolicy } from './routes.js';
 import { V1_ROUTES, v1Handler } from './v1-routes.js';
@@ -71,6 +71,8 @@ export interface IndexServiceOptions {
   verifyWorkers?: number | undefined;
   /** Bytes of API answers kept per index state (answer-cache.ts); 0: none. Default DEFAULT_ANSWER_CACHE_BYTES. */
   answerCacheBytes?: number | undefined;
+  /** `--likes`: the explorer's likes kept (in the `likes` table, written by the indexer only) and counted. */
+  likes?: boolean | undefined;
   /** HTTP/1.1 transport (infra/http.ts): the fast path (default) or node's server only (benchmarks). */
   http1?: 'fast' | 'node' | undefined;
   /**
@@ -155,7 +157,19 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
   /** The answer to a GET through the answer cache (the explorer API's batch entries are kept GET answers). */
   const viaCache = async (path: string): Promise<Res> =>
     api({ method: 'GET', path, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
-  const explorerCtx: ExplorerContext = { store: o.store, mempool, network: o.network };
+  const likeWriter = writerOf(o.store);
+  const limiter = new LikeLimiter();
+  const explorerCtx: ExplorerContext = {
+    store: o.store,
+    mempool,
+    network: o.network,
+    likes: o.likes
+      ? {
+          write: likeWriter?.setLike && ((id, user, on) => likeWriter.setLike!(id, user, on, Math.floor(Date.now() / 1000))),
+          allow: (client) => limiter.allow(client),
+        }
+      : undefined,
+  };
   const nodeCtx: NodeContext = { store: o.store, mempool, source: o.source, btc: o.btcSource };
   const index = indexApi({
     store: o.store,
