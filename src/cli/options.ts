@@ -83,6 +83,7 @@ export const indexOptions = [
     help: "The last blocks whose transactions' heights are kept, for confirmations a node without -txindex cannot give (0: none; at most 1008)",
   },
   { name: 'answer-cache-mb', value: 'MB', default: '32', help: 'Memory for API answers kept until the index moves (0: none)' },
+  { name: 'likes', help: "Keep the explorer's likes (POST/DELETE /v1/charms/like, taken by the indexer; counted in its charm answers): off by default" },
   { name: 'api-only', help: 'Serve the database without following a node (API replicas; a SQLite reader follows a file rebuilt or moved to its path)' },
   mockOpt('Also index mock spells (regtest, testing); such an index refuses to open without --mock'),
 ] as const satisfies readonly OptionDef[];

@@ -28,6 +28,7 @@ import { silentLogger, type Logger } from '../infra/log.js';
 import type { BlockSource, ChainTip } from '../sources/block-source.js';
 import type { FollowerStatus } from './follower.js';
 import type { MempoolOverlay } from './mempool.js';
+import { tableHandler, type Route } from './routes.js';
 import { writerOf, type AmountRow, type CharmOutputRow, type CharmOutputWrite, type IndexReader } from './store.js';
 
 export const MAX_BATCH = 50;
@@ -172,9 +173,11 @@ function decoded(s: string): string {
 
 // ------------------------------------------------------------------------------ the handler
 
-export function indexApiHandler(o: IndexApiOptions): Handler {
+/** The index API's context: its routes' functions over `o` (with the address scripts they keep). */
+export type IndexApi = ReturnType<typeof indexApi>;
+
+export function indexApi(o: IndexApiOptions) {
   const { store, mempool } = o;
-  const log = o.log ?? silentLogger;
   const chain = chainName(o.network);
   const net = addrNet(o.network);
   const now = o.now ?? Date.now;
@@ -353,171 +356,209 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
     return w ? { reason: w.reason, since: w.since } : null;
   }
 
-  /** A client that names a network gets this index's answers only if it is the one indexed. */
-  function checkNetwork(req: Req): void {
-    const asked = req.query.get('network');
-    if (asked !== null && !sameNetwork(asked, o.network)) throw bad(`network ${asked.slice(0, 40)}: this index serves ${o.network}`);
+  /** POST /v1/addresses/balances {"addresses": [...]}. */
+  async function balancesBatch(req: Req): Promise<Res> {
+    let body;
+    try {
+      body = await readJsonBody(req, 64 * 1024, 'lossless');
+    } catch (e) {
+      if (e instanceof CharmsError && e.code !== 'INVALID_INPUT') throw e;
+      throw new CharmsError('INVALID_INPUT', 'body must be JSON {"addresses": [...]}', { cause: e });
+    }
+    const list = body instanceof ValueMap ? body.get('addresses') : undefined;
+    if (!Array.isArray(list) || list.some((a) => typeof a !== 'string')) throw bad('body must be JSON {"addresses": ["<address>", ...]}');
+    if (list.length > MAX_BATCH) throw bad(`at most ${MAX_BATCH} addresses per request, got ${list.length}`);
+    const addrs = list as string[];
+    addrs.forEach(scriptOf); // all checked before any work
+    const out: J[] = [];
+    for (const a of addrs) out.push(await balances(a));
+    return ok({ balances: out });
   }
 
-  async function route(req: Req): Promise<Res> {
-    const method = req.method === 'HEAD' ? 'GET' : req.method;
-    const p = req.path;
-    checkNetwork(req);
-    if (p === '/v1/status' && method === 'GET') return status();
-
-    if (p === '/v1/addresses/balances') {
-      if (method !== 'POST') throw bad('POST {"addresses": [...]} to /v1/addresses/balances');
-      let body;
-      try {
-        body = await readJsonBody(req, 64 * 1024, 'lossless');
-      } catch (e) {
-        if (e instanceof CharmsError && e.code !== 'INVALID_INPUT') throw e;
-        throw new CharmsError('INVALID_INPUT', 'body must be JSON {"addresses": [...]}', { cause: e });
-      }
-      const list = body instanceof ValueMap ? body.get('addresses') : undefined;
-      if (!Array.isArray(list) || list.some((a) => typeof a !== 'string')) throw bad('body must be JSON {"addresses": ["<address>", ...]}');
-      if (list.length > MAX_BATCH) throw bad(`at most ${MAX_BATCH} addresses per request, got ${list.length}`);
-      const addrs = list as string[];
-      addrs.forEach(scriptOf); // all checked before any work
-      const out: J[] = [];
-      for (const a of addrs) out.push(await balances(a));
-      return ok({ balances: out });
+  /** GET /v1/addresses/{address}/(balances|utxos|history). */
+  async function addressInfo(req: Req, m: RegExpExecArray): Promise<Res> {
+    const address = decoded(m[1]!);
+    if (m[2] === 'balances') return ok(await balances(address));
+    const script = scriptOf(address);
+    if (m[2] === 'utxos') {
+      const withMempool = req.query.get('mempool') === '1' || req.query.get('mempool') === 'true';
+      const utxos: J[] = groupOutputs(await store.unspentByScript(script)).map((g) => outputJson(g.first, g.charms));
+      if (withMempool && mempool) utxos.push(...groupOutputs(mempool.receivesOf(script)).map((g) => pendingJson(g.first, g.charms)));
+      return ok({ address, utxos });
     }
-
-    let m = /^\/v1\/addresses\/([^/]+)\/(balances|utxos|history)$/.exec(p);
-    if (m && method === 'GET') {
-      const address = decoded(m[1]!);
-      if (m[2] === 'balances') return ok(await balances(address));
-      const script = scriptOf(address);
-      if (m[2] === 'utxos') {
-        const withMempool = req.query.get('mempool') === '1' || req.query.get('mempool') === 'true';
-        const utxos: J[] = groupOutputs(await store.unspentByScript(script)).map((g) => outputJson(g.first, g.charms));
-        if (withMempool && mempool) utxos.push(...groupOutputs(mempool.receivesOf(script)).map((g) => pendingJson(g.first, g.charms)));
-        return ok({ address, utxos });
-      }
-      const limit = parseLimit(req.query);
-      const cursor = parseHistoryCursor(req.query.get('cursor'));
-      const items = await store.history(script, limit + 1, cursor);
-      const page = items.slice(0, limit);
-      const last = page[page.length - 1];
-      return ok({
-        address,
-        items: page.map((h) => ({
-          txid: h.txid,
-          height: h.height,
-          tx_index: h.txIndex,
-          changes: h.changes.map((c) => ({ app: c.app, received: c.received.toString(), sent: c.sent.toString() })),
-        })),
-        next_cursor: items.length > limit && last ? `${last.height}-${last.txIndex}` : null,
-      });
-    }
-
-    m = /^\/v1\/outputs\/([0-9a-fA-F]{64}):(\d{1,10})$/.exec(p);
-    if (m && method === 'GET') {
-      const txid = m[1]!.toLowerCase();
-      const vout = Number(m[2]);
-      if (vout > 0xffffffff) throw bad('vout: expected an output index (at most 4294967295)');
-      // no transaction has 2^31 outputs (and PostgreSQL's INTEGER would refuse the number)
-      const g = vout > MAX_INT32 ? undefined : groupOutputs(await store.output(txid, vout))[0];
-      if (!g) {
-        const pending = mempool?.get(txid)?.outputs.filter((x) => x.vout === vout) ?? [];
-        const pg = groupOutputs(pending)[0];
-        if (pg) return ok(pendingJson(pg.first, pg.charms));
-        throw new CharmsError('NOT_FOUND', `output ${txid}:${vout} never held charms (in this index)`);
-      }
-      return ok(outputJson(g.first, g.charms));
-    }
-    if (p.startsWith('/v1/outputs/')) throw bad('expected /v1/outputs/<txid>:<vout>');
-
-    m = /^\/v1\/txs\/([^/]+)$/.exec(p);
-    if (m && method === 'GET') {
-      if (!TXID.test(m[1]!)) throw bad('txid: expected 64 hex characters');
-      const txid = m[1]!.toLowerCase();
-      // the spell, its outputs and what it spent: one snapshot
-      const [spell, outs, consumed] = await store.read(() => Promise.all([store.spellTx(txid), store.outputsOf(txid), store.spentBy(txid)]));
-      const consumedJson = groupOutputs(consumed).map((g) => ({ txid: g.first.txid, vout: g.first.vout, vin: g.first.spent!.vin, charms: g.charms }));
-      if (spell) {
-        const spellJson = new RawJson(toJsonCompact(spellToValue(spellFromValue(decodeCbor(spell.spell), false), true)));
-        return ok({
-          txid,
-          confirmed: true,
-          height: spell.height,
-          tx_index: spell.txIndex,
-          version: spell.version,
-          verified: true,
-          spell: spellJson,
-          outputs: groupOutputs(outs).map((g) => outputJson(g.first, g.charms)),
-          consumed: consumedJson,
-        });
-      }
-      if (consumed.length > 0)
-        return ok({
-          txid,
-          confirmed: true,
-          height: consumed[0]!.spent!.height,
-          verified: false,
-          spell: null,
-          burned: true,
-          outputs: [],
-          consumed: consumedJson,
-        });
-      const pending = mempool?.get(txid);
-      if (pending && pending.outputs.length > 0)
-        return ok({
-          txid,
-          confirmed: false,
-          height: null,
-          verified: true,
-          spell: null,
-          outputs: groupOutputs(pending.outputs).map((g) => pendingJson(g.first, g.charms)),
-          consumed: [],
-        });
-      throw new CharmsError('NOT_FOUND', `transaction ${txid} neither carries a verified spell nor spends charms (in this index)`);
-    }
-
-    m = /^\/v1\/apps\/(.+?)(\/holders)?$/.exec(p);
-    if (m && method === 'GET') {
-      const app = decoded(m[1]!);
-      try {
-        appFromString(app);
-      } catch (e) {
-        throw new CharmsError('INVALID_INPUT', `app: expected <tag>/<identity hex>/<vk hex>`, { cause: e });
-      }
-      const limit = parseLimit(req.query);
-      const cursor = req.query.get('cursor');
-      // a cursor is a holder's script (hex) as next_cursor gave it
-      if (cursor !== null && !/^(?:[0-9a-f]{2}){1,10000}$/.test(cursor)) throw bad('cursor: expected the next_cursor of a previous page');
-      // the first height, the supply and the holders it sums: one snapshot
-      const [first, h] = await store.read(async () => {
-        const at = await store.appFirstHeight(app);
-        return [at, at === undefined ? undefined : await store.appHolders(app, cursor === null ? undefined : Buffer.from(cursor, 'hex'), limit + 1)] as const;
-      });
-      if (first === undefined || h === undefined) throw new CharmsError('NOT_FOUND', `app ${app} has no charms in this index`);
-      const page = h.page.slice(0, limit);
-      return ok({
-        app,
-        tag: app.split('/')[0]!,
-        fungible: app.startsWith('t/'),
-        first_height: first,
-        supply: h.supply.toString(),
-        holders_count: h.holders,
-        holders: page.map((x) => ({ script_pubkey: hex(x.script), address: addressOf(x.script), amount: x.amount.toString(), utxos: x.utxos })),
-        next_cursor: h.page.length > limit ? hex(page[page.length - 1]!.script) : null,
-      });
-    }
-    throw new CharmsError('NOT_FOUND', `no route for ${req.method} ${p}`);
+    const limit = parseLimit(req.query);
+    const cursor = parseHistoryCursor(req.query.get('cursor'));
+    const items = await store.history(script, limit + 1, cursor);
+    const page = items.slice(0, limit);
+    const last = page[page.length - 1];
+    return ok({
+      address,
+      items: page.map((h) => ({
+        txid: h.txid,
+        height: h.height,
+        tx_index: h.txIndex,
+        changes: h.changes.map((c) => ({ app: c.app, received: c.received.toString(), sent: c.sent.toString() })),
+      })),
+      next_cursor: items.length > limit && last ? `${last.height}-${last.txIndex}` : null,
+    });
   }
 
-  const answered = answeredUncached(route, log);
-  // the hot read answered at once (no promise, no await) where the store reads synchronously:
-  // the same bytes as `route` gives (api.test.ts compares the two paths)
+  /** GET /v1/outputs/{txid}:{vout}. */
+  async function output(_req: Req, path: RegExpExecArray): Promise<Res> {
+    const m = /^([0-9a-fA-F]{64}):(\d{1,10})$/.exec(path[1]!);
+    if (!m) throw bad('expected /v1/outputs/<txid>:<vout>');
+    const txid = m[1]!.toLowerCase();
+    const vout = Number(m[2]);
+    if (vout > 0xffffffff) throw bad('vout: expected an output index (at most 4294967295)');
+    // no transaction has 2^31 outputs (and PostgreSQL's INTEGER would refuse the number)
+    const g = vout > MAX_INT32 ? undefined : groupOutputs(await store.output(txid, vout))[0];
+    if (!g) {
+      const pending = mempool?.get(txid)?.outputs.filter((x) => x.vout === vout) ?? [];
+      const pg = groupOutputs(pending)[0];
+      if (pg) return ok(pendingJson(pg.first, pg.charms));
+      throw new CharmsError('NOT_FOUND', `output ${txid}:${vout} never held charms (in this index)`);
+    }
+    return ok(outputJson(g.first, g.charms));
+  }
+
+  /** GET /v1/txs/{txid}. */
+  async function txInfo(_req: Req, m: RegExpExecArray): Promise<Res> {
+    if (!TXID.test(m[1]!)) throw bad('txid: expected 64 hex characters');
+    const txid = m[1]!.toLowerCase();
+    // the spell, its outputs and what it spent: one snapshot
+    const [spell, outs, consumed] = await store.read(() => Promise.all([store.spellTx(txid), store.outputsOf(txid), store.spentBy(txid)]));
+    const consumedJson = groupOutputs(consumed).map((g) => ({ txid: g.first.txid, vout: g.first.vout, vin: g.first.spent!.vin, charms: g.charms }));
+    if (spell) {
+      const spellJson = new RawJson(toJsonCompact(spellToValue(spellFromValue(decodeCbor(spell.spell), false), true)));
+      return ok({
+        txid,
+        confirmed: true,
+        height: spell.height,
+        tx_index: spell.txIndex,
+        version: spell.version,
+        verified: true,
+        spell: spellJson,
+        outputs: groupOutputs(outs).map((g) => outputJson(g.first, g.charms)),
+        consumed: consumedJson,
+      });
+    }
+    if (consumed.length > 0)
+      return ok({
+        txid,
+        confirmed: true,
+        height: consumed[0]!.spent!.height,
+        verified: false,
+        spell: null,
+        burned: true,
+        outputs: [],
+        consumed: consumedJson,
+      });
+    const pending = mempool?.get(txid);
+    if (pending && pending.outputs.length > 0)
+      return ok({
+        txid,
+        confirmed: false,
+        height: null,
+        verified: true,
+        spell: null,
+        outputs: groupOutputs(pending.outputs).map((g) => pendingJson(g.first, g.charms)),
+        consumed: [],
+      });
+    throw new CharmsError('NOT_FOUND', `transaction ${txid} neither carries a verified spell nor spends charms (in this index)`);
+  }
+
+  /** GET /v1/apps/{app}(/holders). */
+  async function appInfo(req: Req, m: RegExpExecArray): Promise<Res> {
+    const app = decoded(m[1]!);
+    try {
+      appFromString(app);
+    } catch (e) {
+      throw new CharmsError('INVALID_INPUT', `app: expected <tag>/<identity hex>/<vk hex>`, { cause: e });
+    }
+    const limit = parseLimit(req.query);
+    const cursor = req.query.get('cursor');
+    // a cursor is a holder's script (hex) as next_cursor gave it
+    if (cursor !== null && !/^(?:[0-9a-f]{2}){1,10000}$/.test(cursor)) throw bad('cursor: expected the next_cursor of a previous page');
+    // the first height, the supply and the holders it sums: one snapshot
+    const [first, h] = await store.read(async () => {
+      const at = await store.appFirstHeight(app);
+      return [at, at === undefined ? undefined : await store.appHolders(app, cursor === null ? undefined : Buffer.from(cursor, 'hex'), limit + 1)] as const;
+    });
+    if (first === undefined || h === undefined) throw new CharmsError('NOT_FOUND', `app ${app} has no charms in this index`);
+    const page = h.page.slice(0, limit);
+    return ok({
+      app,
+      tag: app.split('/')[0]!,
+      fungible: app.startsWith('t/'),
+      first_height: first,
+      supply: h.supply.toString(),
+      holders_count: h.holders,
+      holders: page.map((x) => ({ script_pubkey: hex(x.script), address: addressOf(x.script), amount: x.amount.toString(), utxos: x.utxos })),
+      next_cursor: h.page.length > limit ? hex(page[page.length - 1]!.script) : null,
+    });
+  }
+
+  return { status, balancesBatch, addressInfo, output, txInfo, appInfo, balancesNow };
+}
+
+/** The index's own routes over `indexApi`'s context. */
+export const INDEX_ROUTES: readonly Route<IndexApi>[] = [
+  { method: 'GET', pattern: /^\/v1\/status$/, doc: '/v1/status', cache: 'none', network: 'refused', handler: (c) => c.status() },
+  {
+    method: 'POST',
+    pattern: /^\/v1\/addresses\/balances$/,
+    doc: '/v1/addresses/balances',
+    cache: 'none',
+    network: 'refused',
+    hint: 'POST {"addresses": [...]} to /v1/addresses/balances',
+    handler: (c, req) => c.balancesBatch(req),
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/addresses\/([^/]+)\/(balances|utxos|history)$/,
+    doc: '/v1/addresses/{address}/balances, /v1/addresses/{address}/utxos, /v1/addresses/{address}/history',
+    cache: 'state',
+    network: 'refused',
+    handler: (c, req, m) => c.addressInfo(req, m),
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/outputs\/(.*)$/,
+    doc: '/v1/outputs/{txid}:{vout}',
+    cache: 'state',
+    network: 'refused',
+    handler: (c, req, m) => c.output(req, m),
+  },
+  { method: 'GET', pattern: /^\/v1\/txs\/([^/]+)$/, doc: '/v1/txs/{txid}', cache: 'state', network: 'refused', handler: (c, req, m) => c.txInfo(req, m) },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/apps\/(.+?)(\/holders)?$/,
+    doc: '/v1/apps/{app}',
+    cache: 'state',
+    network: 'refused',
+    handler: (c, req, m) => c.appInfo(req, m),
+  },
+];
+
+/** The 404 of a path no route has. */
+export const noRoute =
+  (log: Logger): Handler =>
+  (req) =>
+    uncachedError(new CharmsError('NOT_FOUND', `no route for ${req.method} ${req.path}`), log);
+
+/** The index's own API alone (tests, the bench): its routes, the hot balances read answered without a promise where the store can. */
+export function indexApiHandler(o: IndexApiOptions): Handler {
+  const log = o.log ?? silentLogger;
+  const c = indexApi(o);
+  const answered = tableHandler(INDEX_ROUTES, c, { network: o.network, log, next: noRoute(log) });
+  // the same bytes as the route gives (api.test.ts compares the two paths)
   return (req) => {
-    if ((req.method === 'GET' || req.method === 'HEAD') && store.unspentAmountsNow) {
+    if ((req.method === 'GET' || req.method === 'HEAD') && o.store.unspentAmountsNow) {
       const m = BALANCES_PATH.exec(req.path);
-      if (m)
+      const asked = req.query.get('network');
+      if (m && (asked === null || sameNetwork(asked, o.network)))
         try {
-          checkNetwork(req);
-          const body = balancesNow(decoded(m[1]!));
+          const body = c.balancesNow(decoded(m[1]!));
           if (body) return ok(body);
         } catch (e) {
           return uncachedError(e, log);
@@ -531,15 +572,4 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
 function uncachedError(e: unknown, log: Logger): Res {
   const r = errorResponse(e, log);
   return { ...r, headers: { ...r.headers, 'cache-control': 'no-store' } };
-}
-
-/** The handler over `route`: its errors answered as `{error, code}`, never cached (the index moves on). */
-export function answeredUncached(route: Handler, log: Logger): Handler {
-  return async (req) => {
-    try {
-      return await route(req);
-    } catch (e) {
-      return uncachedError(e, log);
-    }
-  };
 }

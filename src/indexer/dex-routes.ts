@@ -107,9 +107,33 @@ const none = (): J => ({ total: 0, orders: [] });
 
 /** The DEX routes, in match order (`open`, `by-asset`, `by-maker` before `{order_id}`). */
 export const DEX_ROUTES: readonly Route<ExplorerContext>[] = [
-  { method: 'GET', pattern: /^\/v1\/dex\/orders$/, cache: 'state', network: 'empty', handler: allOrders, empty: none },
-  { method: 'GET', pattern: /^\/v1\/dex\/orders\/open$/, cache: 'state', network: 'empty', handler: openOrders, empty: none },
-  { method: 'GET', pattern: /^\/v1\/dex\/orders\/by-asset\/([^/]+(?:\/[^/]+\/[^/]+)?)$/, cache: 'state', network: 'empty', handler: byAsset, empty: none },
-  { method: 'GET', pattern: /^\/v1\/dex\/orders\/by-maker\/([^/]+)$/, cache: 'state', network: 'empty', handler: byMaker, empty: none },
-  { method: 'GET', pattern: /^\/v1\/dex\/orders\/([^/]+)$/, cache: 'state', network: 'empty', handler: orderById, empty: () => null },
+  { method: 'GET', pattern: /^\/v1\/dex\/orders$/, doc: '/v1/dex/orders', cache: 'state', network: 'empty', handler: allOrders, empty: none },
+  { method: 'GET', pattern: /^\/v1\/dex\/orders\/open$/, doc: '/v1/dex/orders/open', cache: 'state', network: 'empty', handler: openOrders, empty: none },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/dex\/orders\/by-asset\/([^/]+(?:\/[^/]+\/[^/]+)?)$/,
+    doc: '/v1/dex/orders/by-asset/{asset_app_id}',
+    cache: 'state',
+    network: 'empty',
+    handler: byAsset,
+    empty: none,
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/dex\/orders\/by-maker\/([^/]+)$/,
+    doc: '/v1/dex/orders/by-maker/{maker}',
+    cache: 'state',
+    network: 'empty',
+    handler: byMaker,
+    empty: none,
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/dex\/orders\/([^/]+)$/,
+    doc: '/v1/dex/orders/{order_id}',
+    cache: 'state',
+    network: 'empty',
+    handler: orderById,
+    empty: () => null,
+  },
 ];

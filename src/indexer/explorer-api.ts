@@ -29,13 +29,12 @@ import { silentLogger, type Logger } from '../infra/log.js';
 import type { BlockSource } from '../sources/block-source.js';
 import type { AddressUtxo, BtcSource } from '../sources/btc-source.js';
 import { notKept } from './answer-cache.js';
-import { addressScript, addrNet, answeredUncached, chainName, JSON_HEADERS, MAX_BATCH, ok, RawJson, sameNetwork, type J } from './api.js';
+import { addressScript, addrNet, chainName, JSON_HEADERS, MAX_BATCH, noRoute, ok, RawJson, sameNetwork, type J } from './api.js';
+import { tableHandler, type Route } from './routes.js';
 import type { MempoolOverlay } from './mempool.js';
 import type { CharmOutputWrite, IndexReader, StoredBlock, WalletOutputRow } from './store.js';
 import { txidToDisplay } from '../model/primitives.js';
 
-/** Paths this module answers (the service sends them here before the index API). */
-const EXPLORER_PATHS = /^\/v1\/(wallet\/|transactions\/|assets\/reference-nft\/)/;
 const MAX_PREV_TXS = 10;
 const MAX_TX_PAGE = 100;
 /** History entries read for one address's paged transaction list (memory bound). */
@@ -182,7 +181,10 @@ interface AppMeta {
 
 // ------------------------------------------------------------------------------ the handler
 
-export function explorerApiHandler(o: ExplorerApiOptions): Handler {
+/** The wallet routes' context: their functions over `o` (with the fees and metadata they keep). */
+export type WalletApi = ReturnType<typeof walletApi>;
+
+export function walletApi(o: ExplorerApiOptions) {
   const { store, mempool, btc } = o;
   const log = o.log ?? silentLogger;
   const chain = chainName(o.network);
@@ -668,196 +670,192 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
     };
   }
 
-  async function route(req: Req): Promise<Res> {
-    const method = req.method === 'HEAD' ? 'GET' : req.method;
+  /** POST /v1/wallet/balance/batch, /v1/wallet/charms/batch/indexed, /v1/wallet/transactions/batch. */
+  async function batch(req: Req): Promise<Res> {
     const p = req.path;
-    checkNetwork(req.query.get('network'));
-
-    if (p === '/v1/wallet/balance/batch' || p === '/v1/wallet/charms/batch/indexed' || p === '/v1/wallet/transactions/batch') {
-      if (method !== 'POST') throw bad(`POST {"addresses": [...], "network": "..."} to ${p}`);
-      const body = await bodyJson(req, '{"addresses": [...], "network": "..."}');
-      checkNetwork(body.network);
-      const addrs = addressList(body);
-      const results: Record<string, J> = {};
-      if (p === '/v1/wallet/balance/batch') {
-        if (o.balanceAnswer) return balanceBatch(addrs, o.balanceAnswer);
-        const meta = await metaCache();
-        for (const a of addrs) results[a] = await balanceEntry(a, meta);
-      } else if (p === '/v1/wallet/charms/batch/indexed') {
-        const meta = await metaCache();
-        for (const a of addrs) {
-          const h = await holdings(a, meta);
-          results[a] = {
-            address: a,
-            network: o.network,
-            balances: h.balances.map((b) => charmBalance(a, b, ',"cardano":null')),
-            count: h.balances.length,
-          };
-        }
-      } else {
-        const ps = body.page_size ?? MAX_TX_PAGE;
-        if (typeof ps !== 'number' || !Number.isInteger(ps) || ps < 1 || ps > MAX_TX_PAGE) throw bad(`page_size: expected an integer from 1 to ${MAX_TX_PAGE}`);
-        const since = body.since_block ?? undefined;
-        if (since !== undefined && (typeof since !== 'number' || !Number.isInteger(since) || since < 0)) throw bad('since_block: expected a block height');
-        const budget = { left: MAX_FEE_READS_PER_REQUEST };
-        let complete = true;
-        for (const a of addrs) {
-          const t = await addressTxs(a, ps, since as number | undefined);
-          if (!(await withFees(t.items, budget))) complete = false;
-          results[a] = { transactions: t.items, total: t.total, last_block: t.tip ?? null };
-        }
-        return keptIf(complete, ok({ results }));
-      }
-      return ok({ results });
-    }
-
-    let m = /^\/v1\/wallet\/(balance|charms|utxos|transactions)\/([^/]+)$/.exec(p);
-    if (m && method === 'GET') {
-      const address = m[2]!;
-      scriptOf(address);
-      if (m[1] === 'balance') return ok(await balanceEntry(address, await metaCache()));
-      if (m[1] === 'charms') {
-        const h = await holdings(address, await metaCache());
-        return ok({ address, network: o.network, balances: h.balances.map((b) => charmBalance(address, b)), count: h.balances.length });
-      }
-      if (m[1] === 'utxos') {
-        const minRaw = req.query.get('min_value');
-        if (minRaw !== null && !/^\d{1,16}$/.test(minRaw)) throw bad('min_value: expected satoshis');
-        const min = minRaw === null ? 0 : Number(minRaw);
-        if (!btc?.addressUtxos) {
-          const e = noBtc('address UTXOs');
-          return {
-            status: 503,
-            headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
-            body: JSON.stringify({
-              error: btc ? `${btc.name} has no address index: configure --esplora-url for address UTXOs` : e.message,
-              code: e.code,
-              btc_source: 'none',
-              address,
-              utxos: [],
-              count: 0,
-            }),
-          };
-        }
-        const [utxos, tip] = await Promise.all([addressUtxos(address), btc.tipTime()]);
-        const script = hex(scriptOf(address));
-        const list = (utxos ?? [])
-          .filter((u) => u.value >= min)
-          .sort((a, b) => (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout))
-          .map((u) => ({
-            txid: u.txid,
-            vout: u.vout,
-            value: u.value,
-            script_pubkey: script,
-            confirmations: u.height === undefined ? 0 : tip.height - u.height + 1,
-            block_height: u.height ?? null,
-            confirmed: u.height !== undefined,
-          }));
-        return ok({ address, btc_source: utxoSource, utxos: list, count: list.length });
-      }
-      const page = intParam(req.query.get('page'), 'page', 1, 1_000_000) ?? 1;
-      const size = intParam(req.query.get('page_size'), 'page_size', 1, MAX_TX_PAGE) ?? 50;
-      const t = await addressTxs(address, Math.min(page * size, MAX_HISTORY));
-      const transactions = t.items.slice((page - 1) * size, page * size);
-      const complete = await withFees(transactions, { left: MAX_FEE_READS_PER_REQUEST });
-      return keptIf(
-        complete,
-        ok({
-          address,
+    const body = await bodyJson(req, '{"addresses": [...], "network": "..."}');
+    checkNetwork(body.network);
+    const addrs = addressList(body);
+    const results: Record<string, J> = {};
+    if (p === '/v1/wallet/balance/batch') {
+      if (o.balanceAnswer) return balanceBatch(addrs, o.balanceAnswer);
+      const meta = await metaCache();
+      for (const a of addrs) results[a] = await balanceEntry(a, meta);
+    } else if (p === '/v1/wallet/charms/batch/indexed') {
+      const meta = await metaCache();
+      for (const a of addrs) {
+        const h = await holdings(a, meta);
+        results[a] = {
+          address: a,
           network: o.network,
-          transactions,
-          page,
-          page_size: size,
-          total: t.total,
-          total_pages: Math.ceil(t.total / size),
-        }),
-      );
-    }
-
-    if (p === '/v1/wallet/tip' && method === 'GET') {
-      if (btc) {
-        const t = await btc.tipTime();
-        return ok({ height: t.height, hash: t.hash, time: t.time, timestamp: t.time, btc_source: btcName });
+          balances: h.balances.map((b) => charmBalance(a, b, ',"cardano":null')),
+          count: h.balances.length,
+        };
       }
-      const t = await store.tip();
-      if (!t) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'the index holds no block yet');
-      return ok({ height: t.height, hash: t.hash, time: t.time, timestamp: t.time, btc_source: 'none', source: 'index' });
-    }
-
-    if (p === '/v1/wallet/fee-estimate' && method === 'GET') {
-      const blocks = intParam(req.query.get('blocks'), 'blocks', 1, 1008) ?? 6;
-      if (!btc) throw noBtc('fee estimate');
-      const f = await btc.feeEstimate(blocks);
-      if (!f) throw new CharmsError('UPSTREAM_UNAVAILABLE', `${btc.name} has no fee estimate yet for ${blocks} blocks`);
-      // the explorer's unit: BTC per kvB (the wallet multiplies by 100 000 for sat/vB)
-      return ok({ fee_rate: f.satPerVb / 100_000, blocks: f.blocks, sat_per_vb: f.satPerVb, btc_source: btcName });
-    }
-
-    if (p === '/v1/wallet/broadcast') {
-      if (method !== 'POST') throw bad('POST {"raw_tx": "<hex>"} to /v1/wallet/broadcast');
-      const body = await bodyJson(req, '{"raw_tx": "<hex>"}');
-      checkNetwork(body.network);
-      if (typeof body.raw_tx !== 'string' || !/^[0-9a-fA-F]+$/.test(body.raw_tx.trim())) throw bad('raw_tx: expected the transaction in hex');
-      if (!btc) throw noBtc('broadcast');
-      return ok({ txid: await btc.broadcast(body.raw_tx.trim()) });
-    }
-
-    if (p === '/v1/wallet/prev-txs') {
-      if (method !== 'POST') throw bad('POST {"txids": [...]} to /v1/wallet/prev-txs');
-      const body = await bodyJson(req, '{"txids": [...]}');
-      checkNetwork(body.network);
-      const ids = body.txids;
-      if (!Array.isArray(ids) || ids.some((t) => typeof t !== 'string')) throw bad('txids: expected a list of txids');
-      if (ids.length > MAX_PREV_TXS) throw bad(`at most ${MAX_PREV_TXS} txids per request, got ${ids.length}`);
-      const list = (ids as string[]).map(txidArg);
-      const transactions: Record<string, J> = {};
-      for (const t of list) transactions[t] = hex(await rawTx(t, await blockOf(t)));
-      return ok({ transactions });
-    }
-
-    m = /^\/v1\/wallet\/tx\/([^/]+)(\/hex)?$/.exec(p);
-    if (m && method === 'GET') {
-      const txid = txidArg(m[1]!);
-      if (m[2]) return ok({ txid, hex: hex(await rawTx(txid, await blockOf(txid))) });
-      return ok(await txJson(txid));
-    }
-
-    m = /^\/v1\/transactions\/([^/]+)$/.exec(p);
-    if (m && method === 'GET') return ok(await transactionData(txidArg(m[1]!)));
-
-    m = /^\/v1\/assets\/reference-nft\/([^/]+)$/.exec(p);
-    if (m && method === 'GET') {
-      const hash = m[1]!.toLowerCase();
-      if (!/^[0-9a-f]{64}$/.test(hash)) throw bad('hash: expected the 64-hex identity of the app');
-      const nft = await store.nftData(hash);
-      if (!nft) throw new CharmsError('NOT_FOUND', `no reference NFT n/${hash}/… in this index`);
-      let value: Value = null;
-      let text = 'null';
-      try {
-        value = decodeCbor(nft.data);
-        text = toJsonCompact(value);
-      } catch {
-        /* data our JSON printer cannot show */
+    } else {
+      const ps = body.page_size ?? MAX_TX_PAGE;
+      if (typeof ps !== 'number' || !Number.isInteger(ps) || ps < 1 || ps > MAX_TX_PAGE) throw bad(`page_size: expected an integer from 1 to ${MAX_TX_PAGE}`);
+      const since = body.since_block ?? undefined;
+      if (since !== undefined && (typeof since !== 'number' || !Number.isInteger(since) || since < 0)) throw bad('since_block: expected a block height');
+      const budget = { left: MAX_FEE_READS_PER_REQUEST };
+      let complete = true;
+      for (const a of addrs) {
+        const t = await addressTxs(a, ps, since as number | undefined);
+        if (!(await withFees(t.items, budget))) complete = false;
+        results[a] = { transactions: t.items, total: t.total, last_block: t.tip ?? null };
       }
-      const meta = chip420Meta(value, nft.app);
-      return ok({
-        app_id: nft.app,
-        appId: nft.app,
-        name: meta.name,
-        symbol: meta.ticker,
-        ticker: meta.ticker,
-        description: meta.description,
-        image_url: meta.image,
-        image: meta.image,
-        url: meta.url,
-        decimals: meta.decimals,
-        metadata: new RawJson(text),
-        txid: nft.txid,
-        vout: nft.vout,
-        block_height: nft.height,
-      });
+      return keptIf(complete, ok({ results }));
     }
-    throw new CharmsError('NOT_FOUND', `no route for ${req.method} ${p}`);
+    return ok({ results });
+  }
+
+  /** GET /v1/wallet/(balance|charms|utxos|transactions)/{address}. */
+  async function perAddress(req: Req, m: RegExpExecArray): Promise<Res> {
+    const address = m[2]!;
+    scriptOf(address);
+    if (m[1] === 'balance') return ok(await balanceEntry(address, await metaCache()));
+    if (m[1] === 'charms') {
+      const h = await holdings(address, await metaCache());
+      return ok({ address, network: o.network, balances: h.balances.map((b) => charmBalance(address, b)), count: h.balances.length });
+    }
+    if (m[1] === 'utxos') {
+      const minRaw = req.query.get('min_value');
+      if (minRaw !== null && !/^\d{1,16}$/.test(minRaw)) throw bad('min_value: expected satoshis');
+      const min = minRaw === null ? 0 : Number(minRaw);
+      if (!btc?.addressUtxos) {
+        const e = noBtc('address UTXOs');
+        return {
+          status: 503,
+          headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+          body: JSON.stringify({
+            error: btc ? `${btc.name} has no address index: configure --esplora-url for address UTXOs` : e.message,
+            code: e.code,
+            btc_source: 'none',
+            address,
+            utxos: [],
+            count: 0,
+          }),
+        };
+      }
+      const [utxos, tip] = await Promise.all([addressUtxos(address), btc.tipTime()]);
+      const script = hex(scriptOf(address));
+      const list = (utxos ?? [])
+        .filter((u) => u.value >= min)
+        .sort((a, b) => (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : a.vout - b.vout))
+        .map((u) => ({
+          txid: u.txid,
+          vout: u.vout,
+          value: u.value,
+          script_pubkey: script,
+          confirmations: u.height === undefined ? 0 : tip.height - u.height + 1,
+          block_height: u.height ?? null,
+          confirmed: u.height !== undefined,
+        }));
+      return ok({ address, btc_source: utxoSource, utxos: list, count: list.length });
+    }
+    const page = intParam(req.query.get('page'), 'page', 1, 1_000_000) ?? 1;
+    const size = intParam(req.query.get('page_size'), 'page_size', 1, MAX_TX_PAGE) ?? 50;
+    const t = await addressTxs(address, Math.min(page * size, MAX_HISTORY));
+    const transactions = t.items.slice((page - 1) * size, page * size);
+    const complete = await withFees(transactions, { left: MAX_FEE_READS_PER_REQUEST });
+    return keptIf(
+      complete,
+      ok({
+        address,
+        network: o.network,
+        transactions,
+        page,
+        page_size: size,
+        total: t.total,
+        total_pages: Math.ceil(t.total / size),
+      }),
+    );
+  }
+
+  /** GET /v1/wallet/tip. */
+  async function tipAnswer(): Promise<Res> {
+    if (btc) {
+      const t = await btc.tipTime();
+      return ok({ height: t.height, hash: t.hash, time: t.time, timestamp: t.time, btc_source: btcName });
+    }
+    const t = await store.tip();
+    if (!t) throw new CharmsError('UPSTREAM_UNAVAILABLE', 'the index holds no block yet');
+    return ok({ height: t.height, hash: t.hash, time: t.time, timestamp: t.time, btc_source: 'none', source: 'index' });
+  }
+
+  /** GET /v1/wallet/fee-estimate?blocks=. */
+  async function feeEstimate(req: Req): Promise<Res> {
+    const blocks = intParam(req.query.get('blocks'), 'blocks', 1, 1008) ?? 6;
+    if (!btc) throw noBtc('fee estimate');
+    const f = await btc.feeEstimate(blocks);
+    if (!f) throw new CharmsError('UPSTREAM_UNAVAILABLE', `${btc.name} has no fee estimate yet for ${blocks} blocks`);
+    // the explorer's unit: BTC per kvB (the wallet multiplies by 100 000 for sat/vB)
+    return ok({ fee_rate: f.satPerVb / 100_000, blocks: f.blocks, sat_per_vb: f.satPerVb, btc_source: btcName });
+  }
+
+  /** POST /v1/wallet/broadcast {"raw_tx"}. */
+  async function broadcast(req: Req): Promise<Res> {
+    const body = await bodyJson(req, '{"raw_tx": "<hex>"}');
+    checkNetwork(body.network);
+    if (typeof body.raw_tx !== 'string' || !/^[0-9a-fA-F]+$/.test(body.raw_tx.trim())) throw bad('raw_tx: expected the transaction in hex');
+    if (!btc) throw noBtc('broadcast');
+    return ok({ txid: await btc.broadcast(body.raw_tx.trim()) });
+  }
+
+  /** POST /v1/wallet/prev-txs {"txids"}. */
+  async function prevTxs(req: Req): Promise<Res> {
+    const body = await bodyJson(req, '{"txids": [...]}');
+    checkNetwork(body.network);
+    const ids = body.txids;
+    if (!Array.isArray(ids) || ids.some((t) => typeof t !== 'string')) throw bad('txids: expected a list of txids');
+    if (ids.length > MAX_PREV_TXS) throw bad(`at most ${MAX_PREV_TXS} txids per request, got ${ids.length}`);
+    const list = (ids as string[]).map(txidArg);
+    const transactions: Record<string, J> = {};
+    for (const t of list) transactions[t] = hex(await rawTx(t, await blockOf(t)));
+    return ok({ transactions });
+  }
+
+  /** GET /v1/wallet/tx/{txid}(/hex). */
+  async function walletTx(_req: Req, m: RegExpExecArray): Promise<Res> {
+    const txid = txidArg(m[1]!);
+    if (m[2]) return ok({ txid, hex: hex(await rawTx(txid, await blockOf(txid))) });
+    return ok(await txJson(txid));
+  }
+
+  /** GET /v1/transactions/{txid}. */
+  const transaction = async (_req: Req, m: RegExpExecArray): Promise<Res> => ok(await transactionData(txidArg(m[1]!)));
+
+  /** GET /v1/assets/reference-nft/{hash}. */
+  async function referenceNft(_req: Req, m: RegExpExecArray): Promise<Res> {
+    const hash = m[1]!.toLowerCase();
+    if (!/^[0-9a-f]{64}$/.test(hash)) throw bad('hash: expected the 64-hex identity of the app');
+    const nft = await store.nftData(hash);
+    if (!nft) throw new CharmsError('NOT_FOUND', `no reference NFT n/${hash}/… in this index`);
+    let value: Value = null;
+    let text = 'null';
+    try {
+      value = decodeCbor(nft.data);
+      text = toJsonCompact(value);
+    } catch {
+      /* data our JSON printer cannot show */
+    }
+    const meta = chip420Meta(value, nft.app);
+    return ok({
+      app_id: nft.app,
+      appId: nft.app,
+      name: meta.name,
+      symbol: meta.ticker,
+      ticker: meta.ticker,
+      description: meta.description,
+      image_url: meta.image,
+      image: meta.image,
+      url: meta.url,
+      decimals: meta.decimals,
+      metadata: new RawJson(text),
+      txid: nft.txid,
+      vout: nft.vout,
+      block_height: nft.height,
+    });
   }
 
   /** The explorer's TransactionData of a charm transaction (404 for others). */
@@ -918,7 +916,7 @@ export function explorerApiHandler(o: ExplorerApiOptions): Handler {
     throw new CharmsError('NOT_FOUND', `transaction ${txid} carries no verified spell (in this index)`);
   }
 
-  return answeredUncached(route, log);
+  return { batch, perAddress, tipAnswer, feeEstimate, broadcast, prevTxs, walletTx, transaction, referenceNft };
 }
 
 /** `res`, marked not to be kept by the answer cache unless `complete`. */
@@ -937,7 +935,100 @@ function intParam(raw: string | null, name: string, min: number, max: number): n
   return n;
 }
 
-/** Routes the explorer-compatible paths here and everything else to `next` (the index API). */
-export function withExplorerApi(explorer: Handler, next: Handler): Handler {
-  return (req) => (EXPLORER_PATHS.test(req.path) ? explorer(req) : next(req));
+const BATCH_BODY = 'POST {"addresses": [...], "network": "..."}';
+
+/** The explorer's wallet routes (and its transaction and reference-NFT ones) over `walletApi`'s context. */
+export const WALLET_ROUTES: readonly Route<WalletApi>[] = [
+  {
+    method: 'POST',
+    pattern: /^\/v1\/wallet\/(balance\/batch|charms\/batch\/indexed|transactions\/batch)$/,
+    doc: '/v1/wallet/balance/batch, /v1/wallet/charms/batch/indexed, /v1/wallet/transactions/batch',
+    cache: 'none',
+    network: 'refused',
+    hint: BATCH_BODY,
+    handler: (c, req) => c.batch(req),
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/wallet\/(balance)\/(?!batch$)([^/]+)$/,
+    doc: '/v1/wallet/balance/{address}',
+    cache: 'state-unless-btc-utxos',
+    network: 'refused',
+    handler: (c, req, m) => c.perAddress(req, m),
+  },
+  {
+    method: 'GET',
+    // the fees of /wallet/transactions come from the sources but never change for a txid; an
+    // answer lacking one the sources may still give is marked notKept
+    pattern: /^\/v1\/wallet\/(charms|transactions)\/(?!batch$)([^/]+)$/,
+    doc: '/v1/wallet/charms/{address}, /v1/wallet/transactions/{address}',
+    cache: 'state',
+    network: 'refused',
+    handler: (c, req, m) => c.perAddress(req, m),
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/wallet\/(utxos)\/([^/]+)$/,
+    doc: '/v1/wallet/utxos/{address}',
+    cache: 'none',
+    network: 'refused',
+    handler: (c, req, m) => c.perAddress(req, m),
+  },
+  { method: 'GET', pattern: /^\/v1\/wallet\/tip$/, doc: '/v1/wallet/tip', cache: 'none', network: 'refused', handler: (c) => c.tipAnswer() },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/wallet\/fee-estimate$/,
+    doc: '/v1/wallet/fee-estimate',
+    cache: 'none',
+    network: 'refused',
+    handler: (c, req) => c.feeEstimate(req),
+  },
+  {
+    method: 'POST',
+    pattern: /^\/v1\/wallet\/broadcast$/,
+    doc: '/v1/wallet/broadcast',
+    cache: 'none',
+    network: 'refused',
+    hint: 'POST {"raw_tx": "<hex>"}',
+    handler: (c, req) => c.broadcast(req),
+  },
+  {
+    method: 'POST',
+    pattern: /^\/v1\/wallet\/prev-txs$/,
+    doc: '/v1/wallet/prev-txs',
+    cache: 'none',
+    network: 'refused',
+    hint: 'POST {"txids": [...]}',
+    handler: (c, req) => c.prevTxs(req),
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/wallet\/tx\/([^/]+)(\/hex)?$/,
+    doc: '/v1/wallet/tx/{txid}, …/hex',
+    cache: 'none',
+    network: 'refused',
+    handler: (c, req, m) => c.walletTx(req, m),
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/transactions\/([^/]+)$/,
+    doc: '/v1/transactions/{txid}',
+    cache: 'state',
+    network: 'refused',
+    handler: (c, req, m) => c.transaction(req, m),
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/assets\/reference-nft\/([^/]+)$/,
+    doc: '/v1/assets/reference-nft/{hash}',
+    cache: 'state',
+    network: 'refused',
+    handler: (c, req, m) => c.referenceNft(req, m),
+  },
+];
+
+/** The wallet routes alone (tests): `o`'s answers, 404 for other paths. */
+export function explorerApiHandler(o: ExplorerApiOptions): Handler {
+  const log = o.log ?? silentLogger;
+  return tableHandler(WALLET_ROUTES, walletApi(o), { network: o.network, log, next: noRoute(log) });
 }

@@ -13,6 +13,7 @@ import { bitcoinVectors, burnTx, vectorChain } from '../testing/index-vectors.js
 import { txidOf, type MemoryChain } from '../testing/memory-chain.js';
 import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
 import { startIndexService, type IndexService } from './service.js';
+import { LikeLimiter } from './explorer-routes.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -84,8 +85,8 @@ async function expectedOf(chain: MemoryChain): Promise<Expected> {
   return { assets, txs, unspent, outputsAt };
 }
 
-async function service(e: TestEngine, chain: MemoryChain): Promise<IndexService> {
-  const svc = await startIndexService({ store: await e.open(await e.newDb()), source: chain, ...TEST_INDEX_SERVICE, maxReorgDepth: 100 });
+async function service(e: TestEngine, chain: MemoryChain, likes = false): Promise<IndexService> {
+  const svc = await startIndexService({ store: await e.open(await e.newDb()), source: chain, ...TEST_INDEX_SERVICE, maxReorgDepth: 100, likes });
   await svc.follower!.syncOnce();
   await svc.follower!.syncOnce(); // the mempool refresh after a settled tip
   return svc;
@@ -145,6 +146,16 @@ async function checkAgainst(port: number, want: Expected, where: string): Promis
       [...w.holders.values()].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)),
       `${where}: holders' amounts, largest first`,
     );
+    // paged by the keyset cursor, one holder a page: the same list
+    const byCursor: Any[] = [];
+    let cursor: string | null = null;
+    for (let i = 0; i <= w.holders.size; i++) {
+      const p: Any = await get(`/v1/assets/${encodeURIComponent(item.app_id)}/holders?limit=1${cursor ? `&cursor=${cursor}` : ''}`);
+      byCursor.push(...p.holders);
+      cursor = p.next_cursor;
+      if (cursor === null) break;
+    }
+    assert.deepEqual(byCursor, h.holders, `${where}: holders of ${item.app_id} by cursor`);
     for (const x of h.holders) {
       assert.equal(w.holders.get(x.address), BigInt(JSON.stringify(x.total_amount)));
       assert.equal(typeof x.percentage, 'number');
@@ -236,6 +247,10 @@ for (const name of ENGINES) {
       assert.equal((await h1(port, 'GET', '/v1/assets?sort=sideways')).status, 400);
       assert.equal((await h1(port, 'GET', '/v1/assets?limit=101')).status, 400);
       assert.equal((await h1(port, 'GET', '/v1/assets/t%2Fzz/holders')).status, 400);
+      const someApp = encodeURIComponent([...(await expectedOf(chain)).assets.keys()][0]!);
+      assert.equal((await h1(port, 'GET', `/v1/assets/${someApp}/holders?limit=1000`)).status, 200);
+      assert.equal((await h1(port, 'GET', `/v1/assets/${someApp}/holders?limit=1001`)).status, 400);
+      assert.equal((await h1(port, 'GET', `/v1/assets/${someApp}/holders?cursor=zz`)).status, 400);
 
       // status: the explorer's per-network shape beside ours
       const st = json((await h1(port, 'GET', '/v1/status')).body);
@@ -282,3 +297,57 @@ for (const name of ENGINES) {
     }
   });
 }
+
+for (const name of ENGINES) {
+  test(`${name}: --likes: one like per user and charm, taken by the writer, counted in the charm answers`, async (t) => {
+    if (!sharedOrSkip(t)) return;
+    const e = await engines.engine(name, t);
+    if (!e) return;
+    const chain = vectorChain(bitcoinVectors(), ['9c048eca']);
+    const want = await expectedOf(chain);
+    const app = [...want.assets.entries()].find(([, a]) => a.outputs > 0)![0];
+    const svc = await service(e, chain, true);
+    const port = svc.server.port;
+    const like = async (method: string, body: unknown) => {
+      const text = JSON.stringify(body);
+      // node sends a DELETE's body without a length unless told
+      const r = await h1(port, method, '/v1/charms/like', text, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) });
+      return { status: r.status, body: json(r.body) };
+    };
+    const counted = async (user: string) => {
+      const list = json((await h1(port, 'GET', `/v1/charms?limit=100&user_id=${user}`)).body).data.charms;
+      return list.map((c: Any) => [c.charmid === app, c.likes_count, c.user_liked]);
+    };
+    try {
+      // asked (and kept by the answer cache) before any like: a like moves what it answers
+      for (const [, n, liked] of await counted('alice')) assert.deepEqual([n, liked], [0, false]);
+      assert.deepEqual((await like('POST', { charm_id: app, user_id: 1 })).body, { success: true, message: 'Like added successfully', likes_count: 1 });
+      assert.equal((await like('POST', { charm_id: app, user_id: 1 })).body.likes_count, 1, 'one per user and charm');
+      assert.equal((await like('POST', { charm_id: app, user_id: 'alice' })).body.likes_count, 2);
+      for (const [mine, n, liked] of await counted('alice')) assert.deepEqual([n, liked], mine ? [2, true] : [0, false]);
+      for (const [mine, n, liked] of await counted('bob')) assert.deepEqual([n, liked], mine ? [2, false] : [0, false]);
+      assert.equal(json((await h1(port, 'GET', `/v1/charms/by-charmid/${encodeURIComponent(app)}?user_id=alice`)).body).likes_count, 2);
+      const del = await like('DELETE', { charm_id: app, user_id: 1 });
+      assert.equal(del.body.likes_count, 1, JSON.stringify(del));
+      for (const [mine, n, liked] of await counted('alice')) assert.deepEqual([n, liked], mine ? [1, true] : [0, false]);
+      assert.equal((await like('DELETE', { charm_id: app, user_id: 1 })).body.likes_count, 1);
+      // bad input: an app the index does not have, an over-long or ill-typed user_id, no charm_id
+      assert.equal((await like('POST', { charm_id: `t/${'00'.repeat(32)}/${'00'.repeat(32)}`, user_id: 1 })).status, 404);
+      assert.equal((await like('POST', { charm_id: app, user_id: 'u'.repeat(65) })).status, 400);
+      assert.equal((await like('POST', { charm_id: app, user_id: { x: 1 } })).status, 400);
+      assert.equal((await like('POST', { user_id: 1 })).status, 400);
+    } finally {
+      await svc.close();
+    }
+  });
+}
+
+test('likes: at most 30 writes a minute per client address', () => {
+  let now = 0;
+  const l = new LikeLimiter(30, () => now);
+  for (let i = 0; i < 30; i++) assert.equal(l.allow('a'), true);
+  assert.equal(l.allow('a'), false);
+  assert.equal(l.allow('b'), true, 'per client');
+  now += 60_000;
+  assert.equal(l.allow('a'), true, 'a new minute');
+});

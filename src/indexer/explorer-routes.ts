@@ -7,16 +7,16 @@
  *
  * Differences from the hosted explorer, on purpose: the catalogue and holders follow reorgs
  * exactly; supplies are the unspent confirmed amounts; `sort=oldest` is honoured; holders are
- * paged (`page`, `limit`: the explorer answers them all) and the asked app's own (the explorer
+ * paged (`page` or a keyset `cursor`, `limit` ≤ 1000: the explorer answers them all) and the asked app's own (the explorer
  * answers a token's holders from its NFT's); `decimals` is the CHIP-0420 metadata's (default 0);
- * likes are not chain data (`likes_count` 0, liking refused); a `?network=` the index does not
+ * likes are not chain data (`likes_count` 0, liking refused unless `--likes`); a `?network=` the index does not
  * hold gets empty lists and 404s.
  */
 import { decodeAddress, scriptToAddress } from '../bitcoin/address.js';
 import { decodeCbor } from '../codec/cbor.js';
 import { toJsonCompact } from '../codec/json.js';
 import { CharmsError } from '../errors.js';
-import type { Req, Res } from '../infra/http.js';
+import { readJsonBody, type Req, type Res } from '../infra/http.js';
 import { spellFromCbor, spellToValue } from '../model/spell.js';
 import { appFromString, appToString } from '../model/primitives.js';
 import { addressScript, addrNet, chainName, ok, RawJson, type J } from './api.js';
@@ -32,10 +32,49 @@ export interface ExplorerContext {
   store: IndexReader;
   mempool?: MempoolOverlay | undefined;
   network: string;
+  /** `--likes`: like counts read from the `likes` table, and taken by the writer (`write`, else refused). */
+  likes?: LikesOn | undefined;
+}
+
+/** Likes turned on (`--likes`). */
+interface LikesOn {
+  /** The writer's `setLike` (absent on an --api-only reader: it shows the counts, takes no like). */
+  write?: ((charmId: string, user: string, on: boolean) => Promise<number>) | undefined;
+  /** Whether `client` may write a like now (LikeLimiter). */
+  allow(client: string): boolean;
+}
+
+/** Like writes per client address in a minute, and the clients tracked at most. */
+const LIKES_PER_MINUTE = 30;
+const MAX_LIKE_CLIENTS = 10_000;
+const MAX_USER_ID = 64;
+const MAX_CHARM_ID = 1024;
+
+/** Like writes per client address: at most LIKES_PER_MINUTE in each minute (a fixed window). */
+export class LikeLimiter {
+  private window = 0;
+  private counts = new Map<string, number>();
+  constructor(
+    private readonly perMinute = LIKES_PER_MINUTE,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  allow(client: string): boolean {
+    const w = Math.floor(this.now() / 60_000);
+    // a new minute, or too many clients to track in this one: counting starts again
+    if (w !== this.window || this.counts.size >= MAX_LIKE_CLIENTS) {
+      this.window = w;
+      this.counts = new Map();
+    }
+    const n = this.counts.get(client) ?? 0;
+    if (n >= this.perMinute) return false;
+    this.counts.set(client, n + 1);
+    return true;
+  }
 }
 
 const MAX_LIMIT = 100;
-const MAX_HOLDERS_LIMIT = 500;
+const MAX_HOLDERS_LIMIT = 1000;
 const MAX_ADDRESS_CHARMS = 1000;
 const MAX_PAGE = 1_000_000;
 
@@ -223,14 +262,27 @@ function percent(part: bigint, whole: bigint): number {
   return whole === 0n ? 0 : Number((part * 100_000_000n) / whole) / 1_000_000;
 }
 
-/** GET /v1/assets/{app_id}/holders: the app's holders, largest first, paged (`page`, `limit` ≤ 500, default 100). */
+const parseHolderCursor = (raw: string | null): q.HolderCursor | undefined => {
+  if (raw === null) return undefined;
+  const m = /^(\d{1,80})-((?:[0-9a-f]{2}){1,10000})$/.exec(raw);
+  if (!m) throw bad('cursor: expected the next_cursor of a previous page');
+  return { amount: BigInt(m[1]!), script: Buffer.from(m[2]!, 'hex') };
+};
+
+/**
+ * GET /v1/assets/{app_id}/holders: the app's holders, largest first, paged — our addition (the
+ * explorer answers them all): `limit` ≤ 1000 (default 100), and `page` or the keyset `cursor`
+ * (the `next_cursor` of the previous page: `<amount>-<script hex>`).
+ */
 function holders(c: ExplorerContext, req: Req, m: RegExpExecArray): Promise<Res> {
   const app = appParam(decoded(m[1]!));
   const { page, limit, offset } = paging(req, 100, MAX_HOLDERS_LIMIT);
+  const after = parseHolderCursor(req.query.get('cursor'));
   const net = addrNet(c.network);
   return c.store.read(async (tx) => {
-    const [a, h] = await Promise.all([q.assetByApp(tx, app), q.holdersPage(tx, app, { limit, offset })]);
+    const [a, h] = await Promise.all([q.assetByApp(tx, app), q.holdersPage(tx, app, { limit, offset, after })]);
     const supply = a?.supply ?? 0n;
+    const last = h.page[h.page.length - 1];
     return ok({
       app_id: app,
       total_holders: h.holders,
@@ -247,6 +299,7 @@ function holders(c: ExplorerContext, req: Req, m: RegExpExecArray): Promise<Res>
       page,
       limit,
       total_pages: Math.ceil(h.holders / limit),
+      next_cursor: last && h.page.length === limit ? `${last.amount}-${Buffer.from(last.script).toString('hex')}` : null,
     });
   });
 }
@@ -271,6 +324,7 @@ async function charmData(
   spell: Uint8Array | undefined,
   meta: (app: string) => Promise<TokenMeta>,
   withSpell = false,
+  likes?: { count: number; liked: boolean },
 ): Promise<J> {
   const m = x.app === null ? undefined : await meta(x.app);
   const data = charmJson(spell);
@@ -287,8 +341,8 @@ async function charmData(
     amount: num(x.app === null ? 0n : (x.amount ?? 1n)),
     address: x.script ? (scriptToAddress(x.script, addrNet(c.network)) ?? null) : null,
     spent: x.spent,
-    likes_count: 0,
-    user_liked: false,
+    likes_count: likes?.count ?? 0,
+    user_liked: likes?.liked ?? false,
     name: m?.name ?? undefined,
     image: m?.image ?? undefined,
     ticker: m?.ticker ?? undefined,
@@ -299,14 +353,38 @@ async function charmData(
   };
 }
 
-async function charmsJson(c: ExplorerContext, tx: ReadTx, rows: q.CharmRecord[]): Promise<J[]> {
+/** The `user_id` a charm list's likes are read for (`--likes`). */
+function userParam(req: Req): string | undefined {
+  const u = req.query.get('user_id');
+  if (u === null || u === '') return undefined;
+  if (u.length > MAX_USER_ID) throw bad(`user_id: at most ${MAX_USER_ID} characters`);
+  return u;
+}
+
+/** The like counts of charms of `apps` when likes are on. */
+const likesFor = (c: ExplorerContext, tx: ReadTx, apps: (string | null)[], user: string | undefined) =>
+  c.likes
+    ? q.likesOf(
+        tx,
+        apps.filter((a): a is string => a !== null),
+        user,
+      )
+    : Promise.resolve(new Map<string, { count: number; liked: boolean }>());
+
+async function charmsJson(c: ExplorerContext, tx: ReadTx, rows: q.CharmRecord[], user?: string): Promise<J[]> {
   const spells = await q.spellsOf(
     tx,
     rows.map((r) => r.txid),
   );
   const meta = metaReader(tx);
   const out: J[] = [];
-  for (const r of rows) out.push(await charmData(c, r, spells.get(r.txid), meta));
+  const likes = await likesFor(
+    c,
+    tx,
+    rows.map((r) => r.app),
+    user,
+  );
+  for (const r of rows) out.push(await charmData(c, r, spells.get(r.txid), meta, false, likes.get(r.app)));
   return out;
 }
 
@@ -327,7 +405,7 @@ function charms(c: ExplorerContext, req: Req, m: RegExpExecArray): Promise<Res> 
   return c.store.read(async (tx) => {
     const [rows, counts] = await Promise.all([q.charmsPage(tx, { type, limit, offset }), q.assetCounts(tx)]);
     const total = type ? counts.outputs[type] : counts.outputs.token + counts.outputs.nft + counts.outputs.dapp;
-    return ok({ data: { charms: await charmsJson(c, tx, rows) }, pagination: pagination(page, limit, total) });
+    return ok({ data: { charms: await charmsJson(c, tx, rows, userParam(req)) }, pagination: pagination(page, limit, total) });
   });
 }
 
@@ -349,12 +427,12 @@ function charmCountByType(c: ExplorerContext): Promise<Res> {
 }
 
 /** GET /v1/charms/by-charmid/{charmid}: the app's first charm. */
-function charmById(c: ExplorerContext, _req: Req, m: RegExpExecArray): Promise<Res> {
+function charmById(c: ExplorerContext, req: Req, m: RegExpExecArray): Promise<Res> {
   const app = appParam(decoded(m[1]!));
   return c.store.read(async (tx) => {
     const r = await q.firstCharmOf(tx, app);
     if (!r) throw notFound(`no charm of ${app} in this index`);
-    return ok((await charmsJson(c, tx, [r]))[0]!);
+    return ok((await charmsJson(c, tx, [r], userParam(req)))[0]!);
   });
 }
 
@@ -379,7 +457,7 @@ function charmsByAddress(c: ExplorerContext, req: Req, m: RegExpExecArray): Prom
   const { limit, offset } = paging(req, MAX_ADDRESS_CHARMS, MAX_ADDRESS_CHARMS);
   if (!script) return ok({ charms: [] });
   return c.store.read(async (tx) => {
-    const list = await charmsJson(c, tx, await q.charmsOfScript(tx, script, { limit, offset }));
+    const list = await charmsJson(c, tx, await q.charmsOfScript(tx, script, { limit, offset }), userParam(req));
     const meta = metaReader(tx);
     if (c.mempool && list.length < limit)
       for (const o of c.mempool.receivesOf(script).slice(0, limit - list.length))
@@ -396,7 +474,7 @@ function charmsByAddress(c: ExplorerContext, req: Req, m: RegExpExecArray): Prom
 }
 
 /** GET /v1/charms/{txid}: the transaction's first charm with its spell (`data`, `spell`); pending ones too. */
-function charmOfTx(c: ExplorerContext, _req: Req, m: RegExpExecArray): Promise<Res> {
+function charmOfTx(c: ExplorerContext, req: Req, m: RegExpExecArray): Promise<Res> {
   const txid = m[1]!.toLowerCase();
   return c.store.read(async (tx) => {
     const meta = metaReader(tx);
@@ -413,7 +491,8 @@ function charmOfTx(c: ExplorerContext, _req: Req, m: RegExpExecArray): Promise<R
         time: s.time,
         spent: false,
       };
-      return ok(await charmData(c, src, s.spell, meta, true), 200);
+      const likes = await likesFor(c, tx, [src.app], userParam(req));
+      return ok(await charmData(c, src, s.spell, meta, true, src.app === null ? undefined : likes.get(src.app)), 200);
     }
     const o = c.mempool?.get(txid)?.outputs[0];
     if (o)
@@ -430,9 +509,35 @@ function charmOfTx(c: ExplorerContext, _req: Req, m: RegExpExecArray): Promise<R
   });
 }
 
-/** POST/DELETE /v1/charms/like: likes are not chain data; this index keeps none. */
-function like(): Res {
-  throw new CharmsError('UNSUPPORTED', 'likes are not kept by this index (they are not chain data): the like counts are always 0');
+/**
+ * POST/DELETE /v1/charms/like {charm_id, user_id}: likes are not chain data; refused unless the
+ * operator turned them on (`--likes`), and then taken by the writer only: one per `user_id` (the
+ * explorer's default 1 when absent; at most 64 characters) and charm (an app of this index),
+ * LIKES_PER_MINUTE writes a minute per client address.
+ */
+async function like(c: ExplorerContext, req: Req): Promise<Res> {
+  if (!c.likes) throw new CharmsError('UNSUPPORTED', 'likes are off on this index (they are not chain data): start charms index with --likes to take them');
+  const write = c.likes.write;
+  if (!write) throw new CharmsError('UNSUPPORTED', 'likes are taken by the indexer (the database writer), not by an --api-only reader');
+  let body: unknown;
+  try {
+    body = await readJsonBody(req, 4096, 'plain');
+  } catch (e) {
+    if (e instanceof CharmsError && e.code !== 'INVALID_INPUT') throw e;
+    throw bad('body must be JSON {"charm_id": "<app id>", "user_id": <id>}');
+  }
+  const b = (body ?? {}) as Record<string, unknown>;
+  if (typeof b.charm_id !== 'string' || b.charm_id.length > MAX_CHARM_ID) throw bad("charm_id: expected the charm's app id");
+  const app = appParam(b.charm_id);
+  const u = b.user_id ?? 1;
+  if (!(typeof u === 'string' && u.length >= 1 && u.length <= MAX_USER_ID) && !(typeof u === 'number' && Number.isSafeInteger(u)))
+    throw bad(`user_id: expected an integer or a string of at most ${MAX_USER_ID} characters`);
+  if (!(await c.store.read((tx) => q.assetByApp(tx, app)))) throw notFound(`charm ${app} is not in this index`);
+  if (!c.likes.allow(req.client ?? 'unknown'))
+    throw new CharmsError('TOO_MANY_REQUESTS', `at most ${LIKES_PER_MINUTE} likes a minute from one client address: try again in a minute`);
+  const on = req.method === 'POST';
+  const likes_count = await write(app, String(u), on);
+  return ok({ success: true, message: on ? 'Like added successfully' : 'Like removed successfully', likes_count });
 }
 
 // ------------------------------------------------------------------------------ transactions
@@ -546,10 +651,11 @@ const APP_PATH = '([^/]+(?:/[^/]+/[^/]+)?)';
 
 /** The explorer's routes, in match order (`count` and `reference-nft` before `{asset_id}`). */
 export const EXPLORER_ROUTES: readonly Route<ExplorerContext>[] = [
-  { method: 'GET', pattern: /^\/v1\/assets$/, cache: 'state', network: 'empty', handler: assets, empty: emptyList('assets') },
+  { method: 'GET', pattern: /^\/v1\/assets$/, doc: '/v1/assets', cache: 'state', network: 'empty', handler: assets, empty: emptyList('assets') },
   {
     method: 'GET',
     pattern: /^\/v1\/assets\/count$/,
+    doc: '/v1/assets/count',
     cache: 'state',
     network: 'empty',
     handler: assetCount,
@@ -558,29 +664,77 @@ export const EXPLORER_ROUTES: readonly Route<ExplorerContext>[] = [
   {
     method: 'GET',
     pattern: new RegExp(`^/v1/assets/${APP_PATH}/holders$`),
+    doc: '/v1/assets/{app_id}/holders',
     cache: 'state',
     network: 'empty',
     handler: holders,
     empty: (req, m) => {
       const { page, limit } = paging(req, 100, MAX_HOLDERS_LIMIT);
-      return { app_id: decoded(m[1]!), total_holders: 0, total_supply: 0, holders: [], page, limit, total_pages: 0 };
+      return { app_id: decoded(m[1]!), total_holders: 0, total_supply: 0, holders: [], page, limit, total_pages: 0, next_cursor: null };
     },
   },
-  { method: 'GET', pattern: /^\/v1\/assets\/(?!reference-nft\/)(?!count$)([^/]+(?:\/[^/]+\/[^/]+)?)$/, cache: 'state', network: 'not-found', handler: asset },
-  { method: 'GET', pattern: /^\/v1\/charms(|\/by-type)$/, cache: 'state', network: 'empty', handler: charms, empty: emptyList('charms') },
-  { method: 'GET', pattern: /^\/v1\/charms\/count$/, cache: 'state', network: 'empty', handler: charmCount, empty: () => ({ count: 0 }) },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/assets\/(?!reference-nft\/)(?!count$)([^/]+(?:\/[^/]+\/[^/]+)?)$/,
+    doc: '/v1/assets/{asset_id}',
+    cache: 'state',
+    network: 'not-found',
+    handler: asset,
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/charms(|\/by-type)$/,
+    doc: '/v1/charms, /v1/charms/by-type',
+    cache: 'state',
+    network: 'empty',
+    handler: charms,
+    empty: emptyList('charms'),
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/charms\/count$/,
+    doc: '/v1/charms/count',
+    cache: 'state',
+    network: 'empty',
+    handler: charmCount,
+    empty: () => ({ count: 0 }),
+  },
   {
     method: 'GET',
     pattern: /^\/v1\/charms\/count-by-type$/,
+    doc: '/v1/charms/count-by-type',
     cache: 'state',
     network: 'empty',
     handler: charmCountByType,
     empty: () => ({ total: 0, nft: 0, token: 0, dapp: 0 }),
   },
-  { method: 'GET', pattern: new RegExp(`^/v1/charms/by-charmid/${APP_PATH}$`), cache: 'state', network: 'not-found', handler: charmById },
-  { method: 'GET', pattern: /^\/v1\/charms\/by-address\/([^/]+)$/, cache: 'state', network: 'empty', handler: charmsByAddress, empty: () => ({ charms: [] }) },
-  { method: 'POST', pattern: /^\/v1\/charms\/like$/, cache: 'none', network: 'refused', handler: like },
-  { method: 'DELETE', pattern: /^\/v1\/charms\/like$/, cache: 'none', network: 'refused', handler: like },
-  { method: 'GET', pattern: /^\/v1\/charms\/([0-9a-fA-F]{64})$/, cache: 'state', network: 'not-found', handler: charmOfTx },
-  { method: 'GET', pattern: /^\/v1\/transactions$/, cache: 'state', network: 'empty', handler: transactions, empty: emptyList('transactions') },
+  {
+    method: 'GET',
+    pattern: new RegExp(`^/v1/charms/by-charmid/${APP_PATH}$`),
+    doc: '/v1/charms/by-charmid/{charmid}',
+    cache: 'state',
+    network: 'not-found',
+    handler: charmById,
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/charms\/by-address\/([^/]+)$/,
+    doc: '/v1/charms/by-address/{address}',
+    cache: 'state',
+    network: 'empty',
+    handler: charmsByAddress,
+    empty: () => ({ charms: [] }),
+  },
+  { method: 'POST', pattern: /^\/v1\/charms\/like$/, doc: '/v1/charms/like', cache: 'none', network: 'refused', handler: like },
+  { method: 'DELETE', pattern: /^\/v1\/charms\/like$/, doc: '/v1/charms/like', cache: 'none', network: 'refused', handler: like },
+  { method: 'GET', pattern: /^\/v1\/charms\/([0-9a-fA-F]{64})$/, doc: '/v1/charms/{txid}', cache: 'state', network: 'not-found', handler: charmOfTx },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/transactions$/,
+    doc: '/v1/transactions',
+    cache: 'state',
+    network: 'empty',
+    handler: transactions,
+    empty: emptyList('transactions'),
+  },
 ];

@@ -167,6 +167,20 @@ async function outspend(c: NodeContext, _req: Req, m: RegExpExecArray): Promise<
 
 /** The routes of this module (never kept: the node's answers move with it). */
 export const NODE_ROUTES: readonly Route<NodeContext>[] = [
-  { method: 'GET', pattern: /^\/v1\/wallet\/tx\/([^/]+)\/with-proof$/, cache: 'none', network: 'not-found', handler: withProof },
-  { method: 'GET', pattern: /^\/v1\/tx\/([^/]+)\/outspend\/(\d{1,10})$/, cache: 'none', network: 'not-found', handler: outspend },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/wallet\/tx\/([^/]+)\/with-proof$/,
+    doc: '/v1/wallet/tx/{txid}/with-proof',
+    cache: 'none',
+    network: 'not-found',
+    handler: withProof,
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/tx\/([^/]+)\/outspend\/(\d{1,10})$/,
+    doc: '/v1/tx/{txid}/outspend/{vout}',
+    cache: 'none',
+    network: 'not-found',
+    handler: outspend,
+  },
 ];

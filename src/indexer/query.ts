@@ -121,18 +121,43 @@ export interface HolderRecord {
  * A page of an app's holders (unspent outputs grouped by script), largest holding first, then by
  * script; and their count. Reads the app's unspent outputs (co_unspent_app), summed by the engine.
  */
-export async function holdersPage(tx: ReadTx, app: string, o: { limit: number; offset: number }): Promise<{ holders: number; page: HolderRecord[] }> {
+/** A position in the holders' order (exclusive): the last holder of a page. */
+export interface HolderCursor {
+  amount: bigint;
+  script: Uint8Array;
+}
+
+/** A page of an app's holders, largest amount first (then by script); `after` a keyset cursor, else `offset`. */
+export async function holdersPage(
+  tx: ReadTx,
+  app: string,
+  o: { limit: number; offset: number; after?: HolderCursor | undefined },
+): Promise<{ holders: number; page: HolderRecord[] }> {
   const unspent = 'co.app_id = (SELECT id FROM apps WHERE app = ?) AND co.spent_height IS NULL';
   const sum = amountSum(tx.engine);
   const count = await tx.all(`SELECT COUNT(DISTINCT co.script_id) AS n FROM charm_outputs co WHERE ${unspent}`, [app]);
   // SQLite's sums are decimal text without leading zeros: longer is larger, then by text
   const byAmount = tx.engine === 'sqlite' ? 'length(amount) DESC, amount DESC' : 'amount DESC';
+  // after the cursor in that order: a smaller amount, or the same amount and a later script
+  let after = '';
+  const afterArgs: unknown[] = [];
+  if (o.after) {
+    const a = o.after.amount.toString();
+    const script = Buffer.from(o.after.script);
+    if (tx.engine === 'sqlite') {
+      after = 'WHERE (length(x.amount) < ? OR (length(x.amount) = ? AND x.amount < ?) OR (x.amount = ? AND s.script > ?))';
+      afterArgs.push(a.length, a.length, a, a, script);
+    } else {
+      after = 'WHERE (x.amount < ? OR (x.amount = ? AND s.script > ?))';
+      afterArgs.push(a, a, script);
+    }
+  }
   const rows = await tx.all(
     `SELECT s.script, x.amount, x.outputs, x.first_height, x.last_height FROM (
        SELECT co.script_id, ${sum} AS amount, COUNT(*) AS outputs, MIN(co.created_height) AS first_height, MAX(co.created_height) AS last_height
        FROM charm_outputs co WHERE ${unspent} GROUP BY co.script_id) x JOIN scripts s ON s.id = x.script_id
-     ORDER BY ${byAmount.replace(/amount/g, 'x.amount')}, s.script LIMIT ? OFFSET ?`,
-    [app, Math.trunc(o.limit), Math.trunc(o.offset)],
+     ${after} ORDER BY ${byAmount.replace(/amount/g, 'x.amount')}, s.script LIMIT ? OFFSET ?`,
+    [app, ...afterArgs, Math.trunc(o.limit), o.after ? 0 : Math.trunc(o.offset)],
   );
   return {
     holders: num(count[0]?.n ?? 0),
@@ -409,4 +434,17 @@ export async function tagStats(tx: ReadTx): Promise<{ charmsCast: number; bro: n
     ]),
   );
   return { charmsCast: m.get('dex_tag_charms_cast') ?? 0, bro: m.get('dex_tag_bro') ?? 0, dexOrders: m.get('dex_orders_count') ?? 0 };
+}
+
+/** Like counts of charms (by app id, `--likes`), and whether `user` likes each; charms without likes are absent. */
+export async function likesOf(tx: ReadTx, charmIds: string[], user: string | undefined): Promise<Map<string, { count: number; liked: boolean }>> {
+  const ids = [...new Set(charmIds)];
+  const out = new Map<string, { count: number; liked: boolean }>();
+  if (ids.length === 0) return out;
+  const rows = await tx.all(
+    `SELECT charm_id, COUNT(*) AS n, SUM(CASE WHEN user_id = ? THEN 1 ELSE 0 END) AS mine FROM likes WHERE charm_id IN (${ids.map(() => '?').join(', ')}) GROUP BY charm_id`,
+    [user ?? '', ...ids],
+  );
+  for (const r of rows) out.set(r.charm_id as string, { count: num(r.n), liked: user !== undefined && num(r.mine) > 0 });
+  return out;
 }

@@ -1,9 +1,9 @@
 /**
- * The index API's route tables (as ord's `server.rs` and fastify's route options): each route is
- * `{method, pattern, cache, network, handler}`, its handler a top-level function of the API's
- * context, the request and the path's match. One table per API (explorer-routes.ts; the older /v1
- * and wallet routes are declared in `LEGACY_ROUTES` with their policies while their handlers stay
- * in api.ts and explorer-api.ts); the answer cache asks `cachePolicy` instead of path lists.
+ * The index API's route table machinery (as ord's `server.rs` and fastify's route options): each
+ * route is `{method, pattern, doc, cache, network, handler}`, its handler a top-level function of
+ * the API's context, the request and the path's match. v1-routes.ts holds the one table of every
+ * `/v1` route; the dispatcher, the 404 and 405 answers, the answer cache's policies
+ * (`cachePolicy`) and the route list of docs/index.md (checked by v1-routes.test.ts) come from it.
  *
  * `cache`: `state` — the answer depends on the index state only (confirmed tables and mempool
  * overlay), kept per state (answer-cache.ts); `state-unless-btc-utxos` — so unless a BTC source
@@ -11,7 +11,7 @@
  *
  * `network`: what a `?network=` naming a network the index does not hold gets: `empty` (list and
  * count routes: their `empty` answer, 200), `not-found` (single-item routes: 404), or `refused`
- * (400: the older routes).
+ * (400: the index's own and the wallet's routes).
  */
 import { CharmsError } from '../errors.js';
 import { errorResponse, type Handler, type Req, type Res } from '../infra/http.js';
@@ -21,37 +21,22 @@ import { ok, sameNetwork, type J } from './api.js';
 export type CachePolicy = 'state' | 'state-unless-btc-utxos' | 'none';
 type OtherNetwork = 'empty' | 'not-found' | 'refused';
 
-export interface RouteSpec {
+export interface Route<C> {
   method: 'GET' | 'POST' | 'DELETE';
   pattern: RegExp;
+  /** The path as docs/index.md writes it (`/v1/assets/{app_id}/holders`). */
+  doc: string;
   cache: CachePolicy;
   network: OtherNetwork;
-}
-
-export interface Route<C> extends RouteSpec {
+  /** What a request with another method is told besides the 405 (the body a POST route expects). */
+  hint?: string;
   handler: (c: C, req: Req, m: RegExpExecArray) => Promise<Res> | Res;
   /** The answer of a list route for a network the index does not hold. */
   empty?: (req: Req, m: RegExpExecArray) => J;
 }
 
-/** The /v1 routes answered by api.ts and explorer-api.ts (their handlers), with their policies. */
-export const LEGACY_ROUTES: readonly RouteSpec[] = [
-  { method: 'GET', pattern: /^\/v1\/status$/, cache: 'none', network: 'refused' },
-  { method: 'GET', pattern: /^\/v1\/addresses\/[^/]+\/(balances|utxos|history)$/, cache: 'state', network: 'refused' },
-  { method: 'POST', pattern: /^\/v1\/addresses\/balances$/, cache: 'none', network: 'refused' },
-  { method: 'GET', pattern: /^\/v1\/outputs\/[^/]+$/, cache: 'state', network: 'refused' },
-  { method: 'GET', pattern: /^\/v1\/txs\/[^/]+$/, cache: 'state', network: 'refused' },
-  { method: 'GET', pattern: /^\/v1\/apps\/.+$/, cache: 'state', network: 'refused' },
-  // the fees of /wallet/transactions come from the sources but never change for a txid; an
-  // answer lacking one the sources may still give is marked notKept
-  { method: 'GET', pattern: /^\/v1\/wallet\/(charms|transactions)\/[^/]+$/, cache: 'state', network: 'refused' },
-  { method: 'GET', pattern: /^\/v1\/wallet\/balance\/[^/]+$/, cache: 'state-unless-btc-utxos', network: 'refused' },
-  { method: 'GET', pattern: /^\/v1\/transactions\/[^/]+$/, cache: 'state', network: 'refused' },
-  { method: 'GET', pattern: /^\/v1\/assets\/reference-nft\/[^/]+$/, cache: 'state', network: 'refused' },
-];
-
 /** The route of `method path` in `table`, with the path's match. */
-function findRoute<R extends RouteSpec>(table: readonly R[], method: string, path: string): { route: R; m: RegExpExecArray } | undefined {
+function findRoute<R extends Route<never>>(table: readonly R[], method: string, path: string): { route: R; m: RegExpExecArray } | undefined {
   const asked = method === 'HEAD' ? 'GET' : method;
   for (const route of table) {
     if (route.method !== asked) continue;
@@ -61,16 +46,12 @@ function findRoute<R extends RouteSpec>(table: readonly R[], method: string, pat
   return undefined;
 }
 
-/** Whether some route of `table` has `path` (any method). */
-const hasPath = (table: readonly RouteSpec[], path: string): boolean => table.some((r) => r.pattern.test(path));
+/** The routes of `table` that have `path` (any method). */
+const withPath = <R extends Route<never>>(table: readonly R[], path: string): R[] => table.filter((r) => r.pattern.test(path));
 
-/** The cache policy of a GET of `path` in `tables` (the first route that has it); `none` when no route does. */
-export function cachePolicy(tables: readonly (readonly RouteSpec[])[], path: string): CachePolicy {
-  for (const t of tables) {
-    const hit = findRoute(t, 'GET', path);
-    if (hit) return hit.route.cache;
-  }
-  return 'none';
+/** The cache policy of a GET of `path` in `table`; `none` when no route has it. */
+export function cachePolicy(table: readonly Route<never>[], path: string): CachePolicy {
+  return findRoute(table, 'GET', path)?.route.cache ?? 'none';
 }
 
 /** An error answered as `{error, code}`, never kept (the index moves on). */
@@ -88,8 +69,11 @@ export function tableHandler<C>(table: readonly Route<C>[], c: C, o: { network: 
   return async (req) => {
     const hit = findRoute(table, req.method, req.path);
     if (!hit) {
-      if (!hasPath(table, req.path)) return o.next(req);
-      return uncached(new CharmsError('METHOD_NOT_ALLOWED', `${req.method} is not served on ${req.path}`), o.log);
+      const others = withPath(table, req.path);
+      if (others.length === 0) return o.next(req);
+      const hint = others.find((r) => r.hint)?.hint;
+      const methods = [...new Set(others.map((r) => r.method))].join(', ');
+      return uncached(new CharmsError('METHOD_NOT_ALLOWED', `${req.method} is not served on ${req.path} (${methods}${hint ? `: ${hint}` : ''})`), o.log);
     }
     const { route, m } = hit;
     try {

@@ -15,12 +15,12 @@ import { enableMetrics } from '../infra/metrics-http.js';
 import { registerGauge } from '../util/metrics.js';
 import type { TxSource } from '../sources/tx-sources.js';
 import { cachedAnswers, DEFAULT_ANSWER_CACHE_BYTES } from './answer-cache.js';
-import { indexApiHandler } from './api.js';
-import { explorerApiHandler, withExplorerApi } from './explorer-api.js';
-import { EXPLORER_ROUTES, networkStatus, type ExplorerContext } from './explorer-routes.js';
-import { DEX_ROUTES } from './dex-routes.js';
-import { NODE_ROUTES, type NodeContext } from './node-routes.js';
-import { cachePolicy, LEGACY_ROUTES, tableHandler } from './routes.js';
+import { indexApi } from './api.js';
+import { walletApi } from './explorer-api.js';
+import { LikeLimiter, networkStatus, type ExplorerContext } from './explorer-routes.js';
+import type { NodeContext } from './node-routes.js';
+import { cachePolicy } from './routes.js';
+import { V1_ROUTES, v1Handler } from './v1-routes.js';
 import type { BtcSource } from '../sources/btc-source.js';
 import { librarySpellCheck, VerdictCache } from './block-write.js';
 import { Follower, type FollowerStatus } from './follower.js';
@@ -71,6 +71,8 @@ export interface IndexServiceOptions {
   verifyWorkers?: number | undefined;
   /** Bytes of API answers kept per index state (answer-cache.ts); 0: none. Default DEFAULT_ANSWER_CACHE_BYTES. */
   answerCacheBytes?: number | undefined;
+  /** `--likes`: the explorer's likes kept (in the `likes` table, written by the indexer only) and counted. */
+  likes?: boolean | undefined;
   /** HTTP/1.1 transport (infra/http.ts): the fast path (default) or node's server only (benchmarks). */
   http1?: 'fast' | 'node' | undefined;
   /**
@@ -97,9 +99,6 @@ export interface IndexService {
 function indexServiceHandler(api: Handler, query: Handler): Handler {
   return (req) => (req.path.startsWith('/v1/') ? api(req) : query(req));
 }
-
-/** The route tables of the /v1 API, in dispatch order (their cache policies: routes.ts). */
-const TABLES = [EXPLORER_ROUTES, DEX_ROUTES, NODE_ROUTES, LEGACY_ROUTES] as const;
 
 /** The follower the index gauges read (one index per process; the latest started). */
 let metered: { status: FollowerStatus } | undefined;
@@ -158,9 +157,21 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
   /** The answer to a GET through the answer cache (the explorer API's batch entries are kept GET answers). */
   const viaCache = async (path: string): Promise<Res> =>
     api({ method: 'GET', path, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
-  const explorerCtx: ExplorerContext = { store: o.store, mempool, network: o.network };
+  const likeWriter = writerOf(o.store);
+  const limiter = new LikeLimiter();
+  const explorerCtx: ExplorerContext = {
+    store: o.store,
+    mempool,
+    network: o.network,
+    likes: o.likes
+      ? {
+          write: likeWriter?.setLike && ((id, user, on) => likeWriter.setLike!(id, user, on, Math.floor(Date.now() / 1000))),
+          allow: (client) => limiter.allow(client),
+        }
+      : undefined,
+  };
   const nodeCtx: NodeContext = { store: o.store, mempool, source: o.source, btc: o.btcSource };
-  const index = indexApiHandler({
+  const index = indexApi({
     store: o.store,
     follower: follower ?? cardanoFollower,
     mempool,
@@ -173,26 +184,23 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     explorerStatus: o.cardano ? undefined : (s) => o.store.read((tx) => networkStatus(explorerCtx, tx, s)),
   });
   const api = cachedAnswers(
-    tableHandler([...EXPLORER_ROUTES, ...DEX_ROUTES], explorerCtx, {
-      network: o.network,
-      log,
-      next: tableHandler(NODE_ROUTES, nodeCtx, {
-        network: o.network,
-        log,
-        next: withExplorerApi(
-          explorerApiHandler({
-            store: o.store,
-            mempool,
-            source: o.source,
-            btc: o.btcSource,
-            network: o.network,
-            log,
-            balanceAnswer: (address) => viaCache(`/v1/wallet/balance/${address}`),
-          }),
-          index,
-        ),
-      }),
-    }),
+    v1Handler(
+      {
+        explorer: explorerCtx,
+        node: nodeCtx,
+        index,
+        wallet: walletApi({
+          store: o.store,
+          mempool,
+          source: o.source,
+          btc: o.btcSource,
+          network: o.network,
+          log,
+          balanceAnswer: (address) => viaCache(`/v1/wallet/balance/${address}`),
+        }),
+      },
+      { network: o.network, log },
+    ),
     {
       state: () => {
         const v = o.store.dataVersion();
@@ -200,7 +208,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
         return typeof v === 'object' ? v.then(of) : of(v);
       },
       cacheable: (path) => {
-        const policy = cachePolicy(TABLES, path);
+        const policy = cachePolicy(V1_ROUTES, path);
         return policy === 'state' || (policy === 'state-unless-btc-utxos' && !o.btcSource?.addressUtxos);
       },
       maxBytes: o.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES,

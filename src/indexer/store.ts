@@ -323,6 +323,12 @@ export interface IndexWriter extends IndexReader {
    * the SQLite file's write lock; the write is tried again off the event loop (sqlite-driver.ts).
    */
   writeWait?(): WriteWait | undefined;
+  /**
+   * Records (`on`) or removes `user`'s like of the charm `charmId` (`--likes`, explorer-routes.ts)
+   * in a transaction of its own, which moves the data version (answers with like counts are kept
+   * per version); the charm's like count after it.
+   */
+  setLike?(charmId: string, user: string, on: boolean, at: number): Promise<number>;
 }
 
 /** The store as its writer, when it was opened as one (undefined: a reader, `--api-only`). */
@@ -980,6 +986,16 @@ export class SqlStore implements IndexWriter {
 
   dataVersion(): number | Promise<number | undefined> | undefined {
     return this.d.dataVersion?.();
+  }
+
+  setLike(charmId: string, user: string, on: boolean, at: number): Promise<number> {
+    return this.d.transaction(async (tx) => {
+      if (on) await tx.run('INSERT INTO likes (charm_id, user_id, at) VALUES (?, ?, ?) ON CONFLICT (charm_id, user_id) DO NOTHING', [charmId, user, at]);
+      else await tx.run('DELETE FROM likes WHERE charm_id = ? AND user_id = ?', [charmId, user]);
+      await this.moveDataVersion(tx);
+      const r = await tx.all('SELECT COUNT(*) AS n FROM likes WHERE charm_id = ?', [charmId]);
+      return num(r[0]?.n ?? 0);
+    });
   }
 
   writeWait(): WriteWait | undefined {

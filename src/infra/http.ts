@@ -40,6 +40,11 @@ export interface Req {
   query: URLSearchParams;
   headers: Record<string, string | string[] | undefined>;
   /**
+   * The client's address: the connection's peer, or through a trusted proxy (SVC_TRUSTED_PROXIES)
+   * the nearest address of `X-Forwarded-For` that is not one; absent where the transport has none.
+   */
+  client?: string | undefined;
+  /**
    * Reads the body, refusing more than `limit` bytes (and the server's own limit) without
    * buffering them: PAYLOAD_TOO_LARGE (413), REQUEST_TIMEOUT (408), SERVER_BUSY (503). The
    * server answers these itself, whatever the handler returns.
@@ -369,7 +374,7 @@ async function serve(
   const cut = () => write(SHUTTING_DOWN(), req, res, h1, true);
   life.inflight.add(cut);
   try {
-    await answer(handler, limits, budget, log, url, h1, req, res, observe, t0);
+    await answer(handler, limits, budget, log, url, h1, req, res, observe, t0, typeof client === 'string' ? client : peer);
   } finally {
     gate.leave(client);
     life.done(cut);
@@ -398,6 +403,7 @@ async function answer(
   res: AnyRes,
   observe: RequestObserver | undefined,
   t0: number,
+  client: string,
 ) {
   let out: Res;
   let read: BodyRead | undefined;
@@ -410,6 +416,7 @@ async function answer(
         path: url.path,
         query: url.query,
         headers: req.headers as Req['headers'],
+        client,
         body: (limit) => {
           if (read) return read.promise;
           read = readBody(
@@ -794,7 +801,10 @@ function serveHttp1(socket: net.Socket, first: Buffer, c: FastContext, deadline:
     try {
       let out: Res;
       try {
-        const answer = r.method === 'OPTIONS' ? { status: 204, headers: {} } : c.handler({ method: r.method, path, query, headers: r.headers, body: noBody });
+        const answer =
+          r.method === 'OPTIONS'
+            ? { status: 204, headers: {} }
+            : c.handler({ method: r.method, path, query, headers: r.headers, client: typeof client === 'string' ? client : peer, body: noBody });
         // an answer given at once is sent at once (no microtask turn)
         out = answer instanceof Promise ? await answer : answer;
       } catch (e) {

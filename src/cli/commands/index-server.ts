@@ -98,6 +98,7 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
         fetchAhead,
         commitBlocks,
         recentTxBlocks,
+        likes: opts.likes === true,
         answerCacheBytes: answerCacheMb === undefined ? undefined : answerCacheMb * 1024 * 1024,
         version: pkgVersion(),
         log,
