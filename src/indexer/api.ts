@@ -28,6 +28,7 @@ import { silentLogger, type Logger } from '../infra/log.js';
 import type { BlockSource, ChainTip } from '../sources/block-source.js';
 import type { FollowerStatus } from './follower.js';
 import type { MempoolOverlay } from './mempool.js';
+import { JSON_HEADERS, ok, RawJson, sameNetwork, type J } from './answer-json.js';
 import { tableHandler, type Route } from './routes.js';
 import { writerOf, type AmountRow, type CharmOutputRow, type CharmOutputWrite, type IndexReader } from './store.js';
 
@@ -72,39 +73,12 @@ export interface IndexApiOptions {
   explorerStatus?: ((o: { node: ChainTip | undefined; lastPollAt: number | undefined; healthy: boolean; now: number }) => Promise<J>) | undefined;
 }
 
-// ------------------------------------------------------------------------------ JSON writing
-
-/** A JSON text embedded as is (charm data printed by our codec, exact big integers). */
-export class RawJson {
-  constructor(readonly text: string) {}
-}
-export type J = string | number | boolean | null | RawJson | J[] | { [k: string]: J | undefined };
-
-function write(v: J): string {
-  if (v instanceof RawJson) return v.text;
-  if (Array.isArray(v)) return `[${v.map(write).join(',')}]`;
-  if (v !== null && typeof v === 'object')
-    return `{${Object.entries(v)
-      .filter(([, x]) => x !== undefined)
-      .map(([k, x]) => `${JSON.stringify(k)}:${write(x as J)}`)
-      .join(',')}}`;
-  return JSON.stringify(v);
-}
-
-/** The headers of every JSON answer of the index API. */
-export const JSON_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'application/json', 'cache-control': 'no-store' };
-
-export const ok = (body: J, status = 200): Res => ({ status, headers: { ...JSON_HEADERS }, body: write(body) });
+// the JSON answers' writer lives in answer-json.ts (below the route table); its names are the API's too
+export { JSON_HEADERS, ok, RawJson, sameNetwork, type J };
 
 const bad = (msg: string): CharmsError => new CharmsError('INVALID_INPUT', msg);
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const TXID = /^[0-9a-fA-F]{64}$/;
-
-/** Whether a `network` a client names (the explorer's and the wallet's spellings too) is `ours`. */
-export function sameNetwork(asked: string, ours: string): boolean {
-  const n = (x: string) => (x === 'main' || x === 'bitcoin' ? 'mainnet' : x === 'test' ? 'testnet' : x);
-  return n(asked) === n(ours);
-}
 
 export const chainName = (network: string): BitcoinChainName =>
   network === 'mainnet' || network === 'main' ? 'main' : network === 'testnet' ? 'test' : (network as BitcoinChainName);

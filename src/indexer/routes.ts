@@ -16,7 +16,7 @@
 import { CharmsError } from '../errors.js';
 import { errorResponse, type Handler, type Req, type Res } from '../infra/http.js';
 import type { Logger } from '../infra/log.js';
-import { ok, sameNetwork, type J } from './api.js';
+import { ok, sameNetwork, type J } from './answer-json.js';
 
 export type CachePolicy = 'state' | 'state-unless-btc-utxos' | 'none';
 type OtherNetwork = 'empty' | 'not-found' | 'refused';
