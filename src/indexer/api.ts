@@ -15,7 +15,8 @@
  *   GET  /v1/apps/{app}?cursor=&limit=           supply and holders (app with / or %2F)
  */
 import { decodeAddress, isTagValidFor, scriptToAddress, type BitcoinChainName } from '../bitcoin/address.js';
-import { BITCOIN_NETWORKS, networkNamed, type BitcoinNetwork } from '../model/network.js';
+import { BITCOIN_NETWORKS, CARDANO_NETWORKS, networkNamed, type BitcoinNetwork } from '../model/network.js';
+import { cardanoAddressOfNetwork, cardanoAddressText } from '../cardano/address.js';
 import { decodeCbor } from '../codec/cbor.js';
 import { toJsonCompact } from '../codec/json.js';
 import { publicText } from '../util/redact.js';
@@ -57,6 +58,8 @@ export interface IndexApiOptions {
   /** With --api-only: where the status reads the node's tip. */
   source?: BlockSource | undefined;
   network: string;
+  /** The chain indexed (default bitcoin): a Cardano index takes and answers Cardano addresses. */
+  chain?: 'bitcoin' | 'cardano' | undefined;
   version: string;
   maxLag?: number | undefined;
   /** See DEFAULT_MAX_NODE_SILENCE_MS. */
@@ -181,7 +184,18 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
   const startedAt = o.startedAt ?? now();
   const maxNodeSilenceMs = o.maxNodeSilenceMs ?? DEFAULT_MAX_NODE_SILENCE_MS;
   const maxLag = o.maxLag ?? DEFAULT_MAX_LAG;
-  const addressOf = (script: Uint8Array): string | null => scriptToAddress(script, net) ?? null;
+  const cardanoNet = o.chain === 'cardano' ? (networkNamed('cardano', o.network) ?? CARDANO_NETWORKS.mainnet) : undefined;
+  // a Cardano index's "script" is the output's raw address bytes (cardano/charm-moves.ts)
+  const addressOf = (script: Uint8Array): string | null => (cardanoNet ? cardanoAddressText(script, cardanoNet) : (scriptToAddress(script, net) ?? null));
+  const decodeAddr = (address: string): Uint8Array => {
+    if (!cardanoNet) return addressScript(address, chain, o.network);
+    if (address.length > 200) throw bad(`${address.slice(0, 120)}: not a valid Cardano ${o.network} address`);
+    try {
+      return cardanoAddressOfNetwork(address, cardanoNet);
+    } catch (e) {
+      throw bad(`${address.slice(0, 120)}: not a valid Cardano ${o.network} address (${(e as Error).message})`);
+    }
+  };
 
   // the scripts of addresses asked lately (a decode is ~5 µs, a bech32 checksum): valid ones only;
   // two generations, so that the addresses asked again stay when the newer one is full
@@ -190,7 +204,7 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
   const scriptOf = (address: string): Uint8Array => {
     let s = scripts.get(address);
     if (s === undefined) {
-      s = older.get(address) ?? addressScript(address, chain, o.network);
+      s = older.get(address) ?? decodeAddr(address);
       if (scripts.size >= MAX_KEPT_SCRIPTS / 2) {
         older = scripts;
         scripts = new Map();
@@ -316,8 +330,19 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       mock: meta.mock,
       db: { engine: store.engine, schema_version: meta.schemaVersion, writes_waiting: writesWaiting() },
       mode: o.follower ? 'indexer' : 'api-only',
-      node: node ? { height: node.height, hash: node.hash, answered_at: f ? (f.nodeAnsweredAt ?? null) : undefined } : null,
-      index: tip ? { height: tip.height, hash: tip.hash, time: tip.time } : { height: indexHeight, hash: null, time: null },
+      node: node
+        ? {
+            height: node.height,
+            hash: node.hash,
+            slot: cardanoNet ? (f?.nodeSlot ?? null) : undefined,
+            answered_at: f ? (f.nodeAnsweredAt ?? null) : undefined,
+          }
+        : null,
+      index: tip
+        ? { height: tip.height, hash: tip.hash, time: tip.time, slot: cardanoNet ? (tip.slot ?? null) : undefined }
+        : { height: indexHeight, hash: null, time: null, slot: cardanoNet ? null : undefined },
+      // Cardano: the node's tip slot minus the index's (slots are seconds since Shelley)
+      lag_slots: cardanoNet ? (f?.nodeSlot !== undefined && tip?.slot !== undefined ? Math.max(0, f.nodeSlot - tip.slot) : null) : undefined,
       lag_blocks: lag,
       synced: node !== undefined && lag === 0 && !silent && !f?.nodeBehind && !f?.waitingForStart,
       node_behind: f?.nodeBehind ? { node_height: f.nodeBehind.nodeHeight, index_height: f.nodeBehind.indexHeight, since: f.nodeBehind.since } : null,

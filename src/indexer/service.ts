@@ -160,8 +160,11 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     api({ method: 'GET', path, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
   const explorerCtx: ExplorerContext = { store: o.store, mempool, network: o.network };
   const nodeCtx: NodeContext = { store: o.store, mempool, source: o.source, btc: o.btcSource };
+  // the chain is the database's (an --api-only Cardano reader has no `cardano` option)
+  const chain = o.cardano ? 'cardano' : (await o.store.meta()).chain === 'cardano' ? 'cardano' : 'bitcoin';
   const index = indexApiHandler({
     store: o.store,
+    chain,
     follower: follower ?? cardanoFollower,
     mempool,
     source: o.source,
@@ -170,7 +173,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     maxLag: o.maxLag,
     log,
     // the explorer's networks map has Bitcoin entries only: a Cardano index answers none
-    explorerStatus: o.cardano ? undefined : (s) => o.store.read((tx) => networkStatus(explorerCtx, tx, s)),
+    explorerStatus: chain === 'cardano' ? undefined : (s) => o.store.read((tx) => networkStatus(explorerCtx, tx, s)),
   });
   const api = cachedAnswers(
     tableHandler([...EXPLORER_ROUTES, ...DEX_ROUTES], explorerCtx, {

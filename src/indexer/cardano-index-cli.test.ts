@@ -1,0 +1,201 @@
+/**
+ * `charms index --chain cardano` (the built CLI) against the fake Ogmios on loopback, on SQLite
+ * and PostgreSQL: /v1/status with slots and no Bitcoin `networks` entry, an address's holdings
+ * after a virtual split, the start point kept in the index; a wrong --network, a new index
+ * without a start point, another start point and a Bitcoin database refused.
+ */
+import { after, test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cardanoAddressText } from '../cardano/address.js';
+import { assetNameForApp, policyIdForApp } from '../cardano/assets.js';
+import { CARDANO_NETWORKS } from '../model/network.js';
+import { appFromString } from '../model/primitives.js';
+import { charmsBin } from '../testing/cli.js';
+import { conwayTx, conwayTxId, realCardanoVectors } from '../testing/cardano-txs.js';
+import { FakeOgmios, fakeBlockId, praosBlocks, type FakeBlock, type FakeTx } from '../testing/fake-ogmios.js';
+import { h1 } from '../testing/http.js';
+import { startPostgres } from '../testing/postgres.js';
+import { skipOrFail } from '../testing/require.js';
+import { hasShared } from '../testing/shared.js';
+import { toHex } from '../util/bytes.js';
+import { openIndexStore } from './open.js';
+
+const dirs: string[] = [];
+after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const tmpDb = () => {
+  const d = mkdtempSync(join(tmpdir(), 'charms-cardano-cli-'));
+  dirs.push(d);
+  return join(d, 'index.sqlite');
+};
+
+const V10 = '28bbfea24dc7c74db73a5c02da45df0415d279cc29f09eb4736cbe0faf75457b'; // learns a token, 100000000 on vout 0
+const START = { slot: 980, id: fakeBlockId(99) };
+const START_ARG = `${START.slot}.${START.id}`;
+const ROOT: FakeBlock = { type: 'praos', era: 'conway', id: START.id, ancestor: fakeBlockId(98), height: 99, slot: START.slot, txs: [] };
+const addr = (b: number) => new Uint8Array(29).fill(b).map((x, i) => (i === 0 ? 0x60 : x));
+const real = (txid: string): FakeTx => {
+  const v = realCardanoVectors().get(txid)!;
+  return { cbor: v.bytes, id: v.txid };
+};
+
+/** `charms index --chain cardano …` on 127.0.0.1 port 0; resolves with the port from its start-up line. */
+function startIndex(args: string[]): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [charmsBin, 'index', '--chain', 'cardano', '--ip', '127.0.0.1', '--port', '0', ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let buf = '';
+  return new Promise((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const m = /Charms index running on 127\.0\.0\.1:(\d+)/.exec(buf);
+      if (m) resolve({ child, port: Number(m[1]) });
+    });
+    child.once('exit', () => reject(new Error(`charms index exited: ${buf}`)));
+  });
+}
+
+/** `charms index --chain cardano <args>` to its end (asynchronously: the fake lives in this process). */
+function runIndex(args: string[]): Promise<{ status: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [charmsBin, 'index', '--chain', 'cardano', '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) => child.once('exit', (status) => (clearTimeout(guard), resolve({ status, stderr }))));
+}
+
+const stop = (c: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (c.exitCode !== null) return resolve();
+    c.once('exit', () => resolve());
+    c.kill('SIGTERM');
+  });
+
+const getJson = async (port: number, path: string): Promise<{ status: number; json: Record<string, any> }> => {
+  const r = await h1(port, 'GET', path);
+  return { status: r.status, json: JSON.parse(r.body.toString()) };
+};
+
+/** Polls /v1/status until the index is at `height`, in sync (bounded). */
+async function untilHeight(port: number, height: number): Promise<Record<string, any>> {
+  let last: Record<string, any> = {};
+  for (let i = 0; i < 300; i++) {
+    last = (await getJson(port, '/v1/status')).json;
+    if (last.index?.height === height && last.lag_blocks === 0) return last;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error(`the index did not reach ${height}: ${JSON.stringify(last)}`);
+}
+
+/** One engine: index the v10 spell, then a virtual split of its token; restart on the kept start point. */
+async function followsOgmios(t: TestContext, db: string): Promise<void> {
+  const ogmios = await FakeOgmios.start();
+  const children: ChildProcess[] = [];
+  try {
+    ogmios.extend(ROOT, ...praosBlocks([[real(V10)]], { height: 100, slot: 1000, ancestor: START.id }));
+    const ix = await startIndex(['--ogmios-url', ogmios.url, '--network', 'preprod', '--start-point', START_ARG, '--db', db]);
+    children.push(ix.child);
+    const s = await untilHeight(ix.port, 100);
+    assert.equal(s.chain, 'cardano');
+    assert.equal(s.network, 'preprod');
+    assert.equal(s.node.slot, 1000);
+    assert.equal(s.index.slot, 1000);
+    assert.equal(s.lag_slots, 0);
+    assert.equal(s.networks, undefined, 'no Bitcoin network entry');
+
+    // the token the spell teaches, then a spell-less split of it to two addresses
+    const out = await getJson(ix.port, `/v1/outputs/${V10}:0`);
+    assert.equal(out.status, 200);
+    const app = out.json.charms[0].app as string;
+    assert.equal(out.json.charms[0].amount, '100000000');
+    const a = appFromString(app);
+    const [P, N] = [toHex(policyIdForApp(a)), toHex(assetNameForApp(a))];
+    const splitCbor = conwayTx({
+      inputs: [{ txid: V10, index: 0 }],
+      outputs: [
+        { address: addr(1), lovelace: 2_000_000n, assets: [[P, N, 60_000_000n]] },
+        { address: addr(2), lovelace: 2_000_000n, assets: [[P, N, 40_000_000n]] },
+      ],
+    });
+    ogmios.extend(...praosBlocks([[{ cbor: splitCbor, id: conwayTxId(splitCbor) }]], { height: 101, slot: 1020, ancestor: fakeBlockId(100) }));
+    const s2 = await untilHeight(ix.port, 101);
+    assert.equal(s2.index.slot, 1020);
+    const holder = cardanoAddressText(addr(1), CARDANO_NETWORKS.preprod)!;
+    assert.match(holder, /^addr_test1/);
+    const bal = await getJson(ix.port, `/v1/addresses/${holder}/balances`);
+    assert.equal(bal.status, 200, JSON.stringify(bal.json));
+    assert.deepEqual(
+      bal.json.balances.map((b: Record<string, unknown>) => [b.app, b.confirmed]),
+      [[app, '60000000']],
+    );
+    const mainnetAddr = cardanoAddressText(
+      addr(1).map((x, i) => (i === 0 ? 0x61 : x)),
+      CARDANO_NETWORKS.mainnet,
+    )!;
+    assert.equal((await getJson(ix.port, `/v1/addresses/${mainnetAddr}/balances`)).status, 400, 'a mainnet address on a preprod index');
+    await stop(ix.child);
+
+    // the start point is the index's: a restart needs none, another one is refused
+    const again = await startIndex(['--ogmios-url', ogmios.url, '--db', db]);
+    children.push(again.child);
+    assert.equal((await untilHeight(again.port, 101)).index.hash, fakeBlockId(101));
+    await stop(again.child);
+    const other = await runIndex(['--ogmios-url', ogmios.url, '--db', db, '--start-slot', '0']);
+    assert.notEqual(other.status, 0);
+    assert.match(other.stderr, /start point origin, but the index at .* starts after 980\./);
+  } finally {
+    await Promise.all(children.map(stop));
+    await ogmios.close();
+  }
+  t.diagnostic(`indexed through ${db.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'}`);
+}
+
+test('charms index --chain cardano follows the fake Ogmios on SQLite: status with slots, holdings after a virtual split', async (t) => {
+  if (!hasShared) return skipOrFail(t, 'test vectors not found (CHARMS_SHARED_DIR)');
+  await followsOgmios(t, tmpDb());
+});
+
+test('charms index --chain cardano on a postgres:// --db', async (t) => {
+  if (!hasShared) return skipOrFail(t, 'test vectors not found (CHARMS_SHARED_DIR)');
+  const pg = await startPostgres();
+  if (!pg) return skipOrFail(t, 'PostgreSQL (/usr/lib/postgresql/<version>/bin) is not installed');
+  try {
+    await followsOgmios(t, await pg.createDb('cardano_cli'));
+  } finally {
+    await pg.stop();
+  }
+});
+
+test('charms index --chain cardano refuses a wrong --network, a new index without a start point, a Bitcoin database', async () => {
+  const ogmios = await FakeOgmios.start();
+  try {
+    ogmios.extend(ROOT);
+    const wrong = await runIndex(['--ogmios-url', ogmios.url, '--network', 'preview', '--start-slot', '0', '--db', tmpDb()]);
+    assert.notEqual(wrong.status, 0);
+    assert.match(wrong.stderr, /--network preview, but the Cardano node behind Ogmios follows preprod/);
+    const bitcoinNet = await runIndex(['--ogmios-url', ogmios.url, '--network', 'regtest', '--db', tmpDb()]);
+    assert.match(bitcoinNet.stderr, /--network regtest is not a Cardano network/);
+
+    const noStart = await runIndex(['--ogmios-url', ogmios.url, '--db', tmpDb()]);
+    assert.notEqual(noStart.status, 0);
+    assert.match(noStart.stderr, /needs --start-point <slot>\.<block hash>.*no default start point is published for Cardano/);
+    const slot = await runIndex(['--ogmios-url', ogmios.url, '--db', tmpDb(), '--start-slot', '5']);
+    assert.match(slot.stderr, /--start-slot "5": only 0/);
+
+    const btcDb = tmpDb();
+    await (await openIndexStore(btcDb, { mode: 'writer', network: 'regtest', mock: false, startHeight: 0 })).close();
+    const btc = await runIndex(['--ogmios-url', ogmios.url, '--db', btcDb, '--start-slot', '0']);
+    assert.notEqual(btc.status, 0);
+    assert.match(btc.stderr, /the index is of bitcoin:regtest, not cardano:preprod; one chain and network per database/);
+
+    const noOgmios = await runIndex(['--db', tmpDb(), '--start-slot', '0']);
+    assert.match(noOgmios.stderr, /needs Ogmios \(started with --include-transaction-cbor\): --ogmios-url/);
+    const rpc = await runIndex(['--ogmios-url', ogmios.url, '--rpc-url', 'http://127.0.0.1:1', '--db', tmpDb()]);
+    assert.match(rpc.stderr, /--rpc-url is for a Bitcoin index/);
+  } finally {
+    await ogmios.close();
+  }
+});
