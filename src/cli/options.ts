@@ -72,7 +72,7 @@ export const indexOptions = [
   {
     name: 'start-point',
     value: 'SLOT.HASH',
-    help: 'Cardano: the block a new index starts after, <slot>.<block hash> (required on a new index: no default is published)',
+    help: "Cardano: the block a new index starts after, <slot>.<block hash> (default: a block before the network's first charms transaction, docs/index.md)",
   },
   { name: 'start-slot', value: 'SLOT', help: 'Cardano: 0 starts a new index at the origin (the genesis)' },
   {

@@ -79,16 +79,10 @@ export function askedStartPoint(o: { startPoint?: string | undefined; startSlot?
 
 /**
  * The start point of a Cardano index: the one it was first started with (`stored`, meta
- * `start_point`), which `asked` must equal if given. No block point known to precede the first
- * Cardano charms transaction is published for any network, so a new index has no default: the
- * option is required, and the error says so.
+ * `start_point`: the asked one, else the network's default, start-height.ts
+ * CARDANO_DEFAULT_START_POINTS), which an `asked` one must equal.
  */
-export function cardanoStartPoint(asked: PointOrOrigin | undefined, stored: string | undefined, label: string): PointOrOrigin {
-  if (stored === undefined)
-    throw new CharmsError(
-      'CONFIG',
-      'a new Cardano index needs --start-point <slot>.<block hash> (a block before the first charms transaction to index) or --start-slot 0 (the whole chain): no default start point is published for Cardano',
-    );
+export function cardanoStartPoint(asked: PointOrOrigin | undefined, stored: string, label: string): PointOrOrigin {
   const s = parsePoint(stored);
   if (asked !== undefined && pointText(asked) !== pointText(s))
     throw new CharmsError(

@@ -1,8 +1,8 @@
 /**
  * `charms index --chain cardano` (the built CLI) against the fake Ogmios on loopback, on SQLite
  * and PostgreSQL: /v1/status with slots and no Bitcoin `networks` entry, an address's holdings
- * after a virtual split, the start point kept in the index; a wrong --network, a new index
- * without a start point, another start point and a Bitcoin database refused.
+ * after a virtual split, the start point (given or the network default) kept in the index; a
+ * wrong --network, another start point, a Bitcoin database and Bitcoin flags refused.
  */
 import { after, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,6 +23,7 @@ import { skipOrFail } from '../testing/require.js';
 import { hasShared } from '../testing/shared.js';
 import { toHex } from '../util/bytes.js';
 import { openIndexStore } from './open.js';
+import { CARDANO_DEFAULT_START_POINTS } from './start-height.js';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -169,7 +170,7 @@ test('charms index --chain cardano on a postgres:// --db', async (t) => {
   }
 });
 
-test('charms index --chain cardano refuses a wrong --network, a new index without a start point, a Bitcoin database', async () => {
+test('charms index --chain cardano refuses a wrong --network, a --start-slot other than 0, a Bitcoin database, Bitcoin flags', async () => {
   const ogmios = await FakeOgmios.start();
   try {
     ogmios.extend(ROOT);
@@ -179,9 +180,6 @@ test('charms index --chain cardano refuses a wrong --network, a new index withou
     const bitcoinNet = await runIndex(['--ogmios-url', ogmios.url, '--network', 'regtest', '--db', tmpDb()]);
     assert.match(bitcoinNet.stderr, /--network regtest is not a Cardano network/);
 
-    const noStart = await runIndex(['--ogmios-url', ogmios.url, '--db', tmpDb()]);
-    assert.notEqual(noStart.status, 0);
-    assert.match(noStart.stderr, /needs --start-point <slot>\.<block hash>.*no default start point is published for Cardano/);
     const slot = await runIndex(['--ogmios-url', ogmios.url, '--db', tmpDb(), '--start-slot', '5']);
     assert.match(slot.stderr, /--start-slot "5": only 0/);
 
@@ -196,6 +194,31 @@ test('charms index --chain cardano refuses a wrong --network, a new index withou
     const rpc = await runIndex(['--ogmios-url', ogmios.url, '--rpc-url', 'http://127.0.0.1:1', '--db', tmpDb()]);
     assert.match(rpc.stderr, /--rpc-url is for a Bitcoin index/);
   } finally {
+    await ogmios.close();
+  }
+});
+
+test('a new Cardano index without --start-point starts after the network default point, kept in the index', async () => {
+  const ogmios = await FakeOgmios.start();
+  const children: ChildProcess[] = [];
+  try {
+    ogmios.extend(ROOT);
+    const db = tmpDb();
+    const ix = await startIndex(['--ogmios-url', ogmios.url, '--db', db]);
+    children.push(ix.child);
+    const d = CARDANO_DEFAULT_START_POINTS.preprod;
+    // the fake's chain does not hold the preprod point: the index says so and stops
+    let s: Record<string, any> = {};
+    for (let i = 0; i < 300 && !s.error; i++) {
+      s = (await getJson(ix.port, '/v1/status')).json;
+      if (!s.error) await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.match(s.error?.message ?? '', new RegExp(`knows none of the points ${d.slot}\\.${d.id}`));
+    await stop(ix.child);
+    const other = await runIndex(['--ogmios-url', ogmios.url, '--db', db, '--start-point', START_ARG]);
+    assert.match(other.stderr, new RegExp(`start point ${START_ARG}, but the index at .* starts after ${d.slot}\\.${d.id}`));
+  } finally {
+    await Promise.all(children.map(stop));
     await ogmios.close();
   }
 });

@@ -319,7 +319,7 @@ async function prepared(d: Driver, o: OpenOptions): Promise<IndexMeta> {
     throw new CharmsError('CONFIG', `${o.label}: the index was built with --mock (it holds mock charms); start with --mock, or index into a new database`);
   if (!meta.mock && o.mock)
     throw new CharmsError('CONFIG', `${o.label}: the index was built without --mock; start without --mock, or index into a new database`);
-  // a Cardano index first opened without its start point (the start refused) gets it now
+  // a Cardano index created without its start point (by the library) gets the one asked now
   if (meta.startPoint === undefined && o.startPoint !== undefined && o.mode === 'writer') {
     await d.transaction((tx) => setMeta(tx, 'start_point', o.startPoint!));
     meta.startPoint = o.startPoint;

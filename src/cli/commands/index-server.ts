@@ -9,7 +9,7 @@ import { openIndexStore } from '../../indexer/open.js';
 import { createLogger } from '../../infra/log.js';
 import { startIndexService } from '../../indexer/service.js';
 import { DEFAULT_COMMIT_BLOCKS, DEFAULT_FETCH_AHEAD, DEFAULT_MAX_REORG_DEPTH, DEFAULT_RECENT_TX_BLOCKS, MAX_RECENT_TX_BLOCKS } from '../../indexer/follower.js';
-import { startHeightFor } from '../../indexer/start-height.js';
+import { CARDANO_DEFAULT_START_POINTS, startHeightFor } from '../../indexer/start-height.js';
 import { blockSourceFromConfig, btcSourceFromConfig } from '../../sources/chain-sources.js';
 import { networkNamed } from '../../model/network.js';
 import { askedStartPoint, CARDANO_MAX_REORG_DEPTH, cardanoStartPoint, pointText } from '../../indexer/cardano-follow.js';
@@ -150,8 +150,8 @@ type IndexOpts = Parameters<Run<typeof indexOptions>>[0]['opts'];
 /**
  * `charms index --chain cardano`: follows Ogmios' chain sync (sources/ogmios.ts) into a Cardano
  * index (cardano-follow.ts) and serves the same API. The network is Ogmios' (its Shelley
- * genesis' magic), which `--network` must equal; the start point is required on a new index
- * (cardanoStartPoint) and kept in it.
+ * genesis' magic), which `--network` must equal; the start point (`--start-point`, `--start-slot
+ * 0`, else the network's default, start-height.ts) is kept in the index (cardanoStartPoint).
  */
 async function runCardano(opts: IndexOpts, ctx: CliContext, settings: Settings, idx: IndexSettings): Promise<void> {
   for (const name of ['rpc-url', 'rpc-cookie', 'esplora-url', 'zmq-url', 'start-height'] as const)
@@ -186,14 +186,15 @@ async function runCardano(opts: IndexOpts, ctx: CliContext, settings: Settings, 
       network: net.name,
       mock: settings.mock,
       startHeight: 0,
-      startPoint: asked === undefined ? undefined : pointText(asked),
+      startPoint: pointText(asked ?? CARDANO_DEFAULT_START_POINTS[net.name]),
       log: log0,
     },
     { notice: (line) => ctx.stderr(`${line}\n`) },
   );
   let started = false;
   try {
-    const startPoint = apiOnly ? undefined : cardanoStartPoint(asked, (await store.meta()).startPoint, label);
+    const stored = (await store.meta()).startPoint;
+    const startPoint = apiOnly || stored === undefined ? undefined : cardanoStartPoint(asked, stored, label);
     await serve(opts, settings, async ({ host, port, log, cache }) => {
       const svc = await startIndexService({
         store,
