@@ -143,7 +143,19 @@ async function followsOgmios(t: TestContext, db: string): Promise<void> {
     const again = await startIndex(['--ogmios-url', ogmios.url, '--db', db]);
     children.push(again.child);
     assert.equal((await untilHeight(again.port, 101)).index.hash, fakeBlockId(101));
+    // an --api-only reader beside it: the same answers, no Ogmios needed
+    const reader = await startIndex(['--api-only', '--network', 'preprod', '--db', db]);
+    children.push(reader.child);
+    const rs = await getJson(reader.port, '/v1/status');
+    assert.equal(rs.json.mode, 'api-only');
+    assert.equal(rs.json.index.slot, 1020);
+    assert.equal(rs.json.networks, undefined);
+    const path = `/v1/addresses/${holder}/balances`;
+    assert.equal((await h1(reader.port, 'GET', path)).body.toString(), (await h1(again.port, 'GET', path)).body.toString());
+    await stop(reader.child);
     await stop(again.child);
+    const mock = await runIndex(['--ogmios-url', ogmios.url, '--db', db, '--mock']);
+    assert.match(mock.stderr, /the index was built without --mock/);
     const other = await runIndex(['--ogmios-url', ogmios.url, '--db', db, '--start-slot', '0']);
     assert.notEqual(other.status, 0);
     assert.match(other.stderr, /start point origin, but the index at .* starts after 980\./);
