@@ -76,11 +76,16 @@ export function cardanoAddressOfNetwork(addr: string, network: CardanoNetwork): 
   return b;
 }
 
-/** The text of an output's raw address bytes: bech32 for Shelley (CIP-5 prefixes), base58 for Byron. */
-export function cardanoAddressText(b: Uint8Array, network: CardanoNetwork): string | null {
+/**
+ * The text of an output's raw address bytes: bech32 for Shelley, with the CIP-5 prefix its
+ * header's network id names (`addr`/`stake` on mainnet, `addr_test`/`stake_test` on the
+ * testnets), base58 for Byron; null for bytes that are neither.
+ */
+export function cardanoAddressText(b: Uint8Array): string | null {
   if (b.length > 0 && b[0] === 0x82) return base58.encode(b);
   if (!validateShelleyAddress(b)) return null;
   const type = b[0]! >> 4;
-  const hrp = type === 14 || type === 15 ? (network.mainnet ? 'stake' : 'stake_test') : network.hrp;
+  const mainnet = (b[0]! & 0x0f) === 1;
+  const hrp = type === 14 || type === 15 ? (mainnet ? 'stake' : 'stake_test') : mainnet ? 'addr' : 'addr_test';
   return bech32.encode(hrp, bech32.toWords(b), 1023);
 }

@@ -10,8 +10,8 @@
  *   GET  /v1/addresses/{address}/utxos?mempool=1 confirmed charm UTXOs (+ pending receives)
  *   GET  /v1/addresses/{address}/history?cursor=&limit=
  *   POST /v1/addresses/balances                  {"addresses": [...]} (≤ 50)
- *   GET  /v1/outputs/{txid}:{vout}               spent ones too; 404 when it never held charms
- *   GET  /v1/txs/{txid}                          spell, outputs, consumed charm outputs
+ *   GET  /v1/outputs/{txid}:{vout}               spent ones too, beamed ones (beamed_to); 404 when it never held charms
+ *   GET  /v1/txs/{txid}                          spell, outputs, beamed outputs, consumed charm outputs
  *   GET  /v1/apps/{app}?cursor=&limit=           supply and holders (app with / or %2F)
  */
 import { decodeAddress, isTagValidFor, scriptToAddress, type BitcoinChainName } from '../bitcoin/address.js';
@@ -29,7 +29,7 @@ import { silentLogger, type Logger } from '../infra/log.js';
 import type { BlockSource, ChainTip } from '../sources/block-source.js';
 import type { FollowerStatus } from './follower.js';
 import type { MempoolOverlay } from './mempool.js';
-import { writerOf, type AmountRow, type CharmOutputRow, type CharmOutputWrite, type IndexReader } from './store.js';
+import { writerOf, type AmountRow, type BeamedOutputRow, type CharmOutputRow, type CharmOutputWrite, type IndexReader } from './store.js';
 
 export const MAX_BATCH = 50;
 const DEFAULT_PAGE = 50;
@@ -186,7 +186,7 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
   const maxLag = o.maxLag ?? DEFAULT_MAX_LAG;
   const cardanoNet = o.chain === 'cardano' ? (networkNamed('cardano', o.network) ?? CARDANO_NETWORKS.mainnet) : undefined;
   // a Cardano index's "script" is the output's raw address bytes (cardano/charm-moves.ts)
-  const addressOf = (script: Uint8Array): string | null => (cardanoNet ? cardanoAddressText(script, cardanoNet) : (scriptToAddress(script, net) ?? null));
+  const addressOf = (script: Uint8Array): string | null => (cardanoNet ? cardanoAddressText(script) : (scriptToAddress(script, net) ?? null));
   const decodeAddr = (address: string): Uint8Array => {
     if (!cardanoNet) return addressScript(address, chain, o.network);
     if (address.length > 200) throw bad(`${address.slice(0, 120)}: not a valid Cardano ${o.network} address`);
@@ -283,6 +283,19 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
     charms,
     spent: first.spent ? { txid: first.spent.txid, vin: first.spent.vin, height: first.spent.height } : null,
     pending_spend: first.spent ? null : (mempool?.spender(first.txid, first.vout) ?? null),
+  });
+
+  /** An output a spell beamed to another chain: what it carried, and where to (`beamed_to`, the destination hash). */
+  const beamedJson = (first: BeamedOutputRow, charms: J[]): J => ({
+    txid: first.txid,
+    vout: first.vout,
+    sats: first.sats.toString(),
+    address: addressOf(first.script),
+    script_pubkey: hex(first.script),
+    height: first.createdHeight,
+    confirmed: true,
+    beamed_to: first.beamedTo,
+    charms,
   });
 
   const pendingJson = (first: CharmOutputWrite, charms: J[]): J => ({
@@ -437,6 +450,9 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       if (vout > 0xffffffff) throw bad('vout: expected an output index (at most 4294967295)');
       // no transaction has 2^31 outputs (and PostgreSQL's INTEGER would refuse the number)
       const g = vout > MAX_INT32 ? undefined : groupOutputs(await store.output(txid, vout))[0];
+      // beamed to the other chain: held by neither, answered with its destination
+      const b = g || vout > MAX_INT32 ? undefined : groupOutputs((await store.beamedOf(txid)).filter((x) => x.vout === vout))[0];
+      if (b) return ok(beamedJson(b.first, b.charms));
       if (!g) {
         const pending = mempool?.get(txid)?.outputs.filter((x) => x.vout === vout) ?? [];
         const pg = groupOutputs(pending)[0];
@@ -452,7 +468,9 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
       if (!TXID.test(m[1]!)) throw bad('txid: expected 64 hex characters');
       const txid = m[1]!.toLowerCase();
       // the spell, its outputs and what it spent: one snapshot
-      const [spell, outs, consumed] = await store.read(() => Promise.all([store.spellTx(txid), store.outputsOf(txid), store.spentBy(txid)]));
+      const [spell, outs, consumed, beamed] = await store.read(() =>
+        Promise.all([store.spellTx(txid), store.outputsOf(txid), store.spentBy(txid), store.beamedOf(txid)]),
+      );
       const consumedJson = groupOutputs(consumed).map((g) => ({ txid: g.first.txid, vout: g.first.vout, vin: g.first.spent!.vin, charms: g.charms }));
       if (spell) {
         const spellJson = new RawJson(toJsonCompact(spellToValue(spellFromValue(decodeCbor(spell.spell), false), true)));
@@ -465,6 +483,7 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
           verified: true,
           spell: spellJson,
           outputs: groupOutputs(outs).map((g) => outputJson(g.first, g.charms)),
+          beamed: groupOutputs(beamed).map((g) => beamedJson(g.first, g.charms)),
           consumed: consumedJson,
         });
       }

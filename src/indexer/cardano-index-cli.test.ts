@@ -12,7 +12,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cardanoAddressText } from '../cardano/address.js';
 import { assetNameForApp, policyIdForApp } from '../cardano/assets.js';
-import { CARDANO_NETWORKS } from '../model/network.js';
 import { appFromString } from '../model/primitives.js';
 import { charmsBin } from '../testing/cli.js';
 import { conwayTx, conwayTxId, realCardanoVectors } from '../testing/cardano-txs.js';
@@ -34,6 +33,7 @@ const tmpDb = () => {
 };
 
 const V10 = '28bbfea24dc7c74db73a5c02da45df0415d279cc29f09eb4736cbe0faf75457b'; // learns a token, 100000000 on vout 0
+const V11_BEAM = '361927aed267ef049a5b9315aa7296493b385938d73340146b0af5d4637a02cf'; // beams 3 charms
 const START = { slot: 980, id: fakeBlockId(99) };
 const START_ARG = `${START.slot}.${START.id}`;
 const ROOT: FakeBlock = { type: 'praos', era: 'conway', id: START.id, ancestor: fakeBlockId(98), height: 99, slot: START.slot, txs: [] };
@@ -121,10 +121,10 @@ async function followsOgmios(t: TestContext, db: string): Promise<void> {
         { address: addr(2), lovelace: 2_000_000n, assets: [[P, N, 40_000_000n]] },
       ],
     });
-    ogmios.extend(...praosBlocks([[{ cbor: splitCbor, id: conwayTxId(splitCbor) }]], { height: 101, slot: 1020, ancestor: fakeBlockId(100) }));
+    ogmios.extend(...praosBlocks([[{ cbor: splitCbor, id: conwayTxId(splitCbor) }, real(V11_BEAM)]], { height: 101, slot: 1020, ancestor: fakeBlockId(100) }));
     const s2 = await untilHeight(ix.port, 101);
     assert.equal(s2.index.slot, 1020);
-    const holder = cardanoAddressText(addr(1), CARDANO_NETWORKS.preprod)!;
+    const holder = cardanoAddressText(addr(1))!;
     assert.match(holder, /^addr_test1/);
     const bal = await getJson(ix.port, `/v1/addresses/${holder}/balances`);
     assert.equal(bal.status, 200, JSON.stringify(bal.json));
@@ -132,11 +132,19 @@ async function followsOgmios(t: TestContext, db: string): Promise<void> {
       bal.json.balances.map((b: Record<string, unknown>) => [b.app, b.confirmed]),
       [[app, '60000000']],
     );
-    const mainnetAddr = cardanoAddressText(
-      addr(1).map((x, i) => (i === 0 ? 0x61 : x)),
-      CARDANO_NETWORKS.mainnet,
-    )!;
+    const mainnetAddr = cardanoAddressText(addr(1).map((x, i) => (i === 0 ? 0x61 : x)))!;
+    assert.match(mainnetAddr, /^addr1/);
     assert.equal((await getJson(ix.port, `/v1/addresses/${mainnetAddr}/balances`)).status, 400, 'a mainnet address on a preprod index');
+    // the beaming spell's outputs: beamed with their destination, on the tx and output routes
+    const bt = await getJson(ix.port, `/v1/txs/${V11_BEAM}`);
+    assert.equal(bt.status, 200);
+    // three (output, app) pairs, as the follower's test finds in the store
+    assert.equal(bt.json.beamed.flatMap((b: { charms: unknown[] }) => b.charms).length, 3);
+    for (const b of bt.json.beamed) {
+      assert.match(b.beamed_to, /^[0-9a-f]{64}$/);
+      assert.match(b.address, /^addr/);
+      assert.deepEqual((await getJson(ix.port, `/v1/outputs/${V11_BEAM}:${b.vout}`)).json, b);
+    }
     await stop(ix.child);
 
     // the start point is the index's: a restart needs none, another one is refused
