@@ -2,7 +2,8 @@
  * `charms index --chain cardano` (the built CLI) against the fake Ogmios on loopback, on SQLite
  * and PostgreSQL: /v1/status with slots and no Bitcoin `networks` entry, an address's holdings
  * after a virtual split, the start point (given or the network default) kept in the index; a
- * wrong --network, another start point, a Bitcoin database and Bitcoin flags refused.
+ * wrong --network, another start point, a Bitcoin database and Bitcoin flags refused; kill -9
+ * at random moments ends in the state of an uninterrupted run.
  */
 import { after, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,6 +22,8 @@ import { startPostgres } from '../testing/postgres.js';
 import { skipOrFail } from '../testing/require.js';
 import { hasShared } from '../testing/shared.js';
 import { toHex } from '../util/bytes.js';
+import { verifySpells } from '../verify/index.js';
+import { dumpIndex } from '../testing/index-dump.js';
 import { openIndexStore } from './open.js';
 import { CARDANO_DEFAULT_START_POINTS } from './start-height.js';
 
@@ -240,5 +243,83 @@ test('a new Cardano index without --start-point starts after the network default
   } finally {
     await Promise.all(children.map(stop));
     await ogmios.close();
+  }
+});
+
+test('kill -9 at random moments while following Ogmios ends in the state of an uninterrupted run (SQLite)', async (t) => {
+  if (!hasShared) return skipOrFail(t, 'test vectors not found (CHARMS_SHARED_DIR)');
+  const v10 = real(V10);
+  const verdict = verifySpells([{ cardano: v10.cbor }], false)[0]!;
+  assert.ok(verdict.ok);
+  const token = verdict.spell.app_public_inputs.map(([a]) => a).find((a) => a.tag === 't')!;
+  const [P, N] = [toHex(policyIdForApp(token)), toHex(assetNameForApp(token))];
+  // the v10 spell, then a chain of virtual splits of its token, every third block empty (120 blocks)
+  const blocks: FakeTx[][] = [[v10]];
+  let prev = { txid: V10, index: 0 };
+  let amount = 100_000_000n;
+  for (let i = 1; i < 120; i++) {
+    if (i % 3 === 0) {
+      blocks.push([]);
+      continue;
+    }
+    const cbor = conwayTx({
+      inputs: [prev],
+      outputs: [
+        { address: addr(1 + (i % 5)), lovelace: 2_000_000n, assets: [[P, N, amount - 1000n]] },
+        { address: addr(10 + (i % 3)), lovelace: 1_000_000n, assets: [[P, N, 1000n]] },
+      ],
+    });
+    const id = conwayTxId(cbor);
+    blocks.push([{ cbor, id }]);
+    prev = { txid: id, index: 0 };
+    amount -= 1000n;
+  }
+  const chain = praosBlocks(blocks, { height: 100, slot: 1000, ancestor: START.id });
+  const tip = chain[chain.length - 1]!.height;
+  const args = (url: string, db: string, commit: number) => ['--ogmios-url', url, '--start-point', START_ARG, '--db', db, '--commit-blocks', String(commit)];
+  const dump = async (db: string) => {
+    const s = await openIndexStore(db, { mode: 'writer', chain: 'cardano', network: 'preprod', mock: false, startHeight: 0 });
+    try {
+      return await dumpIndex(s);
+    } finally {
+      await s.close();
+    }
+  };
+  const full = await FakeOgmios.start();
+  try {
+    full.extend(ROOT, ...chain);
+    const dbA = tmpDb();
+    const a = await startIndex(args(full.url, dbA, 4));
+    const t0 = Date.now();
+    await untilHeight(a.port, tip);
+    const took = Date.now() - t0;
+    await stop(a.child);
+
+    // indexers on the same chain, committing every block, killed -9 at random moments within that time
+    const dbB = tmpDb();
+    const delays: number[] = [];
+    const reached: (number | string)[] = [];
+    for (let round = 0; round < 8; round++) {
+      const b = await startIndex(args(full.url, dbB, 1));
+      const ms = Math.floor(Math.random() * took);
+      delays.push(ms);
+      // not a synchronisation: the kill lands wherever the indexer is after `ms`
+      await new Promise((res) => setTimeout(res, ms));
+      const exited = new Promise<void>((res) => b.child.once('exit', () => res()));
+      b.child.kill('SIGKILL');
+      await exited;
+      const s = await openIndexStore(dbB, { mode: 'writer', chain: 'cardano', network: 'preprod', mock: false, startHeight: 0 });
+      reached.push((await s.tip())?.height ?? '-');
+      await s.close();
+    }
+    t.diagnostic(`uninterrupted: ${took} ms; kills after (ms): ${delays.join(' ')}; index tip after each: ${reached.join(' ')} (of ${tip})`);
+    const last = await startIndex(args(full.url, dbB, 1));
+    await untilHeight(last.port, tip);
+    await stop(last.child);
+    const [da, db] = [await dump(dbA), await dump(dbB)];
+    assert.ok(da.includes(`block ${tip} `));
+    assert.equal(db, da);
+  } finally {
+    await full.close();
   }
 });
