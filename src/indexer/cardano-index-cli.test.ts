@@ -64,7 +64,12 @@ function startIndex(args: string[]): Promise<{ child: ChildProcess; port: number
 
 /** `charms index --chain cardano <args>` to its end (asynchronously: the fake lives in this process). */
 function runIndex(args: string[]): Promise<{ status: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [charmsBin, 'index', '--chain', 'cardano', '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return runCharms(['index', '--chain', 'cardano', '--port', '0', ...args]);
+}
+
+/** `charms <args>` to its end, with `env` added to this process's environment. */
+function runCharms(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [charmsBin, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
@@ -216,6 +221,13 @@ test('charms index --chain cardano refuses a wrong --network, a --start-slot oth
     assert.match(noOgmios.stderr, /needs Ogmios \(started with --include-transaction-cbor\): --ogmios-url/);
     const rpc = await runIndex(['--ogmios-url', ogmios.url, '--rpc-url', 'http://127.0.0.1:1', '--db', tmpDb()]);
     assert.match(rpc.stderr, /--rpc-url is for a Bitcoin index/);
+    // INDEX_CHAIN and OGMIOS_URL are read (the network check shows Ogmios was asked)
+    const env = await runCharms(['index', '--port', '0', '--network', 'preview', '--db', tmpDb()], { INDEX_CHAIN: 'cardano', OGMIOS_URL: ogmios.url });
+    assert.match(env.stderr, /--network preview, but the Cardano node behind Ogmios follows preprod/);
+    // and a Bitcoin index refuses the Cardano options
+    const btcIndex = ['index', '--port', '0', '--rpc-url', 'http://127.0.0.1:1', '--db', tmpDb()];
+    assert.match((await runCharms([...btcIndex, '--network', 'preprod'])).stderr, /--network preprod is a Cardano network: add --chain cardano/);
+    assert.match((await runCharms([...btcIndex, '--ogmios-url', ogmios.url])).stderr, /--ogmios-url is for a Cardano index \(--chain cardano\)/);
   } finally {
     await ogmios.close();
   }
