@@ -33,9 +33,10 @@ const pkgVersion = (): string => {
 };
 
 /**
- * `charms index`: follows a Bitcoin node (RPC or Esplora) or, with `--chain cardano`, Ogmios into the index database and serves the
- * index API, the spell-query routes and the wallet page on one port; `--api-only` serves an index
- * another process writes (PostgreSQL replicas).
+ * `charms index`: follows a Bitcoin node (RPC or Esplora) or, with `--chain cardano`, Ogmios
+ * (runCardano) into the index database and serves the index API, the spell-query routes and the
+ * wallet page on one port; `--api-only` serves an index another process writes (PostgreSQL
+ * replicas).
  */
 const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
   const settings = loadSettings(ctx.env, {
