@@ -16,7 +16,7 @@
  */
 import { decodeAddress, isTagValidFor, scriptToAddress, type BitcoinChainName } from '../bitcoin/address.js';
 import { BITCOIN_NETWORKS, CARDANO_NETWORKS, networkNamed, type BitcoinNetwork } from '../model/network.js';
-import { cardanoAddressOfNetwork, cardanoAddressText } from '../cardano/address.js';
+import { cardanoAddressBytes, cardanoAddressOfNetwork, cardanoAddressText } from '../cardano/address.js';
 import { decodeCbor } from '../codec/cbor.js';
 import { toJsonCompact } from '../codec/json.js';
 import { publicText } from '../util/redact.js';
@@ -108,12 +108,12 @@ export function sameNetwork(asked: string, ours: string): boolean {
   return n(asked) === n(ours);
 }
 
-export const chainName = (network: string): BitcoinChainName =>
+const chainName = (network: string): BitcoinChainName =>
   network === 'mainnet' || network === 'main' ? 'main' : network === 'testnet' ? 'test' : (network as BitcoinChainName);
-export const addrNet = (network: string): BitcoinNetwork => networkNamed('bitcoin', network === 'main' ? 'mainnet' : network) ?? BITCOIN_NETWORKS.testnet4;
+const addrNet = (network: string): BitcoinNetwork => networkNamed('bitcoin', network === 'main' ? 'mainnet' : network) ?? BITCOIN_NETWORKS.testnet4;
 
 /** The script an address of the index's chain pays to (one decode); INVALID_INPUT for anything else. */
-export function addressScript(address: unknown, chain: BitcoinChainName, network: string): Uint8Array {
+function addressScript(address: unknown, chain: BitcoinChainName, network: string): Uint8Array {
   if (typeof address === 'string' && address.length <= 120) {
     try {
       const d = decodeAddress(address);
@@ -123,6 +123,51 @@ export function addressScript(address: unknown, chain: BitcoinChainName, network
     }
   }
   throw bad(`${String(address).slice(0, 120)}: not a valid ${network} address`);
+}
+
+/**
+ * How an index names the destinations its rows hold (`script`): on Bitcoin an address and its
+ * scriptPubKey, on Cardano an address and its raw bytes (cardano/charm-moves.ts; Shelley bech32 of
+ * the index's network id or Byron base58, as given). `scriptOf` is INVALID_INPUT for anything else.
+ */
+export interface AddressCodec {
+  scriptOf(address: unknown): Uint8Array;
+  addressOf(script: Uint8Array): string | null;
+  /** Whether `address` is well-formed for the chain, of any of its networks (the explorer answers another network's empty). */
+  wellFormed(address: string): boolean;
+}
+
+export function addressCodec(chain: 'bitcoin' | 'cardano' | undefined, network: string): AddressCodec {
+  const cardanoNet = chain === 'cardano' ? (networkNamed('cardano', network) ?? CARDANO_NETWORKS.mainnet) : undefined;
+  const decodes = (f: (a: string) => unknown) => (a: string) => {
+    try {
+      f(a);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!cardanoNet) {
+    const bchain = chainName(network);
+    const net = addrNet(network);
+    return {
+      scriptOf: (a) => addressScript(a, bchain, network),
+      addressOf: (script) => scriptToAddress(script, net) ?? null,
+      wellFormed: decodes(decodeAddress),
+    };
+  }
+  return {
+    scriptOf: (a) => {
+      if (typeof a !== 'string' || a.length > 200) throw bad(`${String(a).slice(0, 120)}: not a valid Cardano ${network} address`);
+      try {
+        return cardanoAddressOfNetwork(a, cardanoNet);
+      } catch (e) {
+        throw bad(`${a.slice(0, 120)}: not a valid Cardano ${network} address (${(e as Error).message})`);
+      }
+    },
+    addressOf: (script) => cardanoAddressText(script),
+    wellFormed: decodes((a) => (/^[a-z_]+1/.test(a) ? cardanoAddressBytes(a) : cardanoAddressOfNetwork(a, cardanoNet))),
+  };
 }
 
 function charmJson(app: string, amount: bigint | null, data: Uint8Array | null): J {
@@ -178,24 +223,13 @@ function decoded(s: string): string {
 export function indexApiHandler(o: IndexApiOptions): Handler {
   const { store, mempool } = o;
   const log = o.log ?? silentLogger;
-  const chain = chainName(o.network);
-  const net = addrNet(o.network);
   const now = o.now ?? Date.now;
   const startedAt = o.startedAt ?? now();
   const maxNodeSilenceMs = o.maxNodeSilenceMs ?? DEFAULT_MAX_NODE_SILENCE_MS;
   const maxLag = o.maxLag ?? DEFAULT_MAX_LAG;
-  const cardanoNet = o.chain === 'cardano' ? (networkNamed('cardano', o.network) ?? CARDANO_NETWORKS.mainnet) : undefined;
-  // a Cardano index's "script" is the output's raw address bytes (cardano/charm-moves.ts)
-  const addressOf = (script: Uint8Array): string | null => (cardanoNet ? cardanoAddressText(script) : (scriptToAddress(script, net) ?? null));
-  const decodeAddr = (address: string): Uint8Array => {
-    if (!cardanoNet) return addressScript(address, chain, o.network);
-    if (address.length > 200) throw bad(`${address.slice(0, 120)}: not a valid Cardano ${o.network} address`);
-    try {
-      return cardanoAddressOfNetwork(address, cardanoNet);
-    } catch (e) {
-      throw bad(`${address.slice(0, 120)}: not a valid Cardano ${o.network} address (${(e as Error).message})`);
-    }
-  };
+  const cardanoNet = o.chain === 'cardano';
+  const codec = addressCodec(o.chain, o.network);
+  const addressOf = codec.addressOf;
 
   // the scripts of addresses asked lately (a decode is ~5 µs, a bech32 checksum): valid ones only;
   // two generations, so that the addresses asked again stay when the newer one is full
@@ -204,7 +238,7 @@ export function indexApiHandler(o: IndexApiOptions): Handler {
   const scriptOf = (address: string): Uint8Array => {
     let s = scripts.get(address);
     if (s === undefined) {
-      s = older.get(address) ?? decodeAddr(address);
+      s = older.get(address) ?? codec.scriptOf(address);
       if (scripts.size >= MAX_KEPT_SCRIPTS / 2) {
         older = scripts;
         scripts = new Map();

@@ -143,6 +143,20 @@ async function followsOgmios(t: TestContext, db: string): Promise<void> {
     const mainnetAddr = cardanoAddressText(addr(1).map((x, i) => (i === 0 ? 0x61 : x)))!;
     assert.match(mainnetAddr, /^addr1/);
     assert.equal((await getJson(ix.port, `/v1/addresses/${mainnetAddr}/balances`)).status, 400, 'a mainnet address on a preprod index');
+    // the explorer-compatible routes the wallet page reads take Cardano addresses too
+    const wc = await getJson(ix.port, `/v1/wallet/charms/${holder}`);
+    assert.equal(wc.status, 200, JSON.stringify(wc.json));
+    assert.deepEqual(
+      wc.json.balances.map((b: Record<string, unknown>) => [b.appId, String(b.confirmed)]),
+      [[app, '60000000']],
+    );
+    assert.equal(wc.json.balances[0].utxos[0].address, holder);
+    const byAddr = await getJson(ix.port, `/v1/charms/by-address/${holder}`);
+    assert.equal(byAddr.status, 200);
+    assert.equal(byAddr.json.charms.length, 1);
+    assert.equal(byAddr.json.charms[0].address, holder);
+    assert.deepEqual((await getJson(ix.port, `/v1/charms/by-address/${mainnetAddr}`)).json, { charms: [] }, "another network's address: none");
+    assert.equal((await getJson(ix.port, '/v1/charms/by-address/notanaddress')).status, 400);
     // the beaming spell's outputs: beamed with their destination, on the tx and output routes
     const bt = await getJson(ix.port, `/v1/txs/${V11_BEAM}`);
     assert.equal(bt.status, 200);

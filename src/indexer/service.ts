@@ -15,7 +15,7 @@ import { enableMetrics } from '../infra/metrics-http.js';
 import { registerGauge } from '../util/metrics.js';
 import type { TxSource } from '../sources/tx-sources.js';
 import { cachedAnswers, DEFAULT_ANSWER_CACHE_BYTES } from './answer-cache.js';
-import { indexApiHandler } from './api.js';
+import { addressCodec, indexApiHandler } from './api.js';
 import { explorerApiHandler, withExplorerApi } from './explorer-api.js';
 import { EXPLORER_ROUTES, networkStatus, type ExplorerContext } from './explorer-routes.js';
 import { DEX_ROUTES } from './dex-routes.js';
@@ -158,10 +158,11 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
   /** The answer to a GET through the answer cache (the explorer API's batch entries are kept GET answers). */
   const viaCache = async (path: string): Promise<Res> =>
     api({ method: 'GET', path, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
-  const explorerCtx: ExplorerContext = { store: o.store, mempool, network: o.network };
-  const nodeCtx: NodeContext = { store: o.store, mempool, source: o.source, btc: o.btcSource };
   // the chain is the database's (an --api-only Cardano reader has no `cardano` option)
   const chain = o.cardano ? 'cardano' : (await o.store.meta()).chain === 'cardano' ? 'cardano' : 'bitcoin';
+  const codec = addressCodec(chain, o.network);
+  const explorerCtx: ExplorerContext = { store: o.store, mempool, network: o.network, codec };
+  const nodeCtx: NodeContext = { store: o.store, mempool, source: o.source, btc: o.btcSource };
   const index = indexApiHandler({
     store: o.store,
     chain,
@@ -189,6 +190,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
             source: o.source,
             btc: o.btcSource,
             network: o.network,
+            codec,
             log,
             balanceAnswer: (address) => viaCache(`/v1/wallet/balance/${address}`),
           }),
