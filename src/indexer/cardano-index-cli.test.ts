@@ -129,7 +129,8 @@ async function followsOgmios(t: TestContext, db: string): Promise<void> {
         { address: addr(2), lovelace: 2_000_000n, assets: [[P, N, 40_000_000n]] },
       ],
     });
-    ogmios.extend(...praosBlocks([[{ cbor: splitCbor, id: conwayTxId(splitCbor) }, real(V11_BEAM)]], { height: 101, slot: 1020, ancestor: fakeBlockId(100) }));
+    const splitId = conwayTxId(splitCbor);
+    ogmios.extend(...praosBlocks([[{ cbor: splitCbor, id: splitId }, real(V11_BEAM)]], { height: 101, slot: 1020, ancestor: fakeBlockId(100) }));
     const s2 = await untilHeight(ix.port, 101);
     assert.equal(s2.index.slot, 1020);
     const holder = cardanoAddressText(addr(1))!;
@@ -151,6 +152,9 @@ async function followsOgmios(t: TestContext, db: string): Promise<void> {
       [[app, '60000000']],
     );
     assert.equal(wc.json.balances[0].utxos[0].address, holder);
+    const wt = await getJson(ix.port, `/v1/wallet/transactions/${holder}`);
+    assert.equal(wt.status, 200, JSON.stringify(wt.json));
+    assert.ok(JSON.stringify(wt.json).includes(splitId), 'the split that paid the holder is in its history');
     const byAddr = await getJson(ix.port, `/v1/charms/by-address/${holder}`);
     assert.equal(byAddr.status, 200);
     assert.equal(byAddr.json.charms.length, 1);
