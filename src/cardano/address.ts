@@ -1,5 +1,6 @@
-/** Cardano Shelley addresses (bech32 / bech32m, any HRP): their raw bytes, validated. */
-import { bech32, bech32m } from '@scure/base';
+/** Cardano addresses: Shelley (bech32 / bech32m, any HRP) and Byron (base58), their raw bytes, validated. */
+import { base58, bech32, bech32m } from '@scure/base';
+import type { CardanoNetwork } from '../model/network.js';
 import { CharmsError } from '../errors.js';
 
 const bad = (addr: string, why: string, cause?: unknown) =>
@@ -50,4 +51,41 @@ export function cardanoAddressBytes(addr: string): Uint8Array {
   }
   if (!validateShelleyAddress(bytes)) throw bad(addr, 'not a Shelley base, pointer, enterprise or reward address');
   return bytes;
+}
+
+/**
+ * The raw bytes of an address of a Cardano network as the index stores an output's address: a
+ * Shelley address in bech32 (`addr1…` on mainnet, `addr_test1…` on the testnets; its header's
+ * network id must be the network's), or a Byron address in base58 as given (its bytes are the
+ * output's). INVALID_INPUT otherwise.
+ */
+export function cardanoAddressOfNetwork(addr: string, network: CardanoNetwork): Uint8Array {
+  if (/^[a-z_]+1/.test(addr)) {
+    const b = cardanoAddressBytes(addr);
+    if ((b[0]! & 0x0f) !== network.networkId) throw bad(addr, `not an address of Cardano ${network.name}`);
+    return b;
+  }
+  let b: Uint8Array;
+  try {
+    b = base58.decode(addr);
+  } catch (e) {
+    throw bad(addr, 'neither bech32 nor base58', e);
+  }
+  // a Byron address is CBOR [#6.24(bytes), crc32]: an array of two
+  if (b.length < 30 || b[0] !== 0x82) throw bad(addr, 'not a Shelley or Byron address');
+  return b;
+}
+
+/**
+ * The text of an output's raw address bytes: bech32 for Shelley, with the CIP-5 prefix its
+ * header's network id names (`addr`/`stake` on mainnet, `addr_test`/`stake_test` on the
+ * testnets), base58 for Byron; null for bytes that are neither.
+ */
+export function cardanoAddressText(b: Uint8Array): string | null {
+  if (b.length > 0 && b[0] === 0x82) return base58.encode(b);
+  if (!validateShelleyAddress(b)) return null;
+  const type = b[0]! >> 4;
+  const mainnet = (b[0]! & 0x0f) === 1;
+  const hrp = type === 14 || type === 15 ? (mainnet ? 'stake' : 'stake_test') : mainnet ? 'addr' : 'addr_test';
+  return bech32.encode(hrp, bech32.toWords(b), 1023);
 }

@@ -51,13 +51,35 @@ export const indexOptions = [
   { name: 'rpc-cookie', value: 'FILE', help: "bitcoind's .cookie file (env BITCOIN_RPC_COOKIE)" },
   { name: 'esplora-url', value: 'URL', help: 'Esplora-compatible API base URL (env ESPLORA_URL)' },
   { name: 'zmq-url', value: 'URL', help: "bitcoind's ZMQ publisher, e.g. tcp://127.0.0.1:28332 (env BITCOIN_ZMQ_URL)" },
-  { name: 'network', value: 'NETWORK', choices: ['mainnet', 'testnet', 'testnet4', 'signet', 'regtest'], help: "Network (default: the node's)" },
+  {
+    name: 'chain',
+    value: 'CHAIN',
+    choices: ['bitcoin', 'cardano'],
+    help: 'Chain indexed (env INDEX_CHAIN; default bitcoin); one chain per database',
+  },
+  { name: 'ogmios-url', value: 'URL', help: 'Cardano: Ogmios (run with --include-transaction-cbor), e.g. ws://127.0.0.1:1337 (env OGMIOS_URL)' },
+  {
+    name: 'network',
+    value: 'NETWORK',
+    choices: ['mainnet', 'testnet', 'testnet4', 'signet', 'regtest', 'preprod', 'preview'],
+    help: "Network (default: the node's; Cardano: mainnet, preprod or preview)",
+  },
   {
     name: 'start-height',
     value: 'HEIGHT',
     help: "First block to index on a new index (default: a block below the network's first charms block, docs/index.md; 0 on regtest)",
   },
-  { name: 'max-reorg-depth', value: 'BLOCKS', default: '100', help: 'Deeper reorgs stop the index (status 503) until it is rebuilt' },
+  {
+    name: 'start-point',
+    value: 'SLOT.HASH',
+    help: "Cardano: the block a new index starts after, <slot>.<block hash> (default: a block before the network's first charms transaction, docs/index.md)",
+  },
+  { name: 'start-slot', value: 'SLOT', help: 'Cardano: 0 starts a new index at the origin (the genesis)' },
+  {
+    name: 'max-reorg-depth',
+    value: 'BLOCKS',
+    help: 'Deeper reorgs stop the index (status 503) until it is rebuilt (default 100 on Bitcoin, 2160 = k on Cardano)',
+  },
   {
     name: 'verify-workers',
     value: 'N',

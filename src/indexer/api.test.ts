@@ -112,6 +112,19 @@ for (const name of ENGINES) {
       assert.equal(burned.burned, true);
       assert.equal(burned.consumed[0].txid, nftTx.txid);
       assert.equal((await get(`/v1/txs/${'00'.repeat(32)}`)).status, 404);
+      assert.deepEqual(tx.beamed, []);
+      // a beaming spell (8d70833a, v9, beams output 0): recorded as beamed with its destination, held by no one
+      const beamTx = v.get('8d70833a')!;
+      const bt = json((await get(`/v1/txs/${beamTx.txid}`)).body);
+      assert.deepEqual(
+        bt.beamed.map((b: { vout: number }) => b.vout),
+        [0],
+      );
+      assert.match(bt.beamed[0].beamed_to, /^[0-9a-f]{64}$/);
+      assert.ok(bt.beamed[0].charms.length > 0);
+      assert.ok(bt.outputs.every((o: { vout: number }) => o.vout !== 0));
+      const bo = json((await get(`/v1/outputs/${beamTx.txid}:0`)).body);
+      assert.deepEqual(bo, bt.beamed[0]);
 
       // apps: raw and %2F-escaped slashes, supply
       const app = utxos.utxos[0].charms.find((c: { amount?: string }) => c.amount !== undefined)?.app ?? utxos.utxos[0].charms[0].app;

@@ -10,12 +10,13 @@
  *   GET  /v1/addresses/{address}/utxos?mempool=1 confirmed charm UTXOs (+ pending receives)
  *   GET  /v1/addresses/{address}/history?cursor=&limit=
  *   POST /v1/addresses/balances                  {"addresses": [...]} (≤ 50)
- *   GET  /v1/outputs/{txid}:{vout}               spent ones too; 404 when it never held charms
- *   GET  /v1/txs/{txid}                          spell, outputs, consumed charm outputs
+ *   GET  /v1/outputs/{txid}:{vout}               spent ones too, beamed ones (beamed_to); 404 when it never held charms
+ *   GET  /v1/txs/{txid}                          spell, outputs, beamed outputs, consumed charm outputs
  *   GET  /v1/apps/{app}?cursor=&limit=           supply and holders (app with / or %2F)
  */
 import { decodeAddress, isTagValidFor, scriptToAddress, type BitcoinChainName } from '../bitcoin/address.js';
-import { BITCOIN_NETWORKS, networkNamed, type BitcoinNetwork } from '../model/network.js';
+import { BITCOIN_NETWORKS, CARDANO_NETWORKS, networkNamed, type BitcoinNetwork } from '../model/network.js';
+import { cardanoAddressBytes, cardanoAddressOfNetwork, cardanoAddressText } from '../cardano/address.js';
 import { decodeCbor } from '../codec/cbor.js';
 import { toJsonCompact } from '../codec/json.js';
 import { publicText } from '../util/redact.js';
@@ -30,7 +31,7 @@ import type { FollowerStatus } from './follower.js';
 import type { MempoolOverlay } from './mempool.js';
 import { JSON_HEADERS, ok, RawJson, sameNetwork, type J } from './answer-json.js';
 import { tableHandler, type Route } from './routes.js';
-import { writerOf, type AmountRow, type CharmOutputRow, type CharmOutputWrite, type IndexReader } from './store.js';
+import { writerOf, type AmountRow, type BeamedOutputRow, type CharmOutputRow, type CharmOutputWrite, type IndexReader } from './store.js';
 
 export const MAX_BATCH = 50;
 const DEFAULT_PAGE = 50;
@@ -59,6 +60,8 @@ export interface IndexApiOptions {
   /** With --api-only: where the status reads the node's tip. */
   source?: BlockSource | undefined;
   network: string;
+  /** The chain indexed (default bitcoin): a Cardano index takes and answers Cardano addresses. */
+  chain?: 'bitcoin' | 'cardano' | undefined;
   version: string;
   maxLag?: number | undefined;
   /** See DEFAULT_MAX_NODE_SILENCE_MS. */
@@ -80,12 +83,12 @@ const bad = (msg: string): CharmsError => new CharmsError('INVALID_INPUT', msg);
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const TXID = /^[0-9a-fA-F]{64}$/;
 
-export const chainName = (network: string): BitcoinChainName =>
+const chainName = (network: string): BitcoinChainName =>
   network === 'mainnet' || network === 'main' ? 'main' : network === 'testnet' ? 'test' : (network as BitcoinChainName);
-export const addrNet = (network: string): BitcoinNetwork => networkNamed('bitcoin', network === 'main' ? 'mainnet' : network) ?? BITCOIN_NETWORKS.testnet4;
+const addrNet = (network: string): BitcoinNetwork => networkNamed('bitcoin', network === 'main' ? 'mainnet' : network) ?? BITCOIN_NETWORKS.testnet4;
 
 /** The script an address of the index's chain pays to (one decode); INVALID_INPUT for anything else. */
-export function addressScript(address: unknown, chain: BitcoinChainName, network: string): Uint8Array {
+function addressScript(address: unknown, chain: BitcoinChainName, network: string): Uint8Array {
   if (typeof address === 'string' && address.length <= 120) {
     try {
       const d = decodeAddress(address);
@@ -95,6 +98,51 @@ export function addressScript(address: unknown, chain: BitcoinChainName, network
     }
   }
   throw bad(`${String(address).slice(0, 120)}: not a valid ${network} address`);
+}
+
+/**
+ * How an index names the destinations its rows hold (`script`): on Bitcoin an address and its
+ * scriptPubKey, on Cardano an address and its raw bytes (cardano/charm-moves.ts; Shelley bech32 of
+ * the index's network id or Byron base58, as given). `scriptOf` is INVALID_INPUT for anything else.
+ */
+export interface AddressCodec {
+  scriptOf(address: unknown): Uint8Array;
+  addressOf(script: Uint8Array): string | null;
+  /** Whether `address` is well-formed for the chain, of any of its networks (the explorer answers another network's empty). */
+  wellFormed(address: string): boolean;
+}
+
+export function addressCodec(chain: 'bitcoin' | 'cardano' | undefined, network: string): AddressCodec {
+  const cardanoNet = chain === 'cardano' ? (networkNamed('cardano', network) ?? CARDANO_NETWORKS.mainnet) : undefined;
+  const decodes = (f: (a: string) => unknown) => (a: string) => {
+    try {
+      f(a);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!cardanoNet) {
+    const bchain = chainName(network);
+    const net = addrNet(network);
+    return {
+      scriptOf: (a) => addressScript(a, bchain, network),
+      addressOf: (script) => scriptToAddress(script, net) ?? null,
+      wellFormed: decodes(decodeAddress),
+    };
+  }
+  return {
+    scriptOf: (a) => {
+      if (typeof a !== 'string' || a.length > 200) throw bad(`${String(a).slice(0, 120)}: not a valid Cardano ${network} address`);
+      try {
+        return cardanoAddressOfNetwork(a, cardanoNet);
+      } catch (e) {
+        throw bad(`${a.slice(0, 120)}: not a valid Cardano ${network} address (${(e as Error).message})`);
+      }
+    },
+    addressOf: (script) => cardanoAddressText(script),
+    wellFormed: decodes((a) => (/^[a-z_]+1/.test(a) ? cardanoAddressBytes(a) : cardanoAddressOfNetwork(a, cardanoNet))),
+  };
 }
 
 function charmJson(app: string, amount: bigint | null, data: Uint8Array | null): J {
@@ -152,13 +200,13 @@ export type IndexApi = ReturnType<typeof indexApi>;
 
 export function indexApi(o: IndexApiOptions) {
   const { store, mempool } = o;
-  const chain = chainName(o.network);
-  const net = addrNet(o.network);
   const now = o.now ?? Date.now;
   const startedAt = o.startedAt ?? now();
   const maxNodeSilenceMs = o.maxNodeSilenceMs ?? DEFAULT_MAX_NODE_SILENCE_MS;
   const maxLag = o.maxLag ?? DEFAULT_MAX_LAG;
-  const addressOf = (script: Uint8Array): string | null => scriptToAddress(script, net) ?? null;
+  const cardanoNet = o.chain === 'cardano';
+  const codec = addressCodec(o.chain, o.network);
+  const addressOf = codec.addressOf;
 
   // the scripts of addresses asked lately (a decode is ~5 µs, a bech32 checksum): valid ones only;
   // two generations, so that the addresses asked again stay when the newer one is full
@@ -167,7 +215,7 @@ export function indexApi(o: IndexApiOptions) {
   const scriptOf = (address: string): Uint8Array => {
     let s = scripts.get(address);
     if (s === undefined) {
-      s = older.get(address) ?? addressScript(address, chain, o.network);
+      s = older.get(address) ?? codec.scriptOf(address);
       if (scripts.size >= MAX_KEPT_SCRIPTS / 2) {
         older = scripts;
         scripts = new Map();
@@ -248,6 +296,19 @@ export function indexApi(o: IndexApiOptions) {
     pending_spend: first.spent ? null : (mempool?.spender(first.txid, first.vout) ?? null),
   });
 
+  /** An output a spell beamed to another chain: what it carried, and where to (`beamed_to`, the destination hash). */
+  const beamedJson = (first: BeamedOutputRow, charms: J[]): J => ({
+    txid: first.txid,
+    vout: first.vout,
+    sats: first.sats.toString(),
+    address: addressOf(first.script),
+    script_pubkey: hex(first.script),
+    height: first.createdHeight,
+    confirmed: true,
+    beamed_to: first.beamedTo,
+    charms,
+  });
+
   const pendingJson = (first: CharmOutputWrite, charms: J[]): J => ({
     txid: first.txid,
     vout: first.vout,
@@ -300,8 +361,19 @@ export function indexApi(o: IndexApiOptions) {
       mock: meta.mock,
       db: { engine: store.engine, schema_version: meta.schemaVersion, writes_waiting: writesWaiting() },
       mode: o.follower ? 'indexer' : 'api-only',
-      node: node ? { height: node.height, hash: node.hash, answered_at: f ? (f.nodeAnsweredAt ?? null) : undefined } : null,
-      index: tip ? { height: tip.height, hash: tip.hash, time: tip.time } : { height: indexHeight, hash: null, time: null },
+      node: node
+        ? {
+            height: node.height,
+            hash: node.hash,
+            slot: cardanoNet ? (f?.nodeSlot ?? null) : undefined,
+            answered_at: f ? (f.nodeAnsweredAt ?? null) : undefined,
+          }
+        : null,
+      index: tip
+        ? { height: tip.height, hash: tip.hash, time: tip.time, slot: cardanoNet ? (tip.slot ?? null) : undefined }
+        : { height: indexHeight, hash: null, time: null, slot: cardanoNet ? null : undefined },
+      // Cardano: the node's tip slot minus the index's (slots are seconds since Shelley)
+      lag_slots: cardanoNet ? (f?.nodeSlot !== undefined && tip?.slot !== undefined ? Math.max(0, f.nodeSlot - tip.slot) : null) : undefined,
       lag_blocks: lag,
       synced: node !== undefined && lag === 0 && !silent && !nodeBehind && !waitingForStart,
       node_behind: nodeBehind ? { node_height: nodeBehind.nodeHeight, index_height: nodeBehind.indexHeight, since: nodeBehind.since ?? null } : null,
@@ -386,6 +458,9 @@ export function indexApi(o: IndexApiOptions) {
     if (vout > 0xffffffff) throw bad('vout: expected an output index (at most 4294967295)');
     // no transaction has 2^31 outputs (and PostgreSQL's INTEGER would refuse the number)
     const g = vout > MAX_INT32 ? undefined : groupOutputs(await store.output(txid, vout))[0];
+    // beamed to the other chain: held by neither, answered with its destination
+    const b = g || vout > MAX_INT32 ? undefined : groupOutputs((await store.beamedOf(txid)).filter((x) => x.vout === vout))[0];
+    if (b) return ok(beamedJson(b.first, b.charms));
     if (!g) {
       const pending = mempool?.get(txid)?.outputs.filter((x) => x.vout === vout) ?? [];
       const pg = groupOutputs(pending)[0];
@@ -400,7 +475,9 @@ export function indexApi(o: IndexApiOptions) {
     if (!TXID.test(m[1]!)) throw bad('txid: expected 64 hex characters');
     const txid = m[1]!.toLowerCase();
     // the spell, its outputs and what it spent: one snapshot
-    const [spell, outs, consumed] = await store.read(() => Promise.all([store.spellTx(txid), store.outputsOf(txid), store.spentBy(txid)]));
+    const [spell, outs, consumed, beamed] = await store.read(() =>
+      Promise.all([store.spellTx(txid), store.outputsOf(txid), store.spentBy(txid), store.beamedOf(txid)]),
+    );
     const consumedJson = groupOutputs(consumed).map((g) => ({ txid: g.first.txid, vout: g.first.vout, vin: g.first.spent!.vin, charms: g.charms }));
     if (spell) {
       const spellJson = new RawJson(toJsonCompact(spellToValue(spellFromValue(decodeCbor(spell.spell), false), true)));
@@ -413,6 +490,7 @@ export function indexApi(o: IndexApiOptions) {
         verified: true,
         spell: spellJson,
         outputs: groupOutputs(outs).map((g) => outputJson(g.first, g.charms)),
+        beamed: groupOutputs(beamed).map((g) => beamedJson(g.first, g.charms)),
         consumed: consumedJson,
       });
     }

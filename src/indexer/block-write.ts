@@ -18,6 +18,7 @@ import { CharmsError } from '../errors.js';
 import { encodeSpellCbor, type NormalizedSpell } from '../model/spell.js';
 import { appToString, txidToDisplay } from '../model/primitives.js';
 import { verifySpells } from '../verify/index.js';
+import { toHex } from '../util/bytes.js';
 import { checkedSpellCbor } from '../groth16/spell.js';
 import { outpointDigestOf, type BlockInputs, type BlockWrite, type CharmOutputWrite, type InputWrite } from './store.js';
 
@@ -214,17 +215,31 @@ export class VerdictCache {
  * A `t/` app's integer value is a fungible amount; any other value is kept as CBOR data.
  */
 export function charmOutputs(spell: NormalizedSpell, raw: Uint8Array, txid: string, txIndex: number): CharmOutputWrite[] {
+  return spellRows(spell, raw, txid, txIndex).outputs;
+}
+
+/**
+ * The outputs' rows (held), and those of the outputs in `beamed_outs` with their destination hash
+ * (beamed: neither held nor burned, recorded so that a beam's two halves can be matched).
+ */
+function spellRows(
+  spell: NormalizedSpell,
+  raw: Uint8Array,
+  txid: string,
+  txIndex: number,
+): { outputs: CharmOutputWrite[]; beamed: NonNullable<BlockWrite['beamed']> } {
   const tx = parseTx(raw);
   const out: CharmOutputWrite[] = [];
+  const beamed: NonNullable<BlockWrite['beamed']> = [];
   spell.tx.outs.forEach((charms, vout) => {
-    if (spell.tx.beamed_outs?.has(vout)) return;
     const o = tx.outputs[vout];
     if (!o) return;
+    const dest = spell.tx.beamed_outs?.get(vout);
     for (const [k, data] of [...charms.entries()].sort(([a], [b]) => a - b)) {
       const app = spell.app_public_inputs[k]?.[0];
       if (!app) continue;
       const fungible = app.tag === 't' && (typeof data === 'bigint' || (typeof data === 'number' && Number.isSafeInteger(data) && data >= 0));
-      out.push({
+      const row: CharmOutputWrite = {
         txid,
         txIndex,
         vout,
@@ -233,10 +248,12 @@ export function charmOutputs(spell: NormalizedSpell, raw: Uint8Array, txid: stri
         data: fungible ? null : encodeCbor(data),
         script: o.script,
         sats: o.value,
-      });
+      };
+      if (dest !== undefined) beamed.push({ ...row, beamedTo: toHex(dest) });
+      else out.push(row);
     }
   });
-  return out;
+  return { outputs: out, beamed };
 }
 
 /**
@@ -266,7 +283,9 @@ export async function blockWrite(block: Block, height: number, check: SpellCheck
     const spell = spells[i];
     if (!spell) return;
     w.spellTxs.push({ txid: t.txid, txIndex: t.index, version: spell.version, spell: spellCborOf(spell) });
-    w.outputs.push(...charmOutputs(spell, t.raw, t.txid, t.index));
+    const rows = spellRows(spell, t.raw, t.txid, t.index);
+    w.outputs.push(...rows.outputs);
+    if (rows.beamed.length > 0) (w.beamed ??= []).push(...rows.beamed);
   });
   return w;
 }

@@ -34,13 +34,13 @@ import { encodeSpellCbor, type NormalizedSpell } from '../model/spell.js';
 import { cardanoTxMoves, LearnedTokens } from '../cardano/charm-moves.js';
 import { parseCardanoTx } from '../cardano/tx.js';
 import { intersectionHeights } from '../sources/ogmios.js';
-import type { ChainSyncEvent, PointOrOrigin } from '../sources/ogmios-protocol.js';
+import { parsePoint, type ChainSyncEvent, type PointOrOrigin } from '../sources/ogmios-protocol.js';
 import { verifySpells } from '../verify/index.js';
 import type { FollowerStatus } from './follower.js';
 import type { BlockWrite, IndexWriter, InputWrite, StoredBlock } from './store.js';
 
 /** Cardano's security parameter k on every public network: no valid rollback is deeper. */
-const CARDANO_MAX_REORG_DEPTH = 2160;
+export const CARDANO_MAX_REORG_DEPTH = 2160;
 const DEFAULT_COMMIT_BLOCKS = 8;
 /** A batch of blocks is committed at the latest after this long. */
 const BATCH_MS = 2_000;
@@ -61,6 +61,35 @@ const SLOT_CLOCK: Record<CardanoNetwork['name'], { zeroSlot: number; zeroTime: n
 export function slotTime(network: CardanoNetwork, slot: number): number {
   const c = SLOT_CLOCK[network.name];
   return slot >= c.zeroSlot ? c.zeroTime + (slot - c.zeroSlot) : c.zeroTime - (c.zeroSlot - slot) * 20;
+}
+
+/**
+ * The start point `--start-point <slot>.<block hash>` or `--start-slot 0` (the origin; only 0:
+ * Ogmios intersects on a slot and its block's hash) ask for, if any.
+ */
+export function askedStartPoint(o: { startPoint?: string | undefined; startSlot?: string | undefined }): PointOrOrigin | undefined {
+  if (o.startPoint !== undefined && o.startSlot !== undefined) throw new CharmsError('INVALID_INPUT', '--start-point and --start-slot: give one of them');
+  if (o.startSlot !== undefined && o.startSlot.trim() !== '0')
+    throw new CharmsError(
+      'INVALID_INPUT',
+      `--start-slot ${JSON.stringify(o.startSlot.slice(0, 40))}: only 0 (the origin); Ogmios needs a block hash too: use --start-point <slot>.<block hash>`,
+    );
+  return o.startSlot !== undefined ? 'origin' : o.startPoint === undefined ? undefined : parsePoint(o.startPoint);
+}
+
+/**
+ * The start point of a Cardano index: the one it was first started with (`stored`, meta
+ * `start_point`: the asked one, else the network's default, start-height.ts
+ * CARDANO_DEFAULT_START_POINTS), which an `asked` one must equal.
+ */
+export function cardanoStartPoint(asked: PointOrOrigin | undefined, stored: string, label: string): PointOrOrigin {
+  const s = parsePoint(stored);
+  if (asked !== undefined && pointText(asked) !== pointText(s))
+    throw new CharmsError(
+      'CONFIG',
+      `start point ${pointText(asked)}, but the index at ${label} starts after ${pointText(s)}: drop --start-point/--start-slot to keep it, or index into a new --db`,
+    );
+  return s;
 }
 
 /** What the follower reads events from: an `OgmiosFollower` (reconnects itself), or a test's. */
@@ -92,7 +121,8 @@ export interface CardanoFollowerStatus extends FollowerStatus {
   indexSlot: number | undefined;
 }
 
-const pointText = (p: PointOrOrigin): string => (p === 'origin' ? 'origin' : `${p.slot}.${p.id}`);
+/** `<slot>.<hash>` or `origin`, as `--start-point` takes it. */
+export const pointText = (p: PointOrOrigin): string => (p === 'origin' ? 'origin' : `${p.slot}.${p.id}`);
 
 export class CardanoFollower {
   private readonly st: CardanoFollowerStatus = {

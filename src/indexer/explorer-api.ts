@@ -16,7 +16,6 @@
  * explorer silently truncates). Token metadata (name, ticker, image, decimals, description) comes
  * from the token's CHIP-0420 reference NFT `n/<identity>/<vk>`; CHIP-0420's default decimals is 0.
  */
-import { scriptToAddress } from '../bitcoin/address.js';
 import { parseTx, txVsize, txWeight, type BitcoinTx } from '../bitcoin/tx.js';
 import { scriptAsm } from '../bitcoin/script.js';
 import { decodeCbor } from '../codec/cbor.js';
@@ -29,7 +28,7 @@ import { silentLogger, type Logger } from '../infra/log.js';
 import type { BlockSource } from '../sources/block-source.js';
 import type { AddressUtxo, BtcSource } from '../sources/btc-source.js';
 import { notKept } from './answer-cache.js';
-import { addressScript, addrNet, chainName, JSON_HEADERS, MAX_BATCH, noRoute, ok, RawJson, sameNetwork, type J } from './api.js';
+import { addressCodec, JSON_HEADERS, MAX_BATCH, noRoute, ok, RawJson, sameNetwork, type AddressCodec, type J } from './api.js';
 import { tableHandler, type Route } from './routes.js';
 import type { MempoolOverlay } from './mempool.js';
 import type { CharmOutputWrite, IndexReader, StoredBlock, WalletOutputRow } from './store.js';
@@ -69,6 +68,8 @@ export interface ExplorerApiOptions {
   source?: BlockSource | undefined;
   /** Plain-BTC side (UTXOs, fees, broadcast, tip time); absent → `btc_source: "none"`. */
   btc?: BtcSource | undefined;
+  /** How addresses map to the rows' destinations (api.ts addressCodec; default: the network's Bitcoin one). */
+  codec?: AddressCodec | undefined;
   network: string;
   log?: Logger | undefined;
   /**
@@ -187,14 +188,13 @@ export type WalletApi = ReturnType<typeof walletApi>;
 export function walletApi(o: ExplorerApiOptions) {
   const { store, mempool, btc } = o;
   const log = o.log ?? silentLogger;
-  const chain = chainName(o.network);
-  const net = addrNet(o.network);
+  const codec = o.codec ?? addressCodec('bitcoin', o.network);
   const spender = (txid: string, vout: number) => mempool?.spender(txid, vout);
   const btcName = btc ? btc.kind : 'none';
   /** The source of address UTXOs: only Esplora has an address index. */
   const utxoSource = btc?.addressUtxos ? btc.kind : 'none';
 
-  const scriptOf = (address: unknown): Uint8Array => addressScript(address, chain, o.network);
+  const scriptOf = codec.scriptOf;
   const keptFees = new Map<string, bigint>();
 
   const checkNetwork = (n: unknown): void => {
@@ -664,7 +664,7 @@ export function walletApi(o: ExplorerApiOptions) {
         value: new RawJson(btcText(x.value)),
         value_sats: num(x.value),
         n,
-        script_pubkey: { asm: scriptAsm(x.script), hex: hex(x.script), type: scriptType(x.script), address: scriptToAddress(x.script, net) ?? null },
+        script_pubkey: { asm: scriptAsm(x.script), hex: hex(x.script), type: scriptType(x.script), address: codec.addressOf(x.script) },
       })),
       hex: hex(raw),
     };
@@ -877,7 +877,7 @@ export function walletApi(o: ExplorerApiOptions) {
         assetType: assetType(r.app),
         role,
         vout,
-        address: scriptToAddress(r.script, net) ?? null,
+        address: codec.addressOf(r.script),
         verified: true,
       };
     };

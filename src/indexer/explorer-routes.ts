@@ -12,14 +12,13 @@
  * likes are not chain data (`likes_count` 0, liking refused unless `--likes`); a `?network=` the index does not
  * hold gets empty lists and 404s.
  */
-import { decodeAddress, scriptToAddress } from '../bitcoin/address.js';
 import { decodeCbor } from '../codec/cbor.js';
 import { toJsonCompact } from '../codec/json.js';
 import { CharmsError } from '../errors.js';
 import { readJsonBody, type Req, type Res } from '../infra/http.js';
 import { spellFromCbor, spellToValue } from '../model/spell.js';
 import { appFromString, appToString } from '../model/primitives.js';
-import { addressScript, addrNet, chainName, ok, RawJson, type J } from './api.js';
+import { addressCodec, ok, RawJson, type AddressCodec, type J } from './api.js';
 import { assetTypeOf } from './catalogue.js';
 import { chip420Meta, type TokenMeta } from './explorer-api.js';
 import type { MempoolOverlay } from './mempool.js';
@@ -32,9 +31,13 @@ export interface ExplorerContext {
   store: IndexReader;
   mempool?: MempoolOverlay | undefined;
   network: string;
+  /** How addresses map to the rows' destinations (api.ts addressCodec; default: the network's Bitcoin one). */
+  codec?: AddressCodec | undefined;
   /** `--likes`: like counts read from the `likes` table, and taken by the writer (`write`, else refused). */
   likes?: LikesOn | undefined;
 }
+
+const codecOf = (c: ExplorerContext): AddressCodec => c.codec ?? addressCodec('bitcoin', c.network);
 
 /** Likes turned on (`--likes`). */
 interface LikesOn {
@@ -278,7 +281,7 @@ function holders(c: ExplorerContext, req: Req, m: RegExpExecArray): Promise<Res>
   const app = appParam(decoded(m[1]!));
   const { page, limit, offset } = paging(req, 100, MAX_HOLDERS_LIMIT);
   const after = parseHolderCursor(req.query.get('cursor'));
-  const net = addrNet(c.network);
+  const codec = codecOf(c);
   return c.store.read(async (tx) => {
     const [a, h] = await Promise.all([q.assetByApp(tx, app), q.holdersPage(tx, app, { limit, offset, after })]);
     const supply = a?.supply ?? 0n;
@@ -288,7 +291,7 @@ function holders(c: ExplorerContext, req: Req, m: RegExpExecArray): Promise<Res>
       total_holders: h.holders,
       total_supply: num(supply),
       holders: h.page.map((x) => ({
-        address: scriptToAddress(x.script, net) ?? null,
+        address: codec.addressOf(x.script),
         script_pubkey: Buffer.from(x.script).toString('hex'),
         total_amount: num(x.amount),
         charm_count: x.outputs,
@@ -339,7 +342,7 @@ async function charmData(
     asset_type: x.app === null ? 'other' : assetTypeOf(x.app),
     network: c.network,
     amount: num(x.app === null ? 0n : (x.amount ?? 1n)),
-    address: x.script ? (scriptToAddress(x.script, addrNet(c.network)) ?? null) : null,
+    address: x.script ? codecOf(c).addressOf(x.script) : null,
     spent: x.spent,
     likes_count: likes?.count ?? 0,
     user_liked: likes?.liked ?? false,
@@ -436,17 +439,14 @@ function charmById(c: ExplorerContext, req: Req, m: RegExpExecArray): Promise<Re
   });
 }
 
-/** The script of an address of the index's chain; undefined for a valid address of another chain; 400 for no address. */
+/** The script of an address of the index's network; undefined for a valid address of another network; 400 for no address. */
 function scriptOrOther(c: ExplorerContext, address: string): Uint8Array | undefined {
+  const codec = codecOf(c);
   try {
-    return addressScript(address, chainName(c.network), c.network);
+    return codec.scriptOf(address);
   } catch (e) {
-    try {
-      decodeAddress(address);
-      return undefined;
-    } catch {
-      throw e;
-    }
+    if (codec.wellFormed(address)) return undefined;
+    throw e;
   }
 }
 

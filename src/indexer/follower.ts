@@ -94,6 +94,8 @@ export interface FollowerStatus {
   nodeBehind: { nodeHeight: number; indexHeight: number; since: number } | undefined;
   /** The node's tip is below the start height: nothing to index yet. */
   waitingForStart: { startHeight: number; nodeHeight: number } | undefined;
+  /** Cardano (cardano-follow.ts): the slot of the node's tip. */
+  nodeSlot?: number | undefined;
 }
 
 const unrecoverableMessage = (maxDepth: number, height: number): string =>

@@ -15,6 +15,7 @@ import { skipOrFail } from '../testing/require.js';
 import { bitcoinVectors, burnTx, VECTOR_BLOCKS } from '../testing/index-vectors.js';
 import { startPostgres } from '../testing/postgres.js';
 import { DEFAULT_MAX_REORG_DEPTH } from './follower.js';
+import { CARDANO_MAX_REORG_DEPTH } from './cardano-follow.js';
 import { defaultIndexDb, indexSettings } from '../settings/settings.js';
 import { indexOptions } from '../cli/options.js';
 import { BITCOIN_NETWORKS } from '../model/network.js';
@@ -325,10 +326,13 @@ test('INDEX_DB_URL and BITCOIN_ZMQ_URL are read, flags win, the default database
   assert.equal(defaultIndexDb(indexSettings({ XDG_DATA_HOME: '/data' }), 'testnet4'), '/data/charms-ts/index-testnet4.sqlite');
   assert.equal(defaultIndexDb(indexSettings({ HOME: '/home/u' }), 'mainnet'), '/home/u/.local/share/charms-ts/index-mainnet.sqlite');
   assert.throws(() => defaultIndexDb(indexSettings({}), 'mainnet'), /give --db or INDEX_DB_URL/);
-  const opt = (name: string) => indexOptions.find((o) => o.name === name) as { default?: string } | undefined;
+  const opt = (name: string) => indexOptions.find((o) => o.name === name) as { default?: string; help: string } | undefined;
   assert.equal(opt('port')?.default, '17786');
-  assert.equal(opt('max-reorg-depth')?.default, String(DEFAULT_MAX_REORG_DEPTH));
+  // the default depends on the chain: the help says both, the library has them
+  assert.equal(opt('max-reorg-depth')?.default, undefined);
+  assert.match(opt('max-reorg-depth')!.help, new RegExp(`default ${DEFAULT_MAX_REORG_DEPTH} on Bitcoin, ${CARDANO_MAX_REORG_DEPTH} = k on Cardano`));
   assert.equal(DEFAULT_MAX_REORG_DEPTH, 100);
+  assert.equal(CARDANO_MAX_REORG_DEPTH, 2160);
   assert.equal(opt('poll-interval')?.default, '5');
 });
 

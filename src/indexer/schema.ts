@@ -171,6 +171,8 @@ export interface IndexMeta {
   network: string;
   mock: boolean;
   startHeight: number;
+  /** A Cardano index's start point (`<slot>.<block hash>` or `origin`), as first started; absent on Bitcoin. */
+  startPoint: string | undefined;
 }
 
 // ------------------------------------------------------------------------------ preparation
@@ -183,6 +185,8 @@ export interface OpenOptions {
   network: string;
   mock: boolean;
   startHeight: number;
+  /** A new Cardano index's start point (`<slot>.<block hash>` or `origin`), kept in meta `start_point`. */
+  startPoint?: string | undefined;
   /** For messages: how the user names this database. */
   label: string;
   /** Where the engine logs its connections lost and back (PostgreSQL); absent: nowhere. */
@@ -297,8 +301,9 @@ async function prepared(d: Driver, o: OpenOptions): Promise<IndexMeta> {
       await setMeta(tx, 'network', o.network);
       await setMeta(tx, 'mock', o.mock ? '1' : '0');
       await setMeta(tx, 'start_height', String(o.startHeight));
+      if (o.startPoint !== undefined) await setMeta(tx, 'start_point', o.startPoint);
     });
-    return { schemaVersion: SCHEMA_VERSION, chain, network: o.network, mock: o.mock, startHeight: o.startHeight };
+    return { schemaVersion: SCHEMA_VERSION, chain, network: o.network, mock: o.mock, startHeight: o.startHeight, startPoint: o.startPoint };
   }
   const meta: IndexMeta = {
     schemaVersion: SCHEMA_VERSION,
@@ -306,6 +311,7 @@ async function prepared(d: Driver, o: OpenOptions): Promise<IndexMeta> {
     network: m.get('network')!,
     mock: m.get('mock') === '1',
     startHeight: Number(m.get('start_height') ?? 0),
+    startPoint: m.get('start_point'),
   };
   if (meta.chain !== chain)
     throw new CharmsError(
@@ -317,6 +323,11 @@ async function prepared(d: Driver, o: OpenOptions): Promise<IndexMeta> {
     throw new CharmsError('CONFIG', `${o.label}: the index was built with --mock (it holds mock charms); start with --mock, or index into a new database`);
   if (!meta.mock && o.mock)
     throw new CharmsError('CONFIG', `${o.label}: the index was built without --mock; start without --mock, or index into a new database`);
+  // a Cardano index created without its start point (by the library) gets the one asked now
+  if (meta.startPoint === undefined && o.startPoint !== undefined && o.mode === 'writer') {
+    await d.transaction((tx) => setMeta(tx, 'start_point', o.startPoint!));
+    meta.startPoint = o.startPoint;
+  }
   return meta;
 }
 

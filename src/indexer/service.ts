@@ -15,7 +15,7 @@ import { enableMetrics } from '../infra/metrics-http.js';
 import { registerGauge } from '../util/metrics.js';
 import type { TxSource } from '../sources/tx-sources.js';
 import { cachedAnswers, DEFAULT_ANSWER_CACHE_BYTES } from './answer-cache.js';
-import { indexApi } from './api.js';
+import { addressCodec, indexApi } from './api.js';
 import { walletApi } from './explorer-api.js';
 import { LikeLimiter, networkStatus, type ExplorerContext } from './explorer-routes.js';
 import type { NodeContext } from './node-routes.js';
@@ -159,10 +159,14 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     api({ method: 'GET', path, query: new URLSearchParams(), headers: {}, body: async () => new Uint8Array() });
   const likeWriter = writerOf(o.store);
   const limiter = new LikeLimiter();
+  // the chain is the database's (an --api-only Cardano reader has no `cardano` option)
+  const chain = o.cardano ? 'cardano' : (await o.store.meta()).chain === 'cardano' ? 'cardano' : 'bitcoin';
+  const codec = addressCodec(chain, o.network);
   const explorerCtx: ExplorerContext = {
     store: o.store,
     mempool,
     network: o.network,
+    codec,
     likes: o.likes
       ? {
           write: likeWriter?.setLike && ((id, user, on) => likeWriter.setLike!(id, user, on, Math.floor(Date.now() / 1000))),
@@ -173,6 +177,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
   const nodeCtx: NodeContext = { store: o.store, mempool, source: o.source, btc: o.btcSource };
   const index = indexApi({
     store: o.store,
+    chain,
     follower: follower ?? cardanoFollower,
     mempool,
     source: o.source,
@@ -181,7 +186,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
     maxLag: o.maxLag,
     log,
     // the explorer's networks map has Bitcoin entries only: a Cardano index answers none
-    explorerStatus: o.cardano ? undefined : (s) => o.store.read((tx) => networkStatus(explorerCtx, tx, s)),
+    explorerStatus: chain === 'cardano' ? undefined : (s) => o.store.read((tx) => networkStatus(explorerCtx, tx, s)),
   });
   const api = cachedAnswers(
     v1Handler(
@@ -195,6 +200,7 @@ export async function startIndexService(o: IndexServiceOptions): Promise<IndexSe
           source: o.source,
           btc: o.btcSource,
           network: o.network,
+          codec,
           log,
           balanceAnswer: (address) => viaCache(`/v1/wallet/balance/${address}`),
         }),

@@ -23,7 +23,7 @@
 import { WebSocket } from 'ws';
 import { CharmsError } from '../errors.js';
 import type { Logger } from '../infra/log.js';
-import type { CardanoNetwork } from '../model/network.js';
+import { CARDANO_NETWORKS, type CardanoNetwork } from '../model/network.js';
 import { redactUrl } from '../util/redact.js';
 import {
   decodeFrame,
@@ -92,7 +92,12 @@ export class OgmiosSession {
   }
 
   /** Connects and checks the network. */
-  static async open(opts: OgmiosOptions): Promise<OgmiosSession> {
+  static open(opts: OgmiosOptions): Promise<OgmiosSession> {
+    return OgmiosSession.connect(opts);
+  }
+
+  /** Connects; with `opts.network`, checks the node follows it. */
+  private static async connect(opts: Omit<OgmiosOptions, 'network'> & { network?: CardanoNetwork | undefined }): Promise<OgmiosSession> {
     const name = redactUrl(opts.url);
     const timeout = opts.requestTimeoutMs ?? 30_000;
     let ws: WebSocket;
@@ -105,11 +110,11 @@ export class OgmiosSession {
       ws.once('open', () => resolve());
       ws.once('error', (e) => reject(unavailable(name, `cannot connect (${(e as Error).message}); is Ogmios running there?`, e)));
     });
-    const s = new OgmiosSession(ws, opts);
+    const s = new OgmiosSession(ws, opts as OgmiosOptions);
     s.listen();
     try {
       s.genesis = decodeShelleyGenesis(await s.request('queryNetwork/genesisConfiguration', { era: 'shelley' }));
-      if (s.genesis.networkMagic !== opts.network.networkMagic)
+      if (opts.network && s.genesis.networkMagic !== opts.network.networkMagic)
         throw new CharmsError(
           'CONFIG',
           `Ogmios at ${name} follows the network with magic ${s.genesis.networkMagic}, not Cardano ${opts.network.name} (magic ${opts.network.networkMagic}): point --ogmios-url at a node of ${opts.network.name} or change --network`,
@@ -287,6 +292,23 @@ export class OgmiosSession {
 
   close(): void {
     this.fail(new CharmsError('UPSTREAM_UNAVAILABLE', `Ogmios session to ${this.name} closed`));
+  }
+
+  /**
+   * The Cardano network the node behind Ogmios at `url` follows, by its Shelley genesis' network
+   * magic; CONFIG for a magic that is none of mainnet, preprod, preview.
+   */
+  static async network(url: string, o: { requestTimeoutMs?: number } = {}): Promise<CardanoNetwork> {
+    const s = await OgmiosSession.connect({ url, ...o });
+    s.close();
+    const magic = s.genesis.networkMagic;
+    const net = Object.values(CARDANO_NETWORKS).find((n) => n.networkMagic === magic);
+    if (!net)
+      throw new CharmsError(
+        'CONFIG',
+        `Ogmios at ${s.name} follows a network with magic ${magic}, none of Cardano mainnet, preprod, preview (magics 764824073, 1, 2)`,
+      );
+    return net;
   }
 }
 

@@ -9,9 +9,13 @@ import { openIndexStore } from '../../indexer/open.js';
 import { createLogger } from '../../infra/log.js';
 import { startIndexService } from '../../indexer/service.js';
 import { DEFAULT_COMMIT_BLOCKS, DEFAULT_FETCH_AHEAD, DEFAULT_MAX_REORG_DEPTH, DEFAULT_RECENT_TX_BLOCKS, MAX_RECENT_TX_BLOCKS } from '../../indexer/follower.js';
-import { startHeightFor } from '../../indexer/start-height.js';
+import { CARDANO_DEFAULT_START_POINTS, startHeightFor } from '../../indexer/start-height.js';
 import { blockSourceFromConfig, btcSourceFromConfig } from '../../sources/chain-sources.js';
 import { networkNamed } from '../../model/network.js';
+import { askedStartPoint, CARDANO_MAX_REORG_DEPTH, cardanoStartPoint, pointText } from '../../indexer/cardano-follow.js';
+import { OgmiosFollower, OgmiosSession } from '../../sources/ogmios.js';
+import type { Settings, IndexSettings } from '../../settings/settings.js';
+import type { CliContext } from '../define.js';
 
 const intOpt = (raw: string | undefined, name: string, min: number, max: number): number | undefined => {
   if (raw === undefined) return undefined;
@@ -29,9 +33,10 @@ const pkgVersion = (): string => {
 };
 
 /**
- * `charms index`: follows a Bitcoin node (RPC or Esplora) into the index database and serves the
- * index API, the spell-query routes and the wallet page on one port; `--api-only` serves an index
- * another process writes (PostgreSQL replicas).
+ * `charms index`: follows a Bitcoin node (RPC or Esplora) or, with `--chain cardano`, Ogmios
+ * (runCardano) into the index database and serves the index API, the spell-query routes and the
+ * wallet page on one port; `--api-only` serves an index another process writes (PostgreSQL
+ * replicas).
  */
 const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
   const settings = loadSettings(ctx.env, {
@@ -41,10 +46,19 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
     rpcUrl: opts['rpc-url'],
     rpcCookie: opts['rpc-cookie'],
   });
-  const idx = indexSettings(ctx.env, { db: opts.db, zmqUrl: opts['zmq-url'], verifyWorkers: opts['verify-workers'] });
+  const idx = indexSettings(ctx.env, {
+    db: opts.db,
+    zmqUrl: opts['zmq-url'],
+    verifyWorkers: opts['verify-workers'],
+    chain: opts.chain,
+    ogmiosUrl: opts['ogmios-url'],
+  });
+  if (idx.chain === 'cardano') return runCardano(opts, ctx, settings, idx);
+  for (const name of ['ogmios-url', 'start-point', 'start-slot'] as const)
+    if (opts[name] !== undefined) throw new CharmsError('CONFIG', `--${name} is for a Cardano index (--chain cardano)`);
   const apiOnly = opts['api-only'];
-  // the option's choices are the Bitcoin networks' names
   const netOpt = opts.network === undefined ? undefined : networkNamed('bitcoin', opts.network);
+  if (opts.network !== undefined && !netOpt) throw new CharmsError('CONFIG', `--network ${opts.network} is a Cardano network: add --chain cardano`);
   const source = blockSourceFromConfig(settings.querySource, netOpt ? { network: netOpt } : {});
   if (!source && !apiOnly)
     throw new CharmsError(
@@ -136,4 +150,99 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
     if (!started) await store.close();
   }
 };
+
+type IndexOpts = Parameters<Run<typeof indexOptions>>[0]['opts'];
+
+/**
+ * `charms index --chain cardano`: follows Ogmios' chain sync (sources/ogmios.ts) into a Cardano
+ * index (cardano-follow.ts) and serves the same API. The network is Ogmios' (its Shelley
+ * genesis' magic), which `--network` must equal; the start point (`--start-point`, `--start-slot
+ * 0`, else the network's default, start-height.ts) is kept in the index (cardanoStartPoint).
+ */
+async function runCardano(opts: IndexOpts, ctx: CliContext, settings: Settings, idx: IndexSettings): Promise<void> {
+  for (const name of ['rpc-url', 'rpc-cookie', 'esplora-url', 'zmq-url', 'start-height'] as const)
+    if (opts[name] !== undefined) throw new CharmsError('CONFIG', `--${name} is for a Bitcoin index; a Cardano index follows --ogmios-url`);
+  const apiOnly = opts['api-only'];
+  const url = idx.ogmiosUrl;
+  if (!url && !apiOnly)
+    throw new CharmsError(
+      'CONFIG',
+      'charms index --chain cardano needs Ogmios (started with --include-transaction-cbor): --ogmios-url ws://host:1337 (OGMIOS_URL); or --api-only to serve an existing index',
+    );
+  const netOpt = opts.network === undefined ? undefined : networkNamed('cardano', opts.network);
+  if (opts.network !== undefined && !netOpt) throw new CharmsError('CONFIG', `--network ${opts.network} is not a Cardano network: mainnet, preprod or preview`);
+  const nodeNet = url && !apiOnly ? await OgmiosSession.network(url) : undefined;
+  if (netOpt && nodeNet && netOpt.id !== nodeNet.id)
+    throw new CharmsError('CONFIG', `--network ${netOpt.name}, but the Cardano node behind Ogmios follows ${nodeNet.name} (magic ${nodeNet.networkMagic})`);
+  const net = netOpt ?? nodeNet;
+  if (!net) throw new CharmsError('CONFIG', '--network is required with --api-only (mainnet, preprod or preview)');
+  const asked = askedStartPoint({ startPoint: opts['start-point'], startSlot: opts['start-slot'] });
+  const maxReorgDepth = intOpt(opts['max-reorg-depth'], 'max-reorg-depth', 1, 1_000_000) ?? CARDANO_MAX_REORG_DEPTH;
+  const commitBlocks = intOpt(opts['commit-blocks'], 'commit-blocks', 1, 1000) ?? DEFAULT_COMMIT_BLOCKS;
+  const answerCacheMb = intOpt(opts['answer-cache-mb'], 'answer-cache-mb', 0, 1_000_000);
+  // not index-mainnet.sqlite: that is the Bitcoin mainnet index's
+  const db = idx.db ?? defaultIndexDb(idx, `cardano-${net.name}`);
+  const label = db.includes('://') ? 'the --db URL' : db;
+  const log0 = createLogger(settings.logLevel);
+  const store = await openIndexStore(
+    db,
+    {
+      mode: apiOnly ? 'reader' : 'writer',
+      chain: 'cardano',
+      network: net.name,
+      mock: settings.mock,
+      startHeight: 0,
+      startPoint: pointText(asked ?? CARDANO_DEFAULT_START_POINTS[net.name]),
+      log: log0,
+    },
+    { notice: (line) => ctx.stderr(`${line}\n`) },
+  );
+  let started = false;
+  try {
+    const stored = (await store.meta()).startPoint;
+    const startPoint = apiOnly || stored === undefined ? undefined : cardanoStartPoint(asked, stored, label);
+    await serve(opts, settings, async ({ host, port, log, cache }) => {
+      const svc = await startIndexService({
+        store,
+        apiOnly,
+        mock: settings.mock,
+        network: net.name,
+        startHeight: 0,
+        maxReorgDepth,
+        answerCacheBytes: answerCacheMb === undefined ? undefined : answerCacheMb * 1024 * 1024,
+        version: pkgVersion(),
+        log,
+        progress: (line) => ctx.stderr(`${line}\n`),
+        cache,
+        host,
+        port,
+        limits: settings.limits,
+        verifyWorkers: idx.verifyWorkers,
+        cardano:
+          startPoint === undefined || !url
+            ? undefined
+            : { network: net, startPoint, maxReorgDepth, commitBlocks, connect: (points) => new OgmiosFollower({ url, network: net, points, log }) },
+      });
+      started = true;
+      return {
+        server: { port: svc.server.port, close: () => svc.close(), connections: () => svc.server.connections(), drain: (ms: number) => svc.server.drain(ms) },
+        banner: `Charms index running on ${host}:${svc.server.port}`,
+        fields: {
+          db: db.startsWith('postgres') ? 'postgresql' : db,
+          engine: store.engine,
+          chain: 'cardano',
+          network: net.name,
+          source: apiOnly ? 'none' : 'ogmios',
+          mode: apiOnly ? 'api-only' : 'indexer',
+          mock: settings.mock,
+          start_point: startPoint === undefined ? undefined : pointText(startPoint),
+          verify_workers: idx.verifyWorkers,
+        },
+      };
+    });
+  } finally {
+    if (!started) await store.close();
+  }
+}
+
 export default run;
