@@ -21,10 +21,10 @@
  * Every container, volume, network and image it made is removed at the end, except the cached base.
  *
  * Measured here (podman 4.3.1, podman-compose 1.0.3; 2 cores shared with a CI run and other
- * builds, load 6-10), three full passes: the base 46-85 s when it is made (54 s alone); the
- * product image 148-227 s (336 MB: 50 MB over the 286 MB base, `podman image inspect`); the Redis
- * and PostgreSQL stand-ins 33-49 s; the runs 29-43 s (`server --mock` 2-4 s, `index` 4-6 s,
- * compose 23-33 s). The whole test: 5 min 8 s and 5 min 34 s with the base cached, 4 min 57 s
+ * builds, load 6-10), four full passes: the base 46-85 s when it is made (54 s alone); the
+ * product image 134-227 s (336 MB: 50 MB over the 286 MB base, `podman image inspect`); the Redis
+ * and PostgreSQL stand-ins 31-49 s; the runs 29-43 s (`server --mock` 2-4 s, `index` 4-6 s,
+ * compose 23-33 s). The whole test: 3 min 20 s to 5 min 34 s with the base cached, 4 min 57 s
  * with it made (a quieter machine).
  */
 import { test, after } from 'node:test';
