@@ -96,6 +96,8 @@ export async function ensureBaseImage(o: { timeoutMs: number; log: (line: string
     o.log(`base image ${ref}: cached`);
     return ref;
   }
+  // made again: the image the tag leaves behind is removed below (else it stays, untagged)
+  const replaced = exists ? (await podman(['image', 'inspect', '--format', '{{.Id}}', ref])).stdout.trim() : undefined;
   const deadline = Date.now() + o.timeoutMs;
   const left = () => Math.max(1000, deadline - Date.now());
   const sources = hostSources();
@@ -158,5 +160,7 @@ export async function ensureBaseImage(o: { timeoutMs: number; log: (line: string
   // older bases of this recipe: one cached base at a time
   const { stdout } = await podman(['images', '--format', '{{.Repository}}:{{.Tag}}', REPO], { allowFail: true });
   for (const old of stdout.split('\n').filter((r) => r && r !== ref)) await podman(['rmi', old], { allowFail: true });
+  if (replaced && replaced !== (await podman(['image', 'inspect', '--format', '{{.Id}}', ref])).stdout.trim())
+    await podman(['rmi', replaced], { allowFail: true });
   return ref;
 }

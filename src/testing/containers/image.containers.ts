@@ -20,8 +20,12 @@
  *    node's tip (PostgreSQL), the --api-only reader's at the same tip; `down -v`.
  * Every container, volume, network and image it made is removed at the end, except the cached base.
  *
- * Measured here (2 shared cores, other work running): base 46 s when not cached; the product image
- * 1 min 40 s to 5 min (336 MB on the 286 MB base). The runs and compose steps are not timed yet.
+ * Measured here (podman 4.3.1, podman-compose 1.0.3; 2 cores shared with a CI run and other
+ * builds, load 6-10), four full passes: the base 46-85 s when it is made (54 s alone); the
+ * product image 134-227 s (336 MB: 50 MB over the 286 MB base, `podman image inspect`); the Redis
+ * and PostgreSQL stand-ins 31-49 s; the runs 29-43 s (`server --mock` 2-4 s, `index` 4-6 s,
+ * compose 23-33 s). The whole test: 3 min 20 s to 5 min 34 s with the base cached, 4 min 57 s
+ * with it made (a quieter machine).
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -62,7 +66,7 @@ const made = { images: [] as string[], containers: [] as string[], compose: fals
 
 after(async () => {
   if (made.compose) {
-    await compose(['down', '-v', '-t', '5'], 3 * MIN).catch((e: Error) => log(`compose down: ${e.message}`));
+    await composeDown(5).catch((e: Error) => log(`compose down: ${e.message}`));
     const vols = await podman(['volume', 'ls', '-q', '--filter', `label=io.podman.compose.project=${PROJECT}`], { allowFail: true });
     for (const v of vols.stdout.split('\n').filter(Boolean)) await podman(['volume', 'rm', '-f', v], { allowFail: true });
     await podman(['network', 'rm', '-f', `${PROJECT}_default`], { allowFail: true });
@@ -92,6 +96,23 @@ function compose(args: string[], timeoutMs: number, env: Record<string, string> 
   );
 }
 let composeEnv: Record<string, string> = {};
+
+/**
+ * `down -v`, and the anonymous volumes of the image's `VOLUME /data` in the services that mount
+ * nothing there (the index and its reader): podman-compose 1.0.3 removes only the named ones.
+ */
+async function composeDown(stopSeconds: number): Promise<void> {
+  const ids = (await podman(['ps', '-a', '-q', '--filter', `label=io.podman.compose.project=${PROJECT}`], { allowFail: true })).stdout
+    .split('\n')
+    .filter(Boolean);
+  const volumes: string[] = [];
+  for (const id of ids) {
+    const r = await podman(['inspect', '--format', '{{range .Mounts}}{{if eq .Type "volume"}}{{.Name}} {{end}}{{end}}', id], { allowFail: true });
+    volumes.push(...r.stdout.split(/\s+/).filter(Boolean));
+  }
+  await compose(['down', '-v', '-t', String(stopSeconds)], 3 * MIN);
+  for (const v of volumes) await podman(['volume', 'rm', '-f', v], { allowFail: true });
+}
 
 /** A TCP port free on the host's loopback now (the servers in host-network containers take it). */
 async function freePort(): Promise<number> {
@@ -313,7 +334,10 @@ test('the image: built on a local base, serves a mock prove and an index non-roo
       assert.equal(await healthy(name('redis'), MIN), 'healthy');
       assert.equal(await healthy(name('postgres'), 2 * MIN), 'healthy');
       // the node on the host, reached from the compose network at its gateway (host.containers.internal)
-      const gateway = json(Buffer.from((await podman(['network', 'inspect', `${PROJECT}_default`])).stdout))[0].plugins[0].ipam.ranges[0][0].gateway as string;
+      // podman 4's inspect: `subnets: [{subnet, gateway}]` (CNI and netavark alike)
+      const net0 = json(Buffer.from((await podman(['network', 'inspect', `${PROJECT}_default`])).stdout))[0] as { subnets?: { gateway?: string }[] };
+      const gateway = net0.subnets?.[0]?.gateway;
+      assert.ok(gateway, `no gateway in podman network inspect ${PROJECT}_default: ${JSON.stringify(net0)}`);
       proxy = await startTcpProxy(fake.port, gateway);
       composeEnv.BITCOIN_RPC_URL = `http://host.containers.internal:${proxy.port}`;
       await compose(['up', '-d', '--no-build', 'prover', 'index'], 3 * MIN);
@@ -349,7 +373,7 @@ test('the image: built on a local base, serves a mock prove and an index non-roo
       );
       assert.equal(api.mode, 'api-only');
       assert.deepEqual([api.index.height, api.index.hash], [st.index.height, st.index.hash], 'the reader serves what the writer wrote');
-      await compose(['down', '-v', '-t', '40'], 3 * MIN);
+      await composeDown(40);
       const left = await podman(['ps', '-a', '-q', '--filter', `label=io.podman.compose.project=${PROJECT}`]);
       assert.equal(left.stdout.trim(), '', 'compose down removed the containers');
     } finally {
