@@ -124,6 +124,71 @@ function detectCbor(cbor: Uint8Array): DexDetection | undefined {
   }
 }
 
+/** eBTC's identity (explorer `known_tokens::EBTC_IDENTITY`). */
+const EBTC_IDENTITY = '0796f63ed48144b4ec69fb794fbc2290ae63acf945fb035d5474648b50ee43b6';
+
+/** The app of each output charm, per output in app-index order and once per output (explorer `extract_asset_info`; an order's is its `asset.token`). */
+function assetApps(spell: NormalizedSpell): string[] {
+  const apps = spell.app_public_inputs.map(([a]) => appToString(a));
+  const out: string[] = [];
+  for (const charms of spell.tx.outs) {
+    const seen = new Set<string>();
+    for (const k of [...charms.keys()].sort((a, b) => a - b)) {
+      if (apps[k] === undefined) continue;
+      const token = field(field(charms.get(k)!, 'asset') ?? null, 'token');
+      const app = typeof token === 'string' ? token : apps[k]!;
+      if (seen.has(app)) continue;
+      seen.add(app);
+      out.push(app);
+    }
+  }
+  return out;
+}
+
+/** The explorer's tags of a transaction: `tags` (comma-separated, null for none) and `tx_type`. */
+export interface TxTags {
+  tags: string | null;
+  txType: string;
+}
+
+/**
+ * A verified spell's tags and type as the explorer's indexer gives them (`tx_analyzer.rs`
+ * `analyze_tx`, then the block path's beam-in rule): `spendsBeamOut` says whether an input of the
+ * transaction spends an output of a beam-out transaction (a verified spell with `beamed_outs`).
+ */
+export function txTags(spell: NormalizedSpell, spendsBeamOut: boolean): TxTags {
+  const tags: string[] = [];
+  const dex = detectDex(spell);
+  if (dex) tags.push('charms-cast', dex.op === 'create' ? `create-${dex.order.side}` : dex.op);
+  const beamOut = spell.tx.beamed_outs !== undefined;
+  const contract = spell.app_public_inputs.some(([a]) => a.tag === 'c');
+  if (beamOut) tags.push('beaming', 'beam-out');
+  else if (contract) tags.push('beaming', 'beam-in');
+  const assets = assetApps(spell);
+  const bro = assets.filter(isBro).length;
+  if (bro > 0) tags.push('bro', bro === 1 ? 'bro-mint' : 'bro-transfer');
+  if (assets.some((a) => a.includes(EBTC_IDENTITY))) tags.push('ebtc');
+  // the block path's ADA→BTC claim: a spell with charms, not beaming, spending a beam-out's output
+  if (!beamOut && !contract && assets.length > 0 && spendsBeamOut) {
+    const rest = tags.filter((t) => t !== 'bro-mint' && t !== 'bro-transfer');
+    return { tags: ['beaming', 'beam-in', ...rest].join(','), txType: 'beam_in' };
+  }
+  const has = (t: string) => tags.includes(t);
+  const dexType = ['create-ask', 'create-bid', 'fulfill-ask', 'fulfill-bid', 'cancel'].find(has);
+  const txType = dexType
+    ? `dex_${dexType.replace('-', '_')}`
+    : beamOut
+      ? 'beam_out'
+      : contract
+        ? 'beam_in'
+        : has('bro-mint')
+          ? 'bro_mint'
+          : has('bro-transfer')
+            ? 'token_transfer'
+            : 'spell';
+  return { tags: tags.length === 0 ? null : tags.join(','), txType };
+}
+
 const bytes = (hex: string): Buffer => Buffer.from(hex, 'hex');
 const hexOf = (b: unknown): string => Buffer.from(b as Uint8Array).toString('hex');
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { scriptToAddress } from '../bitcoin/address.js';
 import { blockTxRaw } from '../bitcoin/block.js';
 import { parseTx } from '../bitcoin/tx.js';
-import { txidToDisplay, appToString } from '../model/primitives.js';
+import { txidToDisplay, appToString, appFromString } from '../model/primitives.js';
 import { extractAndVerifySpell } from '../verify/index.js';
 import { ENGINES, TestEngines, type TestEngine } from '../testing/index-stores.js';
 import { sharedOrSkip } from '../testing/shared.js';
@@ -14,6 +14,7 @@ import { txidOf, type MemoryChain } from '../testing/memory-chain.js';
 import { TEST_INDEX_SERVICE } from '../testing/index-fake-node.js';
 import { startIndexService, type IndexService } from './service.js';
 import { LikeLimiter } from './explorer-routes.js';
+import { txTags } from './dex.js';
 
 const engines = new TestEngines();
 after(() => engines.close());
@@ -30,6 +31,8 @@ interface Expected {
   unspent: Map<string, string[]>;
   /** height → charm outputs (one per output and app) created in that block */
   outputsAt: Map<number, number>;
+  /** spell txid → the explorer's tags and tx_type (dex.ts txTags; a beam-out's spender from the chain) */
+  tagged: Map<string, { tags: string | null; txType: string }>;
 }
 
 const typeOf = (app: string) => (app.startsWith('t/') ? 'token' : app.startsWith('n/') ? 'nft' : 'dapp');
@@ -43,6 +46,8 @@ async function expectedOf(chain: MemoryChain): Promise<Expected> {
   const live = new Map<string, { app: string; amount: bigint; script: Uint8Array }[]>();
   const txs: string[] = [];
   const outputsAt = new Map<number, number>();
+  const tagged: Expected['tagged'] = new Map();
+  const beamOuts = new Set<string>();
   for (let h = 1; h <= chain.height; h++) {
     const block = await chain.block((await chain.hashAt(h))!);
     for (let i = 1; i < block.offsets.length - 1; i++) {
@@ -57,6 +62,14 @@ async function expectedOf(chain: MemoryChain): Promise<Expected> {
         continue;
       }
       txs.unshift(txid);
+      tagged.set(
+        txid,
+        txTags(
+          spell,
+          tx.inputs.some((i) => beamOuts.has(txidToDisplay(i.txid))),
+        ),
+      );
+      if (spell.tx.beamed_outs !== undefined) beamOuts.add(txid);
       const apps = spell.app_public_inputs.map(([a]) => appToString(a));
       for (const app of apps)
         if (!assets.has(app)) assets.set(app, { type: typeOf(app), firstHeight: h, firstTxid: txid, supply: 0n, outputs: 0, holders: new Map() });
@@ -82,7 +95,7 @@ async function expectedOf(chain: MemoryChain): Promise<Expected> {
       a.holders.set(addr, (a.holders.get(addr) ?? 0n) + r.amount);
       unspent.set(addr, [...(unspent.get(addr) ?? []), `${op} ${r.app}`]);
     }
-  return { assets, txs, unspent, outputsAt };
+  return { assets, txs, unspent, outputsAt, tagged };
 }
 
 async function service(e: TestEngine, chain: MemoryChain, likes = false): Promise<IndexService> {
@@ -185,6 +198,9 @@ async function checkAgainst(port: number, want: Expected, where: string): Promis
     assert.equal(c.user_liked, false);
     assert.equal(c.verified, true);
     assert.ok(c.data.native_data.tx, `${where}: charm data carries the spell`);
+    const w = want.tagged.get(c.txid)!;
+    assert.equal(c.tags, w.tags ?? undefined, `${where}: tags of charm ${c.txid}`);
+    assert.equal(c.tx_type, w.txType, `${where}: tx_type of charm ${c.txid}`);
   }
   const heights = list.data.charms.map((c: Any) => c.block_height);
   assert.deepEqual(
@@ -215,6 +231,14 @@ async function checkAgainst(port: number, want: Expected, where: string): Promis
     assert.equal(typeof x.block_height, 'number');
     assert.ok(x.charm.native_data.app_public_inputs);
   }
+  for (let page = 1; page <= Math.ceil(want.txs.length / 3); page++)
+    for (const x of (await get(`/v1/transactions?page=${page}&limit=3`)).data.transactions) {
+      const w = want.tagged.get(x.txid)!;
+      assert.equal(x.tags, w.tags ?? undefined, `${where}: tags of ${x.txid}`);
+      assert.equal(x.tx_type, w.txType, `${where}: tx_type of ${x.txid}`);
+    }
+  // the chain's Cast ask of $BRO carries the explorer's tags
+  assert.ok([...want.tagged.values()].some((t) => t.tags === 'charms-cast,create-ask,bro,bro-mint' && t.txType === 'dex_create_ask'));
   const c0 = await get(`/v1/charms/${want.txs[0]}`);
   assert.equal(c0.txid, want.txs[0]);
   assert.deepEqual(c0.spell, c0.data);
@@ -350,4 +374,37 @@ test('likes: at most 30 writes a minute per client address', () => {
   assert.equal(l.allow('b'), true, 'per client');
   now += 60_000;
   assert.equal(l.allow('a'), true, 'a new minute');
+});
+
+test("txTags: the explorer indexer's tags and tx_type of a spell", () => {
+  const v = bitcoinVectors();
+  const ask = extractAndVerifySpell({ bitcoin: v.get('2efcde0d')!.raw });
+  // a Cast ask of $BRO (its order's asset.token is $BRO: one $BRO output)
+  assert.deepEqual(txTags(ask, false), { tags: 'charms-cast,create-ask,bro,bro-mint', txType: 'dex_create_ask' });
+  // a spell's charms spending a beam-out's output: the block path's ADA→BTC claim
+  assert.deepEqual(txTags(ask, true), { tags: 'beaming,beam-in,charms-cast,create-ask,bro', txType: 'beam_in' });
+  const tok = (identity: string) => appFromString(`t/${identity}/${'22'.repeat(32)}`);
+  const bro = '3d7fe7e4cea6121947af73d70e5119bebd8aa5b7edfe74bfaf6e779a1847bd9b';
+  const plain = (apps: ReturnType<typeof tok>[], outs: Map<number, bigint>[]) => ({
+    version: 15,
+    tx: { outs },
+    app_public_inputs: apps.map((a) => [a, null] as [typeof a, null]),
+    versioned_apps: [],
+    mock: false,
+  });
+  assert.deepEqual(txTags(plain([tok('11'.repeat(32))], [new Map([[0, 5n]])]), false), { tags: null, txType: 'spell' });
+  assert.deepEqual(txTags(plain([tok(bro)], [new Map([[0, 5n]])]), false), { tags: 'bro,bro-mint', txType: 'bro_mint' });
+  assert.deepEqual(txTags(plain([tok(bro)], [new Map([[0, 5n]]), new Map([[0, 1n]])]), false), { tags: 'bro,bro-transfer', txType: 'token_transfer' });
+  // a bro transfer spending a beam-out: bro-mint/-transfer dropped
+  assert.deepEqual(txTags(plain([tok(bro)], [new Map([[0, 5n]])]), true), { tags: 'beaming,beam-in,bro', txType: 'beam_in' });
+  const out = plain([tok(bro)], [new Map([[0, 5n]])]);
+  assert.deepEqual(txTags({ ...out, tx: { ...out.tx, beamed_outs: new Map([[0, new Uint8Array(32)]]) } }, true), {
+    tags: 'beaming,beam-out,bro,bro-mint',
+    txType: 'beam_out',
+  });
+  const contract = appFromString(`c/${'33'.repeat(32)}/${'44'.repeat(32)}`);
+  assert.deepEqual(txTags(plain([contract, tok('0796f63ed48144b4ec69fb794fbc2290ae63acf945fb035d5474648b50ee43b6')], [new Map([[1, 5n]])]), false), {
+    tags: 'beaming,beam-in,ebtc',
+    txType: 'beam_in',
+  });
 });

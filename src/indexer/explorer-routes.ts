@@ -16,10 +16,11 @@ import { decodeCbor } from '../codec/cbor.js';
 import { toJsonCompact } from '../codec/json.js';
 import { CharmsError } from '../errors.js';
 import { readJsonBody, type Req, type Res } from '../infra/http.js';
-import { spellFromCbor, spellToValue } from '../model/spell.js';
-import { appFromString, appToString } from '../model/primitives.js';
+import { spellFromCbor, spellToValue, type NormalizedSpell } from '../model/spell.js';
+import { appFromString, appToString, txidToDisplay } from '../model/primitives.js';
 import { addressCodec, ok, RawJson, type AddressCodec, type J } from './api.js';
 import { assetTypeOf } from './catalogue.js';
+import { txTags, type TxTags } from './dex.js';
 import { chip420Meta, type TokenMeta } from './explorer-api.js';
 import type { MempoolOverlay } from './mempool.js';
 import * as q from './query.js';
@@ -180,6 +181,44 @@ function spellApps(spell: Uint8Array): string[] {
   }
 }
 
+/** A spell of the index decoded, or undefined (it verified: never). */
+function decodedSpell(spell: Uint8Array): NormalizedSpell | undefined {
+  try {
+    return spellFromCbor(spell);
+  } catch {
+    return undefined;
+  }
+}
+
+const NO_TAGS: TxTags = { tags: null, txType: 'spell' };
+
+/**
+ * The explorer's `tags` and `tx_type` of spell transactions (dex.ts `txTags`), by txid, read in
+ * `tx`: whether one spends an output of a beam-out transaction is read from the index's spells.
+ */
+async function tagsOf(tx: ReadTx, spells: Map<string, Uint8Array>): Promise<Map<string, TxTags>> {
+  const decoded = new Map<string, NormalizedSpell>();
+  const ins = new Set<string>();
+  for (const [txid, cbor] of spells) {
+    const s = decodedSpell(cbor);
+    if (!s) continue;
+    decoded.set(txid, s);
+    for (const u of s.tx.ins ?? []) ins.add(txidToDisplay(u.txid));
+  }
+  const beamOuts = new Set<string>();
+  for (const [txid, cbor] of await q.spellsOf(tx, [...ins])) if (decodedSpell(cbor)?.tx.beamed_outs !== undefined) beamOuts.add(txid);
+  const out = new Map<string, TxTags>();
+  for (const [txid, s] of decoded)
+    out.set(
+      txid,
+      txTags(
+        s,
+        (s.tx.ins ?? []).some((u) => beamOuts.has(txidToDisplay(u.txid))),
+      ),
+    );
+  return out;
+}
+
 // ------------------------------------------------------------------------------ assets
 
 async function assetJson(c: ExplorerContext, a: q.AssetRecord, meta: (app: string) => Promise<TokenMeta>): Promise<J> {
@@ -328,6 +367,7 @@ async function charmData(
   meta: (app: string) => Promise<TokenMeta>,
   withSpell = false,
   likes?: { count: number; liked: boolean },
+  tags: TxTags = NO_TAGS,
 ): Promise<J> {
   const m = x.app === null ? undefined : await meta(x.app);
   const data = charmJson(spell);
@@ -352,6 +392,8 @@ async function charmData(
     description: m?.description ?? undefined,
     decimals: m?.decimals,
     verified: true,
+    tags: tags.tags ?? undefined,
+    tx_type: tags.txType,
     spell: withSpell ? data : undefined,
   };
 }
@@ -387,7 +429,8 @@ async function charmsJson(c: ExplorerContext, tx: ReadTx, rows: q.CharmRecord[],
     rows.map((r) => r.app),
     user,
   );
-  for (const r of rows) out.push(await charmData(c, r, spells.get(r.txid), meta, false, likes.get(r.app)));
+  const tags = await tagsOf(tx, spells);
+  for (const r of rows) out.push(await charmData(c, r, spells.get(r.txid), meta, false, likes.get(r.app), tags.get(r.txid)));
   return out;
 }
 
@@ -492,7 +535,8 @@ function charmOfTx(c: ExplorerContext, req: Req, m: RegExpExecArray): Promise<Re
         spent: false,
       };
       const likes = await likesFor(c, tx, [src.app], userParam(req));
-      return ok(await charmData(c, src, s.spell, meta, true, src.app === null ? undefined : likes.get(src.app)), 200);
+      const tags = (await tagsOf(tx, new Map([[txid, s.spell]]))).get(txid);
+      return ok(await charmData(c, src, s.spell, meta, true, src.app === null ? undefined : likes.get(src.app), tags), 200);
     }
     const o = c.mempool?.get(txid)?.outputs[0];
     if (o)
@@ -568,24 +612,27 @@ function transactions(c: ExplorerContext, req: Req): Promise<Res> {
       });
     }
     const left = limit - items.length;
-    if (left > 0)
-      for (const s of await q.spellTxsPage(tx, { limit: left, offset: Math.max(0, offset - pending.length) })) {
-        const app = spellApps(s.spell)[0] ?? null;
-        items.push({
-          txid: s.txid,
-          block_height: s.height,
-          status: 'confirmed',
-          confirmations: tip ? tip.height - s.height + 1 : 1,
-          blockchain: 'bitcoin',
-          network: c.network,
-          updated_at: iso(s.time),
-          charm: charmJson(s.spell),
-          tx_type: 'spell',
-          app_id: app,
-          charmid: app,
-          asset_type: app === null ? null : assetTypeOf(app),
-        });
-      }
+    const confirmed = left > 0 ? await q.spellTxsPage(tx, { limit: left, offset: Math.max(0, offset - pending.length) }) : [];
+    const tags = await tagsOf(tx, new Map(confirmed.map((s) => [s.txid, s.spell])));
+    for (const s of confirmed) {
+      const app = spellApps(s.spell)[0] ?? null;
+      const t = tags.get(s.txid) ?? NO_TAGS;
+      items.push({
+        txid: s.txid,
+        block_height: s.height,
+        status: 'confirmed',
+        confirmations: tip ? tip.height - s.height + 1 : 1,
+        blockchain: 'bitcoin',
+        network: c.network,
+        updated_at: iso(s.time),
+        charm: charmJson(s.spell),
+        tags: t.tags ?? undefined,
+        tx_type: t.txType,
+        app_id: app,
+        charmid: app,
+        asset_type: app === null ? null : assetTypeOf(app),
+      });
+    }
     return ok({ data: { transactions: items }, pagination: pagination(page, limit, count + pending.length) });
   });
 }
