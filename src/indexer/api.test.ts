@@ -10,6 +10,7 @@ import { txidOf } from '../testing/memory-chain.js';
 import { bitcoinVectors, burnTx, vectorChain } from '../testing/index-vectors.js';
 import { startIndexService, type IndexService } from './service.js';
 import { indexApiHandler, noRoute } from './api.js';
+import { explorerApiHandler } from './explorer-api.js';
 import { EXPLORER_ROUTES } from './explorer-routes.js';
 import { tableHandler } from './routes.js';
 import { silentLogger } from '../infra/log.js';
@@ -518,7 +519,7 @@ async function hookedReader(e: TestEngine, db: string, before: (sql: string) => 
 }
 
 for (const name of ENGINES) {
-  test(`${name}: /v1/apps/<app> and the explorer's /v1/assets/{app}/holders answer from one snapshot: supply == the holders' sum while the writer flips branches`, async (t) => {
+  test(`${name}: /v1/apps/<app>, the explorer's holders and the wallet's transactions answer from one snapshot while the writer flips branches`, async (t) => {
     const e = await engines.engine(name, t);
     if (!e) return;
     const db = await e.newDb();
@@ -601,6 +602,20 @@ for (const name of ENGINES) {
         // PostgreSQL's snapshot may also be taken between the flip's two commits (block 1 alone: 30)
         assert.ok(explorerSupplies.size >= 2, `answers from more than one state: ${[...explorerSupplies]}`);
         for (const s of explorerSupplies) assert.ok([30, 53, 3030].includes(s), `a committed state's supply: ${s}`);
+        // the wallet's transactions of holder 1 (in block 1 and in branch 1): a flip before each
+        // read of a transaction's outputs; each one listed has what it paid the holder
+        const w = explorerApiHandler({ store: reader, network: 'regtest' });
+        const holder = scriptToAddress(script(1), BITCOIN_NETWORKS.regtest)!;
+        flipsBefore = (sql) => /WHERE co\.txid = \? ORDER BY/.test(sql);
+        const counts = new Set<number>();
+        for (let i = 0; i < 20; i++) {
+          const a = await answer(w, `/v1/wallet/transactions/${holder}`);
+          assert.equal(a.status, 200, JSON.stringify(a.json));
+          const txs = a.json.transactions as { txid: string; assets: { amount: number }[] }[];
+          for (const x of txs) assert.ok(x.assets.length > 0, `wallet answer ${i}: ${x.txid} listed without its outputs: ${JSON.stringify(txs)}`);
+          counts.add(txs.length);
+        }
+        assert.ok(counts.size >= 2, `answers from both branches: ${[...counts]}`);
       } finally {
         await reader.close();
       }

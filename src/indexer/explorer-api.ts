@@ -427,11 +427,20 @@ export function walletApi(o: ExplorerApiOptions) {
     return (await store.tip())?.height;
   }
 
-  /** Charm transactions of an address, newest first (pending receives first of all). */
+  /**
+   * Charm transactions of an address, newest first (pending receives first of all): the tip, the
+   * history and each transaction's outputs read on one snapshot (a reorg between them would list
+   * a transaction without its outputs, or count confirmations from another tip).
+   */
   async function addressTxs(address: string, limit: number, sinceBlock?: number) {
     const script = scriptOf(address);
-    const tip = await tipHeight();
+    // the data version first, outside the snapshot (a PostgreSQL reader asks it on another connection)
     const meta = await metaCache();
+    return store.read(() => addressTxsIn(script, address, limit, meta, sinceBlock));
+  }
+
+  async function addressTxsIn(script: Uint8Array, address: string, limit: number, meta: (app: string) => Promise<AppMeta>, sinceBlock?: number) {
+    const tip = await tipHeight();
     const items: Record<string, J>[] = [];
     const pendingTxs = new Map<string, CharmOutputWrite[]>();
     for (const r of mempool?.receivesOf(script) ?? []) pendingTxs.set(r.txid, [...(pendingTxs.get(r.txid) ?? []), r]);
