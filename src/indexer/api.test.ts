@@ -16,6 +16,7 @@ import { tableHandler } from './routes.js';
 import { silentLogger } from '../infra/log.js';
 import { SqlStore, type BlockWrite, type IndexWriter } from './store.js';
 import type { Driver, ReadTx } from './driver.js';
+import type { BlockSource } from '../sources/block-source.js';
 import { prepareSchema } from './schema.js';
 import { betterSqliteModule, SqliteDriver } from './sqlite-driver.js';
 import { waitFor } from '../testing/wait.js';
@@ -519,7 +520,7 @@ async function hookedReader(e: TestEngine, db: string, before: (sql: string) => 
 }
 
 for (const name of ENGINES) {
-  test(`${name}: /v1/apps/<app>, the explorer's holders and the wallet's transactions answer from one snapshot while the writer flips branches`, async (t) => {
+  test(`${name}: /v1/apps/<app>, the explorer's holders, the wallet's transactions and tx answer from one snapshot while the writer flips branches`, async (t) => {
     const e = await engines.engine(name, t);
     if (!e) return;
     const db = await e.newDb();
@@ -555,6 +556,9 @@ for (const name of ENGINES) {
           [6, 2000n],
         ]),
       ];
+      // a transaction without charms that branch 1's block holds (its recent txids)
+      const moved = 'ab'.repeat(32);
+      branches[1]!.txids = Buffer.from(moved, 'hex');
       await writer.applyBlock(branches[0]!);
       let on = 0;
       let flips = 0;
@@ -616,6 +620,20 @@ for (const name of ENGINES) {
           counts.add(txs.length);
         }
         assert.ok(counts.size >= 2, `answers from both branches: ${[...counts]}`);
+        // branch 1's transaction: its height and its block from one state (a flip before the block's read)
+        const raw = bitcoinVectors().values().next().value!.raw;
+        const source = { name: 'fake', rawTx: async (id: string) => (id === moved ? raw : undefined) } as unknown as BlockSource;
+        const tw = explorerApiHandler({ store: reader, network: 'regtest', source });
+        flipsBefore = (sql) => /WHERE b\.height = \?/.test(sql);
+        const heights = new Set<number | null>();
+        for (let i = 0; i < 20; i++) {
+          const a = await answer(tw, `/v1/wallet/tx/${moved}`);
+          assert.equal(a.status, 200, JSON.stringify(a.json));
+          if (a.json.block_height !== null)
+            assert.equal(a.json.block_hash, hash(0x202), `tx answer ${i}: in block ${a.json.block_hash} at ${a.json.block_height}`);
+          heights.add(a.json.block_height);
+        }
+        assert.ok(heights.has(2), 'answered in its block');
       } finally {
         await reader.close();
       }
