@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addressToScript, decodeAddress, isAddressValidFor, isStandardScript, isStandardScriptFor, scriptToAddress } from './address.js';
+import { addressToScript, BITCOIN_CHAIN_NAMES, decodeAddress, isAddressValidFor, isStandardScript, isStandardScriptFor, scriptToAddress } from './address.js';
 import { readSharedJson, sharedOrSkip } from '../testing/shared.js';
 import { fromHex, toHex } from '../util/bytes.js';
 import { CharmsError } from '../errors.js';
@@ -120,4 +120,9 @@ test('standard scripts: what Address::from_script accepts', () => {
     'bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080',
   );
   assert.equal(scriptToAddress(fromHex('76a914243f1394f44554f4ce3fd68649c19adc483ce92488ac'), BITCOIN_NETWORKS.testnet4), 'mipcBbFg9gMiCh81Kj8tqqdgoZub1ZJRfn');
+});
+
+test("the -chain names are the one Network type's: every network has one, every name a network", () => {
+  const core = new Set(Object.values(BITCOIN_NETWORKS).map((n) => n.coreChain));
+  assert.deepEqual([...BITCOIN_CHAIN_NAMES].sort(), [...core].sort());
 });

@@ -15,12 +15,12 @@ import { concatBytes } from '../util/bytes.js';
 import { BITCOIN_NETWORKS, type BitcoinNetwork } from '../model/network.js';
 import { pushData } from './script.js';
 
-/** Every bitcoind `-chain` name (`Network::from_core_arg`). */
-export type BitcoinChainName = 'main' | 'test' | 'testnet4' | 'signet' | 'regtest';
+/** Every bitcoind `-chain` name (`Network::from_core_arg`): the one Network type's `coreChain`. */
+export type BitcoinChainName = BitcoinNetwork['coreChain'];
 export const BITCOIN_CHAIN_NAMES: readonly BitcoinChainName[] = ['main', 'test', 'testnet4', 'signet', 'regtest'];
 
 /** What an address string says about its network: a base58 prefix kind, or a bech32 hrp. */
-export type AddressNetworkTag = { kind: 'base58'; net: 'main' | 'test' } | { kind: 'segwit'; hrp: 'bc' | 'tb' | 'bcrt' };
+export type AddressNetworkTag = { kind: 'base58'; net: BitcoinNetwork['base58'] } | { kind: 'segwit'; hrp: BitcoinNetwork['hrp'] };
 
 export interface DecodedAddress {
   script: Uint8Array;

@@ -9,9 +9,14 @@ import { h1, h2, handlerAnswer as answer } from '../testing/http.js';
 import { txidOf } from '../testing/memory-chain.js';
 import { bitcoinVectors, burnTx, vectorChain } from '../testing/index-vectors.js';
 import { startIndexService, type IndexService } from './service.js';
-import { indexApiHandler } from './api.js';
+import { indexApiHandler, noRoute } from './api.js';
+import { explorerApiHandler } from './explorer-api.js';
+import { EXPLORER_ROUTES } from './explorer-routes.js';
+import { tableHandler } from './routes.js';
+import { silentLogger } from '../infra/log.js';
 import { SqlStore, type BlockWrite, type IndexWriter } from './store.js';
 import type { Driver, ReadTx } from './driver.js';
+import type { BlockSource } from '../sources/block-source.js';
 import { prepareSchema } from './schema.js';
 import { betterSqliteModule, SqliteDriver } from './sqlite-driver.js';
 import { waitFor } from '../testing/wait.js';
@@ -504,13 +509,13 @@ test('answers are the same bytes from an index that followed reorgs, fetching ah
  * A reader of `db` whose every query first runs `before()` (a writer's flip between the queries of
  * one answer, at a fixed point: no timing involved), the snapshot reads included.
  */
-async function hookedReader(e: TestEngine, db: string, before: () => Promise<void>): Promise<SqlStore> {
+async function hookedReader(e: TestEngine, db: string, before: (sql: string) => Promise<void>): Promise<SqlStore> {
   const d: Driver = e.name === 'sqlite' ? SqliteDriver.open(db, 'reader') : await PgDriver.open(db, 'reader');
   const meta = await prepareSchema(d, { mode: 'reader', network: 'regtest', mock: false, startHeight: 1, label: db });
   const hooked = (tx: ReadTx): ReadTx => ({
     engine: tx.engine,
-    all: async (sql, params) => (await before(), tx.all(sql, params)),
-    rows: async (sql, params) => (await before(), tx.rows(sql, params)),
+    all: async (sql, params) => (await before(sql), tx.all(sql, params)),
+    rows: async (sql, params) => (await before(sql), tx.rows(sql, params)),
   });
   const h = hooked(d);
   return new SqlStore(
@@ -528,7 +533,7 @@ async function hookedReader(e: TestEngine, db: string, before: () => Promise<voi
 }
 
 for (const name of ENGINES) {
-  test(`${name}: /v1/apps/<app> answers from one snapshot: supply == the holders' sum while the writer flips branches`, async (t) => {
+  test(`${name}: /v1/apps/<app>, the explorer's holders, the wallet's transactions and tx answer from one snapshot while the writer flips branches`, async (t) => {
     const e = await engines.engine(name, t);
     if (!e) return;
     const db = await e.newDb();
@@ -564,12 +569,17 @@ for (const name of ENGINES) {
           [6, 2000n],
         ]),
       ];
+      // a transaction without charms that branch 1's block holds (its recent txids)
+      const moved = 'ab'.repeat(32);
+      branches[1]!.txids = Buffer.from(moved, 'hex');
       await writer.applyBlock(branches[0]!);
       let on = 0;
       let flips = 0;
       let flipping = false;
-      const flip = async () => {
-        if (flipping) return;
+      // which queries the writer flips before (all of them, then the asset's read alone)
+      let flipsBefore = (_sql: string) => true;
+      const flip = async (sql: string) => {
+        if (flipping || !flipsBefore(sql)) return;
         flipping = true;
         on = 1 - on;
         await writer.rollbackTo(1, { at: ++flips, depth: 1, oldTip: branches[1 - on]!.hash, newTip: branches[on]!.hash });
@@ -590,6 +600,53 @@ for (const name of ENGINES) {
         }
         assert.ok(flips >= 40, `the writer flipped between the queries (${flips})`);
         assert.deepEqual([...supplies].sort(), ['3030', '53'], 'both branches were answered');
+        // the explorer's holders: the asset's supply and the page of holders, under the same flips
+        const x = tableHandler(EXPLORER_ROUTES, { store: reader, network: 'regtest' }, { network: 'regtest', log: silentLogger, next: noRoute(silentLogger) });
+        const explorerSupplies = new Set<number>();
+        const flipsSoFar = flips;
+        // a flip before the asset's read only: its supply from one branch, the holders from the
+        // other, unless both are read in one snapshot
+        flipsBefore = (sql) => /FROM assets/.test(sql);
+        for (let i = 0; i < 20; i++) {
+          const a = await answer(x, `/v1/assets/${app}/holders`);
+          assert.equal(a.status, 200, JSON.stringify(a.json));
+          const sum = (a.json.holders as { total_amount: number }[]).reduce((s, y) => s + y.total_amount, 0);
+          assert.equal(a.json.total_supply, sum, `explorer answer ${i}: supply ${a.json.total_supply}, holders ${JSON.stringify(a.json.holders)}`);
+          assert.equal(a.json.total_holders, a.json.holders.length, `explorer answer ${i}`);
+          explorerSupplies.add(a.json.total_supply);
+        }
+        assert.equal(flips - flipsSoFar, 20, `the writer flipped once in each of the explorer's answers`);
+        // PostgreSQL's snapshot may also be taken between the flip's two commits (block 1 alone: 30)
+        assert.ok(explorerSupplies.size >= 2, `answers from more than one state: ${[...explorerSupplies]}`);
+        for (const s of explorerSupplies) assert.ok([30, 53, 3030].includes(s), `a committed state's supply: ${s}`);
+        // the wallet's transactions of holder 1 (in block 1 and in branch 1): a flip before each
+        // read of a transaction's outputs; each one listed has what it paid the holder
+        const w = explorerApiHandler({ store: reader, network: 'regtest' });
+        const holder = scriptToAddress(script(1), BITCOIN_NETWORKS.regtest)!;
+        flipsBefore = (sql) => /WHERE co\.txid = \? ORDER BY/.test(sql);
+        const counts = new Set<number>();
+        for (let i = 0; i < 20; i++) {
+          const a = await answer(w, `/v1/wallet/transactions/${holder}`);
+          assert.equal(a.status, 200, JSON.stringify(a.json));
+          const txs = a.json.transactions as { txid: string; assets: { amount: number }[] }[];
+          for (const x of txs) assert.ok(x.assets.length > 0, `wallet answer ${i}: ${x.txid} listed without its outputs: ${JSON.stringify(txs)}`);
+          counts.add(txs.length);
+        }
+        assert.ok(counts.size >= 2, `answers from both branches: ${[...counts]}`);
+        // branch 1's transaction: its height and its block from one state (a flip before the block's read)
+        const raw = bitcoinVectors().values().next().value!.raw;
+        const source = { name: 'fake', rawTx: async (id: string) => (id === moved ? raw : undefined) } as unknown as BlockSource;
+        const tw = explorerApiHandler({ store: reader, network: 'regtest', source });
+        flipsBefore = (sql) => /WHERE b\.height = \?/.test(sql);
+        const heights = new Set<number | null>();
+        for (let i = 0; i < 20; i++) {
+          const a = await answer(tw, `/v1/wallet/tx/${moved}`);
+          assert.equal(a.status, 200, JSON.stringify(a.json));
+          if (a.json.block_height !== null)
+            assert.equal(a.json.block_hash, hash(0x202), `tx answer ${i}: in block ${a.json.block_hash} at ${a.json.block_height}`);
+          heights.add(a.json.block_height);
+        }
+        assert.ok(heights.has(2), 'answered in its block');
       } finally {
         await reader.close();
       }

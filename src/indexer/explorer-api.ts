@@ -427,11 +427,20 @@ export function walletApi(o: ExplorerApiOptions) {
     return (await store.tip())?.height;
   }
 
-  /** Charm transactions of an address, newest first (pending receives first of all). */
+  /**
+   * Charm transactions of an address, newest first (pending receives first of all): the tip, the
+   * history and each transaction's outputs read on one snapshot (a reorg between them would list
+   * a transaction without its outputs, or count confirmations from another tip).
+   */
   async function addressTxs(address: string, limit: number, sinceBlock?: number) {
     const script = scriptOf(address);
-    const tip = await tipHeight();
+    // the data version first, outside the snapshot (a PostgreSQL reader asks it on another connection)
     const meta = await metaCache();
+    return store.read(() => addressTxsIn(script, address, limit, meta, sinceBlock));
+  }
+
+  async function addressTxsIn(script: Uint8Array, address: string, limit: number, meta: (app: string) => Promise<AppMeta>, sinceBlock?: number) {
+    const tip = await tipHeight();
     const items: Record<string, J>[] = [];
     const pendingTxs = new Map<string, CharmOutputWrite[]>();
     for (const r of mempool?.receivesOf(script) ?? []) pendingTxs.set(r.txid, [...(pendingTxs.get(r.txid) ?? []), r]);
@@ -507,9 +516,11 @@ export function walletApi(o: ExplorerApiOptions) {
   }
 
   /** The index's block holding a transaction (confirmedAt), when it knows one. */
-  async function blockOf(txid: string): Promise<StoredBlock | undefined> {
-    const height = await confirmedAt(txid);
-    return height === undefined ? undefined : store.blockAt(height);
+  function blockOf(txid: string): Promise<StoredBlock | undefined> {
+    return store.read(async () => {
+      const height = await confirmedAt(txid);
+      return height === undefined ? undefined : store.blockAt(height);
+    });
   }
 
   const scriptType = (s: Uint8Array): string => {
@@ -625,12 +636,14 @@ export function walletApi(o: ExplorerApiOptions) {
   }
 
   async function txJson(txid: string): Promise<J> {
-    const height = await confirmedAt(txid);
-    const block = height === undefined ? undefined : await store.blockAt(height);
+    // the height, its block and the tip on one snapshot, before the sources are asked
+    const { height, block, tip } = await store.read(async () => {
+      const at = await confirmedAt(txid);
+      return { height: at, block: at === undefined ? undefined : await store.blockAt(at), tip: await tipHeight() };
+    });
     const raw = await rawTx(txid, block);
     const tx = parseTx(raw);
     const fee = await txFee(txid, tx);
-    const tip = await tipHeight();
     const pending = height === undefined && mempool?.get(txid) !== undefined;
     // neither a charm transaction nor one of the recent blocks the index keeps: the BTC source's
     // count, where it can tell

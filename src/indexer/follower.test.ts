@@ -639,6 +639,32 @@ test('a node 28 blocks behind on the same chain is waited for, not rolled back; 
   }
 });
 
+test('a node 5 blocks behind (below the reorg cap) on the same chain is waited for: no block rolled back, no reorg', async () => {
+  const e = engines.sqlite();
+  const chain = new MemoryChain();
+  for (let i = 0; i < 20; i++) chain.mine([]);
+  const store = await e.open(await e.newDb());
+  const { log, lines } = capture();
+  const f = new Follower(store, chain, { startHeight: 1, check: librarySpellCheck(false), maxReorgDepth: 10, log });
+  try {
+    await synced(f);
+    const full = chain.best.slice();
+    chain.best = full.slice(0, full.length - 5);
+    await synced(f);
+    await synced(f);
+    assert.equal((await store.tip())?.hash, full.at(-1), 'nothing rolled back');
+    assert.equal(await store.lastReorg(), undefined, 'no reorg recorded');
+    assert.equal(lines.filter((l) => l.event === 'reorg').length, 0);
+    assert.deepEqual({ ...f.status.nodeBehind, since: 0 }, { nodeHeight: 15, indexHeight: 20, since: 0 });
+    chain.best = full;
+    await synced(f);
+    assert.equal(f.status.nodeBehind, undefined, 'caught up: no longer behind');
+    assert.equal((await store.tip())?.hash, full.at(-1));
+  } finally {
+    await store.close();
+  }
+});
+
 test('a node below the start height: waiting, said once in the log; indexing starts when it gets there', async () => {
   const e = engines.sqlite();
   const chain = new MemoryChain();

@@ -4,8 +4,10 @@ import { createRequire } from 'node:module';
 import { betterSqliteModule } from './sqlite-driver.js';
 import { ENGINES, sqlOn, TestEngines, type TestEngine } from '../testing/index-stores.js';
 import { dumpIndex, unspentOfApp } from '../testing/index-dump.js';
-import type { BlockWrite, IndexWriter } from './store.js';
-import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import { SqlStore, type BlockWrite, type IndexWriter } from './store.js';
+import { MIGRATIONS, prepareSchema, SCHEMA_VERSION } from './schema.js';
+import { SqliteDriver } from './sqlite-driver.js';
+import type { Driver } from './driver.js';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -321,6 +323,49 @@ for (const name of ENGINES) {
     }
   });
 }
+
+test('a writer whose lock was lost keeps nothing from memory, and reloads it from the database once the lock is retaken', async () => {
+  const e = engines.sqlite();
+  const db = await e.newDb();
+  // writer A over a driver whose lock (Driver.writerLock, PostgreSQL's advisory lock) the test moves
+  const d = SqliteDriver.open(db, 'writer');
+  let lock = { epoch: 1, held: true };
+  const driver = new Proxy(d, {
+    get: (target, prop) => {
+      if (prop === 'writerLock') return () => lock;
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  }) as Driver;
+  const meta = await prepareSchema(driver, { mode: 'writer', network: 'regtest', mock: false, startHeight: 1, label: db });
+  const a = new SqlStore(driver, meta);
+  try {
+    await a.applyBlock(block1);
+    const kept = (await a.charmOutpoints())!;
+    assert.ok(kept.has(h(0xa), 0) && kept.current(), 'the unspent set kept under the lock');
+    // the lock lost: the kept set (the mempool overlay's link to the confirmed state) is stale at once
+    lock = { epoch: 1, held: false };
+    assert.equal(kept.current(), false, 'a kept set is no longer current');
+    assert.equal(await a.charmOutpoints(), undefined, 'no unspent set while the lock is not held');
+    // another writer spends A:0 and A:1 meanwhile (straight in the database: A holds the file's lock)
+    await sqlOn(e, db, 'UPDATE charm_outputs SET spent_height = 1 WHERE vout < 2');
+    assert.deepEqual(
+      (await a.unspentByScript(ALICE)).map((o) => o.vout),
+      [2],
+      'answers from the database',
+    );
+    // retaken (a new epoch): what A kept is dropped and read again
+    lock = { epoch: 2, held: true };
+    const reloaded = (await a.charmOutpoints())!;
+    assert.ok(reloaded.current());
+    assert.equal(reloaded.has(h(0xa), 0), false, 'the other writer burned A:0');
+    assert.equal(reloaded.has(h(0xa), 1), false, 'and moved A:1');
+    assert.equal(reloaded.has(h(0xa), 2), true);
+    assert.equal(kept.current(), false, 'the old set stays stale');
+  } finally {
+    await a.close();
+  }
+});
 
 test('the SQLite engine loads better-sqlite3 13 (Node-API) from Node 22 on and 12 on Node 20', () => {
   assert.equal(betterSqliteModule('20.19.0'), 'better-sqlite3');
