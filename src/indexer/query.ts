@@ -313,8 +313,9 @@ export interface NftDataRecord {
 export async function nftDataOf(tx: ReadTx, identity: string, vk?: string): Promise<NftDataRecord | undefined> {
   if (!/^[0-9a-f]{64}$/.test(identity) || (vk !== undefined && !/^[0-9a-f]{64}$/.test(vk))) return undefined;
   const r = await tx.all(
+    // the apps first (a few), then their outputs through co_app (schema V8): never a scan of all outputs
     `SELECT a.app, co.data, co.txid, co.vout, co.created_height FROM charm_outputs co JOIN apps a ON a.id = co.app_id
-     WHERE ${vk !== undefined ? 'a.app = ?' : 'a.app LIKE ?'} AND co.data IS NOT NULL
+     WHERE co.app_id IN (SELECT id FROM apps WHERE ${vk !== undefined ? 'app = ?' : 'app LIKE ?'}) AND co.data IS NOT NULL
      ORDER BY CASE WHEN co.spent_height IS NULL THEN 0 ELSE 1 END, co.created_height DESC, co.tx_index DESC, co.vout, ${appOrder(tx.engine)} LIMIT 1`,
     [vk !== undefined ? `n/${identity}/${vk}` : `n/${identity}/%`],
   );

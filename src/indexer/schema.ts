@@ -162,7 +162,16 @@ CREATE TABLE IF NOT EXISTS learned_tokens (app TEXT PRIMARY KEY, height INTEGER 
 CREATE INDEX IF NOT EXISTS learned_height ON learned_tokens(height);
 `;
 
-export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7];
+/**
+ * Version 8: charm outputs by app, spent ones too (`co_app`): an app's reference-NFT data
+ * (query.ts `nftDataOf`, read per catalogue item by the explorer's asset and charm pages) was a scan
+ * of every charm output (~60 ms per item at 1M outputs); now a search of that app's outputs.
+ */
+const V8 = `
+CREATE INDEX IF NOT EXISTS co_app ON charm_outputs(app_id, created_height);
+`;
+
+export const MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8];
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 export interface IndexMeta {
