@@ -7,14 +7,14 @@
  */
 import { after, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cardanoAddressText } from '../cardano/address.js';
 import { assetNameForApp, policyIdForApp } from '../cardano/assets.js';
 import { appFromString } from '../model/primitives.js';
-import { charmsBin } from '../testing/cli.js';
+import { runCli, startCliIndex, stopChild as stop } from '../testing/cli.js';
 import { conwayTx, conwayTxId, realCardanoVectors } from '../testing/cardano-txs.js';
 import { FakeOgmios, fakeBlockId, praosBlocks, type FakeBlock, type FakeTx } from '../testing/fake-ogmios.js';
 import { h1 } from '../testing/http.js';
@@ -46,42 +46,13 @@ const real = (txid: string): FakeTx => {
   return { cbor: v.bytes, id: v.txid };
 };
 
-/** `charms index --chain cardano …` on 127.0.0.1 port 0; resolves with the port from its start-up line. */
-function startIndex(args: string[]): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [charmsBin, 'index', '--chain', 'cardano', '--ip', '127.0.0.1', '--port', '0', ...args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let buf = '';
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const m = /Charms index running on 127\.0\.0\.1:(\d+)/.exec(buf);
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.once('exit', () => reject(new Error(`charms index exited: ${buf}`)));
-  });
-}
+/** `charms index --chain cardano …` on 127.0.0.1 port 0 (see startCliIndex). */
+const startIndex = (args: string[]) => startCliIndex(['--chain', 'cardano', ...args]);
 
 /** `charms index --chain cardano <args>` to its end (asynchronously: the fake lives in this process). */
 function runIndex(args: string[]): Promise<{ status: number | null; stderr: string }> {
-  return runCharms(['index', '--chain', 'cardano', '--port', '0', ...args]);
+  return runCli(['index', '--chain', 'cardano', '--port', '0', ...args]);
 }
-
-/** `charms <args>` to its end, with `env` added to this process's environment. */
-function runCharms(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [charmsBin, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) => child.once('exit', (status) => (clearTimeout(guard), resolve({ status, stderr }))));
-}
-
-const stop = (c: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (c.exitCode !== null) return resolve();
-    c.once('exit', () => resolve());
-    c.kill('SIGTERM');
-  });
 
 const getJson = async (port: number, path: string): Promise<{ status: number; json: Record<string, any> }> => {
   const r = await h1(port, 'GET', path);
@@ -240,12 +211,12 @@ test('charms index --chain cardano refuses a wrong --network, a --start-slot oth
     const rpc = await runIndex(['--ogmios-url', ogmios.url, '--rpc-url', 'http://127.0.0.1:1', '--db', tmpDb()]);
     assert.match(rpc.stderr, /--rpc-url is for a Bitcoin index/);
     // INDEX_CHAIN and OGMIOS_URL are read (the network check shows Ogmios was asked)
-    const env = await runCharms(['index', '--port', '0', '--network', 'preview', '--db', tmpDb()], { INDEX_CHAIN: 'cardano', OGMIOS_URL: ogmios.url });
+    const env = await runCli(['index', '--port', '0', '--network', 'preview', '--db', tmpDb()], { INDEX_CHAIN: 'cardano', OGMIOS_URL: ogmios.url });
     assert.match(env.stderr, /--network preview, but the Cardano node behind Ogmios follows preprod/);
     // and a Bitcoin index refuses the Cardano options
     const btcIndex = ['index', '--port', '0', '--rpc-url', 'http://127.0.0.1:1', '--db', tmpDb()];
-    assert.match((await runCharms([...btcIndex, '--network', 'preprod'])).stderr, /--network preprod is a Cardano network: add --chain cardano/);
-    assert.match((await runCharms([...btcIndex, '--ogmios-url', ogmios.url])).stderr, /--ogmios-url is for a Cardano index \(--chain cardano\)/);
+    assert.match((await runCli([...btcIndex, '--network', 'preprod'])).stderr, /--network preprod is a Cardano network: add --chain cardano/);
+    assert.match((await runCli([...btcIndex, '--ogmios-url', ogmios.url])).stderr, /--ogmios-url is for a Cardano index \(--chain cardano\)/);
   } finally {
     await ogmios.close();
   }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { scriptToAddress } from '../bitcoin/address.js';
 import { parseTx } from '../bitcoin/tx.js';
 import { FakeBitcoind } from '../testing/fake-bitcoind.js';
-import { charmsBin } from '../testing/cli.js';
+import { charmsBin, runCli, startCliIndex as startIndex, stopChild as stop } from '../testing/cli.js';
 import { h1 } from '../testing/http.js';
 import { sharedOrSkip } from '../testing/shared.js';
 import { waitFor } from '../testing/wait.js';
@@ -27,36 +27,6 @@ const tmpDb = () => {
   dirs.push(d);
   return join(d, 'index.sqlite');
 };
-
-/** `charms index …` on 127.0.0.1 port 0; resolves with the port from its start-up line. */
-function startIndex(args: string[]): Promise<{ child: ChildProcess; port: number; stderr: () => string }> {
-  const child = spawn(process.execPath, [charmsBin, 'index', '--ip', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let buf = '';
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const m = /Charms index running on 127\.0\.0\.1:(\d+)/.exec(buf);
-      if (m) resolve({ child, port: Number(m[1]), stderr: () => buf });
-    });
-    child.once('exit', () => reject(new Error(`charms index exited: ${buf}`)));
-  });
-}
-
-/** Runs `charms <args>` to its end (asynchronously: the fake node lives in this process). */
-function runCli(args: string[]): Promise<{ status: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [charmsBin, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) => child.once('exit', (status) => (clearTimeout(guard), resolve({ status, stderr }))));
-}
-
-const stop = (c: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (c.exitCode !== null) return resolve();
-    c.once('exit', () => resolve());
-    c.kill('SIGTERM');
-  });
 
 /** Polls /v1/status until the index reaches `height` (bounded). */
 async function untilHeight(port: number, height: number): Promise<Record<string, any>> {
