@@ -283,7 +283,8 @@ export function indexApi(o: IndexApiOptions) {
     return rows && balancesJson(address, script, rows);
   }
 
-  const outputJson = (first: CharmOutputRow, charms: J[]): J => ({
+  /** Where a confirmed output is: the fields every output answer starts with. */
+  const placed = (first: CharmOutputRow | BeamedOutputRow) => ({
     txid: first.txid,
     vout: first.vout,
     sats: first.sats.toString(),
@@ -291,6 +292,10 @@ export function indexApi(o: IndexApiOptions) {
     script_pubkey: hex(first.script),
     height: first.createdHeight,
     confirmed: true,
+  });
+
+  const outputJson = (first: CharmOutputRow, charms: J[]): J => ({
+    ...placed(first),
     charms,
     spent: first.spent ? { txid: first.spent.txid, vin: first.spent.vin, height: first.spent.height } : null,
     pending_spend: first.spent ? null : (mempool?.spender(first.txid, first.vout) ?? null),
@@ -298,13 +303,7 @@ export function indexApi(o: IndexApiOptions) {
 
   /** An output a spell beamed to another chain: what it carried, and where to (`beamed_to`, the destination hash). */
   const beamedJson = (first: BeamedOutputRow, charms: J[]): J => ({
-    txid: first.txid,
-    vout: first.vout,
-    sats: first.sats.toString(),
-    address: addressOf(first.script),
-    script_pubkey: hex(first.script),
-    height: first.createdHeight,
-    confirmed: true,
+    ...placed(first),
     beamed_to: first.beamedTo,
     charms,
   });

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { Run } from '../define.js';
 import type { indexOptions } from '../options.js';
-import { serve } from '../serve.js';
+import { serve, type ServeDeps, type Started } from '../serve.js';
 import { CharmsError } from '../../errors.js';
 import { defaultIndexDb, indexSettings, loadSettings } from '../../settings/settings.js';
 import { sourceFromConfig } from '../../sources/tx-sources.js';
 import { openIndexStore } from '../../indexer/open.js';
 import { createLogger } from '../../infra/log.js';
-import { startIndexService } from '../../indexer/service.js';
+import { startIndexService, type IndexService } from '../../indexer/service.js';
 import { DEFAULT_COMMIT_BLOCKS, DEFAULT_FETCH_AHEAD, DEFAULT_MAX_REORG_DEPTH, DEFAULT_RECENT_TX_BLOCKS, MAX_RECENT_TX_BLOCKS } from '../../indexer/follower.js';
 import { CARDANO_DEFAULT_START_POINTS, startHeightFor } from '../../indexer/start-height.js';
 import { blockSourceFromConfig, btcSourceFromConfig } from '../../sources/chain-sources.js';
@@ -98,7 +98,7 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
     );
   }
   try {
-    await serve(opts, settings, async ({ host, port, log, cache }) => {
+    await serve(opts, settings, async (deps) => {
       const svc = await startIndexService({
         store,
         source,
@@ -113,38 +113,22 @@ const run: Run<typeof indexOptions> = async ({ opts }, ctx) => {
         commitBlocks,
         recentTxBlocks,
         likes: opts.likes === true,
-        answerCacheBytes: answerCacheMb === undefined ? undefined : answerCacheMb * 1024 * 1024,
-        version: pkgVersion(),
-        log,
-        progress: (line) => ctx.stderr(`${line}\n`),
-        cache,
-        host,
-        port,
-        limits: settings.limits,
+        ...serviceBase(deps, settings, answerCacheMb, ctx),
         zmqUrl: idx.zmqUrl,
         verifyWorkers: idx.verifyWorkers,
         btcSource: btcSourceFromConfig(settings.querySource, { network: net }),
       });
       started = true;
-      if (settings.mock)
-        log.warnAlways('MOCK MODE (--mock): spells with mock proofs are indexed as valid, so balances include charms no real proof backs', {
-          event: 'mock_mode',
-        });
-      return {
-        // serve() closes it on SIGINT/SIGTERM: the follower stops between blocks, then the port and the store
-        server: { port: svc.server.port, close: () => svc.close(), connections: () => svc.server.connections(), drain: (ms: number) => svc.server.drain(ms) },
-        banner: `Charms index running on ${host}:${svc.server.port}`,
-        fields: {
-          db: db.startsWith('postgres') ? 'postgresql' : db,
-          engine: store.engine,
-          network,
-          source: source?.name ?? 'none',
-          mode: apiOnly ? 'api-only' : 'indexer',
-          mock: settings.mock,
-          zmq: idx.zmqUrl ? 'configured' : 'off',
-          verify_workers: idx.verifyWorkers,
-        },
-      };
+      return served(svc, deps, settings, {
+        db: db.startsWith('postgres') ? 'postgresql' : db,
+        engine: store.engine,
+        network,
+        source: source?.name ?? 'none',
+        mode: apiOnly ? 'api-only' : 'indexer',
+        mock: settings.mock,
+        zmq: idx.zmqUrl ? 'configured' : 'off',
+        verify_workers: idx.verifyWorkers,
+      });
     });
   } finally {
     if (!started) await store.close();
@@ -201,7 +185,7 @@ async function runCardano(opts: IndexOpts, ctx: CliContext, settings: Settings, 
   try {
     const stored = (await store.meta()).startPoint;
     const startPoint = apiOnly || stored === undefined ? undefined : cardanoStartPoint(asked, stored, label);
-    await serve(opts, settings, async ({ host, port, log, cache }) => {
+    await serve(opts, settings, async (deps) => {
       const svc = await startIndexService({
         store,
         apiOnly,
@@ -209,40 +193,56 @@ async function runCardano(opts: IndexOpts, ctx: CliContext, settings: Settings, 
         network: net.name,
         startHeight: 0,
         maxReorgDepth,
-        answerCacheBytes: answerCacheMb === undefined ? undefined : answerCacheMb * 1024 * 1024,
-        version: pkgVersion(),
-        log,
-        progress: (line) => ctx.stderr(`${line}\n`),
-        cache,
-        host,
-        port,
-        limits: settings.limits,
+        ...serviceBase(deps, settings, answerCacheMb, ctx),
         verifyWorkers: idx.verifyWorkers,
         cardano:
           startPoint === undefined || !url
             ? undefined
-            : { network: net, startPoint, maxReorgDepth, commitBlocks, connect: (points) => new OgmiosFollower({ url, network: net, points, log }) },
+            : { network: net, startPoint, maxReorgDepth, commitBlocks, connect: (points) => new OgmiosFollower({ url, network: net, points, log: deps.log }) },
       });
       started = true;
-      return {
-        server: { port: svc.server.port, close: () => svc.close(), connections: () => svc.server.connections(), drain: (ms: number) => svc.server.drain(ms) },
-        banner: `Charms index running on ${host}:${svc.server.port}`,
-        fields: {
-          db: db.startsWith('postgres') ? 'postgresql' : db,
-          engine: store.engine,
-          chain: 'cardano',
-          network: net.name,
-          source: apiOnly ? 'none' : 'ogmios',
-          mode: apiOnly ? 'api-only' : 'indexer',
-          mock: settings.mock,
-          start_point: startPoint === undefined ? undefined : pointText(startPoint),
-          verify_workers: idx.verifyWorkers,
-        },
-      };
+      return served(svc, deps, settings, {
+        db: db.startsWith('postgres') ? 'postgresql' : db,
+        engine: store.engine,
+        chain: 'cardano',
+        network: net.name,
+        source: apiOnly ? 'none' : 'ogmios',
+        mode: apiOnly ? 'api-only' : 'indexer',
+        mock: settings.mock,
+        start_point: startPoint === undefined ? undefined : pointText(startPoint),
+        verify_workers: idx.verifyWorkers,
+      });
     });
   } finally {
     if (!started) await store.close();
   }
+}
+
+/** The service options both chains' indexes take from the server's set-up and settings alike. */
+function serviceBase(deps: ServeDeps, settings: Settings, answerCacheMb: number | undefined, ctx: CliContext) {
+  return {
+    answerCacheBytes: answerCacheMb === undefined ? undefined : answerCacheMb * 1024 * 1024,
+    version: pkgVersion(),
+    log: deps.log,
+    progress: (line: string) => ctx.stderr(`${line}\n`),
+    cache: deps.cache,
+    host: deps.host,
+    port: deps.port,
+    limits: settings.limits,
+  };
+}
+
+/** A started index as serve() runs it (it closes it on SIGINT/SIGTERM: the follower stops between blocks, then the port and the store). */
+function served(svc: IndexService, deps: ServeDeps, settings: Settings, fields: Record<string, unknown>): Started {
+  if (settings.mock)
+    deps.log.warnAlways('MOCK MODE (--mock): spells with mock proofs are indexed as valid, so balances include charms no real proof backs', {
+      event: 'mock_mode',
+    });
+  return {
+    server: { port: svc.server.port, close: () => svc.close(), connections: () => svc.server.connections(), drain: (ms: number) => svc.server.drain(ms) },
+    banner: `Charms index running on ${deps.host}:${svc.server.port}`,
+    fields,
+  };
 }
 
 export default run;
